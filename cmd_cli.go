@@ -1,0 +1,489 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"reflect"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/synapse-wiki/synapse/errs"
+	"github.com/synapse-wiki/synapse/ops"
+	"github.com/synapse-wiki/synapse/vault"
+	"github.com/urfave/cli/v2"
+)
+
+// extraCommands are the verbs that are not operation rows (init, serve,
+// skill, version); files add to it from init functions.
+var extraCommands []*cli.Command
+
+// groupUsage describes the command groups created from CLI paths.
+var groupUsage = map[string]string{
+	"page":   "read, list and write wiki pages",
+	"graph":  "the link graph: neighbours, backlinks, orphans, missing pages",
+	"review": "the review queue of proposed work",
+	"source": "raw sources: read, list, rescan",
+	"skill":  "the agent skill",
+}
+
+// buildCommands generates one command per operation row with a CLI path,
+// grouping multi-word paths under group commands.
+func buildCommands() []*cli.Command {
+	var top []*cli.Command
+	groups := map[string]*cli.Command{}
+	for _, op := range ops.Table() {
+		if op.CLI == "" {
+			continue
+		}
+		words := strings.Fields(op.CLI)
+		cmd := opCommand(op, words[len(words)-1])
+		if len(words) == 1 {
+			top = append(top, cmd)
+			continue
+		}
+		g := groups[words[0]]
+		if g == nil {
+			g = groupCommand(words[0])
+			groups[words[0]] = g
+			top = append(top, g)
+		}
+		g.Subcommands = append(g.Subcommands, cmd)
+	}
+	for _, c := range extraCommands {
+		if g := groups[c.Name]; g != nil {
+			g.Subcommands = append(g.Subcommands, c.Subcommands...)
+			continue
+		}
+		top = append(top, c)
+	}
+	return top
+}
+
+func groupCommand(name string) *cli.Command {
+	return &cli.Command{
+		Name:  name,
+		Usage: groupUsage[name],
+		Action: func(c *cli.Context) error {
+			if c.NArg() > 0 {
+				return errs.E(errs.Invalid, "unknown command %q for `synapse %s`; see `synapse %s --help`", c.Args().First(), name, name)
+			}
+			return cli.ShowSubcommandHelp(c)
+		},
+		OnUsageError: usageError,
+	}
+}
+
+func usageError(c *cli.Context, err error, _ bool) error {
+	return errs.E(errs.Invalid, "%v (see `%s --help`)", err, c.Command.HelpName)
+}
+
+// commandFlags are accepted by every generated verb.
+func commandFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.BoolFlag{Name: "json", Usage: "print the result as JSON (identical to MCP and REST)"},
+		&cli.StringFlag{Name: "vault", Usage: "vault folder"},
+	}
+}
+
+func opCommand(op *ops.Op, name string) *cli.Command {
+	fields := ops.Fields(op.In)
+	var flags []cli.Flag
+	var argNames []string
+	for _, f := range fields {
+		if f.CLI == "-" {
+			continue
+		}
+		if f.Arg >= 0 {
+			an := strings.ToUpper(f.Name)
+			if f.Type.Kind() == reflect.Slice {
+				an += "..."
+			}
+			if !f.Required {
+				an = "[" + an + "]"
+			}
+			argNames = append(argNames, an)
+			continue
+		}
+		usage := f.Desc
+		if len(f.Enum) > 0 && !strings.Contains(usage, f.Enum[0]) {
+			usage += " (" + strings.Join(f.Enum, ", ") + ")"
+		}
+		var aliases []string
+		if f.Short != "" {
+			aliases = []string{f.Short}
+		}
+		switch {
+		case f.CLI == "stdin":
+			flags = append(flags, &cli.StringFlag{Name: "file", Usage: "read " + f.Name + " from this file instead of standard input"})
+		case f.Type.Kind() == reflect.Bool:
+			flags = append(flags, &cli.BoolFlag{Name: f.Flag, Aliases: aliases, Usage: usage})
+		case f.Type.Kind() == reflect.Int:
+			flags = append(flags, &cli.IntFlag{Name: f.Flag, Aliases: aliases, Usage: usage})
+		case f.Type.Kind() == reflect.Slice && f.Type.Elem().Kind() == reflect.String:
+			flags = append(flags, &cli.StringSliceFlag{Name: f.Flag, Aliases: aliases, Usage: usage + " (repeatable)"})
+		case f.Type.Kind() == reflect.String:
+			flags = append(flags, &cli.StringFlag{Name: f.Flag, Aliases: aliases, Usage: usage})
+		}
+	}
+	flags = append(flags, commandFlags()...)
+	usage := op.Summary
+	if op.Limits != "" {
+		usage += " [" + op.Limits + "]"
+	}
+	desc := op.Summary + "."
+	if op.MCP != "" {
+		desc += "\nMCP tool: " + op.MCP + "."
+	}
+	if len(op.REST) > 0 {
+		var rs []string
+		for _, r := range op.REST {
+			rs = append(rs, r.Method+" "+r.Path)
+		}
+		desc += "\nREST: " + strings.Join(rs, ", ") + "."
+	}
+	if op.Limits != "" {
+		desc += "\nLimits: " + op.Limits + "."
+	}
+	return &cli.Command{
+		Name:         name,
+		Usage:        op.Summary,
+		UsageText:    "synapse " + op.CLI + " [options] " + strings.Join(argNames, " "),
+		Description:  desc,
+		Flags:        flags,
+		OnUsageError: usageError,
+		Action: func(c *cli.Context) error {
+			raw, err := cliInput(c, op, fields)
+			if err != nil {
+				return err
+			}
+			return runOp(c, op, raw)
+		},
+	}
+}
+
+// cliInput turns positional arguments and flags into the operation's JSON
+// input, so that the CLI goes through the same strict decoding as MCP and
+// REST.
+func cliInput(c *cli.Context, op *ops.Op, fields []ops.Field) ([]byte, error) {
+	in := map[string]any{}
+	args := c.Args().Slice()
+	maxArg := -1
+	for _, f := range fields {
+		if f.CLI == "-" {
+			continue
+		}
+		if f.Arg >= 0 {
+			if f.Arg > maxArg {
+				maxArg = f.Arg
+			}
+			if f.Arg >= len(args) {
+				if f.Required {
+					return nil, errs.E(errs.Invalid, "missing %s (usage: %s)", strings.ToUpper(f.Name), c.Command.UsageText)
+				}
+				continue
+			}
+			last := isLastArg(fields, f)
+			switch {
+			case f.Type.Kind() == reflect.Slice:
+				in[f.Name] = args[f.Arg:]
+				maxArg = len(args) - 1
+			case last && f.Type.Kind() == reflect.String:
+				// unquoted multi-word values: `synapse search how do I …`
+				in[f.Name] = strings.Join(args[f.Arg:], " ")
+				maxArg = len(args) - 1
+			case f.Type.Kind() == reflect.Int:
+				n, err := strconv.Atoi(args[f.Arg])
+				if err != nil {
+					return nil, errs.E(errs.Invalid, "%s must be a number, not %q", strings.ToUpper(f.Name), args[f.Arg])
+				}
+				in[f.Name] = n
+			default:
+				in[f.Name] = args[f.Arg]
+			}
+			continue
+		}
+		if f.CLI == "stdin" {
+			v, ok, err := readContent(c)
+			if err != nil {
+				return nil, err
+			}
+			if ok {
+				in[f.Name] = v
+			}
+			continue
+		}
+		if !c.IsSet(f.Flag) {
+			continue
+		}
+		switch f.Type.Kind() {
+		case reflect.Bool:
+			in[f.Name] = c.Bool(f.Flag)
+		case reflect.Int:
+			in[f.Name] = c.Int(f.Flag)
+		case reflect.Slice:
+			in[f.Name] = c.StringSlice(f.Flag)
+		default:
+			in[f.Name] = c.String(f.Flag)
+		}
+	}
+	if len(args) > maxArg+1 {
+		return nil, errs.E(errs.Invalid, "unexpected argument %q (usage: %s)", args[maxArg+1], c.Command.UsageText)
+	}
+	return json.Marshal(in)
+}
+
+func isLastArg(fields []ops.Field, f ops.Field) bool {
+	for _, g := range fields {
+		if g.Arg > f.Arg && g.CLI != "-" {
+			return false
+		}
+	}
+	return true
+}
+
+// maxStdin bounds content read from stdin or --file (write_page caps
+// content at 1 MiB; one byte more lets it report too_large).
+const maxStdin = 1<<20 + 1
+
+func readContent(c *cli.Context) (string, bool, error) {
+	var r io.Reader
+	if name := c.String("file"); name != "" {
+		f, err := os.Open(name)
+		if err != nil {
+			return "", false, errs.Wrap(errs.Invalid, err, "--file: %v", err)
+		}
+		defer f.Close()
+		r = f
+	} else {
+		if f, ok := c.App.Reader.(*os.File); ok && isTerminal(f) {
+			return "", false, errs.E(errs.Invalid, "content is read from standard input or --file FILE; nothing was piped in")
+		}
+		r = c.App.Reader
+	}
+	data, err := io.ReadAll(io.LimitReader(r, maxStdin))
+	if err != nil {
+		return "", false, errs.Wrap(errs.Invalid, err, "read content: %v", err)
+	}
+	return string(data), true, nil
+}
+
+// globals are the options every verb shares.
+type globals struct {
+	vault string
+	json  bool
+}
+
+func globalsOf(c *cli.Context) globals {
+	g := globals{}
+	for _, ctx := range c.Lineage() {
+		if ctx.IsSet("vault") && g.vault == "" {
+			g.vault = ctx.String("vault")
+		}
+		if ctx.Bool("json") {
+			g.json = true
+		}
+	}
+	if g.vault == "" {
+		g.vault = c.String("vault")
+	}
+	return g
+}
+
+func findVault(g globals) (*vault.Vault, error) {
+	cwd, _ := os.Getwd()
+	return vault.Find(g.vault, os.Getenv(vault.EnvVar), cwd)
+}
+
+// runOp executes an operation for the CLI and prints its result.
+func runOp(c *cli.Context, op *ops.Op, raw []byte) error {
+	g := globalsOf(c)
+	v, err := findVault(g)
+	if err != nil {
+		return err
+	}
+	o := newOutput(c.App.Writer, c.App.ErrWriter)
+	out, err := invoke(c, v, op, raw, o)
+	if err != nil {
+		return err
+	}
+	if g.json {
+		data, err := ops.MarshalJSON(out)
+		if err != nil {
+			return err
+		}
+		_, err = o.w.Write(data)
+		return err
+	}
+	if r := renderers[op.Name]; r != nil {
+		return r(o, out)
+	}
+	var buf bytes.Buffer
+	data, _ := json.MarshalIndent(out, "", "  ")
+	buf.Write(data)
+	buf.WriteByte('\n')
+	_, err = o.w.Write(buf.Bytes())
+	return err
+}
+
+// invoke runs op in this process against the vault's store. (A running
+// server that holds the store receives the operation instead; see
+// cmd_serve.go.)
+var invoke = func(c *cli.Context, v *vault.Vault, op *ops.Op, raw []byte, o *output) (any, error) {
+	in, err := op.Decode(raw)
+	if err != nil {
+		return nil, err
+	}
+	e, err := ops.OpenEnv(c.Context, v, ops.OpenOptions{
+		ReadOnly: op.Access == ops.Read,
+		Timeout:  2 * time.Second,
+		Holder:   "synapse " + op.CLI,
+		Progress: o.progress(),
+	})
+	if err != nil {
+		return nil, err
+	}
+	defer e.Close()
+	out, err := op.Run(c.Context, e, in)
+	o.endProgress()
+	return out, err
+}
+
+// permuteArgs moves a verb's flags ahead of its positional arguments, so
+// that `synapse page get "Title" --json` works as users expect (urfave/cli
+// v2 stops parsing flags at the first argument).
+func permuteArgs(app *cli.App, args []string) []string {
+	if len(args) < 2 {
+		return args
+	}
+	out := []string{args[0]}
+	rest := args[1:]
+	cmds, flags := app.Commands, app.Flags
+	var cmd *cli.Command
+	i := 0
+	for i < len(rest) {
+		a := rest[i]
+		if a == "--" {
+			break
+		}
+		if isFlagToken(a) {
+			n := 1 + flagArity(flags, a)
+			out = append(out, rest[i:min(i+n, len(rest))]...)
+			i += n
+			continue
+		}
+		c := findCommand(cmds, a)
+		if c == nil {
+			break
+		}
+		out = append(out, a)
+		cmd, cmds, flags = c, c.Subcommands, c.Flags
+		i++
+		if len(c.Subcommands) == 0 {
+			break
+		}
+	}
+	if cmd == nil || len(cmd.Subcommands) > 0 || i >= len(rest) {
+		return append(out, rest[min(i, len(rest)):]...)
+	}
+	var fl, pos []string
+	for j := i; j < len(rest); j++ {
+		a := rest[j]
+		if a == "--" {
+			pos = append(pos, rest[j+1:]...)
+			break
+		}
+		if isFlagToken(a) && (strings.HasPrefix(a, "--") || knownFlag(cmd.Flags, a)) {
+			fl = append(fl, a)
+			if flagArity(cmd.Flags, a) == 1 && j+1 < len(rest) {
+				fl = append(fl, rest[j+1])
+				j++
+			}
+			continue
+		}
+		pos = append(pos, a)
+	}
+	out = append(out, fl...)
+	if len(pos) > 0 {
+		out = append(out, "--")
+		out = append(out, pos...)
+	}
+	return out
+}
+
+func isFlagToken(a string) bool { return len(a) > 1 && a[0] == '-' }
+
+func flagName(a string) string {
+	n := strings.TrimLeft(a, "-")
+	n, _, _ = strings.Cut(n, "=")
+	return n
+}
+
+func lookupFlag(flags []cli.Flag, a string) cli.Flag {
+	n := flagName(a)
+	if n == "h" || n == "help" {
+		return cli.HelpFlag
+	}
+	for _, f := range flags {
+		for _, name := range f.Names() {
+			if name == n {
+				return f
+			}
+		}
+	}
+	return nil
+}
+
+func knownFlag(flags []cli.Flag, a string) bool { return lookupFlag(flags, a) != nil }
+
+// flagArity is 1 when the flag consumes the next token as its value.
+func flagArity(flags []cli.Flag, a string) int {
+	if strings.Contains(a, "=") {
+		return 0
+	}
+	f := lookupFlag(flags, a)
+	if f == nil {
+		return 0
+	}
+	if _, ok := f.(*cli.BoolFlag); ok {
+		return 0
+	}
+	return 1
+}
+
+func findCommand(cmds []*cli.Command, name string) *cli.Command {
+	for _, c := range cmds {
+		if c.HasName(name) {
+			return c
+		}
+	}
+	return nil
+}
+
+// wantsJSON reports whether --json was given anywhere before "--".
+func wantsJSON(args []string) bool {
+	for _, a := range args {
+		if a == "--" {
+			return false
+		}
+		if a == "--json" || a == "-json" || a == "--json=true" {
+			return true
+		}
+	}
+	return false
+}
+
+func isUsageError(err error) bool {
+	msg := err.Error()
+	for _, p := range []string{"flag provided but not defined", "invalid value", "flag needs an argument", "Required flag"} {
+		if strings.Contains(msg, p) {
+			return true
+		}
+	}
+	return false
+}
+
+var _ = fmt.Sprint

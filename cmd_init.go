@@ -1,0 +1,74 @@
+package main
+
+import (
+	"github.com/synapse-wiki/synapse/ops"
+	"github.com/synapse-wiki/synapse/vault"
+	"github.com/urfave/cli/v2"
+)
+
+func init() {
+	extraCommands = append(extraCommands,
+		&cli.Command{
+			Name:      "init",
+			Usage:     "create a vault (running it again is harmless)",
+			UsageText: "synapse init [DIR]",
+			Description: "Lays out raw/sources/, raw/assets/, wiki/ (with index.md, log.md, overview.md and\n" +
+				"folders for typed pages), schema.md, purpose.md and .synapse/. Existing files are kept.",
+			Flags:        []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print the result as JSON"}},
+			OnUsageError: usageError,
+			Action: func(c *cli.Context) error {
+				dir := c.Args().First()
+				if dir == "" {
+					dir = "."
+				}
+				if c.NArg() > 1 {
+					return usageError(c, errTooManyArgs(c), false)
+				}
+				v, created, err := vault.Init(dir)
+				if err != nil {
+					return err
+				}
+				// create the store and index what is already there
+				e, err := ops.OpenEnv(c.Context, v, ops.OpenOptions{Holder: "synapse init", Progress: newOutput(c.App.Writer, c.App.ErrWriter).progress()})
+				if err != nil {
+					return err
+				}
+				defer e.Close()
+				o := newOutput(c.App.Writer, c.App.ErrWriter)
+				if created == nil {
+					created = []string{}
+				}
+				if globalsOf(c).json {
+					data, _ := ops.MarshalJSON(map[string]any{"vault": v.Root, "created": created})
+					o.w.Write(data)
+					return nil
+				}
+				if len(created) == 0 {
+					o.printf("%s is already a vault; nothing to create\n", v.Root)
+					return nil
+				}
+				o.printf("created vault %s\n", v.Root)
+				for _, p := range created {
+					o.printf("  %s\n", p)
+				}
+				return nil
+			},
+		},
+		&cli.Command{
+			Name:  "version",
+			Usage: "print the version",
+			Action: func(c *cli.Context) error {
+				newOutput(c.App.Writer, c.App.ErrWriter).printf("synapse %s\n", version)
+				return nil
+			},
+		},
+	)
+}
+
+func errTooManyArgs(c *cli.Context) error {
+	return &usageErr{"too many arguments"}
+}
+
+type usageErr struct{ msg string }
+
+func (e *usageErr) Error() string { return e.msg }

@@ -1,0 +1,145 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/charmbracelet/lipgloss"
+	"github.com/charmbracelet/lipgloss/table"
+	"github.com/muesli/termenv"
+	"github.com/synapse-wiki/synapse/index"
+	"golang.org/x/term"
+)
+
+// renderers print an operation's result for humans; keyed by op name.
+// Without one, the result is printed as indented JSON.
+var renderers = map[string]func(o *output, v any) error{}
+
+func isTerminal(f *os.File) bool { return term.IsTerminal(int(f.Fd())) }
+
+// Styles holds every style, built from a renderer bound to the writer so
+// that pipes, NO_COLOR and tests get plain text.
+type Styles struct {
+	Title, Header, Dim, Accent, OK, Warn, Err, Mark lipgloss.Style
+}
+
+// output is where a command writes: data to w, notes and progress to ew.
+type output struct {
+	w, ew io.Writer
+	tty   bool // w is a terminal: styled tables
+	etty  bool // ew is a terminal: progress lines
+	st    Styles
+	r     *lipgloss.Renderer
+
+	mu       sync.Mutex
+	lastDraw time.Time
+	drawn    bool
+}
+
+func newOutput(w, ew io.Writer) *output {
+	o := &output{w: w, ew: ew}
+	if f, ok := w.(*os.File); ok {
+		o.tty = isTerminal(f)
+	}
+	if f, ok := ew.(*os.File); ok {
+		o.etty = isTerminal(f)
+	}
+	o.r = lipgloss.NewRenderer(w)
+	if !o.tty || os.Getenv("NO_COLOR") != "" || os.Getenv("TERM") == "dumb" {
+		o.r.SetColorProfile(termenv.Ascii)
+	}
+	s := func() lipgloss.Style { return o.r.NewStyle() }
+	o.st = Styles{
+		Title:  s().Bold(true),
+		Header: s().Bold(true).Foreground(lipgloss.Color("12")),
+		Dim:    s().Foreground(lipgloss.Color("8")),
+		Accent: s().Foreground(lipgloss.Color("14")),
+		OK:     s().Foreground(lipgloss.Color("10")),
+		Warn:   s().Foreground(lipgloss.Color("11")),
+		Err:    s().Foreground(lipgloss.Color("9")),
+		Mark:   s().Bold(true).Foreground(lipgloss.Color("11")),
+	}
+	return o
+}
+
+// printf writes data to stdout.
+func (o *output) printf(format string, args ...any) { fmt.Fprintf(o.w, format, args...) }
+
+// note writes a note to stderr.
+func (o *output) note(format string, args ...any) { fmt.Fprintf(o.ew, format+"\n", args...) }
+
+// table prints rows: a bordered lipgloss table on a terminal, tab-separated
+// lines with a header in a pipe.
+func (o *output) table(headers []string, rows [][]string) {
+	if !o.tty {
+		fmt.Fprintln(o.w, strings.Join(headers, "\t"))
+		for _, r := range rows {
+			clean := make([]string, len(r))
+			for i, c := range r {
+				clean[i] = strings.NewReplacer("\t", " ", "\n", " ").Replace(c)
+			}
+			fmt.Fprintln(o.w, strings.Join(clean, "\t"))
+		}
+		return
+	}
+	t := table.New().
+		Border(lipgloss.RoundedBorder()).
+		BorderStyle(o.st.Dim).
+		Headers(headers...).
+		Rows(rows...).
+		StyleFunc(func(row, col int) lipgloss.Style {
+			if row == table.HeaderRow {
+				return o.st.Header.Padding(0, 1)
+			}
+			return o.r.NewStyle().Padding(0, 1)
+		})
+	if w, _, err := term.GetSize(int(o.w.(*os.File).Fd())); err == nil && w > 20 {
+		t = t.Width(w)
+	}
+	fmt.Fprintln(o.w, t.Render())
+}
+
+// kv prints aligned key: value lines.
+func (o *output) kv(pairs [][2]string) {
+	width := 0
+	for _, p := range pairs {
+		width = max(width, len(p[0])+1)
+	}
+	for _, p := range pairs {
+		fmt.Fprintf(o.w, "%s  %s\n", o.st.Dim.Render(fmt.Sprintf("%-*s", width, p[0]+":")), p[1])
+	}
+}
+
+// progress returns a progress callback drawing on a terminal stderr, or nil.
+func (o *output) progress() index.Progress {
+	if !o.etty {
+		return nil
+	}
+	return func(phase string, done, total int) {
+		o.mu.Lock()
+		defer o.mu.Unlock()
+		if time.Since(o.lastDraw) < 80*time.Millisecond && done != total {
+			return
+		}
+		o.lastDraw = time.Now()
+		o.drawn = true
+		if total > 0 {
+			fmt.Fprintf(o.ew, "\r\033[K%s %d/%d files", phase, done, total)
+		} else {
+			fmt.Fprintf(o.ew, "\r\033[K%s…", phase)
+		}
+	}
+}
+
+func (o *output) endProgress() {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.drawn {
+		fmt.Fprint(o.ew, "\r\033[K")
+		o.drawn = false
+	}
+}

@@ -1,0 +1,277 @@
+package index
+
+import (
+	"encoding/hex"
+	"slices"
+
+	"github.com/synapse-wiki/synapse/markdown"
+	"github.com/synapse-wiki/synapse/store"
+	"github.com/synapse-wiki/synapse/vault"
+)
+
+// PageIndexer receives every page change inside the scanner's write
+// transaction (the search index implements it). Reserved pages are never
+// passed.
+type PageIndexer interface {
+	IndexPages(tx *store.Tx, pages []IndexedPage) error
+	RemovePages(tx *store.Tx, docs []uint32) error
+}
+
+// IndexedPage is a page as handed to a PageIndexer.
+type IndexedPage struct {
+	Doc    uint32
+	Rec    *store.PageRec
+	Parsed *markdown.Page
+}
+
+// updater applies changes inside one write transaction.
+type updater struct {
+	tx       *store.Tx
+	reserved map[uint32]bool
+	adjCache map[uint32]*store.AdjRec // nil entry: node absent
+	adjDirty map[uint32]bool
+	// buffered link counts, written sorted by flushLinkCounts
+	backlinks   map[backlinkKey]int
+	dangling    map[danglingKey]int
+	danglingRaw map[danglingKey]string
+	applied     bool // a page was applied or removed in this transaction
+	// dirty marks, written sorted by finish
+	linksDirty map[uint32]bool
+	graphDirty map[uint32]bool
+	indexed    []IndexedPage
+	removed    []uint32
+}
+
+func newUpdater(tx *store.Tx) *updater {
+	u := &updater{tx: tx, reserved: map[uint32]bool{},
+		adjCache: map[uint32]*store.AdjRec{}, adjDirty: map[uint32]bool{},
+		linksDirty: map[uint32]bool{}, graphDirty: map[uint32]bool{},
+		backlinks: map[backlinkKey]int{}, dangling: map[danglingKey]int{}, danglingRaw: map[danglingKey]string{}}
+	for _, p := range []string{vault.IndexPage, vault.LogPage, vault.OverviewPage} {
+		if d := tx.DocByPath(p); d != 0 {
+			u.reserved[d] = true
+		}
+	}
+	return u
+}
+
+func (u *updater) isReserved(doc uint32) bool { return u.reserved[doc] }
+
+// pageChange is a parsed page ready to apply.
+type pageChange struct {
+	path   string
+	file   store.FileRec
+	parsed *markdown.Page
+}
+
+// applyPage inserts or replaces the page at c.path.
+func (u *updater) applyPage(c pageChange) error {
+	u.applied = true
+	tx := u.tx
+	doc := tx.DocByPath(c.path)
+	var old *store.PageRec
+	if doc != 0 {
+		var err error
+		if old, err = tx.Page(doc); err != nil {
+			return err
+		}
+	}
+	reserved := vault.IsReserved(c.path)
+	rec := &store.PageRec{
+		Path:      c.path,
+		Title:     c.parsed.Title,
+		Type:      c.parsed.Type,
+		Aliases:   c.parsed.Aliases,
+		Tags:      c.parsed.Tags,
+		Sources:   c.parsed.Sources,
+		Created:   c.parsed.Created,
+		Updated:   c.parsed.Updated,
+		MtimeNS:   c.file.MtimeNS,
+		Size:      c.file.Size,
+		SHA256:    hex.EncodeToString(c.file.SHA256[:]),
+		ChangedNS: c.file.LastChanged,
+		Reserved:  reserved,
+		FMError:   c.parsed.FMError,
+	}
+	if reserved {
+		rec.Type = vault.TypeFromPath(c.path)
+	} else if rec.Type == "" {
+		rec.Type = vault.TypeFromPath(c.path)
+	}
+	for _, s := range rec.Sources {
+		if k := SourceKey(s); k != "" && !slices.Contains(rec.SourceKeys, k) {
+			rec.SourceKeys = append(rec.SourceKeys, k)
+		}
+	}
+	rec.Links = linkRecs(c.parsed.Links)
+	rec.LinksPending = !reserved
+	if old != nil {
+		rec.Doc, rec.ID = old.Doc, old.ID
+		if err := u.applyContrib(doc, linkContrib(old, u.isReserved), -1); err != nil {
+			return err
+		}
+	} else {
+		var err error
+		if rec.Doc, rec.ID, err = tx.NewPage(c.path); err != nil {
+			return err
+		}
+	}
+	c.file.Doc = rec.Doc
+	if reserved {
+		u.reserved[rec.Doc] = true
+	}
+	namesChanged := old == nil || !sameNames(old, rec)
+	if namesChanged {
+		if err := u.markLinkers(old); err != nil {
+			return err
+		}
+	}
+	if err := tx.PutPage(rec, old); err != nil {
+		return err
+	}
+	if err := tx.PutFile(c.path, c.file); err != nil {
+		return err
+	}
+	if !reserved {
+		u.markLinks(rec.Doc)
+		if err := u.putNode(rec, old); err != nil {
+			return err
+		}
+		u.indexed = append(u.indexed, IndexedPage{Doc: rec.Doc, Rec: rec, Parsed: c.parsed})
+	}
+	if namesChanged {
+		return u.markLinkers(rec)
+	}
+	return nil
+}
+
+// markLinkers queues for re-resolution every page whose links could
+// resolve differently now that a page with these names appeared, changed or
+// vanished: pages linking to any page that shares one of the names (a new
+// page may now win, a vanished one may leave a rival), and pages with
+// unresolved links to those names. Call it while the names are indexed
+// (before removing an old version, after adding a new one).
+func (u *updater) markLinkers(r *store.PageRec) error {
+	if r == nil {
+		return nil
+	}
+	names := append([]string{store.Stem(r.Path), r.Title}, r.Aliases...)
+	seenDoc := map[uint32]bool{}
+	seenName := map[string]bool{}
+	for _, n := range names {
+		f := store.Fold(n)
+		if seenName[f] {
+			continue
+		}
+		seenName[f] = true
+		for _, kind := range []byte{store.NameFile, store.NameTitle, store.NameAlias} {
+			for _, c := range u.tx.LookupName(kind, f) {
+				if seenDoc[c.Doc] {
+					continue
+				}
+				seenDoc[c.Doc] = true
+				for _, b := range u.tx.Backlinks(c.Doc) {
+					u.markLinks(b.Src)
+				}
+			}
+		}
+		for _, d := range u.tx.DanglingBySegment(store.LastSegment(f)) {
+			u.markLinks(d)
+		}
+	}
+	return nil
+}
+
+// removePage deletes the page at path (a no-op when unknown).
+func (u *updater) removePage(path string) error {
+	u.applied = true
+	tx := u.tx
+	doc := tx.DocByPath(path)
+	if doc == 0 {
+		return tx.DeleteFile(path)
+	}
+	old, err := tx.Page(doc)
+	if err != nil {
+		return err
+	}
+	if old == nil {
+		return tx.DeleteFile(path)
+	}
+	if err := u.markLinkers(old); err != nil {
+		return err
+	}
+	if err := u.applyContrib(doc, linkContrib(old, u.isReserved), -1); err != nil {
+		return err
+	}
+	if !old.Reserved {
+		if err := u.dropNode(doc); err != nil {
+			return err
+		}
+		u.removed = append(u.removed, doc)
+	}
+	if err := tx.DeletePage(old); err != nil {
+		return err
+	}
+	delete(u.linksDirty, doc)
+	if err := tx.ClearLinksDirty([]uint32{doc}); err != nil {
+		return err
+	}
+	delete(u.reserved, doc)
+	return tx.DeleteFile(path)
+}
+
+// finish writes everything the updater buffered; call it last in every
+// transaction that used the updater.
+func (u *updater) finish(ix PageIndexer) error {
+	if err := u.flushIndexer(ix); err != nil {
+		return err
+	}
+	if err := u.flushLinkCounts(); err != nil {
+		return err
+	}
+	if err := u.flushAdj(); err != nil {
+		return err
+	}
+	if err := flushMarks(u.linksDirty, u.tx.MarkLinksDirty); err != nil {
+		return err
+	}
+	return flushMarks(u.graphDirty, u.tx.MarkGraphDirty)
+}
+
+func (u *updater) markLinks(doc uint32) { u.linksDirty[doc] = true }
+func (u *updater) markGraph(doc uint32) { u.graphDirty[doc] = true }
+
+// flushMarks writes a set of doc marks in key order and empties it.
+func flushMarks(set map[uint32]bool, put func(uint32) error) error {
+	docs := make([]uint32, 0, len(set))
+	for d := range set {
+		docs = append(docs, d)
+	}
+	slices.Sort(docs)
+	for _, d := range docs {
+		if err := put(d); err != nil {
+			return err
+		}
+	}
+	clear(set)
+	return nil
+}
+
+// flushIndexer hands the batch's page changes to the search indexer.
+func (u *updater) flushIndexer(ix PageIndexer) error {
+	if ix == nil {
+		return nil
+	}
+	if len(u.removed) > 0 {
+		if err := ix.RemovePages(u.tx, u.removed); err != nil {
+			return err
+		}
+	}
+	if len(u.indexed) > 0 {
+		if err := ix.IndexPages(u.tx, u.indexed); err != nil {
+			return err
+		}
+	}
+	u.indexed, u.removed = nil, nil
+	return nil
+}

@@ -1,0 +1,375 @@
+package index
+
+import (
+	"context"
+	"math"
+	"slices"
+	"sort"
+
+	"github.com/synapse-wiki/synapse/store"
+)
+
+// adj returns a node's adjacency through the updater's cache (nil when the
+// node is not in the graph).
+func (u *updater) adj(doc uint32) (*store.AdjRec, error) {
+	if a, ok := u.adjCache[doc]; ok {
+		return a, nil
+	}
+	a, err := u.tx.Adj(doc)
+	if err != nil {
+		return nil, err
+	}
+	u.adjCache[doc] = a
+	return a, nil
+}
+
+func (u *updater) touch(doc uint32) { u.adjDirty[doc] = true }
+
+// flushAdj writes every modified node and marks it for weight
+// recomputation where needed.
+func (u *updater) flushAdj() error {
+	docs := make([]uint32, 0, len(u.adjDirty))
+	for d := range u.adjDirty {
+		docs = append(docs, d)
+	}
+	slices.Sort(docs)
+	for _, d := range docs {
+		a := u.adjCache[d]
+		var err error
+		if a == nil {
+			err = u.tx.DeleteAdj(d)
+		} else {
+			err = u.tx.PutAdj(d, a)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	clear(u.adjDirty)
+	if len(u.adjCache) > 200000 {
+		clear(u.adjCache)
+	}
+	return nil
+}
+
+// putNode creates or updates a page's graph node (type and sources).
+func (u *updater) putNode(rec, old *store.PageRec) error {
+	a, err := u.adj(rec.Doc)
+	if err != nil {
+		return err
+	}
+	if a == nil {
+		a = &store.AdjRec{}
+		u.adjCache[rec.Doc] = a
+	} else if a.Type == rec.Type && slices.Equal(a.Sources, rec.SourceKeys) {
+		return nil
+	}
+	a.Type = rec.Type
+	a.Sources = slices.Clone(rec.SourceKeys)
+	slices.Sort(a.Sources)
+	u.touch(rec.Doc)
+	u.markGraph(rec.Doc)
+	return nil
+}
+
+// dropNode removes a node and its edges, marking former neighbours.
+func (u *updater) dropNode(doc uint32) error {
+	a, err := u.adj(doc)
+	if err != nil || a == nil {
+		return err
+	}
+	for _, e := range a.Edges {
+		b, err := u.adj(e.To)
+		if err != nil {
+			return err
+		}
+		if b != nil {
+			b.Edges = slices.DeleteFunc(b.Edges, func(x store.Edge) bool { return x.To == doc })
+			u.touch(e.To)
+			u.markGraph(e.To)
+		}
+	}
+	u.adjCache[doc] = nil
+	u.touch(doc)
+	delete(u.graphDirty, doc)
+	return u.tx.ClearGraphDirty([]uint32{doc})
+}
+
+// setDirection sets or clears "src links to dst" on both nodes, adding or
+// removing the edge as its direction bits demand.
+func (u *updater) setDirection(src, dst uint32, on bool) error {
+	for _, side := range []struct {
+		a, b uint32
+		bit  uint8
+	}{{src, dst, 1}, {dst, src, 2}} {
+		a, err := u.adj(side.a)
+		if err != nil {
+			return err
+		}
+		if a == nil {
+			continue
+		}
+		i := sort.Search(len(a.Edges), func(i int) bool { return a.Edges[i].To >= side.b })
+		found := i < len(a.Edges) && a.Edges[i].To == side.b
+		switch {
+		case on && found:
+			a.Edges[i].Dir |= side.bit
+		case on:
+			a.Edges = slices.Insert(a.Edges, i, store.Edge{To: side.b, Dir: side.bit})
+		case found:
+			a.Edges[i].Dir &^= side.bit
+			if a.Edges[i].Dir == 0 {
+				a.Edges = slices.Delete(a.Edges, i, i+1)
+			}
+		default:
+			continue
+		}
+		u.touch(side.a)
+		u.markGraph(side.a)
+	}
+	return nil
+}
+
+func edgeTo(a *store.AdjRec, to uint32) (store.Edge, bool) {
+	i := sort.Search(len(a.Edges), func(i int) bool { return a.Edges[i].To >= to })
+	if i < len(a.Edges) && a.Edges[i].To == to {
+		return a.Edges[i], true
+	}
+	return store.Edge{}, false
+}
+
+// weight computes the SPEC §2.3 weight of the edge u–v from persisted
+// adjacency: 3·direct + 4·shared_sources + 1.5·adamic_adar + type_affinity.
+func weight(au, av *store.AdjRec, u, v uint32, degree func(uint32) (int, error)) (float64, error) {
+	e, _ := edgeTo(au, v)
+	shared := 0
+	for _, s := range au.Sources {
+		if _, ok := slices.BinarySearch(av.Sources, s); ok {
+			shared++
+		}
+	}
+	aa, err := adamicAdar(au.Edges, av.Edges, u, v, degree)
+	if err != nil {
+		return 0, err
+	}
+	return 3*float64(e.Direct()) + 4*float64(shared) + 1.5*aa + typeAffinity(au.Type, av.Type), nil
+}
+
+// adamicAdar sums 1/ln(deg c) over the common neighbours c of u and v with
+// deg c > 1. Two sorted lists are merged, or, when one is much longer, the
+// short one is searched in the long one.
+func adamicAdar(a, b []store.Edge, u, v uint32, degree func(uint32) (int, error)) (float64, error) {
+	if len(a) > len(b) {
+		a, b = b, a
+	}
+	sum := 0.0
+	add := func(c uint32) error {
+		if c == u || c == v {
+			return nil
+		}
+		d, err := degree(c)
+		if err != nil {
+			return err
+		}
+		if d > 1 {
+			sum += 1 / math.Log(float64(d))
+		}
+		return nil
+	}
+	if len(b) > 8*len(a) {
+		lo := 0
+		for _, x := range a {
+			i := lo + sort.Search(len(b)-lo, func(i int) bool { return b[lo+i].To >= x.To })
+			if i < len(b) && b[i].To == x.To {
+				if err := add(x.To); err != nil {
+					return 0, err
+				}
+			}
+			lo = i
+		}
+		return sum, nil
+	}
+	i, j := 0, 0
+	for i < len(a) && j < len(b) {
+		x, y := a[i].To, b[j].To
+		switch {
+		case x < y:
+			i++
+		case x > y:
+			j++
+		default:
+			if err := add(x); err != nil {
+				return 0, err
+			}
+			i++
+			j++
+		}
+	}
+	return sum, nil
+}
+
+// rebuildGraph recomputes every edge weight from one snapshot of the
+// adjacency (used when most nodes are dirty, as after a reindex) and writes
+// the nodes back in bounded transactions.
+func (ix *Indexer) rebuildGraph(ctx context.Context) error {
+	var (
+		nodes []*store.AdjRec
+		dirty []uint32
+	)
+	err := ix.Store.View(func(tx *store.Tx) error {
+		nodes = make([]*store.AdjRec, tx.MetaU32("next_doc")+1)
+		dirty = tx.GraphDirty(0)
+		return tx.EachAdj(func(doc uint32, a *store.AdjRec) bool {
+			if int(doc) < len(nodes) {
+				nodes[doc] = a
+			}
+			return true
+		})
+	})
+	if err != nil {
+		return err
+	}
+	degree := func(d uint32) (int, error) {
+		if int(d) < len(nodes) && nodes[d] != nil {
+			return len(nodes[d].Edges), nil
+		}
+		return 0, nil
+	}
+	for u, au := range nodes {
+		if au == nil {
+			continue
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		for i := range au.Edges {
+			v := au.Edges[i].To
+			if v < uint32(u) || int(v) >= len(nodes) || nodes[v] == nil {
+				continue
+			}
+			av := nodes[v]
+			w, _ := weight(au, av, uint32(u), v, degree)
+			au.Edges[i].Weight = float32(w)
+			if j := sort.Search(len(av.Edges), func(j int) bool { return av.Edges[j].To >= uint32(u) }); j < len(av.Edges) && av.Edges[j].To == uint32(u) {
+				av.Edges[j].Weight = float32(w)
+			}
+		}
+	}
+	const chunk = 20000
+	for lo := 0; lo < len(nodes); lo += chunk {
+		hi := min(lo+chunk, len(nodes))
+		err := ix.Store.Update(func(tx *store.Tx) error {
+			for d := lo; d < hi; d++ {
+				if nodes[d] != nil {
+					if err := tx.PutAdj(uint32(d), nodes[d]); err != nil {
+						return err
+					}
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		ix.progress("graph", hi, len(nodes))
+	}
+	return ix.Store.Update(func(tx *store.Tx) error { return tx.ClearGraphDirty(dirty) })
+}
+
+// drainGraph recomputes the weights around up to max dirty nodes (all when
+// max <= 0) and reports whether dirty nodes remain.
+func (u *updater) drainGraph(max int) (bool, error) {
+	tx := u.tx
+	dirty := tx.GraphDirty(max)
+	if len(dirty) == 0 {
+		return false, nil
+	}
+	type pair struct{ a, b uint32 }
+	pairs := map[pair]bool{}
+	add := func(a, b uint32) {
+		if a > b {
+			a, b = b, a
+		}
+		pairs[pair{a, b}] = true
+	}
+	inChunk := make(map[uint32]bool, len(dirty))
+	for _, d := range dirty {
+		inChunk[d] = true
+	}
+	for _, d := range dirty {
+		a, err := u.adj(d)
+		if err != nil {
+			return false, err
+		}
+		if a == nil {
+			continue
+		}
+		for _, e := range a.Edges {
+			add(d, e.To)
+		}
+		// d's degree may have changed: every edge between two of its
+		// neighbours has d as a common neighbour. Edges incident to a
+		// dirty neighbour are handled with that neighbour.
+		for _, e := range a.Edges {
+			if inChunk[e.To] || tx.IsGraphDirty(e.To) {
+				continue
+			}
+			b, err := u.adj(e.To)
+			if err != nil {
+				return false, err
+			}
+			if b == nil {
+				continue
+			}
+			for _, f := range b.Edges {
+				if f.To != d {
+					if _, ok := edgeTo(a, f.To); ok {
+						add(e.To, f.To)
+					}
+				}
+			}
+		}
+	}
+	degree := func(doc uint32) (int, error) {
+		a, err := u.adj(doc)
+		if a == nil || err != nil {
+			return 0, err
+		}
+		return len(a.Edges), nil
+	}
+	for p := range pairs {
+		aa, err := u.adj(p.a)
+		if err != nil {
+			return false, err
+		}
+		ab, err := u.adj(p.b)
+		if err != nil {
+			return false, err
+		}
+		if aa == nil || ab == nil {
+			continue
+		}
+		w, err := weight(aa, ab, p.a, p.b, degree)
+		if err != nil {
+			return false, err
+		}
+		for _, side := range []struct {
+			n   *store.AdjRec
+			doc uint32
+			to  uint32
+		}{{aa, p.a, p.b}, {ab, p.b, p.a}} {
+			i := sort.Search(len(side.n.Edges), func(i int) bool { return side.n.Edges[i].To >= side.to })
+			if i < len(side.n.Edges) && side.n.Edges[i].To == side.to && side.n.Edges[i].Weight != float32(w) {
+				side.n.Edges[i].Weight = float32(w)
+				u.touch(side.doc)
+			}
+		}
+	}
+	if err := tx.ClearGraphDirty(dirty); err != nil {
+		return false, err
+	}
+	if err := u.finish(nil); err != nil {
+		return false, err
+	}
+	return len(tx.GraphDirty(1)) > 0, nil
+}

@@ -1,0 +1,114 @@
+// Package index keeps the store in step with the vault's files: the
+// incremental scanner of SPEC §3, link resolution (SPEC §2.2) and the
+// persisted, incrementally maintained graph (SPEC §2.3). It never prints;
+// progress goes to an optional callback.
+package index
+
+import (
+	"path"
+	"strings"
+
+	"github.com/synapse-wiki/synapse/markdown"
+	"github.com/synapse-wiki/synapse/store"
+	"github.com/synapse-wiki/synapse/vault"
+)
+
+// LinkKey returns the folded resolution key of a link target: NFC,
+// lowercased, without a leading "./" or "/", and without a ".md" suffix.
+func LinkKey(target string) string {
+	t := strings.TrimSpace(target)
+	t = strings.TrimPrefix(t, "./")
+	t = strings.TrimLeft(t, "/")
+	k := store.Fold(t)
+	return strings.TrimSuffix(k, ".md")
+}
+
+// SourceKey returns the vault path a `sources` entry names: entries may be
+// written as "raw/sources/x.md", "x.md" or "sources/x.md"; "" for an entry
+// that escapes raw/sources/.
+func SourceKey(s string) string {
+	s = strings.TrimSpace(strings.ReplaceAll(s, "\\", "/"))
+	s = strings.TrimPrefix(s, "./")
+	s = strings.TrimPrefix(s, "/")
+	// a [[wikilink]] form is common in hand-written frontmatter
+	s = strings.TrimSuffix(strings.TrimPrefix(s, "[["), "]]")
+	if s == "" {
+		return ""
+	}
+	switch {
+	case strings.HasPrefix(s, vault.SourcesDir+"/"):
+	case strings.HasPrefix(s, "sources/"):
+		s = "raw/" + s
+	default:
+		s = vault.SourcesDir + "/" + s
+	}
+	c := path.Clean(s)
+	if !strings.HasPrefix(c, vault.SourcesDir+"/") {
+		return ""
+	}
+	return c
+}
+
+// typeAffinity is the type term of the SPEC §2.3 edge weight.
+func typeAffinity(a, b string) float64 {
+	if a > b {
+		a, b = b, a
+	}
+	switch a + "|" + b {
+	case "concept|entity", "concept|synthesis":
+		return 1.2
+	case "entity|source", "entity|synthesis", "concept|source", "concept|query",
+		"source|synthesis", "query|synthesis":
+		return 1.0
+	case "entity|entity", "entity|query", "concept|concept", "query|source",
+		"synthesis|synthesis":
+		return 0.8
+	}
+	return 0.5
+}
+
+// pageNames returns the folded names under which links can reach a page:
+// its file stem, title and aliases.
+func pageNames(r *store.PageRec) []string {
+	names := append([]string{store.Stem(r.Path), r.Title}, r.Aliases...)
+	for i, n := range names {
+		names[i] = store.Fold(n)
+	}
+	return names
+}
+
+func sameNames(a, b *store.PageRec) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	x, y := pageNames(a), pageNames(b)
+	if len(x) != len(y) {
+		return false
+	}
+	for i := range x {
+		if x[i] != y[i] {
+			return false
+		}
+	}
+	return a.Path == b.Path
+}
+
+// linkRecs converts parsed links into stored ones (unresolved), keeping
+// only page links.
+func linkRecs(ls []markdown.Link) []store.LinkRec {
+	out := make([]store.LinkRec, 0, len(ls))
+	for _, l := range ls {
+		if !l.IsPageLink() {
+			continue
+		}
+		k := LinkKey(l.Target)
+		if k == "" {
+			continue
+		}
+		out = append(out, store.LinkRec{
+			Target: l.Target, Key: k, Heading: l.Heading, Block: l.Block, Label: l.Label,
+			Embed: l.Embed, Markdown: l.Kind == markdown.MarkdownLink, Line: l.Line,
+		})
+	}
+	return out
+}

@@ -1,0 +1,275 @@
+package index
+
+import (
+	"path"
+	"sort"
+	"strings"
+
+	"github.com/synapse-wiki/synapse/store"
+	"github.com/synapse-wiki/synapse/vault"
+)
+
+// Resolution is where a link target leads.
+type Resolution struct {
+	Doc        uint32 // 0 when unresolved
+	Candidates int    // pages that matched at the deciding step (>1: ambiguous)
+	By         string // "path", "suffix", "file", "title", "alias", or ""
+}
+
+// Resolve resolves a link key (see LinkKey) written in the page at
+// srcPath, as Obsidian does (SPEC §2.2): a path relative to the linking
+// page (markdown links), to the vault or to wiki/; a unique path suffix;
+// then file name, title, alias — each case-insensitive and NFC. Several
+// matches at one step resolve to the shortest path, then the
+// lexicographically first, and report the ambiguity. Reserved top files
+// are chosen only when nothing else matches.
+func Resolve(tx *store.Tx, key, srcPath string, markdownLink bool) Resolution {
+	if key == "" {
+		return Resolution{}
+	}
+	// 1. exact paths
+	var paths []string
+	if markdownLink && srcPath != "" {
+		paths = append(paths, path.Join(path.Dir(srcPath), key))
+	}
+	paths = append(paths, key, vault.WikiDir+"/"+key)
+	for _, p := range paths {
+		if strings.HasPrefix(p, "../") || p == ".." {
+			continue
+		}
+		if d := tx.DocByPath(p); d != 0 {
+			return Resolution{Doc: d, Candidates: 1, By: "path"}
+		}
+	}
+	seg := store.LastSegment(key)
+	// 2. a unique path suffix (only meaningful for keys with folders)
+	if strings.Contains(key, "/") {
+		var cands []store.NameCandidate
+		for _, c := range tx.LookupName(store.NameFile, seg) {
+			pk := store.PathKey(c.Path)
+			if strings.HasSuffix(pk, "/"+key) {
+				cands = append(cands, c)
+			}
+		}
+		if r, ok := pick(cands, "suffix"); ok {
+			return r
+		}
+		// a title or alias may itself contain a slash
+		for _, step := range []struct {
+			kind byte
+			by   string
+		}{{store.NameTitle, "title"}, {store.NameAlias, "alias"}} {
+			if r, ok := pick(tx.LookupName(step.kind, key), step.by); ok {
+				return r
+			}
+		}
+		return Resolution{}
+	}
+	// 3–5. file name, title, alias
+	for _, step := range []struct {
+		kind byte
+		by   string
+	}{{store.NameFile, "file"}, {store.NameTitle, "title"}, {store.NameAlias, "alias"}} {
+		if r, ok := pick(tx.LookupName(step.kind, key), step.by); ok {
+			return r
+		}
+	}
+	return Resolution{}
+}
+
+// pick chooses among candidates: non-reserved pages first, then the
+// shortest path, then the lexicographically smallest.
+func pick(c []store.NameCandidate, by string) (Resolution, bool) {
+	if len(c) == 0 {
+		return Resolution{}, false
+	}
+	if len(c) > 1 {
+		normal := c[:0:0]
+		for _, x := range c {
+			if !vault.IsReserved(x.Path) {
+				normal = append(normal, x)
+			}
+		}
+		if len(normal) > 0 {
+			c = normal
+		}
+		sort.Slice(c, func(i, j int) bool {
+			if len(c[i].Path) != len(c[j].Path) {
+				return len(c[i].Path) < len(c[j].Path)
+			}
+			return c[i].Path < c[j].Path
+		})
+	}
+	return Resolution{Doc: c[0].Doc, Candidates: len(c), By: by}, true
+}
+
+// contrib is the effect of a page's links on backlinks, dangling links and
+// graph directions.
+type contrib struct {
+	to       map[uint32]int    // resolved target doc → link count
+	dangling map[string]int    // folded key → count
+	raw      map[string]string // folded key → first written form
+}
+
+func linkContrib(src *store.PageRec, isReserved func(uint32) bool) contrib {
+	c := contrib{to: map[uint32]int{}, dangling: map[string]int{}, raw: map[string]string{}}
+	if src.Reserved || src.LinksPending {
+		return c
+	}
+	for _, l := range src.Links {
+		switch {
+		case l.To == 0:
+			c.dangling[l.Key]++
+			if _, ok := c.raw[l.Key]; !ok {
+				c.raw[l.Key] = strings.TrimSuffix(l.Target, ".md")
+			}
+		case l.To == src.Doc || isReserved(l.To):
+			// self links and links to index/log/overview stay out of the graph
+		default:
+			c.to[l.To]++
+		}
+	}
+	return c
+}
+
+// applyContrib adds (sign +1) or removes (sign -1) a page's link effects,
+// flipping graph directions for targets whose count crosses zero. Counts
+// are buffered in the updater and written in key order by finish, so a
+// large transaction never inserts into bbolt at random.
+func (u *updater) applyContrib(src uint32, c contrib, sign int) error {
+	return u.applyContribFrom(src, c, sign, false)
+}
+
+// applyContribFrom is applyContrib; fresh promises that the store holds no
+// link counts from src (its links were pending and nothing was applied in
+// this transaction), which saves a lookup per target.
+func (u *updater) applyContribFrom(src uint32, c contrib, sign int, fresh bool) error {
+	for k, n := range c.dangling {
+		dk := danglingKey{key: k, src: src}
+		u.dangling[dk] += sign * n
+		if _, ok := u.danglingRaw[dk]; !ok {
+			u.danglingRaw[dk] = c.raw[k]
+		}
+	}
+	for dst, n := range c.to {
+		bk := backlinkKey{dst: dst, src: src}
+		before := u.backlinks[bk]
+		if !fresh {
+			before += u.tx.BacklinkCount(dst, src)
+		}
+		u.backlinks[bk] += sign * n
+		after := before + sign*n
+		if (before > 0) != (after > 0) {
+			if err := u.setDirection(src, dst, after > 0); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+type backlinkKey struct{ dst, src uint32 }
+
+type danglingKey struct {
+	key string
+	src uint32
+}
+
+// flushLinkCounts writes buffered backlink and dangling counts in key order.
+func (u *updater) flushLinkCounts() error {
+	bks := make([]backlinkKey, 0, len(u.backlinks))
+	for k, n := range u.backlinks {
+		if n != 0 {
+			bks = append(bks, k)
+		}
+	}
+	sort.Slice(bks, func(i, j int) bool {
+		if bks[i].dst != bks[j].dst {
+			return bks[i].dst < bks[j].dst
+		}
+		return bks[i].src < bks[j].src
+	})
+	for _, k := range bks {
+		if err := u.tx.AddBacklink(k.dst, k.src, u.backlinks[k]); err != nil {
+			return err
+		}
+	}
+	dks := make([]danglingKey, 0, len(u.dangling))
+	for k, n := range u.dangling {
+		if n != 0 {
+			dks = append(dks, k)
+		}
+	}
+	sort.Slice(dks, func(i, j int) bool {
+		if dks[i].key != dks[j].key {
+			return dks[i].key < dks[j].key
+		}
+		return dks[i].src < dks[j].src
+	})
+	for _, k := range dks {
+		if err := u.tx.AddDangling(k.key, u.danglingRaw[k], k.src, u.dangling[k]); err != nil {
+			return err
+		}
+	}
+	clear(u.backlinks)
+	clear(u.dangling)
+	clear(u.danglingRaw)
+	return nil
+}
+
+// drainLinks resolves the links of up to max pages in links_dirty (all
+// when max <= 0) and reports how many remain.
+func (u *updater) drainLinks(max int) (int, error) {
+	tx := u.tx
+	docs := tx.LinksDirty(max)
+	cache := map[string]Resolution{}
+	for _, doc := range docs {
+		p, err := tx.Page(doc)
+		if err != nil {
+			return 0, err
+		}
+		if p == nil || p.Reserved {
+			continue
+		}
+		old := linkContrib(p, u.isReserved)
+		changed := p.LinksPending
+		for i := range p.Links {
+			l := &p.Links[i]
+			// names do not change during a drain, so wiki links resolve
+			// the same from every page
+			r, ok := cache[l.Key]
+			if l.Markdown || !ok {
+				r = Resolve(tx, l.Key, p.Path, l.Markdown)
+				if !l.Markdown {
+					cache[l.Key] = r
+				}
+			}
+			amb := 0
+			if r.Candidates > 1 {
+				amb = r.Candidates
+			}
+			if l.To != r.Doc || l.Ambiguous != amb {
+				changed = true
+				l.To, l.Ambiguous = r.Doc, amb
+			}
+		}
+		if !changed {
+			continue
+		}
+		fresh := p.LinksPending && !u.applied
+		if err := u.applyContrib(doc, old, -1); err != nil {
+			return 0, err
+		}
+		p.LinksPending = false
+		if err := u.applyContribFrom(doc, linkContrib(p, u.isReserved), +1, fresh); err != nil {
+			return 0, err
+		}
+		if err := tx.PutPageLinks(p); err != nil {
+			return 0, err
+		}
+	}
+	if err := tx.ClearLinksDirty(docs); err != nil {
+		return 0, err
+	}
+	return len(tx.LinksDirty(1)), nil
+}

@@ -1,0 +1,432 @@
+package index
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/synapse-wiki/synapse/errs"
+	"github.com/synapse-wiki/synapse/markdown"
+	"github.com/synapse-wiki/synapse/store"
+	"github.com/synapse-wiki/synapse/vault"
+)
+
+// Batch bounds: a scan commits after this many changed files or bytes, so
+// no write transaction grows without bound and none is held while files
+// are read.
+const (
+	batchFiles = 2000
+	batchBytes = 32 << 20
+	drainBatch = 5000
+)
+
+// Progress reports scan progress: phase is "scan", "index", "links" or
+// "graph"; total is 0 when unknown.
+type Progress func(phase string, done, total int)
+
+// Indexer keeps a store in step with a vault.
+type Indexer struct {
+	Vault    *vault.Vault
+	Store    *store.Store
+	Pages    PageIndexer // the search index; may be nil
+	Progress Progress    // may be nil
+	Now      func() time.Time
+
+	// readFile is os.ReadFile; tests count calls through it.
+	readFile func(string) ([]byte, error)
+}
+
+// Report is the result of a scan (SPEC §6 trigger_source_rescan).
+type Report struct {
+	Scanned      int      `json:"scanned"`
+	New          []string `json:"new"`
+	Changed      []string `json:"changed"`
+	Deleted      []string `json:"deleted"`
+	Unchanged    int      `json:"unchanged"`
+	NewCount     int      `json:"new_count"`
+	ChangedCount int      `json:"changed_count"`
+	DeletedCount int      `json:"deleted_count"`
+	Truncated    bool     `json:"truncated"`
+	DurationMS   int64    `json:"duration_ms"`
+}
+
+// ReportCap bounds each path list of a Report.
+const ReportCap = 100
+
+func (r *Report) add(list *[]string, count *int, p string) {
+	*count++
+	if len(*list) < ReportCap {
+		*list = append(*list, p)
+	} else {
+		r.Truncated = true
+	}
+}
+
+// ScanOptions select what a scan looks at.
+type ScanOptions struct {
+	// Full drops every derived bucket first (synapse reindex).
+	Full bool
+	// Paths limits the scan to these vault-relative paths (files or
+	// folders); empty means the whole of wiki/ and raw/sources/.
+	Paths []string
+}
+
+type diskFile struct {
+	path    string
+	size    int64
+	mtimeNS int64
+}
+
+func (ix *Indexer) now() time.Time {
+	if ix.Now != nil {
+		return ix.Now()
+	}
+	return time.Now()
+}
+
+func (ix *Indexer) progress(phase string, done, total int) {
+	if ix.Progress != nil {
+		ix.Progress(phase, done, total)
+	}
+}
+
+// Scan brings the store in step with the files (SPEC §3): unchanged files
+// (same size and mtime) are not read; changed ones are read once, hashed,
+// and re-indexed only if the hash changed; vanished ones are removed.
+func (ix *Indexer) Scan(ctx context.Context, opts ScanOptions) (*Report, error) {
+	start := time.Now()
+	rep := &Report{New: []string{}, Changed: []string{}, Deleted: []string{}}
+	if opts.Full {
+		if err := ix.Store.Update(func(tx *store.Tx) error { return tx.ResetDerived() }); err != nil {
+			return nil, err
+		}
+	}
+	disk, roots, err := ix.walk(ctx, opts.Paths)
+	if err != nil {
+		return nil, err
+	}
+	rep.Scanned = len(disk)
+	// compare with the store (one read transaction, no file contents)
+	var todo []diskFile
+	var gone []string
+	known := map[string]store.FileRec{}
+	err = ix.Store.View(func(tx *store.Tx) error {
+		seen := make(map[string]bool, len(disk))
+		for _, d := range disk {
+			seen[d.path] = true
+		}
+		for _, root := range roots {
+			// the root itself when it was a file, and everything under it
+			if _, ok, err := tx.File(root); err != nil {
+				return err
+			} else if ok && !seen[root] {
+				gone = append(gone, root)
+			}
+			if err := tx.EachFile(root+"/", func(p string, _ store.FileRec) bool {
+				if !seen[p] {
+					gone = append(gone, p)
+				}
+				return true
+			}); err != nil {
+				return err
+			}
+		}
+		for _, d := range disk {
+			f, ok, err := tx.File(d.path)
+			if err != nil {
+				return err
+			}
+			if ok {
+				known[d.path] = f
+				if f.Size == d.size && f.MtimeNS == d.mtimeNS {
+					rep.Unchanged++
+					continue
+				}
+			}
+			todo = append(todo, d)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	sort.Strings(gone)
+	gone = dedupeSorted(gone)
+	total := len(todo) + len(gone)
+	done := 0
+	// deletions first, in one bounded pass
+	for i := 0; i < len(gone); i += batchFiles {
+		chunk := gone[i:min(i+batchFiles, len(gone))]
+		err := ix.Store.Update(func(tx *store.Tx) error {
+			u := newUpdater(tx)
+			for _, p := range chunk {
+				if err := u.removePage(p); err != nil {
+					return err
+				}
+				rep.add(&rep.Deleted, &rep.DeletedCount, p)
+			}
+			return u.finish(ix.Pages)
+		})
+		if err != nil {
+			return nil, err
+		}
+		done += len(chunk)
+		ix.progress("index", done, total)
+	}
+	// changed and new files, in batches: read and parse outside any
+	// transaction, then apply in one write transaction per batch
+	// the next batch is read and parsed while the current one is applied
+	type preparedBatch struct {
+		items []prepared
+		n     int
+	}
+	stop := make(chan struct{})
+	defer close(stop)
+	batches := make(chan preparedBatch, 1)
+	go func() {
+		defer close(batches)
+		for i := 0; i < len(todo); {
+			j, bytes := i, int64(0)
+			for j < len(todo) && j-i < batchFiles && bytes < batchBytes {
+				bytes += todo[j].size
+				j++
+			}
+			select {
+			case batches <- preparedBatch{ix.prepare(todo[i:j], known), j - i}:
+			case <-stop:
+				return
+			}
+			i = j
+		}
+	}()
+	for pb := range batches {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		batch := pb.items
+		err := ix.Store.Update(func(tx *store.Tx) error {
+			u := newUpdater(tx)
+			for _, it := range batch {
+				if it.err != nil {
+					continue // vanished or unreadable since the walk: next scan sees it
+				}
+				old, had := known[it.d.path]
+				switch {
+				case had && old.SHA256 == it.file.SHA256 && old.Kind == it.file.Kind:
+					// touched, not changed: remember the new size and mtime
+					it.file.FirstSeen, it.file.LastChanged, it.file.Doc = old.FirstSeen, old.LastChanged, old.Doc
+					if err := tx.PutFile(it.d.path, it.file); err != nil {
+						return err
+					}
+					rep.Unchanged++
+					continue
+				case had:
+					it.file.FirstSeen = old.FirstSeen
+					rep.add(&rep.Changed, &rep.ChangedCount, it.d.path)
+				default:
+					rep.add(&rep.New, &rep.NewCount, it.d.path)
+				}
+				if it.parsed != nil {
+					if err := u.applyPage(pageChange{path: it.d.path, file: it.file, parsed: it.parsed}); err != nil {
+						return err
+					}
+				} else if err := tx.PutFile(it.d.path, it.file); err != nil {
+					return err
+				}
+			}
+			return u.finish(ix.Pages)
+		})
+		if err != nil {
+			return nil, err
+		}
+		done += pb.n
+		ix.progress("index", done, total)
+	}
+	if err := ix.Settle(ctx); err != nil {
+		return nil, err
+	}
+	if len(opts.Paths) == 0 {
+		if err := ix.Store.Update(func(tx *store.Tx) error { return tx.SetLastScan(ix.now()) }); err != nil {
+			return nil, err
+		}
+	}
+	rep.DurationMS = time.Since(start).Milliseconds()
+	return rep, nil
+}
+
+// Settle drains the pending link resolutions and graph weight updates in
+// bounded transactions. Scans call it; it also finishes the work of a scan
+// that was interrupted.
+func (ix *Indexer) Settle(ctx context.Context) error {
+	for more := true; more; {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		err := ix.Store.Update(func(tx *store.Tx) error {
+			u := newUpdater(tx)
+			n, err := u.drainLinks(drainBatch)
+			if err != nil {
+				return err
+			}
+			more = n > 0
+			return u.finish(nil)
+		})
+		if err != nil {
+			return err
+		}
+		ix.progress("links", 0, 0)
+	}
+	// most of the graph dirty (a reindex): one pass over a snapshot beats
+	// recomputing around each node
+	var dirty, nodes int
+	_ = ix.Store.View(func(tx *store.Tx) error {
+		dirty, nodes = tx.GraphDirtyCount(), tx.PageCount()
+		return nil
+	})
+	if dirty > 500 && dirty*8 > nodes {
+		return ix.rebuildGraph(ctx)
+	}
+	for more := dirty > 0; more; {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		err := ix.Store.Update(func(tx *store.Tx) error {
+			u := newUpdater(tx)
+			var err error
+			more, err = u.drainGraph(drainBatch)
+			return err
+		})
+		if err != nil {
+			return err
+		}
+		ix.progress("graph", 0, 0)
+	}
+	return nil
+}
+
+func dedupeSorted(s []string) []string {
+	out := s[:0]
+	for i, x := range s {
+		if i == 0 || x != s[i-1] {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// walk stats the files under the scan roots without reading them.
+func (ix *Indexer) walk(ctx context.Context, paths []string) ([]diskFile, []string, error) {
+	roots := paths
+	if len(roots) == 0 {
+		roots = []string{vault.WikiDir, vault.SourcesDir}
+	}
+	var out []diskFile
+	for _, root := range roots {
+		root = strings.TrimSuffix(filepath.ToSlash(filepath.Clean(filepath.FromSlash(root))), "/")
+		abs := ix.Vault.Abs(root)
+		err := filepath.WalkDir(abs, func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				if errors.Is(err, fs.ErrNotExist) {
+					return nil
+				}
+				if p == abs {
+					return err
+				}
+				return nil // unreadable sub-folder: skip it
+			}
+			if cerr := ctx.Err(); cerr != nil {
+				return cerr
+			}
+			name := d.Name()
+			if d.IsDir() {
+				if p != abs && strings.HasPrefix(name, ".") {
+					return filepath.SkipDir
+				}
+				return nil
+			}
+			if !d.Type().IsRegular() || vault.IsTempName(name) {
+				return nil // symlinks, sockets and editor temp files are not tracked
+			}
+			rel, err := ix.Vault.Rel(p)
+			if err != nil {
+				return nil
+			}
+			if !vault.IsPagePath(rel) && !vault.IsSourcePath(rel) {
+				return nil
+			}
+			info, err := d.Info()
+			if err != nil {
+				return nil
+			}
+			out = append(out, diskFile{path: rel, size: info.Size(), mtimeNS: info.ModTime().UnixNano()})
+			return nil
+		})
+		if err != nil {
+			return nil, nil, errs.Wrap(errs.Internal, err, "scan %s: %v", root, err)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].path < out[j].path })
+	return out, roots, nil
+}
+
+type prepared struct {
+	d      diskFile
+	file   store.FileRec
+	parsed *markdown.Page // nil for sources and unchanged pages
+	err    error
+}
+
+// prepare reads, hashes and parses a batch with one worker per CPU. Each
+// file is read exactly once.
+func (ix *Indexer) prepare(batch []diskFile, known map[string]store.FileRec) []prepared {
+	out := make([]prepared, len(batch))
+	read := ix.readFile
+	if read == nil {
+		read = os.ReadFile
+	}
+	now := ix.now().UnixNano()
+	var wg sync.WaitGroup
+	next := make(chan int)
+	workers := min(runtime.GOMAXPROCS(0), len(batch))
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				d := batch[i]
+				it := prepared{d: d}
+				data, err := read(ix.Vault.Abs(d.path))
+				if err != nil {
+					it.err = err
+					out[i] = it
+					continue
+				}
+				it.file = store.FileRec{
+					Kind: store.KindSource, Size: int64(len(data)), MtimeNS: d.mtimeNS,
+					SHA256: sha256.Sum256(data), FirstSeen: now, LastChanged: now,
+				}
+				if vault.IsPagePath(d.path) {
+					it.file.Kind = store.KindPage
+					if old, ok := known[d.path]; !ok || old.SHA256 != it.file.SHA256 {
+						it.parsed = markdown.Parse(d.path, data)
+					}
+				}
+				out[i] = it
+			}
+		}()
+	}
+	for i := range batch {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	return out
+}

@@ -1,0 +1,73 @@
+// Package testvault builds vaults for tests: empty ones, and ones whose
+// wiki/ holds the Obsidian Help corpus kept in testdata/.
+package testvault
+
+import (
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"testing"
+
+	"github.com/synapse-wiki/synapse/vault"
+)
+
+// RepoRoot returns the repository root (where go.mod is).
+func RepoRoot() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "..", "..")
+}
+
+// CorpusDir is the Obsidian Help corpus copied into testdata/.
+func CorpusDir() string { return filepath.Join(RepoRoot(), "testdata", "obsidian-help-en") }
+
+// New creates an initialised, empty vault in a temporary folder.
+func New(t testing.TB) *vault.Vault {
+	t.Helper()
+	v, _, err := vault.Init(filepath.Join(t.TempDir(), "vault"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+// WithCorpus creates a vault whose wiki/ holds the Obsidian Help corpus.
+func WithCorpus(t testing.TB) *vault.Vault {
+	t.Helper()
+	v := New(t)
+	if err := CopyTree(CorpusDir(), v.Abs(vault.WikiDir)); err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+// CopyTree copies the regular files under src into dst.
+func CopyTree(src, dst string) error {
+	return filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		target := filepath.Join(dst, rel)
+		if d.IsDir() {
+			return os.MkdirAll(target, 0o755)
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(target, data, 0o644)
+	})
+}
+
+// Write writes a vault-relative file, creating folders.
+func Write(t testing.TB, v *vault.Vault, rel, content string) {
+	t.Helper()
+	p := v.Abs(rel)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}

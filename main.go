@@ -1,0 +1,103 @@
+// Command synapse keeps an LLM-maintained markdown wiki fast, searchable and
+// safe: a vault of plain files, an embedded bbolt index, a review queue, a
+// link graph and a source tracker, exposed as CLI verbs, MCP tools and REST
+// routes generated from one operation table (package ops).
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/synapse-wiki/synapse/errs"
+	"github.com/synapse-wiki/synapse/ops"
+	"github.com/urfave/cli/v2"
+)
+
+// version is set at build time with -ldflags "-X main.version=…".
+var version = "0.1.0-dev"
+
+const exitCodesHelp = `EXIT CODES:
+   0  ok
+   1  internal error
+   2  invalid input or usage
+   3  not found
+   4  conflict (stale --if-match, a decided review item)
+   5  forbidden or unavailable (read-only server, store held elsewhere)
+`
+
+func main() {
+	os.Exit(run(os.Args, os.Stdin, os.Stdout, os.Stderr))
+}
+
+// run runs the CLI and returns the exit code; only main calls os.Exit.
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	ops.Version = version
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	app := newApp(stdin, stdout, stderr)
+	err := app.RunContext(ctx, permuteArgs(app, args))
+	if err == nil {
+		return 0
+	}
+	return reportError(stderr, err, wantsJSON(args))
+}
+
+func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
+	app := &cli.App{
+		Name:    "synapse",
+		Usage:   "a fast, safe substrate for LLM-maintained markdown wikis",
+		Version: version,
+		Description: "synapse keeps a vault of markdown pages (wiki/) compiled from raw sources (raw/sources/)\n" +
+			"indexed in an embedded store: ranked search, a link graph, a review queue and a source tracker.\n" +
+			"Every verb takes --json for machine output identical to the MCP tools and REST routes.",
+		Reader:               stdin,
+		Writer:               stdout,
+		ErrWriter:            stderr,
+		EnableBashCompletion: true,
+		HideHelpCommand:      true,
+		Flags:                globalFlags(),
+		ExitErrHandler:       func(*cli.Context, error) {}, // errors are reported by run
+		CustomAppHelpTemplate: cli.AppHelpTemplate + "\n" + exitCodesHelp + `
+VAULT:
+   Found from --vault DIR, then $SYNAPSE_VAULT, then the nearest folder at or above
+   the working directory that holds .synapse/. Create one with 'synapse init DIR'.
+`,
+	}
+	app.Commands = buildCommands()
+	return app
+}
+
+func globalFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "vault", Usage: "vault folder (default: $SYNAPSE_VAULT, else the nearest folder holding .synapse/)", EnvVars: []string{"SYNAPSE_VAULT"}},
+		&cli.BoolFlag{Name: "json", Usage: "machine-readable JSON output (the same JSON as MCP and REST)"},
+	}
+}
+
+// reportError prints err on stderr (as the JSON envelope with --json) and
+// returns its exit code.
+func reportError(w io.Writer, err error, asJSON bool) int {
+	code := errs.CodeOf(err)
+	if ec, ok := err.(cli.ExitCoder); ok && code == errs.Internal {
+		// urfave usage errors (unknown flag, missing argument)
+		if ec.ExitCode() != 0 && ec.ExitCode() != 1 {
+			fmt.Fprintf(w, "synapse: %v\n", err)
+			return ec.ExitCode()
+		}
+	}
+	if isUsageError(err) {
+		code = errs.Invalid
+		err = errs.E(errs.Invalid, "%v", err)
+	}
+	if asJSON {
+		data, _ := ops.MarshalJSON(ops.ErrorEnvelope(err))
+		w.Write(data)
+	} else {
+		fmt.Fprintf(w, "synapse: %s\n", errs.Message(err))
+	}
+	return errs.ExitCode(code)
+}

@@ -1,0 +1,99 @@
+package ops
+
+import (
+	"context"
+	"time"
+
+	"github.com/synapse-wiki/synapse/index"
+	"github.com/synapse-wiki/synapse/search"
+	"github.com/synapse-wiki/synapse/store"
+	"github.com/synapse-wiki/synapse/vault"
+)
+
+// Version is the synapse version, set by main.
+var Version = "dev"
+
+// Env is what an operation runs against: one vault and its open store.
+type Env struct {
+	Vault *vault.Vault
+	Store *store.Store
+	Index *index.Indexer
+	// ReadOnly refuses every write operation (HTTP without --write).
+	ReadOnly bool
+	// Now is the clock (tests pin it).
+	Now func() time.Time
+	// Rescan, when set, runs a rescan on behalf of trigger_source_rescan
+	// (serve routes it through its watcher queue); nil scans inline.
+	Rescan func(ctx context.Context) (*index.Report, error)
+	// Progress receives scan progress (the CLI draws it on a TTY).
+	Progress index.Progress
+}
+
+// OpenOptions tune OpenEnv.
+type OpenOptions struct {
+	ReadOnly bool          // open the store with a shared lock
+	Timeout  time.Duration // lock wait bound
+	Holder   string        // holder description for a read-write open
+	Progress index.Progress
+}
+
+// OpenEnv opens the store of v. A store that has never completed a scan is
+// opened read-write and scanned first, so a new vault answers at once.
+func OpenEnv(ctx context.Context, v *vault.Vault, o OpenOptions) (*Env, error) {
+	open := func(ro bool) (*store.Store, error) {
+		return store.Open(v.Abs(vault.DBFile), store.Options{ReadOnly: ro, Timeout: o.Timeout, Holder: o.Holder})
+	}
+	s, err := open(o.ReadOnly)
+	needScan := false
+	if err == nil {
+		_ = s.View(func(tx *store.Tx) error {
+			_, ok := tx.LastScan()
+			needScan = !ok
+			return nil
+		})
+		if needScan && o.ReadOnly {
+			s.Close()
+			s, err = open(false)
+		}
+	} else if o.ReadOnly {
+		// no store yet, or a schema to migrate: a read-write open creates it
+		if s2, err2 := open(false); err2 == nil {
+			s, err, needScan = s2, nil, true
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	e := NewEnv(v, s)
+	e.Progress = o.Progress
+	e.Index.Progress = o.Progress
+	if needScan {
+		if _, err := e.Index.Scan(ctx, index.ScanOptions{}); err != nil {
+			s.Close()
+			return nil, err
+		}
+	}
+	return e, nil
+}
+
+// NewEnv wraps an already open store.
+func NewEnv(v *vault.Vault, s *store.Store) *Env {
+	e := &Env{Vault: v, Store: s, Now: time.Now}
+	e.Index = &index.Indexer{Vault: v, Store: s, Pages: search.Indexer{}, Now: e.now}
+	return e
+}
+
+func (e *Env) now() time.Time {
+	if e.Now != nil {
+		return e.Now()
+	}
+	return time.Now()
+}
+
+// Close closes the store.
+func (e *Env) Close() error {
+	if e == nil || e.Store == nil {
+		return nil
+	}
+	return e.Store.Close()
+}

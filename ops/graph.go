@@ -1,0 +1,319 @@
+package ops
+
+import (
+	"context"
+	"sort"
+
+	"github.com/synapse-wiki/synapse/store"
+)
+
+// NeighborhoodIn is the input of get_graph_neighborhood.
+type NeighborhoodIn struct {
+	Title string `json:"title" arg:"0" required:"true" desc:"Page at the centre, resolved like a [[link]]"`
+	Depth int    `json:"depth,omitempty" default:"1" min:"1" max:"2" desc:"Hops from the centre (1..2, default 1; larger values are clamped to 2)"`
+}
+
+// GraphNode is a node of a neighbourhood.
+type GraphNode struct {
+	ID    string `json:"id"`
+	Title string `json:"title"`
+	Type  string `json:"type"`
+	Hop   int    `json:"hop"`
+}
+
+// GraphEdge is a weighted, undirected edge between two page ids.
+type GraphEdge struct {
+	Source string  `json:"source"`
+	Target string  `json:"target"`
+	Weight float64 `json:"weight"`
+}
+
+// Center is the centre node of a neighbourhood.
+type Center struct {
+	ID    string `json:"id"`
+	Title string `json:"title"`
+	Type  string `json:"type"`
+}
+
+// NeighborhoodOut is the result of get_graph_neighborhood.
+type NeighborhoodOut struct {
+	Center    Center      `json:"center"`
+	Depth     int         `json:"depth"`
+	Nodes     []GraphNode `json:"nodes"`
+	Edges     []GraphEdge `json:"edges"`
+	Truncated bool        `json:"truncated"`
+}
+
+// MaxNeighborhoodNodes bounds a neighbourhood; the strongest nodes are kept.
+const MaxNeighborhoodNodes = 500
+
+var opNeighbors = register(Op{
+	Name: "graph.neighbors", Summary: "Pages around a page in the link graph, with weighted edges",
+	CLI: "graph neighbors", MCP: "get_graph_neighborhood",
+	REST:   []Route{{Method: "GET", Path: "/graph/neighborhood"}},
+	Access: Read, Limits: "depth 1..2 (clamped); at most 500 nodes",
+}, neighbors)
+
+func round3(f float32) float64 {
+	return float64(int64(float64(f)*1000+0.5)) / 1000
+}
+
+func neighbors(ctx context.Context, e *Env, in *NeighborhoodIn) (*NeighborhoodOut, error) {
+	out := &NeighborhoodOut{Depth: in.Depth, Nodes: []GraphNode{}, Edges: []GraphEdge{}}
+	err := e.Store.View(func(tx *store.Tx) error {
+		center, err := resolvePage(tx, in.Title)
+		if err != nil {
+			return err
+		}
+		out.Center = Center{ID: center.ID, Title: center.Title, Type: center.Type}
+		type info struct {
+			hop    int
+			weight float32 // strongest edge to the previous hop
+			adj    *store.AdjRec
+		}
+		seen := map[uint32]*info{}
+		ca, err := tx.Adj(center.Doc)
+		if err != nil {
+			return err
+		}
+		if ca == nil {
+			return nil // reserved page or not in the graph
+		}
+		seen[center.Doc] = &info{hop: 0, adj: ca}
+		frontier := []uint32{center.Doc}
+		for hop := 1; hop <= in.Depth; hop++ {
+			var next []uint32
+			for _, d := range frontier {
+				for _, edge := range seen[d].adj.Edges {
+					if s, ok := seen[edge.To]; ok {
+						if s.hop == hop && edge.Weight > s.weight {
+							s.weight = edge.Weight
+						}
+						continue
+					}
+					a, err := tx.Adj(edge.To)
+					if err != nil {
+						return err
+					}
+					if a == nil {
+						continue
+					}
+					seen[edge.To] = &info{hop: hop, weight: edge.Weight, adj: a}
+					next = append(next, edge.To)
+				}
+			}
+			frontier = next
+		}
+		type row struct {
+			doc uint32
+			inf *info
+			rec *store.PageRec
+		}
+		rows := make([]row, 0, len(seen))
+		for d, inf := range seen {
+			if d == center.Doc {
+				continue
+			}
+			p, err := tx.Page(d)
+			if err != nil {
+				return err
+			}
+			if p != nil {
+				rows = append(rows, row{d, inf, p})
+			}
+		}
+		sort.Slice(rows, func(i, j int) bool {
+			a, b := rows[i], rows[j]
+			if a.inf.hop != b.inf.hop {
+				return a.inf.hop < b.inf.hop
+			}
+			if a.inf.weight != b.inf.weight {
+				return a.inf.weight > b.inf.weight
+			}
+			fa, fb := store.Fold(a.rec.Title), store.Fold(b.rec.Title)
+			if fa != fb {
+				return fa < fb
+			}
+			return a.rec.Path < b.rec.Path
+		})
+		if len(rows) > MaxNeighborhoodNodes {
+			rows, out.Truncated = rows[:MaxNeighborhoodNodes], true
+		}
+		ids := map[uint32]string{center.Doc: center.ID}
+		for _, r := range rows {
+			ids[r.doc] = r.rec.ID
+			out.Nodes = append(out.Nodes, GraphNode{ID: r.rec.ID, Title: r.rec.Title, Type: r.rec.Type, Hop: r.inf.hop})
+		}
+		// every persisted edge between two returned nodes, once
+		order := append([]uint32{center.Doc}, make([]uint32, 0, len(rows))...)
+		for _, r := range rows {
+			order = append(order, r.doc)
+		}
+		for _, d := range order {
+			for _, edge := range seen[d].adj.Edges {
+				if _, ok := ids[edge.To]; ok && d < edge.To {
+					out.Edges = append(out.Edges, GraphEdge{Source: ids[d], Target: ids[edge.To], Weight: round3(edge.Weight)})
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// BacklinksIn is the input of graph backlinks.
+type BacklinksIn struct {
+	Title string `json:"title" arg:"0" required:"true" desc:"Page whose backlinks to list"`
+}
+
+// BacklinkItem is a page linking to another, with its link count.
+type BacklinkItem struct {
+	PageRef
+	Count int `json:"count"`
+}
+
+// BacklinksOut is the result of graph backlinks.
+type BacklinksOut struct {
+	Page      PageRef        `json:"page"`
+	Total     int            `json:"total"`
+	Backlinks []BacklinkItem `json:"backlinks"`
+}
+
+var opBacklinks = register(Op{
+	Name: "graph.backlinks", Summary: "Pages that link to a page",
+	CLI: "graph backlinks", REST: []Route{{Method: "GET", Path: "/graph/backlinks"}},
+	Access: Read,
+}, backlinks)
+
+func backlinks(ctx context.Context, e *Env, in *BacklinksIn) (*BacklinksOut, error) {
+	out := &BacklinksOut{Backlinks: []BacklinkItem{}}
+	err := e.Store.View(func(tx *store.Tx) error {
+		p, err := resolvePage(tx, in.Title)
+		if err != nil {
+			return err
+		}
+		out.Page = refOf(p)
+		for _, b := range tx.Backlinks(p.Doc) {
+			src, err := tx.Page(b.Src)
+			if err != nil {
+				return err
+			}
+			if src != nil {
+				out.Backlinks = append(out.Backlinks, BacklinkItem{PageRef: refOf(src), Count: b.Count})
+			}
+		}
+		sort.Slice(out.Backlinks, func(i, j int) bool {
+			return lessRef(out.Backlinks[i].PageRef, out.Backlinks[j].PageRef)
+		})
+		out.Total = len(out.Backlinks)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func lessRef(a, b PageRef) bool {
+	fa, fb := store.Fold(a.Title), store.Fold(b.Title)
+	if fa != fb {
+		return fa < fb
+	}
+	return a.Path < b.Path
+}
+
+// OrphansIn is the (empty) input of graph orphans.
+type OrphansIn struct{}
+
+// PagesOut is a list of pages with a total.
+type PagesOut struct {
+	Total int       `json:"total"`
+	Pages []PageRef `json:"pages"`
+}
+
+var opOrphans = register(Op{
+	Name: "graph.orphans", Summary: "Pages no other page links to",
+	CLI: "graph orphans", REST: []Route{{Method: "GET", Path: "/graph/orphans"}},
+	Access: Read,
+}, orphans)
+
+func orphans(ctx context.Context, e *Env, in *OrphansIn) (*PagesOut, error) {
+	out := &PagesOut{Pages: []PageRef{}}
+	err := e.Store.View(func(tx *store.Tx) error {
+		var err error
+		tx.EachTitle(func(doc uint32, _ string) bool {
+			if tx.HasBacklinks(doc) {
+				return true
+			}
+			var p *store.PageRec
+			if p, err = tx.Page(doc); err != nil {
+				return false
+			}
+			if p != nil {
+				out.Pages = append(out.Pages, refOf(p))
+			}
+			return true
+		})
+		out.Total = len(out.Pages)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// MissingIn is the (empty) input of graph missing.
+type MissingIn struct{}
+
+// MissingTarget is an unresolved link target.
+type MissingTarget struct {
+	Target string         `json:"target"`
+	Links  int            `json:"links"`
+	Pages  []BacklinkItem `json:"pages"`
+}
+
+// MissingOut is the result of graph missing.
+type MissingOut struct {
+	Total   int             `json:"total"`
+	Targets []MissingTarget `json:"targets"`
+}
+
+var opMissing = register(Op{
+	Name: "graph.missing", Summary: "Link targets that match no page (dangling links)",
+	CLI: "graph missing", REST: []Route{{Method: "GET", Path: "/graph/missing"}},
+	Access: Read,
+}, missing)
+
+func missing(ctx context.Context, e *Env, in *MissingIn) (*MissingOut, error) {
+	out := &MissingOut{Targets: []MissingTarget{}}
+	err := e.Store.View(func(tx *store.Tx) error {
+		for _, d := range tx.Dangling() {
+			t := MissingTarget{Target: d.Raw, Links: d.Count, Pages: []BacklinkItem{}}
+			if t.Target == "" {
+				t.Target = d.Key
+			}
+			for _, s := range d.Sources {
+				p, err := tx.Page(s.Src)
+				if err != nil {
+					return err
+				}
+				if p != nil {
+					t.Pages = append(t.Pages, BacklinkItem{PageRef: refOf(p), Count: s.Count})
+				}
+			}
+			sort.Slice(t.Pages, func(i, j int) bool { return lessRef(t.Pages[i].PageRef, t.Pages[j].PageRef) })
+			out.Targets = append(out.Targets, t)
+		}
+		sort.SliceStable(out.Targets, func(i, j int) bool { return out.Targets[i].Links > out.Targets[j].Links })
+		out.Total = len(out.Targets)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}

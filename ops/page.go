@@ -1,0 +1,321 @@
+package ops
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"io/fs"
+	"os"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/synapse-wiki/synapse/errs"
+	"github.com/synapse-wiki/synapse/index"
+	"github.com/synapse-wiki/synapse/markdown"
+	"github.com/synapse-wiki/synapse/store"
+	"github.com/synapse-wiki/synapse/vault"
+)
+
+// PageRef identifies a page in results.
+type PageRef struct {
+	ID    string `json:"id"`
+	Title string `json:"title"`
+	Type  string `json:"type"`
+	Path  string `json:"path"`
+}
+
+func refOf(p *store.PageRec) PageRef {
+	return PageRef{ID: p.ID, Title: p.Title, Type: p.Type, Path: p.Path}
+}
+
+// GetPageIn is the input of get_page.
+type GetPageIn struct {
+	Title string `json:"title" arg:"0" required:"true" desc:"Page title, alias, file name, path or id; resolved like a [[link]]"`
+}
+
+// LinkOut is one outgoing link of a page.
+type LinkOut struct {
+	Target    string `json:"target"`
+	Heading   string `json:"heading,omitempty"`
+	Resolved  bool   `json:"resolved"`
+	ID        string `json:"id,omitempty"`
+	Title     string `json:"title,omitempty"`
+	Path      string `json:"path,omitempty"`
+	Ambiguous int    `json:"ambiguous,omitempty"`
+	Line      int    `json:"line,omitempty"`
+}
+
+// GetPageOut is the result of get_page.
+type GetPageOut struct {
+	ID          string                `json:"id"`
+	Title       string                `json:"title"`
+	Type        string                `json:"type"`
+	Path        string                `json:"path"`
+	Frontmatter *markdown.Frontmatter `json:"frontmatter"`
+	Content     string                `json:"content"`
+	SHA256      string                `json:"sha256"`
+	Links       []LinkOut             `json:"links"`
+	Backlinks   []PageRef             `json:"backlinks"`
+}
+
+var opGetPage = register(Op{
+	Name: "page.get", Summary: "Read a page: frontmatter, content, links and backlinks",
+	CLI: "page get", MCP: "get_page", REST: []Route{{Method: "GET", Path: "/pages/{title}"}},
+	Access: Read,
+}, getPage)
+
+// resolvePage finds a page by title as a link would, then by id.
+func resolvePage(tx *store.Tx, title string) (*store.PageRec, error) {
+	r := index.Resolve(tx, index.LinkKey(title), "", false)
+	doc := r.Doc
+	if doc == 0 {
+		doc = tx.DocByID(title)
+	}
+	if doc == 0 {
+		return nil, notFoundPage(tx, title)
+	}
+	p, err := tx.Page(doc)
+	if err != nil {
+		return nil, err
+	}
+	if p == nil {
+		return nil, notFoundPage(tx, title)
+	}
+	return p, nil
+}
+
+func notFoundPage(tx *store.Tx, title string) error {
+	close := closestTitles(tx, title, 5)
+	if len(close) == 0 {
+		return errs.E(errs.NotFound, "no page titled %q", title)
+	}
+	return errs.E(errs.NotFound, "no page titled %q; closest: %s", title, strings.Join(quoteAll(close), ", "))
+}
+
+func quoteAll(s []string) []string {
+	out := make([]string, len(s))
+	for i, x := range s {
+		out[i] = `"` + x + `"`
+	}
+	return out
+}
+
+func getPage(ctx context.Context, e *Env, in *GetPageIn) (*GetPageOut, error) {
+	var (
+		rec       *store.PageRec
+		links     []LinkOut
+		backlinks []PageRef
+	)
+	err := e.Store.View(func(tx *store.Tx) error {
+		var err error
+		if rec, err = resolvePage(tx, in.Title); err != nil {
+			return err
+		}
+		links = make([]LinkOut, 0, len(rec.Links))
+		for _, l := range rec.Links {
+			lo := LinkOut{Target: l.Target, Heading: l.Heading, Line: l.Line, Ambiguous: l.Ambiguous}
+			to := l.To
+			if rec.Reserved {
+				to = index.Resolve(tx, l.Key, rec.Path, l.Markdown).Doc
+			}
+			if to != 0 {
+				if t, err := tx.Page(to); err == nil && t != nil {
+					lo.Resolved, lo.ID, lo.Title, lo.Path = true, t.ID, t.Title, t.Path
+				}
+			}
+			links = append(links, lo)
+		}
+		backlinks = []PageRef{}
+		for _, b := range tx.Backlinks(rec.Doc) {
+			if p, err := tx.Page(b.Src); err == nil && p != nil {
+				backlinks = append(backlinks, refOf(p))
+			}
+		}
+		sortRefs(backlinks)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	data, err := os.ReadFile(e.Vault.Abs(rec.Path))
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, errs.E(errs.NotFound, "page %q was indexed at %s but the file is gone; run `synapse source rescan`", rec.Title, rec.Path)
+		}
+		return nil, errs.Wrap(errs.Internal, err, "read %s: %v", rec.Path, err)
+	}
+	sum := sha256.Sum256(data)
+	parsed := markdown.Parse(rec.Path, data)
+	return &GetPageOut{
+		ID: rec.ID, Title: rec.Title, Type: rec.Type, Path: rec.Path,
+		Frontmatter: parsed.Frontmatter, Content: parsed.Body, SHA256: hex.EncodeToString(sum[:]),
+		Links: links, Backlinks: backlinks,
+	}, nil
+}
+
+func sortRefs(r []PageRef) {
+	sort.Slice(r, func(i, j int) bool {
+		a, b := store.Fold(r[i].Title), store.Fold(r[j].Title)
+		if a != b {
+			return a < b
+		}
+		return r[i].Path < r[j].Path
+	})
+}
+
+// ListPagesIn is the input of list_pages.
+type ListPagesIn struct {
+	Type   string `json:"type,omitempty" desc:"Only pages of this type (entity, concept, source, synthesis, comparison, query, note)"`
+	Tag    string `json:"tag,omitempty" mcp:"-" desc:"Only pages with this tag"`
+	Limit  int    `json:"limit,omitempty" default:"100" min:"1" max:"1000" desc:"Maximum pages to return (1..1000, default 100)"`
+	Offset int    `json:"offset,omitempty" mcp:"-" min:"0" desc:"Pages to skip"`
+}
+
+// PageItem is one row of list_pages.
+type PageItem struct {
+	ID      string `json:"id"`
+	Title   string `json:"title"`
+	Type    string `json:"type"`
+	Path    string `json:"path"`
+	Updated string `json:"updated"`
+}
+
+// ListPagesOut is the result of list_pages.
+type ListPagesOut struct {
+	Total int        `json:"total"`
+	Pages []PageItem `json:"pages"`
+}
+
+var opListPages = register(Op{
+	Name: "page.list", Summary: "List wiki pages ordered by title",
+	CLI: "page list", MCP: "list_pages", REST: []Route{{Method: "GET", Path: "/pages"}},
+	Access: Read, Limits: "limit 1..1000 (default 100)",
+}, listPages)
+
+func listPages(ctx context.Context, e *Env, in *ListPagesIn) (*ListPagesOut, error) {
+	if in.Type != "" {
+		in.Type = strings.ToLower(in.Type)
+		if !vault.ValidType(in.Type) {
+			return nil, errs.E(errs.Invalid, "unknown page type %q; valid types: %s", in.Type, strings.Join(vault.PageTypes, ", "))
+		}
+	}
+	out := &ListPagesOut{Pages: []PageItem{}}
+	err := e.Store.View(func(tx *store.Tx) error {
+		recs, total, err := tx.ListPages(store.ListFilter{Type: in.Type, Tag: in.Tag, Offset: in.Offset, Limit: in.Limit})
+		if err != nil {
+			return err
+		}
+		out.Total = total
+		for _, p := range recs {
+			out.Pages = append(out.Pages, PageItem{ID: p.ID, Title: p.Title, Type: p.Type, Path: p.Path, Updated: updatedOf(p)})
+		}
+		return nil
+	})
+	return out, err
+}
+
+// updatedOf is the frontmatter `updated` value, else the file's mtime.
+func updatedOf(p *store.PageRec) string {
+	if p.Updated != "" {
+		return p.Updated
+	}
+	return time.Unix(0, p.MtimeNS).UTC().Format(time.RFC3339)
+}
+
+// closestTitles ranks page titles by similarity to q.
+func closestTitles(tx *store.Tx, q string, n int) []string {
+	fq := store.Fold(strings.TrimSpace(q))
+	if fq == "" {
+		return nil
+	}
+	type cand struct {
+		doc   uint32
+		title string
+		score float64
+	}
+	var best []cand
+	tx.EachTitle(func(doc uint32, t string) bool {
+		s := similarity(fq, t)
+		if s < 0.34 {
+			return true
+		}
+		best = append(best, cand{doc, t, s})
+		if len(best) > 4*n {
+			sort.Slice(best, func(i, j int) bool { return best[i].score > best[j].score })
+			best = best[:n]
+		}
+		return true
+	})
+	sort.Slice(best, func(i, j int) bool {
+		if best[i].score != best[j].score {
+			return best[i].score > best[j].score
+		}
+		return best[i].title < best[j].title
+	})
+	var out []string
+	for _, c := range best {
+		if len(out) == n {
+			break
+		}
+		if p, err := tx.Page(c.doc); err == nil && p != nil {
+			out = append(out, p.Title)
+		}
+	}
+	return out
+}
+
+// similarity scores two folded strings in [0,1]: normalized edit distance,
+// raised when one contains the other or they share words.
+func similarity(a, b string) float64 {
+	if a == b {
+		return 1
+	}
+	ra, rb := []rune(a), []rune(b)
+	if len(ra) > 64 {
+		ra = ra[:64]
+	}
+	if len(rb) > 64 {
+		rb = rb[:64]
+	}
+	d := levenshtein(ra, rb)
+	s := 1 - float64(d)/float64(max(len(ra), len(rb)))
+	if strings.Contains(b, a) || strings.Contains(a, b) {
+		s = max(s, 0.7)
+	}
+	wa, wb := strings.Fields(a), strings.Fields(b)
+	shared := 0
+	for _, x := range wa {
+		for _, y := range wb {
+			if x == y && len(x) > 2 {
+				shared++
+				break
+			}
+		}
+	}
+	if shared > 0 {
+		s = max(s, 0.35+0.5*float64(shared)/float64(max(len(wa), len(wb))))
+	}
+	return s
+}
+
+func levenshtein(a, b []rune) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			c := 1
+			if a[i-1] == b[j-1] {
+				c = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+c)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}

@@ -1,0 +1,102 @@
+package ops
+
+import (
+	"context"
+	"time"
+
+	"github.com/synapse-wiki/synapse/index"
+	"github.com/synapse-wiki/synapse/store"
+)
+
+// StatusIn is the (empty) input of status.
+type StatusIn struct{}
+
+// StatusOut describes a vault and its index.
+type StatusOut struct {
+	Version      string `json:"version"`
+	Vault        string `json:"vault"`
+	Pages        int    `json:"pages"`
+	Sources      int    `json:"sources"`
+	Links        int    `json:"links"`
+	Dangling     int    `json:"dangling"`
+	Orphans      int    `json:"orphans"`
+	StoreBytes   int64  `json:"store_bytes"`
+	Schema       int    `json:"schema"`
+	LastScan     string `json:"last_scan"`
+	PendingLinks int    `json:"pending_links"`
+	PendingGraph int    `json:"pending_graph"`
+	// Reviews counts review items by status (filled by the review queue).
+	Reviews map[string]int `json:"reviews"`
+}
+
+// statusHooks let other parts of the domain add to the status (the review
+// queue registers its counts).
+var statusHooks []func(tx *store.Tx, out *StatusOut) error
+
+var opStatus = register(Op{
+	Name: "status", Summary: "Counts and health of the vault and its index",
+	CLI: "status", REST: []Route{{Method: "GET", Path: "/status"}},
+	Access: Read,
+}, status)
+
+func status(ctx context.Context, e *Env, in *StatusIn) (*StatusOut, error) {
+	out := &StatusOut{Version: Version, Vault: e.Vault.Root, Schema: store.SchemaVersion,
+		StoreBytes: e.Store.SizeBytes(), Reviews: map[string]int{}}
+	err := e.Store.View(func(tx *store.Tx) error {
+		out.Pages = tx.PageCount()
+		_ = tx.EachFile("raw/sources/", func(string, store.FileRec) bool { out.Sources++; return true })
+		tx.EachTitle(func(doc uint32, _ string) bool {
+			if !tx.HasBacklinks(doc) {
+				out.Orphans++
+			}
+			return true
+		})
+		for _, d := range tx.Dangling() {
+			out.Dangling += d.Count
+		}
+		out.Links = tx.LinkCount()
+		if t, ok := tx.LastScan(); ok {
+			out.LastScan = t.UTC().Format(time.RFC3339)
+		}
+		out.PendingLinks = len(tx.LinksDirty(0))
+		out.PendingGraph = tx.GraphDirtyCount()
+		for _, h := range statusHooks {
+			if err := h(tx, out); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// ReindexIn is the (empty) input of reindex.
+type ReindexIn struct{}
+
+var opReindex = register(Op{
+	Name: "reindex", Summary: "Rebuild every derived index from the files (the review queue is kept)",
+	CLI: "reindex", Access: Write,
+}, reindex)
+
+func reindex(ctx context.Context, e *Env, in *ReindexIn) (*index.Report, error) {
+	return e.Index.Scan(ctx, index.ScanOptions{Full: true})
+}
+
+// RescanIn is the (empty) input of trigger_source_rescan.
+type RescanIn struct{}
+
+var opRescan = register(Op{
+	Name: "source.rescan", Summary: "Rescan wiki/ and raw/sources/ for new, changed and deleted files",
+	CLI: "source rescan", MCP: "trigger_source_rescan", REST: []Route{{Method: "POST", Path: "/sources/rescan"}},
+	Access: Write, Limits: "path lists capped at 100 each, with counts",
+}, rescan)
+
+func rescan(ctx context.Context, e *Env, in *RescanIn) (*index.Report, error) {
+	if e.Rescan != nil {
+		return e.Rescan(ctx)
+	}
+	return e.Index.Scan(ctx, index.ScanOptions{})
+}

@@ -1,0 +1,89 @@
+package store
+
+import (
+	"encoding/binary"
+)
+
+// FileKind tells what a tracked file is.
+type FileKind uint8
+
+// File kinds.
+const (
+	KindPage   FileKind = 1 // a *.md file under wiki/
+	KindSource FileKind = 2 // any file under raw/sources/
+)
+
+// FileRec is what the scanner remembers about a file so that it can skip
+// an unchanged one without reading it.
+type FileRec struct {
+	Kind        FileKind
+	Size        int64
+	MtimeNS     int64    // modification time, Unix nanoseconds
+	SHA256      [32]byte // of the content
+	FirstSeen   int64    // Unix nanoseconds
+	LastChanged int64    // Unix nanoseconds: when the hash last changed
+	Doc         uint32   // internal doc number (pages only)
+}
+
+func (f *FileRec) encode() []byte {
+	b := make([]byte, 0, 64)
+	b = append(b, byte(f.Kind))
+	b = binary.AppendVarint(b, f.Size)
+	b = binary.AppendVarint(b, f.MtimeNS)
+	b = append(b, f.SHA256[:]...)
+	b = binary.AppendVarint(b, f.FirstSeen)
+	b = binary.AppendVarint(b, f.LastChanged)
+	b = binary.AppendUvarint(b, uint64(f.Doc))
+	return b
+}
+
+func decodeFileRec(v []byte) (FileRec, error) {
+	var f FileRec
+	if len(v) < 1 {
+		return f, errCorrupt
+	}
+	f.Kind = FileKind(v[0])
+	r := reader{b: v[1:]}
+	f.Size = r.varint()
+	f.MtimeNS = r.varint()
+	copy(f.SHA256[:], r.bytes(32))
+	f.FirstSeen = r.varint()
+	f.LastChanged = r.varint()
+	f.Doc = uint32(r.uvarint())
+	return f, r.err
+}
+
+// File returns the record of a vault-relative path.
+func (tx *Tx) File(path string) (FileRec, bool, error) {
+	v := tx.b(bFiles).Get([]byte(path))
+	if v == nil {
+		return FileRec{}, false, nil
+	}
+	f, err := decodeFileRec(v)
+	return f, err == nil, err
+}
+
+// PutFile stores the record of a path.
+func (tx *Tx) PutFile(path string, f FileRec) error {
+	return tx.b(bFiles).Put([]byte(path), f.encode())
+}
+
+// DeleteFile forgets a path.
+func (tx *Tx) DeleteFile(path string) error { return tx.b(bFiles).Delete([]byte(path)) }
+
+// EachFile calls fn for every tracked file whose path starts with prefix,
+// in path order. fn returning false stops the walk.
+func (tx *Tx) EachFile(prefix string, fn func(path string, f FileRec) bool) error {
+	c := tx.b(bFiles).Cursor()
+	p := []byte(prefix)
+	for k, v := c.Seek(p); k != nil && hasPrefixBytes(k, p); k, v = c.Next() {
+		f, err := decodeFileRec(v)
+		if err != nil {
+			return err
+		}
+		if !fn(string(k), f) {
+			return nil
+		}
+	}
+	return nil
+}

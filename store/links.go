@@ -1,0 +1,274 @@
+package store
+
+import (
+	"encoding/binary"
+	"sort"
+	"strings"
+)
+
+// AddBacklink adds n links from src to dst (n may be negative; the entry
+// disappears at zero).
+func (tx *Tx) AddBacklink(dst, src uint32, n int) error {
+	b := tx.b(bBacklinks)
+	k := append(u32(dst), u32(src)...)
+	v := int64(getU32(b.Get(k))) + int64(n)
+	if v <= 0 {
+		return b.Delete(k)
+	}
+	return b.Put(k, u32(uint32(v)))
+}
+
+// Backlink is a page linking to another, with its link count.
+type Backlink struct {
+	Src   uint32
+	Count int
+}
+
+// Backlinks returns the pages linking to dst, in doc order.
+func (tx *Tx) Backlinks(dst uint32) []Backlink {
+	prefix := u32(dst)
+	var out []Backlink
+	c := tx.b(bBacklinks).Cursor()
+	for k, v := c.Seek(prefix); k != nil && hasPrefixBytes(k, prefix); k, v = c.Next() {
+		out = append(out, Backlink{Src: getU32(k[4:]), Count: int(getU32(v))})
+	}
+	return out
+}
+
+// HasBacklinks reports whether any page links to dst.
+func (tx *Tx) HasBacklinks(dst uint32) bool {
+	prefix := u32(dst)
+	k, _ := tx.b(bBacklinks).Cursor().Seek(prefix)
+	return k != nil && hasPrefixBytes(k, prefix)
+}
+
+func danglingPrefix(target string) []byte {
+	return append(key(LastSegment(target), target), 0)
+}
+
+// AddDangling adds n unresolved links from src under the folded target
+// key, remembering raw as the written form.
+func (tx *Tx) AddDangling(target string, raw string, src uint32, n int) error {
+	b := tx.b(bDangling)
+	k := append(danglingPrefix(target), u32(src)...)
+	old := b.Get(k)
+	v := int64(n)
+	if old != nil {
+		v += int64(getU32(old))
+		if len(old) > 4 {
+			raw = string(old[4:])
+		}
+	}
+	if v <= 0 {
+		return b.Delete(k)
+	}
+	return b.Put(k, append(u32(uint32(v)), raw...))
+}
+
+// DanglingRef is an unresolved link target with the pages that use it.
+type DanglingRef struct {
+	Key     string     // folded target
+	Raw     string     // the form written first
+	Count   int        // number of links
+	Sources []Backlink // linking pages with their counts
+}
+
+// Dangling returns every unresolved target, grouped by key.
+func (tx *Tx) Dangling() []DanglingRef {
+	var out []DanglingRef
+	c := tx.b(bDangling).Cursor()
+	for k, v := c.First(); k != nil; k, v = c.Next() {
+		seg, rest, ok := strings.Cut(string(k), "\x00")
+		if !ok || len(rest) < 5 {
+			continue
+		}
+		_ = seg
+		tkey := rest[:len(rest)-5]
+		src := getU32([]byte(rest[len(rest)-4:]))
+		n := int(getU32(v))
+		if len(out) == 0 || out[len(out)-1].Key != tkey {
+			raw := ""
+			if len(v) > 4 {
+				raw = string(v[4:])
+			}
+			out = append(out, DanglingRef{Key: tkey, Raw: raw})
+		}
+		d := &out[len(out)-1]
+		d.Count += n
+		d.Sources = append(d.Sources, Backlink{Src: src, Count: n})
+	}
+	return out
+}
+
+// DanglingFor returns the pages holding unresolved links to one target key.
+func (tx *Tx) DanglingFor(target string) []Backlink {
+	prefix := danglingPrefix(target)
+	var out []Backlink
+	c := tx.b(bDangling).Cursor()
+	for k, v := c.Seek(prefix); k != nil && hasPrefixBytes(k, prefix); k, v = c.Next() {
+		if len(k) == len(prefix)+4 {
+			out = append(out, Backlink{Src: getU32(k[len(prefix):]), Count: int(getU32(v))})
+		}
+	}
+	return out
+}
+
+// DanglingBySegment returns the pages holding unresolved links whose
+// target's last segment folds to seg.
+func (tx *Tx) DanglingBySegment(seg string) []uint32 {
+	prefix := append([]byte(seg), 0)
+	var out []uint32
+	c := tx.b(bDangling).Cursor()
+	for k, _ := c.Seek(prefix); k != nil && hasPrefixBytes(k, prefix); k, _ = c.Next() {
+		if len(k) >= len(prefix)+5 {
+			out = append(out, getU32(k[len(k)-4:]))
+		}
+	}
+	return out
+}
+
+// Edge is one neighbour of a node in the persisted graph.
+type Edge struct {
+	To     uint32
+	Dir    uint8   // bit 1: this node links to To; bit 2: To links to this node
+	Weight float32 // SPEC §2.3 weight, current once graph_dirty is drained
+}
+
+// Direct returns the number of link directions (0–2).
+func (e Edge) Direct() int { return int(e.Dir&1) + int(e.Dir>>1&1) }
+
+// AdjRec is a graph node: its type, the source keys it cites, and its
+// neighbours sorted by doc.
+type AdjRec struct {
+	Type    string
+	Sources []string
+	Edges   []Edge
+}
+
+func (a *AdjRec) encode() []byte {
+	b := make([]byte, 0, 16+len(a.Edges)*10)
+	b = appendStr(b, a.Type)
+	b = binary.AppendUvarint(b, uint64(len(a.Sources)))
+	for _, s := range a.Sources {
+		b = appendStr(b, s)
+	}
+	b = binary.AppendUvarint(b, uint64(len(a.Edges)))
+	prev := uint32(0)
+	for _, e := range a.Edges {
+		b = binary.AppendUvarint(b, uint64(e.To-prev))
+		prev = e.To
+		b = append(b, e.Dir)
+		b = binary.BigEndian.AppendUint32(b, mathFloat32bits(e.Weight))
+	}
+	return b
+}
+
+func decodeAdj(v []byte) (*AdjRec, error) {
+	r := reader{b: v}
+	a := &AdjRec{Type: r.str()}
+	n := r.uvarint()
+	if n > uint64(len(v)) {
+		return nil, errCorrupt
+	}
+	for i := uint64(0); i < n; i++ {
+		a.Sources = append(a.Sources, r.str())
+	}
+	n = r.uvarint()
+	if n > uint64(len(v)) {
+		return nil, errCorrupt
+	}
+	a.Edges = make([]Edge, 0, n)
+	prev := uint32(0)
+	for i := uint64(0); i < n; i++ {
+		prev += uint32(r.uvarint())
+		dir := r.bytes(1)
+		w := r.u32()
+		if r.err != nil {
+			return nil, r.err
+		}
+		a.Edges = append(a.Edges, Edge{To: prev, Dir: dir[0], Weight: mathFloat32frombits(w)})
+	}
+	return a, r.err
+}
+
+// Adj returns a node's adjacency (nil when the node is not in the graph).
+func (tx *Tx) Adj(doc uint32) (*AdjRec, error) {
+	v := tx.b(bAdj).Get(u32(doc))
+	if v == nil {
+		return nil, nil
+	}
+	return decodeAdj(v)
+}
+
+// PutAdj stores a node's adjacency, sorting its edges.
+func (tx *Tx) PutAdj(doc uint32, a *AdjRec) error {
+	sort.Slice(a.Edges, func(i, j int) bool { return a.Edges[i].To < a.Edges[j].To })
+	return tx.b(bAdj).Put(u32(doc), a.encode())
+}
+
+// DeleteAdj removes a node.
+func (tx *Tx) DeleteAdj(doc uint32) error { return tx.b(bAdj).Delete(u32(doc)) }
+
+// EachAdj calls fn for every graph node in doc order.
+func (tx *Tx) EachAdj(fn func(doc uint32, a *AdjRec) bool) error {
+	c := tx.b(bAdj).Cursor()
+	for k, v := c.First(); k != nil; k, v = c.Next() {
+		a, err := decodeAdj(v)
+		if err != nil {
+			return err
+		}
+		if !fn(getU32(k), a) {
+			return nil
+		}
+	}
+	return nil
+}
+
+// MarkGraphDirty records that the weights of edges around doc must be
+// recomputed.
+func (tx *Tx) MarkGraphDirty(doc uint32) error { return tx.b(bGraphDirty).Put(u32(doc), []byte{}) }
+
+// GraphDirty returns up to max dirty graph nodes (all when max <= 0).
+func (tx *Tx) GraphDirty(max int) []uint32 { return tx.docSet(bGraphDirty, max) }
+
+// GraphDirtyCount returns the number of dirty graph nodes.
+func (tx *Tx) GraphDirtyCount() int { return tx.b(bGraphDirty).Stats().KeyN }
+
+// ClearGraphDirty removes docs from the graph dirty set.
+func (tx *Tx) ClearGraphDirty(docs []uint32) error { return tx.clearDocSet(bGraphDirty, docs) }
+
+// MarkLinksDirty records that the links of doc must be (re-)resolved.
+func (tx *Tx) MarkLinksDirty(doc uint32) error { return tx.b(bLinksDirty).Put(u32(doc), []byte{}) }
+
+// LinksDirty returns up to max pages whose links await resolution.
+func (tx *Tx) LinksDirty(max int) []uint32 { return tx.docSet(bLinksDirty, max) }
+
+// ClearLinksDirty removes docs from the links dirty set.
+func (tx *Tx) ClearLinksDirty(docs []uint32) error { return tx.clearDocSet(bLinksDirty, docs) }
+
+func (tx *Tx) docSet(name []byte, max int) []uint32 {
+	var out []uint32
+	c := tx.b(name).Cursor()
+	for k, _ := c.First(); k != nil && (max <= 0 || len(out) < max); k, _ = c.Next() {
+		out = append(out, getU32(k))
+	}
+	return out
+}
+
+func (tx *Tx) clearDocSet(name []byte, docs []uint32) error {
+	b := tx.b(name)
+	for _, d := range docs {
+		if err := b.Delete(u32(d)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// BacklinkCount returns how many links src has to dst.
+func (tx *Tx) BacklinkCount(dst, src uint32) int {
+	return int(getU32(tx.b(bBacklinks).Get(append(u32(dst), u32(src)...))))
+}
+
+// IsGraphDirty reports whether doc awaits a weight recomputation.
+func (tx *Tx) IsGraphDirty(doc uint32) bool { return tx.b(bGraphDirty).Get(u32(doc)) != nil }

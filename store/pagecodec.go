@@ -1,0 +1,128 @@
+package store
+
+import (
+	"encoding/binary"
+	"encoding/hex"
+)
+
+// PageRec binary encoding (version 1):
+//
+//	u8 version
+//	str id, path, title, type, created, updated, fm_error
+//	varint mtime, size, changed
+//	[32]byte sha256 (zeros when unknown)
+//	u8 flags (1 reserved, 2 links pending)
+//	strs aliases, tags, sources, source_keys (uvarint count, then strings)
+//	uvarint link count, then per link:
+//	  str target, key, heading, block, label; u8 flags (1 embed, 2 markdown);
+//	  uvarint line, to, ambiguous
+const pageCodecVersion = 1
+
+func appendStrs(b []byte, ss []string) []byte {
+	b = binary.AppendUvarint(b, uint64(len(ss)))
+	for _, s := range ss {
+		b = appendStr(b, s)
+	}
+	return b
+}
+
+func (r *reader) strs() []string {
+	n := r.uvarint()
+	if n == 0 || r.err != nil {
+		return nil
+	}
+	if n > uint64(len(r.b)) {
+		r.err = errCorrupt
+		return nil
+	}
+	out := make([]string, n)
+	for i := range out {
+		out[i] = r.str()
+	}
+	return out
+}
+
+func encodePage(p *PageRec) []byte {
+	n := 64 + len(p.Path) + len(p.Title) + len(p.Links)*48
+	b := make([]byte, 0, n)
+	b = append(b, pageCodecVersion)
+	for _, s := range []string{p.ID, p.Path, p.Title, p.Type, p.Created, p.Updated, p.FMError} {
+		b = appendStr(b, s)
+	}
+	b = binary.AppendVarint(b, p.MtimeNS)
+	b = binary.AppendVarint(b, p.Size)
+	b = binary.AppendVarint(b, p.ChangedNS)
+	var sum [32]byte
+	hex.Decode(sum[:], []byte(p.SHA256))
+	b = append(b, sum[:]...)
+	var flags byte
+	if p.Reserved {
+		flags |= 1
+	}
+	if p.LinksPending {
+		flags |= 2
+	}
+	b = append(b, flags)
+	b = appendStrs(b, p.Aliases)
+	b = appendStrs(b, p.Tags)
+	b = appendStrs(b, p.Sources)
+	b = appendStrs(b, p.SourceKeys)
+	b = binary.AppendUvarint(b, uint64(len(p.Links)))
+	for _, l := range p.Links {
+		for _, s := range []string{l.Target, l.Key, l.Heading, l.Block, l.Label} {
+			b = appendStr(b, s)
+		}
+		var lf byte
+		if l.Embed {
+			lf |= 1
+		}
+		if l.Markdown {
+			lf |= 2
+		}
+		b = append(b, lf)
+		b = binary.AppendUvarint(b, uint64(l.Line))
+		b = binary.AppendUvarint(b, uint64(l.To))
+		b = binary.AppendUvarint(b, uint64(l.Ambiguous))
+	}
+	return b
+}
+
+func decodePage(v []byte) (*PageRec, error) {
+	if len(v) == 0 || v[0] != pageCodecVersion {
+		return nil, errCorrupt
+	}
+	r := reader{b: v[1:]}
+	p := &PageRec{}
+	p.ID, p.Path, p.Title, p.Type = r.str(), r.str(), r.str(), r.str()
+	p.Created, p.Updated, p.FMError = r.str(), r.str(), r.str()
+	p.MtimeNS, p.Size, p.ChangedNS = r.varint(), r.varint(), r.varint()
+	if sum := r.bytes(32); sum != nil {
+		var zero [32]byte
+		if string(sum) != string(zero[:]) {
+			p.SHA256 = hex.EncodeToString(sum)
+		}
+	}
+	if f := r.bytes(1); f != nil {
+		p.Reserved, p.LinksPending = f[0]&1 != 0, f[0]&2 != 0
+	}
+	p.Aliases, p.Tags, p.Sources, p.SourceKeys = r.strs(), r.strs(), r.strs(), r.strs()
+	n := r.uvarint()
+	if n > uint64(len(r.b)) {
+		return nil, errCorrupt
+	}
+	if n > 0 {
+		p.Links = make([]LinkRec, n)
+	}
+	for i := range p.Links {
+		l := &p.Links[i]
+		l.Target, l.Key, l.Heading, l.Block, l.Label = r.str(), r.str(), r.str(), r.str(), r.str()
+		if f := r.bytes(1); f != nil {
+			l.Embed, l.Markdown = f[0]&1 != 0, f[0]&2 != 0
+		}
+		l.Line, l.To, l.Ambiguous = int(r.uvarint()), uint32(r.uvarint()), int(r.uvarint())
+	}
+	if r.err != nil {
+		return nil, r.err
+	}
+	return p, nil
+}

@@ -1,0 +1,14 @@
+//go:build unix
+
+package store
+
+import "syscall"
+
+// processAlive reports whether a process with pid exists.
+func processAlive(pid int) bool {
+	if pid <= 0 {
+		return false
+	}
+	err := syscall.Kill(pid, 0)
+	return err == nil || err == syscall.EPERM
+}

@@ -1,0 +1,335 @@
+package store
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/synapse-wiki/synapse/errs"
+	bolt "go.etcd.io/bbolt"
+)
+
+// SchemaVersion is the layout version this build reads and writes.
+const SchemaVersion = 1
+
+// Bucket names. Derived buckets are dropped and rebuilt by ResetDerived;
+// kept buckets hold data that exists nowhere else.
+var (
+	bMeta       = []byte("meta")
+	bFiles      = []byte("files")
+	bPages      = []byte("pages")
+	bPagePath   = []byte("page_path")
+	bPageID     = []byte("page_id")
+	bNames      = []byte("names")
+	bBacklinks  = []byte("backlinks")
+	bDangling   = []byte("dangling")
+	bAdj        = []byte("adj")
+	bGraphDirty = []byte("graph_dirty")
+	bLinksDirty = []byte("links_dirty")
+	bTitles     = []byte("titles")
+	bByType     = []byte("by_type")
+	bByTag      = []byte("by_tag")
+	bCites      = []byte("cites")
+)
+
+// derivedBuckets lists every bucket rebuilt from the files. Packages that
+// add derived buckets register them with RegisterDerived in an init func.
+var derivedBuckets = [][]byte{
+	bFiles, bPages, bPagePath, bPageID, bNames, bBacklinks, bDangling,
+	bAdj, bGraphDirty, bLinksDirty, bTitles, bByType, bByTag, bCites,
+}
+
+// keptBuckets lists buckets that reindex never touches.
+var keptBuckets = [][]byte{bMeta}
+
+// RegisterDerived adds bucket names to the derived set (created on open,
+// dropped by ResetDerived). Call it from an init function in this package.
+func registerDerived(names ...string) {
+	for _, n := range names {
+		derivedBuckets = append(derivedBuckets, []byte(n))
+	}
+}
+
+// registerKept adds bucket names that are created on open and never
+// dropped by ResetDerived (the review queue).
+func registerKept(names ...string) {
+	for _, n := range names {
+		keptBuckets = append(keptBuckets, []byte(n))
+	}
+}
+
+// migrations[i] upgrades a store from schema version i+1 to i+2. A
+// migration of derived data may simply call tx.ResetDerived: the next scan
+// rebuilds it from the files.
+var migrations = []func(tx *Tx) error{}
+
+// Options tune Open.
+type Options struct {
+	// ReadOnly opens with a shared lock; writes fail.
+	ReadOnly bool
+	// Timeout bounds the wait for the file lock (default 2s). Open never
+	// blocks longer; on timeout it returns an unavailable error naming the
+	// process that holds the store.
+	Timeout time.Duration
+	// Holder describes this process in the holder file while the store is
+	// open read-write, e.g. "synapse serve --mcp-stdio".
+	Holder string
+}
+
+// Store is an open store.
+type Store struct {
+	db       *bolt.DB
+	path     string
+	readOnly bool
+}
+
+// HolderInfo describes the process holding a store open for writing.
+type HolderInfo struct {
+	PID     int       `json:"pid"`
+	Command string    `json:"command"`
+	Since   time.Time `json:"since"`
+}
+
+// HolderPath returns the path of the holder file for the store at dbPath.
+func HolderPath(dbPath string) string { return dbPath + ".holder" }
+
+// ReadHolder returns the recorded holder of the store at dbPath, if any.
+func ReadHolder(dbPath string) (HolderInfo, bool) {
+	var h HolderInfo
+	data, err := os.ReadFile(HolderPath(dbPath))
+	if err != nil || json.Unmarshal(data, &h) != nil || h.PID == 0 {
+		return h, false
+	}
+	return h, true
+}
+
+// Open opens (creating if needed) the store at path, runs pending
+// migrations and creates missing buckets. A held lock yields an
+// errs.Unavailable error naming the holder after at most opts.Timeout.
+func Open(path string, opts Options) (*Store, error) {
+	if opts.Timeout <= 0 {
+		opts.Timeout = 2 * time.Second
+	}
+	if opts.ReadOnly {
+		if _, err := os.Stat(path); err != nil {
+			return nil, errs.Wrap(errs.Unavailable, err, "store %s does not exist yet", path)
+		}
+	}
+	db, err := bolt.Open(path, 0o600, &bolt.Options{
+		Timeout:        opts.Timeout,
+		ReadOnly:       opts.ReadOnly,
+		NoFreelistSync: true,
+		FreelistType:   bolt.FreelistMapType,
+	})
+	if err != nil {
+		if errors.Is(err, bolt.ErrTimeout) {
+			return nil, lockedError(path)
+		}
+		return nil, errs.Wrap(errs.Internal, err, "open store %s: %v", path, err)
+	}
+	s := &Store{db: db, path: path, readOnly: opts.ReadOnly}
+	if opts.ReadOnly {
+		if err := s.View(func(tx *Tx) error { return tx.checkSchema() }); err != nil {
+			db.Close()
+			return nil, err
+		}
+		return s, nil
+	}
+	if err := s.Update(func(tx *Tx) error { return tx.prepare() }); err != nil {
+		db.Close()
+		return nil, err
+	}
+	if opts.Holder != "" {
+		h := HolderInfo{PID: os.Getpid(), Command: opts.Holder, Since: time.Now().UTC().Truncate(time.Second)}
+		data, _ := json.Marshal(h)
+		_ = os.WriteFile(HolderPath(path), data, 0o600)
+	}
+	return s, nil
+}
+
+// lockedError names the process holding the lock, when it is known.
+func lockedError(path string) error {
+	if h, ok := ReadHolder(path); ok && processAlive(h.PID) {
+		return errs.E(errs.Unavailable, "the vault's store is held by pid %d (%s, since %s); stop it or wait for it to finish",
+			h.PID, h.Command, h.Since.Local().Format(time.DateTime))
+	}
+	return errs.E(errs.Unavailable, "the vault's store (%s) is locked by another synapse process; stop it or wait for it to finish", path)
+}
+
+// Path returns the file path of the store.
+func (s *Store) Path() string { return s.path }
+
+// ReadOnly reports whether the store was opened read-only.
+func (s *Store) ReadOnly() bool { return s.readOnly }
+
+// Close closes the store and removes its holder file.
+func (s *Store) Close() error {
+	if s == nil || s.db == nil {
+		return nil
+	}
+	if !s.readOnly {
+		if h, ok := ReadHolder(s.path); ok && h.PID == os.Getpid() {
+			_ = os.Remove(HolderPath(s.path))
+		}
+	}
+	err := s.db.Close()
+	s.db = nil
+	return err
+}
+
+// SizeBytes returns the size of the store file.
+func (s *Store) SizeBytes() int64 {
+	st, err := os.Stat(s.path)
+	if err != nil {
+		return 0
+	}
+	return st.Size()
+}
+
+// Tx is a read or read-write transaction with typed accessors.
+type Tx struct {
+	tx *bolt.Tx
+}
+
+// View runs fn in a read-only transaction.
+func (s *Store) View(fn func(tx *Tx) error) error {
+	return s.db.View(func(btx *bolt.Tx) error { return fn(&Tx{tx: btx}) })
+}
+
+// Update runs fn in a read-write transaction, committed when fn returns
+// nil and rolled back otherwise.
+func (s *Store) Update(fn func(tx *Tx) error) error {
+	if s.readOnly {
+		return errs.E(errs.Internal, "store opened read-only")
+	}
+	if debugTiming {
+		t0 := time.Now()
+		var t1 time.Time
+		err := s.db.Update(func(btx *bolt.Tx) error {
+			err := fn(&Tx{tx: btx})
+			t1 = time.Now()
+			return err
+		})
+		fmt.Fprintf(os.Stderr, "update: fn %v commit %v\n", t1.Sub(t0), time.Since(t1))
+		return err
+	}
+	return s.db.Update(func(btx *bolt.Tx) error { return fn(&Tx{tx: btx}) })
+}
+
+var debugTiming = os.Getenv("SYNAPSE_DEBUG_TIMING") != ""
+
+// Writable reports whether tx may write.
+func (tx *Tx) Writable() bool { return tx.tx.Writable() }
+
+func (tx *Tx) b(name []byte) *bolt.Bucket { return tx.tx.Bucket(name) }
+
+func (tx *Tx) checkSchema() error {
+	m := tx.b(bMeta)
+	if m == nil {
+		return errs.E(errs.Unavailable, "store is not initialised yet")
+	}
+	v := getU32(m.Get([]byte("schema")))
+	if v != SchemaVersion {
+		return errs.E(errs.Unavailable, "store schema is version %d, this synapse uses %d", v, SchemaVersion)
+	}
+	return nil
+}
+
+// prepare creates buckets and migrates to SchemaVersion.
+func (tx *Tx) prepare() error {
+	for _, name := range append(append([][]byte{}, keptBuckets...), derivedBuckets...) {
+		if _, err := tx.tx.CreateBucketIfNotExists(name); err != nil {
+			return fmt.Errorf("create bucket %s: %w", name, err)
+		}
+	}
+	m := tx.b(bMeta)
+	v := getU32(m.Get([]byte("schema")))
+	if v == 0 {
+		return m.Put([]byte("schema"), u32(SchemaVersion))
+	}
+	if v > SchemaVersion {
+		return errs.E(errs.Unavailable, "store schema version %d is newer than this synapse (%d); upgrade synapse", v, SchemaVersion)
+	}
+	for ; v < SchemaVersion; v++ {
+		if err := migrations[v-1](tx); err != nil {
+			return fmt.Errorf("migrate store %d→%d: %w", v, v+1, err)
+		}
+		if err := m.Put([]byte("schema"), u32(v+1)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ResetDerived drops and recreates every derived bucket and clears the
+// scan marks. The review queue and other kept buckets are untouched.
+func (tx *Tx) ResetDerived() error {
+	for _, name := range derivedBuckets {
+		if tx.b(name) != nil {
+			if err := tx.tx.DeleteBucket(name); err != nil {
+				return fmt.Errorf("drop %s: %w", name, err)
+			}
+		}
+		if _, err := tx.tx.CreateBucket(name); err != nil {
+			return fmt.Errorf("create %s: %w", name, err)
+		}
+	}
+	m := tx.b(bMeta)
+	for _, k := range []string{"next_doc", "pages", "links", "scanned"} {
+		if err := m.Delete([]byte(k)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Meta returns a raw meta value (nil when absent).
+func (tx *Tx) Meta(k string) []byte {
+	v := tx.b(bMeta).Get([]byte(k))
+	if v == nil {
+		return nil
+	}
+	return append([]byte(nil), v...)
+}
+
+// SetMeta stores a raw meta value.
+func (tx *Tx) SetMeta(k string, v []byte) error { return tx.b(bMeta).Put([]byte(k), v) }
+
+// MetaU32 returns a meta counter.
+func (tx *Tx) MetaU32(k string) uint32 { return getU32(tx.b(bMeta).Get([]byte(k))) }
+
+// AddMetaU32 adds delta to a meta counter (never below zero).
+func (tx *Tx) AddMetaU32(k string, delta int) error {
+	v := int64(tx.MetaU32(k)) + int64(delta)
+	if v < 0 {
+		v = 0
+	}
+	return tx.b(bMeta).Put([]byte(k), u32(uint32(v)))
+}
+
+// LastScan returns the time of the last completed full scan.
+func (tx *Tx) LastScan() (time.Time, bool) {
+	v := tx.b(bMeta).Get([]byte("scanned"))
+	if v == nil {
+		return time.Time{}, false
+	}
+	t, err := time.Parse(time.RFC3339Nano, string(v))
+	return t, err == nil
+}
+
+// SetLastScan records a completed full scan.
+func (tx *Tx) SetLastScan(t time.Time) error {
+	return tx.b(bMeta).Put([]byte("scanned"), []byte(t.UTC().Format(time.RFC3339Nano)))
+}
+
+// NextDoc hands out a fresh internal doc number.
+func (tx *Tx) NextDoc() (uint32, error) {
+	n := tx.MetaU32("next_doc") + 1
+	return n, tx.b(bMeta).Put([]byte("next_doc"), u32(n))
+}
+
+func hasPrefixBytes(b []byte, p []byte) bool {
+	return len(b) >= len(p) && string(b[:len(p)]) == string(p)
+}

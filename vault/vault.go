@@ -1,0 +1,230 @@
+// Package vault knows the on-disk layout of a synapse vault (SPEC §2): where
+// the wiki, the sources and the store live, how a vault is found from a
+// flag, the environment or the working directory, and how `synapse init`
+// lays one out. It never opens the store.
+package vault
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+
+	"github.com/synapse-wiki/synapse/errs"
+)
+
+// Layout names, relative to the vault root, with forward slashes.
+const (
+	WikiDir      = "wiki"
+	SourcesDir   = "raw/sources"
+	AssetsDir    = "raw/assets"
+	StateDir     = ".synapse"
+	DBFile       = ".synapse/synapse.db"
+	TokenFile    = ".synapse/token"
+	SchemaFile   = "schema.md"
+	PurposeFile  = "purpose.md"
+	IndexPage    = "wiki/index.md"
+	LogPage      = "wiki/log.md"
+	OverviewPage = "wiki/overview.md"
+)
+
+// EnvVar is the environment variable naming the vault.
+const EnvVar = "SYNAPSE_VAULT"
+
+// Vault is an opened vault folder. Root is absolute and clean.
+type Vault struct {
+	Root string
+}
+
+// Abs returns the absolute OS path of a vault-relative slash path.
+func (v *Vault) Abs(rel string) string {
+	return filepath.Join(v.Root, filepath.FromSlash(rel))
+}
+
+// Rel returns the vault-relative slash path of an absolute OS path, or an
+// error when abs lies outside the vault.
+func (v *Vault) Rel(abs string) (string, error) {
+	r, err := filepath.Rel(v.Root, abs)
+	if err != nil {
+		return "", err
+	}
+	r = filepath.ToSlash(r)
+	if r == ".." || strings.HasPrefix(r, "../") {
+		return "", fmt.Errorf("%s is outside the vault", abs)
+	}
+	return r, nil
+}
+
+// Open returns the vault rooted at dir, which must hold a .synapse folder.
+func Open(dir string) (*Vault, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, errs.Wrap(errs.Invalid, err, "vault path %q: %v", dir, err)
+	}
+	st, err := os.Stat(filepath.Join(abs, StateDir))
+	if err != nil || !st.IsDir() {
+		return nil, errs.E(errs.NotFound, "%s is not a synapse vault (no %s folder); run `synapse init %s` first", abs, StateDir, dir)
+	}
+	return &Vault{Root: abs}, nil
+}
+
+// Find locates the vault: the --vault flag if given, then $SYNAPSE_VAULT,
+// then the nearest folder at or above cwd that holds .synapse/.
+func Find(flag, env, cwd string) (*Vault, error) {
+	if flag != "" {
+		return Open(flag)
+	}
+	if env != "" {
+		return Open(env)
+	}
+	dir, err := filepath.Abs(cwd)
+	if err != nil {
+		return nil, errs.Wrap(errs.Internal, err, "working directory: %v", err)
+	}
+	for {
+		if st, err := os.Stat(filepath.Join(dir, StateDir)); err == nil && st.IsDir() {
+			return &Vault{Root: dir}, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return nil, errs.E(errs.NotFound, "no synapse vault here: pass --vault DIR, set %s, or run inside a vault (a folder holding %s/); `synapse init DIR` creates one", EnvVar, StateDir)
+		}
+		dir = parent
+	}
+}
+
+// Page types of SPEC §2.1. Reserved types belong to the three top files.
+var (
+	PageTypes     = []string{"entity", "concept", "source", "synthesis", "comparison", "query", "note"}
+	ReservedTypes = []string{"index", "log", "overview"}
+)
+
+var typeFolders = map[string]string{
+	"entity": "entities", "concept": "concepts", "source": "sources",
+	"synthesis": "synthesis", "comparison": "comparisons", "query": "queries",
+}
+
+// TypeFolder returns the wiki sub-folder for pages of type t ("" for note:
+// notes live at the top of wiki/).
+func TypeFolder(t string) string { return typeFolders[t] }
+
+// ValidType reports whether t is a writable page type.
+func ValidType(t string) bool {
+	for _, x := range PageTypes {
+		if x == t {
+			return true
+		}
+	}
+	return false
+}
+
+// TypeFromPath infers a page type from a vault-relative page path: the
+// first folder under wiki/ that names a type folder, else "note". The
+// three reserved top files get their reserved type.
+func TypeFromPath(rel string) string {
+	switch rel {
+	case IndexPage:
+		return "index"
+	case LogPage:
+		return "log"
+	case OverviewPage:
+		return "overview"
+	}
+	inWiki := strings.TrimPrefix(rel, WikiDir+"/")
+	if i := strings.IndexByte(inWiki, '/'); i > 0 {
+		first := strings.ToLower(inWiki[:i])
+		for t, f := range typeFolders {
+			if f == first {
+				return t
+			}
+		}
+	}
+	return "note"
+}
+
+// IsReserved reports whether rel is one of the three synapse-owned top
+// files (index.md, log.md, overview.md at the top of wiki/).
+func IsReserved(rel string) bool {
+	return rel == IndexPage || rel == LogPage || rel == OverviewPage
+}
+
+// IsPagePath reports whether a vault-relative path is a wiki page.
+func IsPagePath(rel string) bool {
+	return strings.HasPrefix(rel, WikiDir+"/") && strings.EqualFold(path.Ext(rel), ".md") && !hasHiddenPart(rel)
+}
+
+// IsSourcePath reports whether a vault-relative path is a tracked source.
+func IsSourcePath(rel string) bool {
+	return strings.HasPrefix(rel, SourcesDir+"/") && !hasHiddenPart(rel)
+}
+
+// hasHiddenPart reports whether any path element starts with a dot
+// (editor swap files, .obsidian, .git, .trash are never pages or sources).
+func hasHiddenPart(rel string) bool {
+	for _, part := range strings.Split(rel, "/") {
+		if strings.HasPrefix(part, ".") {
+			return true
+		}
+	}
+	return false
+}
+
+// IsTempName reports whether a file name looks like an editor's or our
+// own temporary file, which the scanner and watcher ignore.
+func IsTempName(name string) bool {
+	return strings.HasPrefix(name, ".") || strings.HasSuffix(name, "~") ||
+		strings.HasSuffix(name, ".tmp") || strings.HasSuffix(name, ".swp") ||
+		strings.HasPrefix(name, "#")
+}
+
+// Init lays out a vault at dir (created if needed) and returns it with the
+// vault-relative paths it created. Existing files are never overwritten, so
+// running it twice is harmless.
+func Init(dir string) (*Vault, []string, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, nil, errs.Wrap(errs.Invalid, err, "vault path %q: %v", dir, err)
+	}
+	if st, err := os.Stat(abs); err == nil && !st.IsDir() {
+		return nil, nil, errs.E(errs.Invalid, "%s exists and is not a folder", abs)
+	}
+	v := &Vault{Root: abs}
+	var created []string
+	dirs := []string{SourcesDir, AssetsDir, WikiDir, StateDir}
+	for _, f := range []string{"entities", "concepts", "sources", "synthesis", "comparisons", "queries"} {
+		dirs = append(dirs, WikiDir+"/"+f)
+	}
+	for _, d := range dirs {
+		p := v.Abs(d)
+		if _, err := os.Stat(p); errors.Is(err, os.ErrNotExist) {
+			if err := os.MkdirAll(p, 0o755); err != nil {
+				return nil, nil, errs.Wrap(errs.Internal, err, "create %s: %v", d, err)
+			}
+			created = append(created, d+"/")
+		}
+	}
+	if err := os.Chmod(v.Abs(StateDir), 0o700); err != nil {
+		return nil, nil, errs.Wrap(errs.Internal, err, "protect %s: %v", StateDir, err)
+	}
+	files := []struct{ rel, body string }{
+		{StateDir + "/.gitignore", "*\n"},
+		{SchemaFile, schemaTemplate},
+		{PurposeFile, purposeTemplate},
+		{IndexPage, indexTemplate},
+		{LogPage, logTemplate},
+		{OverviewPage, overviewTemplate},
+	}
+	for _, f := range files {
+		p := v.Abs(f.rel)
+		if _, err := os.Stat(p); err == nil {
+			continue
+		}
+		if err := os.WriteFile(p, []byte(f.body), 0o644); err != nil {
+			return nil, nil, errs.Wrap(errs.Internal, err, "create %s: %v", f.rel, err)
+		}
+		created = append(created, f.rel)
+	}
+	return v, created, nil
+}
