@@ -411,7 +411,7 @@ func (ix *Indexer) prepare(batch []diskFile, known map[string]store.FileRec) []p
 				}
 				it.file = store.FileRec{
 					Kind: store.KindSource, Size: int64(len(data)), MtimeNS: d.mtimeNS,
-					SHA256: sha256.Sum256(data), FirstSeen: now, LastChanged: now,
+					SHA256: sha256.Sum256(data), FirstSeen: now, LastChanged: d.mtimeNS,
 				}
 				if vault.IsPagePath(d.path) {
 					it.file.Kind = store.KindPage

@@ -20,8 +20,8 @@ type FileRec struct {
 	Size        int64
 	MtimeNS     int64    // modification time, Unix nanoseconds
 	SHA256      [32]byte // of the content
-	FirstSeen   int64    // Unix nanoseconds
-	LastChanged int64    // Unix nanoseconds: when the hash last changed
+	FirstSeen   int64    // Unix nanoseconds: when a scan first saw the file
+	LastChanged int64    // Unix nanoseconds: the file's mtime when its hash last changed (so a reindex keeps it)
 	Doc         uint32   // internal doc number (pages only)
 }
 
