@@ -146,7 +146,7 @@ func (ix *Indexer) Scan(ctx context.Context, opts ScanOptions) (*Report, error) 
 			}
 			if ok {
 				known[d.path] = f
-				if f.Size == d.size && f.MtimeNS == d.mtimeNS {
+				if f.Size == d.size && f.MtimeNS == d.mtimeNS && !f.Racy() {
 					rep.Unchanged++
 					continue
 				}
@@ -411,7 +411,7 @@ func (ix *Indexer) prepare(batch []diskFile, known map[string]store.FileRec) []p
 				}
 				it.file = store.FileRec{
 					Kind: store.KindSource, Size: int64(len(data)), MtimeNS: d.mtimeNS,
-					SHA256: sha256.Sum256(data), FirstSeen: now, LastChanged: d.mtimeNS,
+					SHA256: sha256.Sum256(data), FirstSeen: now, LastChanged: d.mtimeNS, HashedNS: now,
 				}
 				if vault.IsPagePath(d.path) {
 					it.file.Kind = store.KindPage

@@ -23,7 +23,18 @@ type FileRec struct {
 	FirstSeen   int64    // Unix nanoseconds: when a scan first saw the file
 	LastChanged int64    // Unix nanoseconds: the file's mtime when its hash last changed (so a reindex keeps it)
 	Doc         uint32   // internal doc number (pages only)
+	HashedNS    int64    // Unix nanoseconds: when the content was last read and hashed
 }
+
+// RacyWindow is how close to its mtime a file must have been hashed for
+// (size, mtime) not to prove it unchanged: a second write within the
+// file system's timestamp granularity can keep both. Such records are
+// re-hashed by the next scan (the "racy git" rule).
+const RacyWindow = 2 * 1e9
+
+// Racy reports whether the record cannot vouch for the file by size and
+// mtime alone.
+func (f *FileRec) Racy() bool { return f.HashedNS-f.MtimeNS < RacyWindow }
 
 func (f *FileRec) encode() []byte {
 	b := make([]byte, 0, 64)
@@ -34,6 +45,7 @@ func (f *FileRec) encode() []byte {
 	b = binary.AppendVarint(b, f.FirstSeen)
 	b = binary.AppendVarint(b, f.LastChanged)
 	b = binary.AppendUvarint(b, uint64(f.Doc))
+	b = binary.AppendVarint(b, f.HashedNS)
 	return b
 }
 
@@ -50,6 +62,7 @@ func decodeFileRec(v []byte) (FileRec, error) {
 	f.FirstSeen = r.varint()
 	f.LastChanged = r.varint()
 	f.Doc = uint32(r.uvarint())
+	f.HashedNS = r.varint()
 	return f, r.err
 }
 

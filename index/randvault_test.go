@@ -1,0 +1,125 @@
+package index
+
+import (
+	"fmt"
+	"math/rand"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/synapse-wiki/synapse/internal/testvault"
+	"github.com/synapse-wiki/synapse/vault"
+)
+
+// randVault mutates a small vault at random: pages with titles, aliases,
+// types, sources and links (some to names that do not exist yet).
+type randVault struct {
+	t     testing.TB
+	v     *vault.Vault
+	r     *rand.Rand
+	pages []string // vault paths that exist
+	last  string
+	n     int
+}
+
+var randNames = []string{"Apple", "Banana", "Cherry", "Date", "Elder", "Fig", "Grape", "Hazel", "Iris", "Juniper"}
+var randTypes = []string{"entity", "concept", "source", "synthesis", "comparison", "query", "note", ""}
+
+func newRandVault(t testing.TB, v *vault.Vault, seed int64) *randVault {
+	rv := &randVault{t: t, v: v, r: rand.New(rand.NewSource(seed))}
+	for i := 0; i < 6; i++ {
+		testvault.Write(t, v, fmt.Sprintf("raw/sources/s%d.md", i), fmt.Sprintf("source %d\n", i))
+	}
+	for i := 0; i < 12; i++ {
+		rv.add()
+	}
+	return rv
+}
+
+func (rv *randVault) name() string { return randNames[rv.r.Intn(len(randNames))] }
+
+func (rv *randVault) content() string {
+	var b strings.Builder
+	b.WriteString("---\n")
+	if rv.r.Intn(2) == 0 {
+		fmt.Fprintf(&b, "title: %s %d\n", rv.name(), rv.r.Intn(3))
+	}
+	if t := randTypes[rv.r.Intn(len(randTypes))]; t != "" {
+		fmt.Fprintf(&b, "type: %s\n", t)
+	}
+	if rv.r.Intn(3) == 0 {
+		fmt.Fprintf(&b, "aliases: [%s]\n", rv.name())
+	}
+	if rv.r.Intn(2) == 0 {
+		fmt.Fprintf(&b, "sources: [s%d.md, raw/sources/s%d.md]\n", rv.r.Intn(6), rv.r.Intn(6))
+	}
+	b.WriteString("---\nbody\n")
+	for i := rv.r.Intn(6); i > 0; i-- {
+		switch rv.r.Intn(4) {
+		case 0:
+			fmt.Fprintf(&b, "[[%s %d]] ", rv.name(), rv.r.Intn(3))
+		case 1:
+			fmt.Fprintf(&b, "[[%s]] ", strings.ToLower(rv.name()))
+		case 2:
+			if len(rv.pages) > 0 {
+				p := rv.pages[rv.r.Intn(len(rv.pages))]
+				fmt.Fprintf(&b, "[[%s]] ", strings.TrimSuffix(strings.TrimPrefix(p, "wiki/"), ".md"))
+			}
+		default:
+			fmt.Fprintf(&b, "[x](%s.md) ", rv.name())
+		}
+	}
+	b.WriteString("\n")
+	return b.String()
+}
+
+func (rv *randVault) newPath() string {
+	rv.n++
+	dirs := []string{"wiki/", "wiki/concepts/", "wiki/entities/", "wiki/deep/er/"}
+	return fmt.Sprintf("%s%s %d.md", dirs[rv.r.Intn(len(dirs))], rv.name(), rv.n%5)
+}
+
+func (rv *randVault) add() {
+	p := rv.newPath()
+	for _, q := range rv.pages {
+		if q == p {
+			return
+		}
+	}
+	testvault.Write(rv.t, rv.v, p, rv.content())
+	rv.pages = append(rv.pages, p)
+	rv.last = "add " + p
+}
+
+func (rv *randVault) mutate() {
+	switch x := rv.r.Intn(10); {
+	case x < 3 || len(rv.pages) < 4:
+		rv.add()
+	case x < 6:
+		p := rv.pages[rv.r.Intn(len(rv.pages))]
+		testvault.Write(rv.t, rv.v, p, rv.content())
+		rv.last = "edit " + p
+	case x < 8:
+		i := rv.r.Intn(len(rv.pages))
+		if err := os.Remove(rv.v.Abs(rv.pages[i])); err != nil {
+			rv.t.Fatal(err)
+		}
+		rv.last = "delete " + rv.pages[i]
+		rv.pages = append(rv.pages[:i], rv.pages[i+1:]...)
+	default:
+		i := rv.r.Intn(len(rv.pages))
+		to := rv.newPath()
+		for _, q := range rv.pages {
+			if q == to {
+				return
+			}
+		}
+		os.MkdirAll(filepath.Dir(rv.v.Abs(to)), 0o755)
+		if err := os.Rename(rv.v.Abs(rv.pages[i]), rv.v.Abs(to)); err != nil {
+			rv.t.Fatal(err)
+		}
+		rv.last = "rename " + rv.pages[i] + " → " + to
+		rv.pages[i] = to
+	}
+}

@@ -1,0 +1,205 @@
+package index
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/synapse-wiki/synapse/internal/storecheck"
+	"github.com/synapse-wiki/synapse/internal/testvault"
+	"github.com/synapse-wiki/synapse/store"
+	"github.com/synapse-wiki/synapse/vault"
+)
+
+func scan(t testing.TB, ix *Indexer) *Report {
+	t.Helper()
+	rep, err := ix.Scan(context.Background(), ScanOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep
+}
+
+// resolved returns the path a page's link with the given target resolved to
+// ("" when dangling) and its ambiguity count.
+func resolved(t testing.TB, ix *Indexer, from, target string) (string, int) {
+	t.Helper()
+	var to string
+	amb := -1
+	err := ix.Store.View(func(tx *store.Tx) error {
+		p, err := tx.Page(tx.DocByPath(from))
+		if err != nil || p == nil {
+			t.Fatalf("page %s: %v", from, err)
+		}
+		for _, l := range p.Links {
+			if l.Target == target {
+				amb = l.Ambiguous
+				if l.To != 0 {
+					q, _ := tx.Page(l.To)
+					to = q.Path
+				}
+				return nil
+			}
+		}
+		t.Fatalf("%s has no link to %q (links %+v)", from, target, p.Links)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return to, amb
+}
+
+func TestResolve_ObsidianRules(t *testing.T) {
+	v := testvault.New(t)
+	w := func(rel, body string) { testvault.Write(t, v, rel, body) }
+	w("wiki/concepts/foo.md", "---\ntitle: Foo Title\naliases: [F1, Shared Alias]\n---\nbody\n")
+	w("wiki/a/Bar.md", "# Bar A\n")
+	w("wiki/b/c/Bar.md", "# Bar C\n")
+	w("wiki/Alpha.md", "file named Alpha\n")
+	w("wiki/other.md", "---\ntitle: Alpha\naliases: [Beta]\n---\n")
+	w("wiki/beta-page.md", "---\ntitle: Beta\n---\n")
+	w("wiki/Café.md", "nfc file name\n")
+	w("wiki/src.md", `# Links
+[[Foo Title]] [[foo title]] [[F1]] [[Bar]] [[b/c/Bar]] [[wiki/a/Bar]] [[a/Bar.md]]
+[[Alpha]] [[Beta]] [[Cafe`+"\u0301"+`]] [[Nowhere]] [[Foo Title#Section|label]] ![[Bar#^block]]
+[md](concepts/foo.md) [up](./a/Bar.md) [pct](b/c/Bar.md) [esc](wiki/Caf%C3%A9.md)
+`+"`[[In Code]]`"+` <!-- [[In Comment]] --> %%[[In Obsidian Comment]]%%
+`+"```\n[[In Fence]]\n```\n"+`![[picture.png]] [[doc.pdf]]
+`)
+	ix := openIndexer(t, v)
+	scan(t, ix)
+	cases := []struct {
+		target, want string
+		amb          int
+	}{
+		{"Foo Title", "wiki/concepts/foo.md", 0},       // title
+		{"foo title", "wiki/concepts/foo.md", 0},       // case-insensitive
+		{"F1", "wiki/concepts/foo.md", 0},              // alias
+		{"Bar", "wiki/a/Bar.md", 2},                    // two files named Bar: shortest path, reported ambiguous
+		{"b/c/Bar", "wiki/b/c/Bar.md", 0},              // path relative to wiki/
+		{"wiki/a/Bar", "wiki/a/Bar.md", 0},             // path relative to the vault
+		{"a/Bar.md", "wiki/a/Bar.md", 0},               // with .md
+		{"Alpha", "wiki/Alpha.md", 0},                  // file name beats title
+		{"Beta", "wiki/beta-page.md", 0},               // title beats alias
+		{"Cafe\u0301", "wiki/Café.md", 0},              // NFD link, NFC file name
+		{"Nowhere", "", 0},                             // dangling
+		{"concepts/foo.md", "wiki/concepts/foo.md", 0}, // markdown link relative to the page
+		{"./a/Bar.md", "wiki/a/Bar.md", 0},
+		{"wiki/Café.md", "wiki/Café.md", 0}, // URL-escaped markdown link
+	}
+	for _, c := range cases {
+		got, amb := resolved(t, ix, "wiki/src.md", c.target)
+		if got != c.want || amb != c.amb {
+			t.Errorf("[[%s]] → %q (ambiguous %d), want %q (%d)", c.target, got, amb, c.want, c.amb)
+		}
+	}
+	err := ix.Store.View(func(tx *store.Tx) error {
+		p, _ := tx.Page(tx.DocByPath("wiki/src.md"))
+		for _, l := range p.Links {
+			switch l.Target {
+			case "In Code", "In Comment", "In Obsidian Comment", "In Fence", "picture.png", "doc.pdf":
+				t.Errorf("%q should not be a page link", l.Target)
+			}
+			if l.Target == "Foo Title" && l.Heading == "Section" && l.Label != "label" {
+				t.Errorf("heading link label = %q", l.Label)
+			}
+		}
+		var dangling []string
+		for _, d := range tx.Dangling() {
+			dangling = append(dangling, d.Key)
+		}
+		if len(dangling) != 1 || dangling[0] != "nowhere" {
+			t.Errorf("dangling = %q, want [nowhere]", dangling)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestResolve_Incremental checks that links elsewhere follow pages that
+// appear, disappear, are renamed or change their names, without those
+// linking pages being re-read.
+func TestResolve_Incremental(t *testing.T) {
+	v := testvault.New(t)
+	w := func(rel, body string) { testvault.Write(t, v, rel, body) }
+	w("wiki/src.md", "[[Target]] [[Nick]]\n")
+	w("wiki/holder.md", "---\naliases: [Target]\n---\nI hold the alias\n")
+	ix := openIndexer(t, v)
+	// the scans run "later" than the writes, so no record is racy
+	ix.Now = func() time.Time { return time.Now().Add(time.Hour) }
+	var mu sync.Mutex
+	reads := 0
+	ix.readFile = func(p string) ([]byte, error) {
+		mu.Lock()
+		reads++
+		mu.Unlock()
+		return readFileOS(p)
+	}
+	scan(t, ix)
+	if got, _ := resolved(t, ix, "wiki/src.md", "Target"); got != "wiki/holder.md" {
+		t.Fatalf("alias resolution: %q", got)
+	}
+	if got, _ := resolved(t, ix, "wiki/src.md", "Nick"); got != "" {
+		t.Fatalf("Nick should dangle, got %q", got)
+	}
+	steps := []struct {
+		name   string
+		do     func()
+		target string
+		want   string
+		reads  int // files read by the scan: never src.md
+	}{
+		{"a file named Target beats the alias", func() { w("wiki/deep/Target.md", "x\n") }, "Target", "wiki/deep/Target.md", 1},
+		{"alias added to an existing page resolves a dangling link", func() { w("wiki/nick.md", "---\naliases: [Nick]\n---\n") }, "Nick", "wiki/nick.md", 1},
+		{"the winning page is deleted: back to the alias", func() { rm(t, v, "wiki/deep/Target.md") }, "Target", "wiki/holder.md", 0},
+		{"alias removed: dangling", func() { w("wiki/holder.md", "no alias now\n") }, "Target", "", 1},
+		{"rename a page to the target name", func() { mv(t, v, "wiki/nick.md", "wiki/Target.md") }, "Target", "wiki/Target.md", 1},
+	}
+	for _, s := range steps {
+		s.do()
+		reads = 0
+		scan(t, ix)
+		if got, _ := resolved(t, ix, "wiki/src.md", s.target); got != s.want {
+			t.Errorf("%s: [[%s]] → %q, want %q", s.name, s.target, got, s.want)
+		}
+		if reads != s.reads {
+			t.Errorf("%s: scan read %d files, want %d", s.name, reads, s.reads)
+		}
+		if diffs, err := storecheck.CheckGraph(ix.Store); err != nil || len(diffs) > 0 {
+			t.Errorf("%s: graph: %v %v", s.name, err, diffs)
+		}
+	}
+}
+
+func TestResolve_CorpusDanglingOnlyExample(t *testing.T) {
+	v := testvault.WithCorpus(t)
+	ix := openIndexer(t, v)
+	if _, err := ix.Scan(context.Background(), ScanOptions{Full: true}); err != nil {
+		t.Fatal(err)
+	}
+	err := ix.Store.View(func(tx *store.Tx) error {
+		if n := tx.PageCount(); n != 173 {
+			t.Errorf("pages = %d, want 173", n)
+		}
+		d := tx.Dangling()
+		if len(d) != 1 || d[0].Key != "example" {
+			t.Fatalf("dangling = %+v, want only Example", d)
+		}
+		// 4 wikilinks and 2 markdown links, all in "Internal links"
+		if d[0].Count != 6 || len(d[0].Sources) != 1 {
+			t.Errorf("Example: %d links from %d pages", d[0].Count, len(d[0].Sources))
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diffs, err := storecheck.CheckGraph(ix.Store); err != nil || len(diffs) > 0 {
+		t.Fatalf("graph: %v %v", err, diffs)
+	}
+	_ = vault.WikiDir
+}
