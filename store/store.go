@@ -14,6 +14,10 @@ import (
 // SchemaVersion is the layout version this build reads and writes.
 const SchemaVersion = 1
 
+// schemaVersion is SchemaVersion as a variable, so tests can exercise the
+// migration path.
+var schemaVersion uint32 = SchemaVersion
+
 // Bucket names. Derived buckets are dropped and rebuilt by ResetDerived;
 // kept buckets hold data that exists nowhere else.
 var (
@@ -231,13 +235,13 @@ func (tx *Tx) checkSchema() error {
 		return errs.E(errs.Unavailable, "store is not initialised yet")
 	}
 	v := getU32(m.Get([]byte("schema")))
-	if v != SchemaVersion {
-		return errs.E(errs.Unavailable, "store schema is version %d, this synapse uses %d", v, SchemaVersion)
+	if v != schemaVersion {
+		return errs.E(errs.Unavailable, "store schema is version %d, this synapse uses %d", v, schemaVersion)
 	}
 	return nil
 }
 
-// prepare creates buckets and migrates to SchemaVersion.
+// prepare creates buckets and migrates to schemaVersion.
 func (tx *Tx) prepare() error {
 	for _, name := range append(append([][]byte{}, keptBuckets...), derivedBuckets...) {
 		if _, err := tx.tx.CreateBucketIfNotExists(name); err != nil {
@@ -247,12 +251,12 @@ func (tx *Tx) prepare() error {
 	m := tx.b(bMeta)
 	v := getU32(m.Get([]byte("schema")))
 	if v == 0 {
-		return m.Put([]byte("schema"), u32(SchemaVersion))
+		return m.Put([]byte("schema"), u32(schemaVersion))
 	}
-	if v > SchemaVersion {
-		return errs.E(errs.Unavailable, "store schema version %d is newer than this synapse (%d); upgrade synapse", v, SchemaVersion)
+	if v > schemaVersion {
+		return errs.E(errs.Unavailable, "store schema version %d is newer than this synapse (%d); upgrade synapse", v, schemaVersion)
 	}
-	for ; v < SchemaVersion; v++ {
+	for ; v < schemaVersion; v++ {
 		if err := migrations[v-1](tx); err != nil {
 			return fmt.Errorf("migrate store %d→%d: %w", v, v+1, err)
 		}

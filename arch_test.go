@@ -1,0 +1,47 @@
+package main
+
+import (
+	"go/parser"
+	"go/token"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// TestArch_DomainImports: domain packages never import a transport or
+// presentation library (SPEC §1), and never print to the terminal.
+func TestArch_DomainImports(t *testing.T) {
+	domain := []string{"errs", "vault", "markdown", "store", "index", "ops", "search"}
+	forbidden := []string{"github.com/urfave/cli", "github.com/mark3labs/mcp-go", "net/http", "github.com/charmbracelet/lipgloss"}
+	for _, dir := range domain {
+		files, _ := filepath.Glob(filepath.Join(dir, "*.go"))
+		if len(files) == 0 {
+			t.Errorf("no Go files in %s", dir)
+		}
+		for _, f := range files {
+			if strings.HasSuffix(f, "_test.go") {
+				continue
+			}
+			af, err := parser.ParseFile(token.NewFileSet(), f, nil, parser.ImportsOnly)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, imp := range af.Imports {
+				p, _ := strconv.Unquote(imp.Path.Value)
+				for _, bad := range forbidden {
+					if p == bad || strings.HasPrefix(p, bad+"/") {
+						t.Errorf("%s imports %s", f, p)
+					}
+				}
+			}
+			src, _ := os.ReadFile(f)
+			for _, call := range []string{"fmt.Print", "os.Stdout", "os.Exit("} {
+				if strings.Contains(string(src), call) {
+					t.Errorf("%s uses %s: domain code never prints or exits", f, call)
+				}
+			}
+		}
+	}
+}

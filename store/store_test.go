@@ -1,0 +1,168 @@
+package store
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/synapse-wiki/synapse/errs"
+)
+
+func TestOpen_CreatesBucketsAndSchema(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "s.db")
+	s, err := Open(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	err = s.View(func(tx *Tx) error {
+		for _, b := range append(append([][]byte{}, keptBuckets...), derivedBuckets...) {
+			if tx.b(b) == nil {
+				t.Errorf("bucket %s missing", b)
+			}
+		}
+		if v := tx.MetaU32("schema"); v != SchemaVersion {
+			t.Errorf("schema = %d", v)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestOpen_LockedNamesHolder: a second read-write open of a held store
+// fails within the timeout with an unavailable error naming the holder.
+// The holder is another process, since flock is per open file.
+func TestOpen_LockedNamesHolder(t *testing.T) {
+	if os.Getenv("STORE_HOLD") != "" {
+		s, err := Open(os.Getenv("STORE_HOLD"), Options{Holder: "synapse serve --mcp-stdio"})
+		if err != nil {
+			os.Exit(3)
+		}
+		os.Stdout.WriteString("held\n")
+		time.Sleep(20 * time.Second)
+		s.Close()
+		os.Exit(0)
+	}
+	path := filepath.Join(t.TempDir(), "s.db")
+	cmd := exec.Command(os.Args[0], "-test.run=TestOpen_LockedNamesHolder")
+	cmd.Env = append(os.Environ(), "STORE_HOLD="+path)
+	out, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	buf := make([]byte, 5)
+	if _, err := out.Read(buf); err != nil || string(buf) != "held\n" {
+		t.Fatalf("holder did not start: %q %v", buf, err)
+	}
+	start := time.Now()
+	_, err := Open(path, Options{Timeout: 300 * time.Millisecond})
+	if !errs.Is(err, errs.Unavailable) {
+		t.Fatalf("err = %v, want unavailable", err)
+	}
+	if !strings.Contains(err.Error(), "synapse serve --mcp-stdio") || !strings.Contains(err.Error(), "pid") {
+		t.Errorf("error does not name the holder: %v", err)
+	}
+	if time.Since(start) > 5*time.Second {
+		t.Errorf("open waited %v", time.Since(start))
+	}
+	_, err = Open(path, Options{ReadOnly: true, Timeout: 200 * time.Millisecond})
+	if !errs.Is(err, errs.Unavailable) {
+		t.Errorf("read-only open of a held store: %v", err)
+	}
+}
+
+func TestOpen_MigrationsRunInOrder(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "s.db")
+	s, err := Open(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// pretend the file was written by schema 1 of a layout that is now at 3
+	saved, savedVersion := migrations, schemaVersion
+	defer func() { migrations = saved; schemaVersion = savedVersion }()
+	var ran []int
+	migrations = []func(*Tx) error{
+		func(tx *Tx) error { ran = append(ran, 2); return tx.SetMeta("m2", []byte("x")) },
+		func(tx *Tx) error { ran = append(ran, 3); return tx.ResetDerived() },
+	}
+	schemaVersion = 3
+	s.Close()
+	s, err = Open(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if len(ran) != 2 || ran[0] != 2 || ran[1] != 3 {
+		t.Fatalf("migrations ran %v", ran)
+	}
+	s.View(func(tx *Tx) error {
+		if tx.MetaU32("schema") != 3 || string(tx.Meta("m2")) != "x" {
+			t.Errorf("schema %d m2 %q", tx.MetaU32("schema"), tx.Meta("m2"))
+		}
+		return nil
+	})
+	// a store newer than the binary is refused
+	s.Update(func(tx *Tx) error { return tx.SetMeta("schema", u32(9)) })
+	s.Close()
+	if _, err := Open(path, Options{}); !errs.Is(err, errs.Unavailable) || !strings.Contains(err.Error(), "newer") {
+		t.Fatalf("newer store: %v", err)
+	}
+}
+
+// TestView_DoesNotModifyFile: read paths never write.
+func TestView_DoesNotModifyFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "s.db")
+	s, err := Open(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Update(func(tx *Tx) error {
+		doc, id, _ := tx.NewPage("wiki/a.md")
+		return tx.PutPage(&PageRec{Doc: doc, ID: id, Path: "wiki/a.md", Title: "A", Type: "note", Links: []LinkRec{{Target: "B", Key: "b"}}}, nil)
+	})
+	s.Close()
+	before, _ := os.ReadFile(path)
+	s, err = Open(path, Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.View(func(tx *Tx) error {
+		tx.ListPages(ListFilter{Limit: 10})
+		tx.Dangling()
+		tx.LookupName(NameTitle, "a")
+		return nil
+	})
+	s.Close()
+	after, _ := os.ReadFile(path)
+	if string(before) != string(after) {
+		t.Fatal("a read-only session changed the store file")
+	}
+	if err := s.Update(func(*Tx) error { return nil }); err == nil {
+		t.Fatal("update on a closed read-only store succeeded")
+	}
+}
+
+func TestPageCodec_RoundTrip(t *testing.T) {
+	p := &PageRec{ID: "abc", Path: "wiki/x y.md", Title: "X Y", Type: "concept", Aliases: []string{"a", "b"},
+		Tags: []string{"t"}, Sources: []string{"s.md"}, SourceKeys: []string{"raw/sources/s.md"},
+		Created: "2026-01-01", Updated: "2026-01-02", MtimeNS: -5, Size: 12, ChangedNS: 99,
+		SHA256: strings.Repeat("ab", 32), Reserved: true, LinksPending: true, FMError: "bad",
+		Links: []LinkRec{{Target: "T", Key: "t", Heading: "h", Block: "b", Label: "l", Embed: true, Markdown: true, Line: 3, To: 7, Ambiguous: 2}}}
+	q, err := decodePage(encodePage(p))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a, b := encodePage(p), encodePage(q); string(a) != string(b) {
+		t.Fatalf("round trip differs: %+v", q)
+	}
+	if _, err := decodePage(encodePage(p)[:20]); !errors.Is(err, errCorrupt) {
+		t.Fatalf("truncated record: %v", err)
+	}
+}
