@@ -31,10 +31,14 @@ type updater struct {
 	adjCache map[uint32]*store.AdjRec // nil entry: node absent
 	adjDirty map[uint32]bool
 	// buffered link counts, written sorted by flushLinkCounts
-	backlinks   map[backlinkKey]int
+	backlinks   map[backlinkKey]backlinkDelta
 	dangling    map[danglingKey]int
 	danglingRaw map[danglingKey]string
 	applied     bool // a page was applied or removed in this transaction
+	// bulk: every page of the store is being applied afresh (a full
+	// reindex) and marks its own links dirty, so re-resolving the linkers
+	// of each new page is redundant
+	bulk bool
 	// dirty marks, written sorted by finish
 	linksDirty map[uint32]bool
 	graphDirty map[uint32]bool
@@ -46,7 +50,7 @@ func newUpdater(tx *store.Tx) *updater {
 	u := &updater{tx: tx, reserved: map[uint32]bool{},
 		adjCache: map[uint32]*store.AdjRec{}, adjDirty: map[uint32]bool{},
 		linksDirty: map[uint32]bool{}, graphDirty: map[uint32]bool{},
-		backlinks: map[backlinkKey]int{}, dangling: map[danglingKey]int{}, danglingRaw: map[danglingKey]string{}}
+		backlinks: map[backlinkKey]backlinkDelta{}, dangling: map[danglingKey]int{}, danglingRaw: map[danglingKey]string{}}
 	for _, p := range []string{vault.IndexPage, vault.LogPage, vault.OverviewPage} {
 		if d := tx.DocByPath(p); d != 0 {
 			u.reserved[d] = true
@@ -152,7 +156,7 @@ func (u *updater) applyPage(c pageChange) error {
 // unresolved links to those names. Call it while the names are indexed
 // (before removing an old version, after adding a new one).
 func (u *updater) markLinkers(r *store.PageRec) error {
-	if r == nil {
+	if r == nil || u.bulk {
 		return nil
 	}
 	names := append([]string{store.Stem(r.Path), r.Title}, r.Aliases...)

@@ -153,11 +153,17 @@ func (u *updater) applyContribFrom(src uint32, c contrib, sign int, fresh bool) 
 	}
 	for dst, n := range c.to {
 		bk := backlinkKey{dst: dst, src: src}
-		before := u.backlinks[bk]
-		if !fresh {
-			before += u.tx.BacklinkCount(dst, src)
+		cur := u.backlinks[bk]
+		before := cur.delta
+		if !cur.known {
+			if !fresh {
+				cur.stored = u.tx.BacklinkCount(dst, src)
+			}
+			cur.known = true
 		}
-		u.backlinks[bk] += sign * n
+		before += cur.stored
+		cur.delta += sign * n
+		u.backlinks[bk] = cur
 		after := before + sign*n
 		if (before > 0) != (after > 0) {
 			if err := u.setDirection(src, dst, after > 0); err != nil {
@@ -170,6 +176,13 @@ func (u *updater) applyContribFrom(src uint32, c contrib, sign int, fresh bool) 
 
 type backlinkKey struct{ dst, src uint32 }
 
+// backlinkDelta is a buffered change to one backlink count; stored is the
+// count in the store when known (a fresh page has none).
+type backlinkDelta struct {
+	delta, stored int
+	known         bool
+}
+
 type danglingKey struct {
 	key string
 	src uint32
@@ -178,8 +191,8 @@ type danglingKey struct {
 // flushLinkCounts writes buffered backlink and dangling counts in key order.
 func (u *updater) flushLinkCounts() error {
 	bks := make([]backlinkKey, 0, len(u.backlinks))
-	for k, n := range u.backlinks {
-		if n != 0 {
+	for k, d := range u.backlinks {
+		if d.delta != 0 {
 			bks = append(bks, k)
 		}
 	}
@@ -190,7 +203,14 @@ func (u *updater) flushLinkCounts() error {
 		return bks[i].src < bks[j].src
 	})
 	for _, k := range bks {
-		if err := u.tx.AddBacklink(k.dst, k.src, u.backlinks[k]); err != nil {
+		d := u.backlinks[k]
+		var err error
+		if d.known {
+			err = u.tx.SetBacklink(k.dst, k.src, d.stored+d.delta)
+		} else {
+			err = u.tx.AddBacklink(k.dst, k.src, d.delta)
+		}
+		if err != nil {
 			return err
 		}
 	}

@@ -135,6 +135,9 @@ func dedupe(in []string, fold bool) []string {
 // spans, HTML comments and Obsidian %% comments replaced by a space
 // (newlines kept), so that offsets into the result are offsets into body.
 func Mask(body string) string {
+	if !strings.ContainsAny(body, "`~<%") {
+		return body // nothing to blank: the common case
+	}
 	b := []byte(body)
 	blank := func(from, to int) {
 		for i := from; i < to && i < len(b); i++ {

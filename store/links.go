@@ -18,6 +18,16 @@ func (tx *Tx) AddBacklink(dst, src uint32, n int) error {
 	return b.Put(k, u32(uint32(v)))
 }
 
+// SetBacklink sets the count of links from src to dst (0 removes it).
+func (tx *Tx) SetBacklink(dst, src uint32, n int) error {
+	b := tx.b(bBacklinks)
+	k := append(u32(dst), u32(src)...)
+	if n <= 0 {
+		return b.Delete(k)
+	}
+	return b.Put(k, u32(uint32(n)))
+}
+
 // Backlink is a page linking to another, with its link count.
 type Backlink struct {
 	Src   uint32
