@@ -338,10 +338,11 @@ var invoke = func(c *cli.Context, v *vault.Vault, op *ops.Op, raw []byte, o *out
 		return nil, err
 	}
 	e, err := ops.OpenEnv(c.Context, v, ops.OpenOptions{
-		ReadOnly: op.Access == ops.Read,
-		Timeout:  2 * time.Second,
-		Holder:   "synapse " + op.CLI,
-		Progress: o.progress(),
+		ReadOnly:      op.Access == ops.Read,
+		Timeout:       2 * time.Second,
+		Holder:        "synapse " + op.CLI,
+		Progress:      o.progress(),
+		NoInitialScan: op.Scans,
 	})
 	if err != nil {
 		return nil, err

@@ -30,8 +30,7 @@ type updater struct {
 	reserved map[uint32]bool
 	adjCache map[uint32]*store.AdjRec // nil entry: node absent
 	adjDirty map[uint32]bool
-	// buffered link counts, written sorted by flushLinkCounts
-	backlinks   map[backlinkKey]backlinkDelta
+	// buffered dangling counts, written sorted by flushLinkCounts
 	dangling    map[danglingKey]int
 	danglingRaw map[danglingKey]string
 	applied     bool // a page was applied or removed in this transaction
@@ -50,7 +49,7 @@ func newUpdater(tx *store.Tx) *updater {
 	u := &updater{tx: tx, reserved: map[uint32]bool{},
 		adjCache: map[uint32]*store.AdjRec{}, adjDirty: map[uint32]bool{},
 		linksDirty: map[uint32]bool{}, graphDirty: map[uint32]bool{},
-		backlinks: map[backlinkKey]backlinkDelta{}, dangling: map[danglingKey]int{}, danglingRaw: map[danglingKey]string{}}
+		dangling: map[danglingKey]int{}, danglingRaw: map[danglingKey]string{}}
 	for _, p := range []string{vault.IndexPage, vault.LogPage, vault.OverviewPage} {
 		if d := tx.DocByPath(p); d != 0 {
 			u.reserved[d] = true

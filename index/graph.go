@@ -97,37 +97,45 @@ func (u *updater) dropNode(doc uint32) error {
 	return u.tx.ClearGraphDirty([]uint32{doc})
 }
 
-// setDirection sets or clears "src links to dst" on both nodes, adding or
-// removing the edge as its direction bits demand.
-func (u *updater) setDirection(src, dst uint32, on bool) error {
+// addLinks adds n (possibly negative) links from src to dst on the edge
+// between them (out on src's side, in on dst's), creating or removing the
+// edge as the counts demand. The weight changes only when a direction
+// appears or disappears; then both nodes are marked for recomputation.
+func (u *updater) addLinks(src, dst uint32, n int) error {
 	for _, side := range []struct {
 		a, b uint32
-		bit  uint8
-	}{{src, dst, 1}, {dst, src, 2}} {
+		out  bool
+	}{{src, dst, true}, {dst, src, false}} {
 		a, err := u.adj(side.a)
 		if err != nil {
 			return err
 		}
 		if a == nil {
-			continue
+			continue // a dropped node: its edges went with it
 		}
 		i := sort.Search(len(a.Edges), func(i int) bool { return a.Edges[i].To >= side.b })
 		found := i < len(a.Edges) && a.Edges[i].To == side.b
-		switch {
-		case on && found:
-			a.Edges[i].Dir |= side.bit
-		case on:
-			a.Edges = slices.Insert(a.Edges, i, store.Edge{To: side.b, Dir: side.bit})
-		case found:
-			a.Edges[i].Dir &^= side.bit
-			if a.Edges[i].Dir == 0 {
-				a.Edges = slices.Delete(a.Edges, i, i+1)
+		if !found {
+			if n <= 0 {
+				continue
 			}
-		default:
-			continue
+			a.Edges = slices.Insert(a.Edges, i, store.Edge{To: side.b})
+		}
+		e := &a.Edges[i]
+		count := &e.In
+		if side.out {
+			count = &e.Out
+		}
+		before := *count
+		after := uint32(max(0, int(before)+n))
+		*count = after
+		if e.Out == 0 && e.In == 0 {
+			a.Edges = slices.Delete(a.Edges, i, i+1) // e and count are stale from here
 		}
 		u.touch(side.a)
-		u.markGraph(side.a)
+		if (before > 0) != (after > 0) {
+			u.markGraph(side.a)
+		}
 	}
 	return nil
 }

@@ -13,15 +13,9 @@ import (
 	"github.com/synapse-wiki/synapse/vault"
 )
 
-// LinkKey returns the folded resolution key of a link target: NFC,
-// lowercased, without a leading "./" or "/", and without a ".md" suffix.
-func LinkKey(target string) string {
-	t := strings.TrimSpace(target)
-	t = strings.TrimPrefix(t, "./")
-	t = strings.TrimLeft(t, "/")
-	k := store.Fold(t)
-	return strings.TrimSuffix(k, ".md")
-}
+// LinkKey returns the folded resolution key of a link target (see
+// store.LinkKey).
+func LinkKey(target string) string { return store.LinkKey(target) }
 
 // SourceKey returns the vault path a `sources` entry names: entries may be
 // written as "raw/sources/x.md", "x.md" or "sources/x.md"; "" for an entry
@@ -106,7 +100,7 @@ func linkRecs(ls []markdown.Link) []store.LinkRec {
 			continue
 		}
 		out = append(out, store.LinkRec{
-			Target: l.Target, Key: k, Heading: l.Heading, Block: l.Block, Label: l.Label,
+			Target: l.Target, Key: k, Heading: l.Heading,
 			Embed: l.Embed, Markdown: l.Kind == markdown.MarkdownLink, Line: l.Line,
 		})
 	}

@@ -132,18 +132,10 @@ func linkContrib(src *store.PageRec, isReserved func(uint32) bool) contrib {
 	return c
 }
 
-// applyContrib adds (sign +1) or removes (sign -1) a page's link effects,
-// flipping graph directions for targets whose count crosses zero. Counts
-// are buffered in the updater and written in key order by finish, so a
-// large transaction never inserts into bbolt at random.
+// applyContrib adds (sign +1) or removes (sign -1) a page's link effects:
+// link counts on graph edges (which are also the backlinks) and buffered
+// dangling counts, written in key order by finish.
 func (u *updater) applyContrib(src uint32, c contrib, sign int) error {
-	return u.applyContribFrom(src, c, sign, false)
-}
-
-// applyContribFrom is applyContrib; fresh promises that the store holds no
-// link counts from src (its links were pending and nothing was applied in
-// this transaction), which saves a lookup per target.
-func (u *updater) applyContribFrom(src uint32, c contrib, sign int, fresh bool) error {
 	for k, n := range c.dangling {
 		dk := danglingKey{key: k, src: src}
 		u.dangling[dk] += sign * n
@@ -152,35 +144,11 @@ func (u *updater) applyContribFrom(src uint32, c contrib, sign int, fresh bool) 
 		}
 	}
 	for dst, n := range c.to {
-		bk := backlinkKey{dst: dst, src: src}
-		cur := u.backlinks[bk]
-		before := cur.delta
-		if !cur.known {
-			if !fresh {
-				cur.stored = u.tx.BacklinkCount(dst, src)
-			}
-			cur.known = true
-		}
-		before += cur.stored
-		cur.delta += sign * n
-		u.backlinks[bk] = cur
-		after := before + sign*n
-		if (before > 0) != (after > 0) {
-			if err := u.setDirection(src, dst, after > 0); err != nil {
-				return err
-			}
+		if err := u.addLinks(src, dst, sign*n); err != nil {
+			return err
 		}
 	}
 	return nil
-}
-
-type backlinkKey struct{ dst, src uint32 }
-
-// backlinkDelta is a buffered change to one backlink count; stored is the
-// count in the store when known (a fresh page has none).
-type backlinkDelta struct {
-	delta, stored int
-	known         bool
 }
 
 type danglingKey struct {
@@ -188,32 +156,8 @@ type danglingKey struct {
 	src uint32
 }
 
-// flushLinkCounts writes buffered backlink and dangling counts in key order.
+// flushLinkCounts writes buffered dangling counts in key order.
 func (u *updater) flushLinkCounts() error {
-	bks := make([]backlinkKey, 0, len(u.backlinks))
-	for k, d := range u.backlinks {
-		if d.delta != 0 {
-			bks = append(bks, k)
-		}
-	}
-	sort.Slice(bks, func(i, j int) bool {
-		if bks[i].dst != bks[j].dst {
-			return bks[i].dst < bks[j].dst
-		}
-		return bks[i].src < bks[j].src
-	})
-	for _, k := range bks {
-		d := u.backlinks[k]
-		var err error
-		if d.known {
-			err = u.tx.SetBacklink(k.dst, k.src, d.stored+d.delta)
-		} else {
-			err = u.tx.AddBacklink(k.dst, k.src, d.delta)
-		}
-		if err != nil {
-			return err
-		}
-	}
 	dks := make([]danglingKey, 0, len(u.dangling))
 	for k, n := range u.dangling {
 		if n != 0 {
@@ -231,7 +175,6 @@ func (u *updater) flushLinkCounts() error {
 			return err
 		}
 	}
-	clear(u.backlinks)
 	clear(u.dangling)
 	clear(u.danglingRaw)
 	return nil
@@ -276,12 +219,11 @@ func (u *updater) drainLinks(max int) (int, error) {
 		if !changed {
 			continue
 		}
-		fresh := p.LinksPending && !u.applied
 		if err := u.applyContrib(doc, old, -1); err != nil {
 			return 0, err
 		}
 		p.LinksPending = false
-		if err := u.applyContribFrom(doc, linkContrib(p, u.isReserved), +1, fresh); err != nil {
+		if err := u.applyContrib(doc, linkContrib(p, u.isReserved), +1); err != nil {
 			return 0, err
 		}
 		if err := tx.PutPageLinks(p); err != nil {

@@ -102,8 +102,8 @@ func TestResolve_ObsidianRules(t *testing.T) {
 			case "In Code", "In Comment", "In Obsidian Comment", "In Fence", "picture.png", "doc.pdf":
 				t.Errorf("%q should not be a page link", l.Target)
 			}
-			if l.Target == "Foo Title" && l.Heading == "Section" && l.Label != "label" {
-				t.Errorf("heading link label = %q", l.Label)
+			if l.Target == "Foo Title" && l.Heading != "" && l.Heading != "Section" {
+				t.Errorf("heading = %q", l.Heading)
 			}
 		}
 		var dangling []string

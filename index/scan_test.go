@@ -2,6 +2,7 @@ package index
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"strings"
 	"sync"
@@ -154,10 +155,16 @@ func TestScan_RacyEdit(t *testing.T) {
 // incrementally maintained store against a from-scratch rebuild and the
 // graph against a naive recomputation.
 func TestScan_IncrementalMatchesRebuild(t *testing.T) {
+	for _, seed := range []int64{7, 11, 23, 42} {
+		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) { incrementalMatchesRebuild(t, seed) })
+	}
+}
+
+func incrementalMatchesRebuild(t *testing.T, seed int64) {
 	v := testvault.New(t)
 	ix := openIndexer(t, v)
 	ix.Now = func() time.Time { return time.Now().Add(time.Hour) }
-	r := newRandVault(t, v, 7)
+	r := newRandVault(t, v, seed)
 	for step := 0; step < 60; step++ {
 		r.mutate()
 		if _, err := ix.Scan(context.Background(), ScanOptions{}); err != nil {

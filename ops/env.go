@@ -35,6 +35,9 @@ type OpenOptions struct {
 	Timeout  time.Duration // lock wait bound
 	Holder   string        // holder description for a read-write open
 	Progress index.Progress
+	// NoInitialScan skips the scan of a never-scanned store (for
+	// operations that scan anyway).
+	NoInitialScan bool
 }
 
 // OpenEnv opens the store of v. A store that has never completed a scan is
@@ -51,7 +54,7 @@ func OpenEnv(ctx context.Context, v *vault.Vault, o OpenOptions) (*Env, error) {
 			needScan = !ok
 			return nil
 		})
-		if needScan && o.ReadOnly {
+		if needScan && o.ReadOnly && !o.NoInitialScan {
 			s.Close()
 			s, err = open(false)
 		}
@@ -67,7 +70,7 @@ func OpenEnv(ctx context.Context, v *vault.Vault, o OpenOptions) (*Env, error) {
 	e := NewEnv(v, s)
 	e.Progress = o.Progress
 	e.Index.Progress = o.Progress
-	if needScan {
+	if needScan && !o.NoInitialScan {
 		if _, err := e.Index.Scan(ctx, index.ScanOptions{}); err != nil {
 			s.Close()
 			return nil, err

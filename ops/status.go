@@ -78,7 +78,7 @@ type ReindexIn struct{}
 
 var opReindex = register(Op{
 	Name: "reindex", Summary: "Rebuild every derived index from the files (the review queue is kept)",
-	CLI: "reindex", Access: Write,
+	CLI: "reindex", Access: Write, Scans: true,
 }, reindex)
 
 func reindex(ctx context.Context, e *Env, in *ReindexIn) (*index.Report, error) {
@@ -91,7 +91,7 @@ type RescanIn struct{}
 var opRescan = register(Op{
 	Name: "source.rescan", Summary: "Rescan wiki/ and raw/sources/ for new, changed and deleted files",
 	CLI: "source rescan", MCP: "trigger_source_rescan", REST: []Route{{Method: "POST", Path: "/sources/rescan"}},
-	Access: Write, Limits: "path lists capped at 100 each, with counts",
+	Access: Write, Scans: true, Limits: "path lists capped at 100 each, with counts",
 }, rescan)
 
 func rescan(ctx context.Context, e *Env, in *RescanIn) (*index.Report, error) {

@@ -64,6 +64,10 @@ type Op struct {
 	Access  Access
 	// Limits documents caps in prose (for help, the skill and OpenAPI).
 	Limits string
+	// Scans marks operations that scan the vault themselves (reindex,
+	// rescan): opening the store for them skips the initial scan of a
+	// never-scanned store.
+	Scans bool
 	// Local marks CLI verbs that must run in the calling process even when
 	// a server holds the store (none today; reserved for verbs that read
 	// the caller's stdin or files).

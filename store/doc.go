@@ -23,9 +23,9 @@
 //	page_path                fold(vault path) → doc
 //	page_id                  public id → doc
 //	names                    kind byte ('f' file stem, 't' title, 'a' alias) + fold(name) · doc → vault path
-//	backlinks                dst doc + src doc → u32 link count
 //	dangling                 last segment of target · fold(target) · src doc → u32 count + raw target
-//	adj                      doc → AdjRec: type, source keys, neighbours (doc, direction bits, weight)
+//	adj                      doc → AdjRec: type, source keys, neighbours (doc, links out, links in, weight);
+//	                         backlinks are the neighbours with links in
 //	graph_dirty              doc → ∅ (nodes whose incident edge weights must be recomputed)
 //	links_dirty              doc → ∅ (pages whose links must be (re-)resolved)
 //	titles                   fold(title) · doc → ∅ (list order)

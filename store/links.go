@@ -6,50 +6,40 @@ import (
 	"strings"
 )
 
-// AddBacklink adds n links from src to dst (n may be negative; the entry
-// disappears at zero).
-func (tx *Tx) AddBacklink(dst, src uint32, n int) error {
-	b := tx.b(bBacklinks)
-	k := append(u32(dst), u32(src)...)
-	v := int64(getU32(b.Get(k))) + int64(n)
-	if v <= 0 {
-		return b.Delete(k)
-	}
-	return b.Put(k, u32(uint32(v)))
-}
-
-// SetBacklink sets the count of links from src to dst (0 removes it).
-func (tx *Tx) SetBacklink(dst, src uint32, n int) error {
-	b := tx.b(bBacklinks)
-	k := append(u32(dst), u32(src)...)
-	if n <= 0 {
-		return b.Delete(k)
-	}
-	return b.Put(k, u32(uint32(n)))
-}
-
 // Backlink is a page linking to another, with its link count.
 type Backlink struct {
 	Src   uint32
 	Count int
 }
 
-// Backlinks returns the pages linking to dst, in doc order.
+// Backlinks returns the pages linking to dst (from its graph node), in doc
+// order.
 func (tx *Tx) Backlinks(dst uint32) []Backlink {
-	prefix := u32(dst)
+	a, err := tx.Adj(dst)
+	if err != nil || a == nil {
+		return nil
+	}
 	var out []Backlink
-	c := tx.b(bBacklinks).Cursor()
-	for k, v := c.Seek(prefix); k != nil && hasPrefixBytes(k, prefix); k, v = c.Next() {
-		out = append(out, Backlink{Src: getU32(k[4:]), Count: int(getU32(v))})
+	for _, e := range a.Edges {
+		if e.In > 0 {
+			out = append(out, Backlink{Src: e.To, Count: int(e.In)})
+		}
 	}
 	return out
 }
 
 // HasBacklinks reports whether any page links to dst.
 func (tx *Tx) HasBacklinks(dst uint32) bool {
-	prefix := u32(dst)
-	k, _ := tx.b(bBacklinks).Cursor().Seek(prefix)
-	return k != nil && hasPrefixBytes(k, prefix)
+	a, err := tx.Adj(dst)
+	if err != nil || a == nil {
+		return false
+	}
+	for _, e := range a.Edges {
+		if e.In > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 func danglingPrefix(target string) []byte {
@@ -137,15 +127,27 @@ func (tx *Tx) DanglingBySegment(seg string) []uint32 {
 	return out
 }
 
-// Edge is one neighbour of a node in the persisted graph.
+// Edge is one neighbour of a node in the persisted graph. It also carries
+// the link counts in both directions, so backlinks need no bucket of
+// their own.
 type Edge struct {
 	To     uint32
-	Dir    uint8   // bit 1: this node links to To; bit 2: To links to this node
+	Out    uint32  // links from this node to To
+	In     uint32  // links from To to this node
 	Weight float32 // SPEC §2.3 weight, current once graph_dirty is drained
 }
 
 // Direct returns the number of link directions (0–2).
-func (e Edge) Direct() int { return int(e.Dir&1) + int(e.Dir>>1&1) }
+func (e Edge) Direct() int {
+	n := 0
+	if e.Out > 0 {
+		n++
+	}
+	if e.In > 0 {
+		n++
+	}
+	return n
+}
 
 // AdjRec is a graph node: its type, the source keys it cites, and its
 // neighbours sorted by doc.
@@ -167,7 +169,8 @@ func (a *AdjRec) encode() []byte {
 	for _, e := range a.Edges {
 		b = binary.AppendUvarint(b, uint64(e.To-prev))
 		prev = e.To
-		b = append(b, e.Dir)
+		b = binary.AppendUvarint(b, uint64(e.Out))
+		b = binary.AppendUvarint(b, uint64(e.In))
 		b = binary.BigEndian.AppendUint32(b, mathFloat32bits(e.Weight))
 	}
 	return b
@@ -191,12 +194,12 @@ func decodeAdj(v []byte) (*AdjRec, error) {
 	prev := uint32(0)
 	for i := uint64(0); i < n; i++ {
 		prev += uint32(r.uvarint())
-		dir := r.bytes(1)
+		out, in := uint32(r.uvarint()), uint32(r.uvarint())
 		w := r.u32()
 		if r.err != nil {
 			return nil, r.err
 		}
-		a.Edges = append(a.Edges, Edge{To: prev, Dir: dir[0], Weight: mathFloat32frombits(w)})
+		a.Edges = append(a.Edges, Edge{To: prev, Out: out, In: in, Weight: mathFloat32frombits(w)})
 	}
 	return a, r.err
 }
@@ -273,11 +276,6 @@ func (tx *Tx) clearDocSet(name []byte, docs []uint32) error {
 		}
 	}
 	return nil
-}
-
-// BacklinkCount returns how many links src has to dst.
-func (tx *Tx) BacklinkCount(dst, src uint32) int {
-	return int(getU32(tx.b(bBacklinks).Get(append(u32(dst), u32(src)...))))
 }
 
 // IsGraphDirty reports whether doc awaits a weight recomputation.

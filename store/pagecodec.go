@@ -14,8 +14,10 @@ import (
 //	u8 flags (1 reserved, 2 links pending)
 //	strs aliases, tags, sources, source_keys (uvarint count, then strings)
 //	uvarint link count, then per link:
-//	  str target, key, heading, block, label; u8 flags (1 embed, 2 markdown);
+//	  str target, heading; u8 flags (1 embed, 2 markdown);
 //	  uvarint line, to, ambiguous
+//
+// A link's Key is derived from its target on decode.
 const pageCodecVersion = 1
 
 func appendStrs(b []byte, ss []string) []byte {
@@ -69,9 +71,8 @@ func encodePage(p *PageRec) []byte {
 	b = appendStrs(b, p.SourceKeys)
 	b = binary.AppendUvarint(b, uint64(len(p.Links)))
 	for _, l := range p.Links {
-		for _, s := range []string{l.Target, l.Key, l.Heading, l.Block, l.Label} {
-			b = appendStr(b, s)
-		}
+		b = appendStr(b, l.Target)
+		b = appendStr(b, l.Heading)
 		var lf byte
 		if l.Embed {
 			lf |= 1
@@ -115,7 +116,8 @@ func decodePage(v []byte) (*PageRec, error) {
 	}
 	for i := range p.Links {
 		l := &p.Links[i]
-		l.Target, l.Key, l.Heading, l.Block, l.Label = r.str(), r.str(), r.str(), r.str(), r.str()
+		l.Target, l.Heading = r.str(), r.str()
+		l.Key = LinkKey(l.Target)
 		if f := r.bytes(1); f != nil {
 			l.Embed, l.Markdown = f[0]&1 != 0, f[0]&2 != 0
 		}

@@ -8,18 +8,26 @@ import (
 )
 
 // LinkRec is one link of a page as stored: what was written, the key it
-// resolves by, and what it resolved to.
+// resolves by, and what it resolved to. Labels and block ids are not
+// stored (nothing reads them from the store).
 type LinkRec struct {
-	Target    string `json:"t"`             // as written (without #heading, |label)
-	Key       string `json:"k"`             // folded resolution key (see index.LinkKey)
-	Heading   string `json:"h,omitempty"`   // #heading
-	Block     string `json:"b,omitempty"`   // #^block
-	Label     string `json:"l,omitempty"`   // |label or [label]
-	Embed     bool   `json:"e,omitempty"`   // ![[…]]
-	Markdown  bool   `json:"md,omitempty"`  // [label](x.md) rather than [[x]]
-	Line      int    `json:"n,omitempty"`   // 1-based body line
-	To        uint32 `json:"to,omitempty"`  // resolved doc; 0 = dangling
-	Ambiguous int    `json:"amb,omitempty"` // candidates when more than one page matched
+	Target    string // as written (without #heading, |label)
+	Key       string // LinkKey(Target); derived, not stored
+	Heading   string // #heading
+	Embed     bool   // ![[…]]
+	Markdown  bool   // [label](x.md) rather than [[x]]
+	Line      int    // 1-based body line
+	To        uint32 // resolved doc; 0 = dangling
+	Ambiguous int    // candidates when more than one page matched
+}
+
+// LinkKey returns the folded resolution key of a link target: NFC,
+// lowercased, without a leading "./" or "/", and without a ".md" suffix.
+func LinkKey(target string) string {
+	t := strings.TrimSpace(target)
+	t = strings.TrimPrefix(t, "./")
+	t = strings.TrimLeft(t, "/")
+	return strings.TrimSuffix(Fold(t), ".md")
 }
 
 // PageRec is the stored record of a page (including the three reserved

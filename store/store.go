@@ -27,7 +27,6 @@ var (
 	bPagePath   = []byte("page_path")
 	bPageID     = []byte("page_id")
 	bNames      = []byte("names")
-	bBacklinks  = []byte("backlinks")
 	bDangling   = []byte("dangling")
 	bAdj        = []byte("adj")
 	bGraphDirty = []byte("graph_dirty")
@@ -41,7 +40,7 @@ var (
 // derivedBuckets lists every bucket rebuilt from the files. Packages that
 // add derived buckets register them with RegisterDerived in an init func.
 var derivedBuckets = [][]byte{
-	bFiles, bPages, bPagePath, bPageID, bNames, bBacklinks, bDangling,
+	bFiles, bPages, bPagePath, bPageID, bNames, bDangling,
 	bAdj, bGraphDirty, bLinksDirty, bTitles, bByType, bByTag, bCites,
 }
 
@@ -212,14 +211,30 @@ func (s *Store) Update(fn func(tx *Tx) error) error {
 		t0 := time.Now()
 		var t1 time.Time
 		err := s.db.Update(func(btx *bolt.Tx) error {
-			err := fn(&Tx{tx: btx})
+			err := fn(newTx(btx))
 			t1 = time.Now()
 			return err
 		})
 		fmt.Fprintf(os.Stderr, "update: fn %v commit %v\n", t1.Sub(t0), time.Since(t1))
 		return err
 	}
-	return s.db.Update(func(btx *bolt.Tx) error { return fn(&Tx{tx: btx}) })
+	return s.db.Update(func(btx *bolt.Tx) error { return fn(newTx(btx)) })
+}
+
+// sequentialBuckets are written mostly in key order (doc numbers and paths
+// only grow within a scan), so their pages are filled further before a
+// split than bbolt's default half.
+var sequentialBuckets = [][]byte{bPages, bFiles, bAdj}
+
+func newTx(btx *bolt.Tx) *Tx {
+	if btx.Writable() {
+		for _, name := range sequentialBuckets {
+			if b := btx.Bucket(name); b != nil {
+				b.FillPercent = 0.9
+			}
+		}
+	}
+	return &Tx{tx: btx}
 }
 
 var debugTiming = os.Getenv("SYNAPSE_DEBUG_TIMING") != ""
@@ -267,17 +282,37 @@ func (tx *Tx) prepare() error {
 	return nil
 }
 
-// ResetDerived drops and recreates every derived bucket and clears the
+// ResetDerived drops every bucket but the kept ones (so buckets of an
+// older layout go too), recreates the derived buckets empty and clears the
 // scan marks. The review queue and other kept buckets are untouched.
 func (tx *Tx) ResetDerived() error {
-	for _, name := range derivedBuckets {
-		if tx.b(name) != nil {
-			if err := tx.tx.DeleteBucket(name); err != nil {
-				return fmt.Errorf("drop %s: %w", name, err)
-			}
+	kept := map[string]bool{}
+	for _, name := range keptBuckets {
+		kept[string(name)] = true
+	}
+	var drop [][]byte
+	if err := tx.tx.ForEach(func(name []byte, _ *bolt.Bucket) error {
+		if !kept[string(name)] {
+			drop = append(drop, append([]byte(nil), name...))
 		}
-		if _, err := tx.tx.CreateBucket(name); err != nil {
+		return nil
+	}); err != nil {
+		return err
+	}
+	for _, name := range drop {
+		if err := tx.tx.DeleteBucket(name); err != nil {
+			return fmt.Errorf("drop %s: %w", name, err)
+		}
+	}
+	for _, name := range derivedBuckets {
+		b, err := tx.tx.CreateBucket(name)
+		if err != nil {
 			return fmt.Errorf("create %s: %w", name, err)
+		}
+		for _, seq := range sequentialBuckets {
+			if string(seq) == string(name) {
+				b.FillPercent = 0.9
+			}
 		}
 	}
 	m := tx.b(bMeta)

@@ -154,15 +154,52 @@ func TestPageCodec_RoundTrip(t *testing.T) {
 		Tags: []string{"t"}, Sources: []string{"s.md"}, SourceKeys: []string{"raw/sources/s.md"},
 		Created: "2026-01-01", Updated: "2026-01-02", MtimeNS: -5, Size: 12, ChangedNS: 99,
 		SHA256: strings.Repeat("ab", 32), Reserved: true, LinksPending: true, FMError: "bad",
-		Links: []LinkRec{{Target: "T", Key: "t", Heading: "h", Block: "b", Label: "l", Embed: true, Markdown: true, Line: 3, To: 7, Ambiguous: 2}}}
+		Links: []LinkRec{{Target: "T", Key: "t", Heading: "h", Embed: true, Markdown: true, Line: 3, To: 7, Ambiguous: 2}}}
 	q, err := decodePage(encodePage(p))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if a, b := encodePage(p), encodePage(q); string(a) != string(b) {
+	if a, b := encodePage(p), encodePage(q); string(a) != string(b) || q.Links[0].Key != "t" {
 		t.Fatalf("round trip differs: %+v", q)
 	}
 	if _, err := decodePage(encodePage(p)[:20]); !errors.Is(err, errCorrupt) {
 		t.Fatalf("truncated record: %v", err)
 	}
+}
+
+func TestResetDerived_KeepsKeptDropsStale(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "s.db")
+	s, err := Open(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	err = s.Update(func(tx *Tx) error {
+		if _, err := tx.tx.CreateBucket([]byte("stale_from_old_layout")); err != nil {
+			return err
+		}
+		if err := tx.SetMeta("keep-me", []byte("1")); err != nil {
+			return err
+		}
+		doc, id, _ := tx.NewPage("wiki/a.md")
+		return tx.PutPage(&PageRec{Doc: doc, ID: id, Path: "wiki/a.md", Title: "A", Type: "note"}, nil)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Update(func(tx *Tx) error { return tx.ResetDerived() }); err != nil {
+		t.Fatal(err)
+	}
+	s.View(func(tx *Tx) error {
+		if tx.b([]byte("stale_from_old_layout")) != nil {
+			t.Error("stale bucket survived a reset")
+		}
+		if tx.PageCount() != 0 || tx.DocByPath("wiki/a.md") != 0 {
+			t.Error("derived data survived a reset")
+		}
+		if string(tx.Meta("keep-me")) != "1" || tx.MetaU32("schema") != SchemaVersion {
+			t.Error("meta lost in a reset")
+		}
+		return nil
+	})
 }

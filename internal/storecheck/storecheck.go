@@ -51,7 +51,7 @@ func Fingerprint(s *store.Store) (string, error) {
 			if a != nil {
 				var es []string
 				for _, e := range a.Edges {
-					es = append(es, fmt.Sprintf("%s dir=%d w=%.4f", paths[e.To], e.Dir, e.Weight))
+					es = append(es, fmt.Sprintf("%s out=%d in=%d w=%.4f", paths[e.To], e.Out, e.In, e.Weight))
 				}
 				sort.Strings(es)
 				lines = append(lines, fmt.Sprintf("node %s type=%s sources=%q edges=[%s]", p.Path, a.Type, a.Sources, strings.Join(es, "; ")))
@@ -109,6 +109,7 @@ func CheckGraph(s *store.Store) ([]string, error) {
 			typ     string
 			sources map[string]bool
 			out     map[uint32]bool
+			count   map[uint32]int // links to each target
 		}
 		nodes := map[uint32]*node{}
 		reserved := map[uint32]bool{}
@@ -117,13 +118,14 @@ func CheckGraph(s *store.Store) ([]string, error) {
 				reserved[p.Doc] = true
 				return true
 			}
-			n := &node{typ: p.Type, sources: map[string]bool{}, out: map[uint32]bool{}}
+			n := &node{typ: p.Type, sources: map[string]bool{}, out: map[uint32]bool{}, count: map[uint32]int{}}
 			for _, src := range p.SourceKeys {
 				n.sources[src] = true
 			}
 			for _, l := range p.Links {
 				if l.To != 0 && l.To != p.Doc {
 					n.out[l.To] = true
+					n.count[l.To]++
 				}
 			}
 			nodes[p.Doc] = n
@@ -182,6 +184,11 @@ func CheckGraph(s *store.Store) ([]string, error) {
 				diffs = append(diffs, fmt.Sprintf("doc %d type %q, page says %q", doc, a.Type, nodes[doc].typ))
 			}
 			for _, e := range a.Edges {
+				if n := nodes[doc]; n != nil && nodes[e.To] != nil && !reserved[e.To] {
+					if int(e.Out) != n.count[e.To] || int(e.In) != nodes[e.To].count[doc] {
+						diffs = append(diffs, fmt.Sprintf("edge %d→%d counts out=%d in=%d, pages say %d and %d", doc, e.To, e.Out, e.In, n.count[e.To], nodes[e.To].count[doc]))
+					}
+				}
 				k := [2]uint32{min(doc, e.To), max(doc, e.To)}
 				if old, ok := got[k]; ok && math.Abs(old-float64(e.Weight)) > 1e-4 {
 					diffs = append(diffs, fmt.Sprintf("edge %v weight differs between its ends: %v vs %v", k, old, e.Weight))
