@@ -42,6 +42,10 @@ type Indexer struct {
 
 	// readFile is os.ReadFile; tests count calls through it.
 	readFile func(string) ([]byte, error)
+
+	// mu serializes scans: two overlapping scans could otherwise commit
+	// an older read of a file after a newer one.
+	mu sync.Mutex
 }
 
 // Report is the result of a scan (SPEC §6 trigger_source_rescan).
@@ -102,6 +106,8 @@ func (ix *Indexer) progress(phase string, done, total int) {
 // (same size and mtime) are not read; changed ones are read once, hashed,
 // and re-indexed only if the hash changed; vanished ones are removed.
 func (ix *Indexer) Scan(ctx context.Context, opts ScanOptions) (*Report, error) {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
 	start := time.Now()
 	rep := &Report{New: []string{}, Changed: []string{}, Deleted: []string{}}
 	if opts.Full {
@@ -251,7 +257,7 @@ func (ix *Indexer) Scan(ctx context.Context, opts ScanOptions) (*Report, error) 
 		done += pb.n
 		ix.progress("index", done, total)
 	}
-	if err := ix.Settle(ctx); err != nil {
+	if err := ix.settle(ctx); err != nil {
 		return nil, err
 	}
 	if len(opts.Paths) == 0 {
@@ -267,6 +273,12 @@ func (ix *Indexer) Scan(ctx context.Context, opts ScanOptions) (*Report, error) 
 // bounded transactions. Scans call it; it also finishes the work of a scan
 // that was interrupted.
 func (ix *Indexer) Settle(ctx context.Context) error {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	return ix.settle(ctx)
+}
+
+func (ix *Indexer) settle(ctx context.Context) error {
 	for more := true; more; {
 		if err := ctx.Err(); err != nil {
 			return err
