@@ -245,14 +245,11 @@ func (ix *Indexer) rebuildGraph(ctx context.Context) error {
 		}
 		return 0, nil
 	}
-	// weights are computed in parallel over node ranges (each edge once,
-	// by its lower end), then written to both ends
-	type result struct {
-		u, i int
-		w    float32
-	}
+	// weights are computed in parallel over node ranges, each edge once by
+	// its lower end, which writes both ends. Workers read only neighbour
+	// ids and list lengths and write only Weight fields, each of which has
+	// exactly one writer.
 	workers := max(1, runtime.GOMAXPROCS(0))
-	results := make([][]result, workers)
 	var wg sync.WaitGroup
 	for wk := 0; wk < workers; wk++ {
 		wg.Add(1)
@@ -260,7 +257,7 @@ func (ix *Indexer) rebuildGraph(ctx context.Context) error {
 			defer wg.Done()
 			for u := wk; u < len(nodes); u += workers {
 				au := nodes[u]
-				if au == nil {
+				if au == nil || ctx.Err() != nil {
 					continue
 				}
 				for i := range au.Edges {
@@ -268,8 +265,12 @@ func (ix *Indexer) rebuildGraph(ctx context.Context) error {
 					if v < uint32(u) || int(v) >= len(nodes) || nodes[v] == nil {
 						continue
 					}
-					w, _ := weight(au, nodes[v], uint32(u), v, degree)
-					results[wk] = append(results[wk], result{u, i, float32(w)})
+					av := nodes[v]
+					w, _ := weight(au, av, uint32(u), v, degree)
+					au.Edges[i].Weight = float32(w)
+					if j := sort.Search(len(av.Edges), func(j int) bool { return av.Edges[j].To >= uint32(u) }); j < len(av.Edges) && av.Edges[j].To == uint32(u) {
+						av.Edges[j].Weight = float32(w)
+					}
 				}
 			}
 		}(wk)
@@ -277,17 +278,6 @@ func (ix *Indexer) rebuildGraph(ctx context.Context) error {
 	wg.Wait()
 	if err := ctx.Err(); err != nil {
 		return err
-	}
-	for _, rs := range results {
-		for _, r := range rs {
-			au := nodes[r.u]
-			au.Edges[r.i].Weight = r.w
-			av := nodes[au.Edges[r.i].To]
-			u := uint32(r.u)
-			if j := sort.Search(len(av.Edges), func(j int) bool { return av.Edges[j].To >= u }); j < len(av.Edges) && av.Edges[j].To == u {
-				av.Edges[j].Weight = r.w
-			}
-		}
 	}
 	const chunk = 20000
 	for lo := 0; lo < len(nodes); lo += chunk {

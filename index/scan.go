@@ -25,7 +25,7 @@ import (
 const (
 	batchFiles = 2000
 	batchBytes = 32 << 20
-	drainBatch = 5000
+	drainBatch = 2000
 )
 
 // Progress reports scan progress: phase is "scan", "index", "links" or
