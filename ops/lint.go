@@ -188,12 +188,24 @@ func lintProposals(out *LintOut) []*Proposal {
 		}
 		add(p)
 	}
+	// page findings are keyed by title; a title shared by several pages
+	// (a duplicate-title finding) gets the path, so each page has its item
+	shared := map[string]bool{}
+	for _, d := range out.DuplicateTitles {
+		shared[store.Fold(d.Title)] = true
+	}
+	label := func(r PageRef) string {
+		if shared[store.Fold(r.Title)] {
+			return r.Title + " (" + r.Path + ")"
+		}
+		return r.Title
+	}
 	for _, r := range out.Orphans {
-		add(&Proposal{Type: TypeSuggestion, Title: "Orphan page: " + r.Title, Page: r.Path, ReferencedPages: []string{r.Title},
+		add(&Proposal{Type: TypeSuggestion, Title: "Orphan page: " + label(r), Page: r.Path, ReferencedPages: []string{r.Title},
 			Rationale: fmt.Sprintf("No page links to [[%s]]. Link it from a related page, or dismiss this item.", r.Title)})
 	}
 	for _, r := range out.NoOutlinks {
-		add(&Proposal{Type: TypeSuggestion, Title: "No outgoing links: " + r.Title, Page: r.Path, ReferencedPages: []string{r.Title},
+		add(&Proposal{Type: TypeSuggestion, Title: "No outgoing links: " + label(r), Page: r.Path, ReferencedPages: []string{r.Title},
 			Rationale: fmt.Sprintf("[[%s]] links to no other page. Link the pages it mentions, or dismiss this item.", r.Title)})
 	}
 	for _, s := range out.MissingSources {

@@ -148,15 +148,16 @@ func ProposedTitle(title string) string {
 	t := strings.Join(strings.Fields(title), " ")
 	for {
 		head, rest, ok := strings.Cut(t, ":")
-		if !ok || !slices.Contains(proposalPrefixes, strings.ToLower(strings.TrimSpace(head))) || strings.TrimSpace(rest) == "" {
-			break
+		rest = strings.TrimSpace(rest)
+		switch {
+		case ok && rest != "" && slices.Contains(proposalPrefixes, strings.ToLower(strings.TrimSpace(head))):
+			t = rest
+		case len(t) > 4 && strings.HasPrefix(t, "[[") && strings.HasSuffix(t, "]]"):
+			t = strings.TrimSpace(t[2 : len(t)-2])
+		default:
+			return t
 		}
-		t = strings.TrimSpace(rest)
 	}
-	if strings.HasPrefix(t, "[[") && strings.HasSuffix(t, "]]") && len(t) > 4 {
-		t = strings.TrimSpace(t[2 : len(t)-2])
-	}
-	return t
 }
 
 // ReviewKey is the idempotency key of a proposal (SPEC §5): FNV-1a 64 of
@@ -788,6 +789,7 @@ func bulkResolve(ctx context.Context, e *Env, ids []string, action string) (*Bul
 	out := &BulkResolveOut{Resolved: []string{}, AlreadyTerminal: []TerminalRef{}, NotFound: []string{}}
 	err = e.Store.Update(func(tx *store.Tx) error {
 		now := e.now()
+		seen := map[string]bool{} // item ids: one item may be named in several spellings
 		for _, id := range uniq {
 			r, err := tx.ReviewByID(id)
 			if err != nil {
@@ -796,18 +798,20 @@ func bulkResolve(ctx context.Context, e *Env, ids []string, action string) (*Bul
 			switch {
 			case r == nil:
 				out.NotFound = append(out.NotFound, id)
+			case seen[r.ID]:
+				continue
 			case r.Terminal():
 				out.AlreadyTerminal = append(out.AlreadyTerminal, TerminalRef{ID: r.ID, Status: r.Status})
 			case claimed(r, now):
 				return decidable(r, now)
 			default:
-				if slices.Contains(out.Resolved, r.ID) { // the same item under two spellings
-					continue
-				}
 				if err := decide(tx, r, actionStatus[act], simpleResolution[act], now); err != nil {
 					return err
 				}
 				out.Resolved = append(out.Resolved, r.ID)
+			}
+			if r != nil {
+				seen[r.ID] = true
 			}
 		}
 		return nil
