@@ -50,10 +50,16 @@ type LintOut struct {
 var opLint = register(Op{
 	Name: "lint", Summary: "Check the wiki: broken links, orphans, pages without outlinks, missing sources, duplicate titles",
 	CLI: "lint", REST: []Route{{Method: "POST", Path: "/lint", Body: "*"}},
-	Access: Write, Limits: "--to-review files findings idempotently (origin lint)",
+	Access: Write, Limits: "rescans changed files first; --to-review files findings idempotently (origin lint)",
 }, lint)
 
+// lint first brings the index up to date with the files (the incremental
+// scanner, as `source rescan`: unchanged files are skipped by size and
+// mtime), so the report is about the vault as it is now.
 func lint(ctx context.Context, e *Env, in *LintIn) (*LintOut, error) {
+	if _, err := rescan(ctx, e, &RescanIn{}); err != nil {
+		return nil, err
+	}
 	broken, err := missing(ctx, e, &MissingIn{})
 	if err != nil {
 		return nil, err

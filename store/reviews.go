@@ -128,7 +128,9 @@ func u64(v uint64) []byte { return binary.BigEndian.AppendUint64(nil, v) }
 
 // reviewID derives the public id of an item from its idempotency key: six
 // characters of the page-id alphabet (Crockford base32, lowercase: no i, l,
-// o or u), salted on collision.
+// o or u), salted on collision. The key is mixed first: FNV-1a's low bits
+// hardly change when only the last byte of the input does, and titles that
+// differ in their last letter must not get look-alike ids.
 func reviewID(k uint64, salt int) string {
 	v := k
 	if salt > 0 {
@@ -137,6 +139,11 @@ func reviewID(k uint64, salt int) string {
 		fmt.Fprintf(h, "\x00%d", salt)
 		v = h.Sum64()
 	}
+	v ^= v >> 33 // murmur3 fmix64
+	v *= 0xff51afd7ed558ccd
+	v ^= v >> 33
+	v *= 0xc4ceb9fe1a85ec53
+	v ^= v >> 33
 	b := make([]byte, 6)
 	for i := range b {
 		b[i] = idAlphabet[v&31]
