@@ -521,7 +521,7 @@ func resolveReview(ctx context.Context, e *Env, id, action string) (*ResolveRevi
 	return out, nil
 }
 
-// claimFor bounds how long a create may hold an item.
+// claimForCreate bounds how long a create may hold an item.
 const claimForCreate = 2 * time.Minute
 
 // resolveWithEffect runs an action with a side effect outside the store
