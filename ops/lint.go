@@ -270,17 +270,19 @@ func fileLint(e *Env, out *LintOut) (*LintFiled, error) {
 			name, path string
 		}
 		var found []stale
+		var perr error
 		err := tx.EachPendingReview(TypeMissingPage, func(r *store.ReviewRec) bool {
-			name := ProposedTitle(r.Title)
-			if res := index.Resolve(tx, index.LinkKey(name), "", false); res.Doc != 0 {
-				if p, err := tx.Page(res.Doc); err == nil && p != nil {
-					found = append(found, stale{r.Title, p.Path})
-				}
+			var p *store.PageRec
+			if p, perr = pageAnswering(tx, ProposedTitle(r.Title)); p != nil {
+				found = append(found, stale{r.Title, p.Path})
 			}
-			return true
+			return perr == nil
 		})
 		if err != nil {
 			return err
+		}
+		if perr != nil {
+			return perr
 		}
 		for _, s := range found {
 			ok, err := autoResolveMissing(tx, s.name, "page exists: "+s.path, now)

@@ -608,11 +608,7 @@ func resolveWithEffect(ctx context.Context, e *Env, id, act string) (*ResolveRev
 func createStub(ctx context.Context, e *Env, r *store.ReviewRec) (*PageRef, error) {
 	title := ProposedTitle(r.Title)
 	err := e.Store.View(func(tx *store.Tx) error {
-		res := index.Resolve(tx, index.LinkKey(title), "", false)
-		if res.Doc == 0 {
-			return nil
-		}
-		p, err := tx.Page(res.Doc)
+		p, err := pageAnswering(tx, title)
 		if err != nil || p == nil {
 			return err
 		}
@@ -630,6 +626,15 @@ func createStub(ctx context.Context, e *Env, r *store.ReviewRec) (*PageRef, erro
 		return nil, err
 	}
 	return &PageRef{ID: w.ID, Title: w.Title, Type: w.Type, Path: w.Path}, nil
+}
+
+// pageAnswering returns the page a [[title]] link would reach, or nil.
+func pageAnswering(tx *store.Tx, title string) (*store.PageRec, error) {
+	res := index.Resolve(tx, index.LinkKey(title), "", false)
+	if res.Doc == 0 {
+		return nil, nil
+	}
+	return tx.Page(res.Doc)
 }
 
 // appendSuggestion appends a purpose or schema suggestion to its file
