@@ -12,7 +12,7 @@ import (
 
 // fillQueue enqueues n pending items of mixed types, 10,000 per
 // transaction, and returns their ids in queue order.
-func fillQueue(b *testing.B, e *Env, from, n int) []string {
+func fillQueue(b testing.TB, e *Env, from, n int) []string {
 	b.Helper()
 	ids := make([]string, 0, n)
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)

@@ -332,10 +332,7 @@ func TestReview_PatchByStatus(t *testing.T) {
 
 func TestReview_BulkCap(t *testing.T) {
 	e := newTestEnv(t, testvault.New(t))
-	var ids []string
-	for i := 0; i < MaxBulkIDs; i++ {
-		ids = append(ids, add(t, e, TypeSuggestion, fmt.Sprint("bulk ", i)).ID)
-	}
+	ids := fillQueue(t, e, 0, MaxBulkIDs)
 	for _, op := range []*Op{opBulkResolve, opBulk} {
 		_, err := op.Call(context.Background(), e, mustJSON(t, obj{"ids": append(ids, "extra1"), "action": "skip"}))
 		wantCode(t, err, errs.TooLarge, "201", "200", "nothing was changed")
@@ -434,9 +431,7 @@ func TestReview_ListOrderFiltersAndPaging(t *testing.T) {
 			t.Errorf("list %v: items is null, want []", c.params)
 		}
 	}
-	for i := 0; i < 120; i++ {
-		add(t, e, TypeConfirm, fmt.Sprint("more ", i))
-	}
+	fillQueue(t, e, 0, 120)
 	if l := mustCall[ListReviewsOut](t, e, opListReviews, obj{"limit": 1000}); len(l.Items) != 100 || l.Total != 126 {
 		t.Errorf("limit 1000: %d items of %d, want 100 of 126", len(l.Items), l.Total)
 	}
