@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -102,6 +103,9 @@ func opCommand(op *ops.Op, name string) *cli.Command {
 			if f.Type.Kind() == reflect.Slice {
 				an += "..."
 			}
+			if f.CLI == "stdin-list" {
+				an += " | -"
+			}
 			if !f.Required {
 				an = "[" + an + "]"
 			}
@@ -189,7 +193,14 @@ func cliInput(c *cli.Context, op *ops.Op, fields []ops.Field) ([]byte, error) {
 			last := isLastArg(fields, f)
 			switch {
 			case f.Type.Kind() == reflect.Slice:
-				in[f.Name] = args[f.Arg:]
+				vals := args[f.Arg:]
+				if f.CLI == "stdin-list" && slices.Contains(vals, "-") {
+					var err error
+					if vals, err = readList(c, vals); err != nil {
+						return nil, err
+					}
+				}
+				in[f.Name] = vals
 				maxArg = len(args) - 1
 			case last && f.Type.Kind() == reflect.String:
 				// unquoted multi-word values: `synapse search how do I …`
@@ -269,6 +280,29 @@ func readContent(c *cli.Context) (string, bool, error) {
 		return "", false, errs.Wrap(errs.Invalid, err, "read content: %v", err)
 	}
 	return string(data), true, nil
+}
+
+// readList replaces a "-" among list arguments with the whitespace-separated
+// words read from stdin (cli:"stdin-list"), so that lists can be piped:
+// `... | jq -r '.items[].id' | synapse review bulk-resolve --action skip -`.
+func readList(c *cli.Context, args []string) ([]string, error) {
+	if f, ok := c.App.Reader.(*os.File); ok && isTerminal(f) {
+		return nil, errs.E(errs.Invalid, "\"-\" reads the list from standard input, but nothing was piped in")
+	}
+	data, err := io.ReadAll(io.LimitReader(c.App.Reader, maxStdin))
+	if err != nil {
+		return nil, errs.Wrap(errs.Invalid, err, "read standard input: %v", err)
+	}
+	out := []string{}
+	for _, a := range args {
+		if a == "-" {
+			out = append(out, strings.Fields(string(data))...)
+			data = nil // a second "-" adds nothing
+			continue
+		}
+		out = append(out, a)
+	}
+	return out, nil
 }
 
 // globals are the options every verb shares.

@@ -85,6 +85,9 @@ func TestCrash_KillDuringReindex(t *testing.T) {
 	if out, err := run("reindex"); err != nil {
 		t.Fatalf("reindex: %v\n%s", err, out)
 	}
+	if out, err := run("review", "add", "--type", "suggestion", "--title", "Keep this decision"); err != nil {
+		t.Fatalf("review add: %v\n%s", err, out)
+	}
 	db := v.Abs(vault.DBFile)
 	want := fingerprint(t, db)
 
@@ -103,6 +106,9 @@ func TestCrash_KillDuringReindex(t *testing.T) {
 		// the next run is an ordinary rescan: it must finish the job
 		if out, err := run("source", "rescan"); err != nil {
 			t.Fatalf("rescan after a kill at %v: %v\n%s", delay, err, out)
+		}
+		if out, err := run("review", "list", "--json"); err != nil || !strings.Contains(out, "Keep this decision") {
+			t.Fatalf("the review queue lost its item after a kill at %v: %v\n%s", delay, err, out)
 		}
 		if got := fingerprint(t, db); got != want {
 			d := diffLines(want, got)

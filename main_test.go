@@ -1,24 +1,40 @@
 package main
 
 import (
+	"context"
+	"encoding/json"
+	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
+	"github.com/synapse-wiki/synapse/errs"
 	"github.com/synapse-wiki/synapse/internal/testvault"
+	"github.com/synapse-wiki/synapse/ops"
+	"github.com/synapse-wiki/synapse/vault"
 )
 
+// TestMain lets testscript run the synapse binary in-process.
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
 		"synapse": func() { os.Exit(run(os.Args, os.Stdin, os.Stdout, os.Stderr)) },
 	})
 }
 
-// TestScript runs the CLI scripts in testdata/script against the real
-// binary entry point. Extra commands:
+// TestScript runs every CLI script in testdata/script against the real
+// entry point. Extra commands:
 //
-//	corpus DIR      copy the Obsidian Help corpus into DIR
+//	corpus DIR                 copy the Obsidian Help corpus into DIR
+//	exitcode N CMD ARGS...     run CMD and require exit status N
+//	envout VAR                 set VAR to the last command's stdout, trimmed
+//	jsonids FILE OUT           write the ids of FILE's `.items[]` to OUT, one a line
+//
+// Condition [writepage] holds when write_page is implemented.
 func TestScript(t *testing.T) {
 	testscript.Run(t, scriptParams(t))
 }
@@ -31,13 +47,84 @@ func scriptParams(t *testing.T) testscript.Params {
 			env.Setenv("SYNAPSE_VAULT", "")
 			return nil
 		},
-		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"corpus": func(ts *testscript.TestScript, neg bool, args []string) {
-				if len(args) != 1 {
-					ts.Fatalf("usage: corpus DIR")
-				}
-				ts.Check(testvault.CopyTree(testvault.CorpusDir(), ts.MkAbs(args[0])))
-			},
+		Condition: func(cond string) (bool, error) {
+			if cond == "writepage" {
+				return writePageImplemented(t), nil
+			}
+			return false, errors.New("unknown condition " + cond)
 		},
+		Cmds: scriptCmds,
 	}
+}
+
+var scriptCmds = map[string]func(ts *testscript.TestScript, neg bool, args []string){
+	"corpus": func(ts *testscript.TestScript, neg bool, args []string) {
+		if len(args) != 1 {
+			ts.Fatalf("usage: corpus DIR")
+		}
+		ts.Check(testvault.CopyTree(testvault.CorpusDir(), ts.MkAbs(args[0])))
+	},
+	"exitcode": func(ts *testscript.TestScript, neg bool, args []string) {
+		if len(args) < 2 {
+			ts.Fatalf("usage: exitcode N CMD ARGS...")
+		}
+		want, err := strconv.Atoi(args[0])
+		ts.Check(err)
+		err = ts.Exec(args[1], args[2:]...)
+		got := 0
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			got = ee.ExitCode()
+		} else if err != nil {
+			ts.Fatalf("%s: %v", args[1], err)
+		}
+		if got != want {
+			ts.Fatalf("%s exited %d, want %d", args[1], got, want)
+		}
+	},
+	"envout": func(ts *testscript.TestScript, neg bool, args []string) {
+		if len(args) != 1 {
+			ts.Fatalf("usage: envout VAR")
+		}
+		ts.Setenv(args[0], strings.TrimSpace(ts.ReadFile("stdout")))
+	},
+	"jsonids": func(ts *testscript.TestScript, neg bool, args []string) {
+		if len(args) != 2 {
+			ts.Fatalf("usage: jsonids FILE OUT")
+		}
+		var l struct {
+			Items []struct {
+				ID string `json:"id"`
+			} `json:"items"`
+		}
+		ts.Check(json.Unmarshal([]byte(ts.ReadFile(args[0])), &l))
+		var b strings.Builder
+		for _, it := range l.Items {
+			b.WriteString(it.ID + "\n")
+		}
+		ts.Check(os.WriteFile(ts.MkAbs(args[1]), []byte(b.String()), 0o644))
+	},
+}
+
+var (
+	writePageOnce sync.Once
+	writePageOK   bool
+)
+
+// writePageImplemented probes ops.WritePage on a scratch vault.
+func writePageImplemented(t *testing.T) bool {
+	writePageOnce.Do(func() {
+		v, _, err := vault.Init(filepath.Join(t.TempDir(), "probe"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		e, err := ops.OpenEnv(context.Background(), v, ops.OpenOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer e.Close()
+		_, err = ops.WritePage(context.Background(), e, &ops.WritePageIn{Title: "Probe", Content: "probe"})
+		writePageOK = !(errs.Is(err, errs.Unavailable) && strings.Contains(errs.Message(err), "not implemented"))
+	})
+	return writePageOK
 }

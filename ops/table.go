@@ -17,7 +17,9 @@
 //	enum:"a,b"              allowed values (documented; checked by the operation)
 //	required:"true"         must be present and non-empty
 //	mcp:"-"                 not part of the MCP tool's input schema
-//	cli:"-"                 not a CLI flag; cli:"stdin" reads the value from --file or stdin
+//	cli:"-"                 not a CLI flag; cli:"stdin" reads the value from --file or stdin;
+//	                        cli:"stdin-list" on a []string argument reads the list from
+//	                        stdin (whitespace-separated) when the argument is "-"
 //
 // Domain code here never prints and never imports urfave/cli, mcp-go,
 // net/http or lipgloss (a test checks the imports).
@@ -72,6 +74,11 @@ type Op struct {
 	// a server holds the store (none today; reserved for verbs that read
 	// the caller's stdin or files).
 	Local bool
+	// TooLargeStatus, when non-zero, is the HTTP status REST answers for a
+	// too_large error from this row instead of errs.HTTPStatus (SPEC §5:
+	// bulk-resolve rejects more than 200 ids with 422, the UI bulk route
+	// with 400). REST adapters map errors through Op.HTTPStatus.
+	TooLargeStatus int
 
 	In, Out reflect.Type
 	run     func(ctx context.Context, e *Env, in any) (any, error)
@@ -207,6 +214,16 @@ func (op *Op) Run(ctx context.Context, e *Env, in any) (any, error) {
 	return out, nil
 }
 
+// HTTPStatus is the REST status for an error returned by this row: the
+// row's TooLargeStatus for a too_large error, errs.HTTPStatus otherwise.
+func (op *Op) HTTPStatus(err error) int {
+	c := errs.CodeOf(err)
+	if c == errs.TooLarge && op.TooLargeStatus != 0 {
+		return op.TooLargeStatus
+	}
+	return errs.HTTPStatus(c)
+}
+
 func (op *Op) displayName() string {
 	if op.MCP != "" {
 		return op.MCP
@@ -231,7 +248,7 @@ type Field struct {
 	Enum     []string
 	Required bool
 	NoMCP    bool
-	CLI      string // "", "-" or "stdin"
+	CLI      string // "", "-", "stdin" or "stdin-list"
 }
 
 // Fields returns the described fields of an input struct type.
