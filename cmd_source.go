@@ -51,7 +51,7 @@ func init() {
 		if n == 1 {
 			noun = "source"
 		}
-		o.note("%d %s: %d new, %d changed, %d missing, %d ingested", n, noun, c.New, c.Changed, c.Missing, c.Ingested)
+		o.note("%d %s: %d new, %d changed, %d missing, %d ingested; last scan %s", n, noun, c.New, c.Changed, c.Missing, c.Ingested, orDash(l.LastScan))
 		if len(l.Sources) < l.Total {
 			o.note("%d of %d matching sources shown (use --limit and --offset for more)", len(l.Sources), l.Total)
 		}

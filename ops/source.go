@@ -196,16 +196,20 @@ type SourceCounts struct {
 	Ingested int `json:"ingested"`
 }
 
-// ListSourcesOut is the result of source list.
+// ListSourcesOut is the result of source list. States are computed from
+// the store as of the last scan: `synapse source rescan` (or serve's
+// watcher) picks up files added, edited or deleted since.
 type ListSourcesOut struct {
 	// Total is the number of sources matching the state filter.
-	Total   int          `json:"total"`
-	Counts  SourceCounts `json:"counts"`
-	Sources []SourceItem `json:"sources"`
+	Total  int          `json:"total"`
+	Counts SourceCounts `json:"counts"`
+	// LastScan is when the last full scan completed (RFC 3339, UTC).
+	LastScan string       `json:"last_scan"`
+	Sources  []SourceItem `json:"sources"`
 }
 
 var opListSources = register(Op{
-	Name: "source.list", Summary: "List raw sources with their state: new, changed, missing or ingested",
+	Name: "source.list", Summary: "List raw sources with their state (new, changed, missing, ingested) as of the last scan",
 	CLI: "source list", REST: []Route{{Method: "GET", Path: "/sources"}},
 	Access: Read, Limits: "limit 1..10000 (default 1000)",
 }, listSources)
@@ -260,6 +264,9 @@ func listSources(ctx context.Context, e *Env, in *ListSourcesIn) (*ListSourcesOu
 	}
 	out := &ListSourcesOut{Sources: []SourceItem{}}
 	err = e.Store.View(func(tx *store.Tx) error {
+		if t, ok := tx.LastScan(); ok {
+			out.LastScan = t.UTC().Format(time.RFC3339)
+		}
 		// one pass over the cites bucket: folded source key → citing docs
 		cites := map[string][]uint32{}
 		tx.EachCite(func(k string, doc uint32) bool {
