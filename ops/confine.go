@@ -109,7 +109,7 @@ func sourceRel(v *vault.Vault, p string) (rel string, err error) {
 	}
 	for _, el := range strings.Split(p, "/") {
 		if el == ".." {
-			return "", errs.E(errs.Forbidden, "path %q contains \"..\"; source paths stay inside %s/", p, vault.SourcesDir)
+			return "", errs.E(errs.Forbidden, "path %q contains \"..\"; name a file inside %s/, relative to it (notes.md) or from the vault root (%s/notes.md)", p, vault.SourcesDir, vault.SourcesDir)
 		}
 	}
 	rest := p
