@@ -160,9 +160,10 @@ var SourceStates = []string{StateNew, StateChanged, StateMissing, StateIngested}
 // the full count).
 const MaxCitedBy = 20
 
-// ListSourcesIn is the input of source list.
+// ListSourcesIn is the input of source list. State takes a comma-separated
+// list, so it carries no enum tag (a schema enum would refuse "new,changed").
 type ListSourcesIn struct {
-	State  string `json:"state,omitempty" enum:"new,changed,missing,ingested" desc:"Only sources in this state; several comma-separated (new,changed is the compile worklist); default all"`
+	State  string `json:"state,omitempty" desc:"Only sources in these states, comma-separated: new, changed, missing, ingested (new,changed is the compile worklist); default all"`
 	Limit  int    `json:"limit,omitempty" default:"1000" min:"1" max:"10000" desc:"Maximum sources to return (1..10000, default 1000)"`
 	Offset int    `json:"offset,omitempty" min:"0" desc:"Sources to skip"`
 }
