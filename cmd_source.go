@@ -14,7 +14,7 @@ func init() {
 		s := v.(*ops.ReadSourceOut)
 		if o.tty {
 			o.printf("%s  %s\n", o.st.Title.Render(s.Path), o.st.Dim.Render(humanBytes(s.SizeBytes)+" · sha256 "+s.SHA256[:12]))
-			o.printf("%s\n", strings.TrimRight(s.Content, "\n"))
+			o.printf("%s\n", strings.TrimRight(terminalSafe(s.Content), "\n"))
 		} else {
 			// a pipe gets the text as it is in the file
 			o.printf("%s", s.Content)
@@ -72,4 +72,18 @@ func (o *output) stateStyle(state string) lipgloss.Style {
 		return o.st.OK
 	}
 	return o.r.NewStyle()
+}
+
+// terminalSafe replaces control characters other than tab and line ends,
+// so that a source cannot drive the terminal (escape sequences).
+func terminalSafe(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r == '\t' || r == '\n' || r == '\r' {
+			return r
+		}
+		if r < 0x20 || (r >= 0x7f && r < 0xa0) {
+			return '\uFFFD'
+		}
+		return r
+	}, s)
 }
