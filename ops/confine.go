@@ -24,9 +24,9 @@ import (
 //	raw/sources/x.md          relative to the vault root (the prefix is stripped once)
 //	/abs/vault/raw/sources/x.md  absolute, lexically inside the vault's raw/sources/
 //
-// The rules, checked in this order before any file is touched (each
-// refusal is an *errs.Error that names the problem and carries no byte of
-// any file):
+// The rules, checked before any file is touched (each refusal is an
+// *errs.Error that names the problem and carries no byte of any file;
+// leading and trailing spaces were trimmed by Normalize):
 //
 //	empty, "." or the raw/sources/ folder itself        invalid
 //	longer than MaxSourcePathBytes                       invalid
@@ -39,7 +39,7 @@ import (
 //
 // The remaining relative path is opened through an os.Root on raw/sources/:
 // symlinks are followed, but one that resolves outside the root (to a file
-// or through a folder) is refused by the kernel-side walk — forbidden. A
+// or through a folder) is refused by os.Root's confined walk — forbidden. A
 // missing file (or a path through a regular file) is not_found; a folder is
 // invalid; anything but a regular file (fifo, socket, device) is forbidden
 // and is never blocked on (the file is opened non-blocking). Finally the
@@ -86,8 +86,7 @@ func TextExtensions() []string {
 }
 
 // sourceRel validates a requested source path lexically and returns it
-// relative to raw/sources/ (clean, forward slashes). display is how the
-// path is named in messages.
+// relative to raw/sources/ (clean, forward slashes).
 func sourceRel(v *vault.Vault, p string) (rel string, err error) {
 	if p == "" {
 		return "", errs.E(errs.Invalid, "path is required: a file under %s/, e.g. notes.md or %s/notes.md", vault.SourcesDir, vault.SourcesDir)
