@@ -47,6 +47,7 @@ func init() {
 
 func renderReport(o *output, v any) error {
 	r := v.(*index.Report)
+	hidden := false
 	o.printf("scanned %d files in %d ms: %d new, %d changed, %d deleted, %d unchanged\n",
 		r.Scanned, r.DurationMS, r.NewCount, r.ChangedCount, r.DeletedCount, r.Unchanged)
 	for _, l := range []struct {
@@ -55,11 +56,15 @@ func renderReport(o *output, v any) error {
 		n     int
 	}{{"new", r.New, r.NewCount}, {"changed", r.Changed, r.ChangedCount}, {"deleted", r.Deleted, r.DeletedCount}} {
 		if l.n == 0 || l.n > 20 {
+			hidden = hidden || l.n > 20
 			continue
 		}
 		for _, p := range l.paths {
 			o.printf("  %-8s %s\n", l.label, p)
 		}
+	}
+	if hidden {
+		o.note("lists of more than 20 paths are not printed; --json gives the first %d of each", index.ReportCap)
 	}
 	return nil
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
 	"github.com/synapse-wiki/synapse/errs"
@@ -33,6 +34,7 @@ func TestMain(m *testing.M) {
 //	exitcode N CMD ARGS...     run CMD and require exit status N
 //	envout VAR                 set VAR to the last command's stdout, trimmed
 //	jsonids FILE OUT           write the ids of FILE's `.items[]` to OUT, one a line
+//	mtime FILE RFC3339         set a file's modification time (source states compare mtimes)
 //
 // Condition [writepage] holds when write_page is implemented.
 func TestScript(t *testing.T) {
@@ -58,6 +60,14 @@ func scriptParams(t *testing.T) testscript.Params {
 }
 
 var scriptCmds = map[string]func(ts *testscript.TestScript, neg bool, args []string){
+	"mtime": func(ts *testscript.TestScript, neg bool, args []string) {
+		if neg || len(args) != 2 {
+			ts.Fatalf("usage: mtime FILE RFC3339")
+		}
+		tm, err := time.Parse(time.RFC3339, args[1])
+		ts.Check(err)
+		ts.Check(os.Chtimes(ts.MkAbs(args[0]), tm, tm))
+	},
 	"corpus": func(ts *testscript.TestScript, neg bool, args []string) {
 		if len(args) != 1 {
 			ts.Fatalf("usage: corpus DIR")

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -125,39 +126,64 @@ func (ix *Indexer) Scan(ctx context.Context, opts ScanOptions) (*Report, error) 
 	var gone []string
 	known := map[string]store.FileRec{}
 	err = ix.Store.View(func(tx *store.Tx) error {
-		seen := make(map[string]bool, len(disk))
-		for _, d := range disk {
-			seen[d.path] = true
+		// disk is sorted by path, as are the records under each root: one
+		// ordered pass over those records finds the gone, the unchanged
+		// and the changed without a lookup per file; known holds only the
+		// records of files that will be read
+		checked := make([]bool, len(disk))
+		find := func(p string) int {
+			i := sort.Search(len(disk), func(i int) bool { return disk[i].path >= p })
+			if i < len(disk) && disk[i].path == p {
+				return i
+			}
+			return -1
+		}
+		compare := func(i int, f store.FileRec) {
+			checked[i] = true
+			d := disk[i]
+			if f.Size == d.size && f.MtimeNS == d.mtimeNS && !f.Racy() {
+				rep.Unchanged++
+				return
+			}
+			known[d.path] = f
+		}
+		visit := func(p string, f store.FileRec) {
+			if i := find(p); i < 0 {
+				gone = append(gone, p)
+			} else if !checked[i] {
+				compare(i, f)
+			}
 		}
 		for _, root := range roots {
 			// the root itself when it was a file, and everything under it
-			if _, ok, err := tx.File(root); err != nil {
+			if f, ok, err := tx.File(root); err != nil {
 				return err
-			} else if ok && !seen[root] {
-				gone = append(gone, root)
+			} else if ok {
+				visit(root, f)
 			}
-			if err := tx.EachFile(root+"/", func(p string, _ store.FileRec) bool {
-				if !seen[p] {
-					gone = append(gone, p)
-				}
+			if err := tx.EachFile(root+"/", func(p string, f store.FileRec) bool {
+				visit(p, f)
 				return true
 			}); err != nil {
 				return err
 			}
 		}
-		for _, d := range disk {
-			f, ok, err := tx.File(d.path)
-			if err != nil {
-				return err
-			}
-			if ok {
-				known[d.path] = f
-				if f.Size == d.size && f.MtimeNS == d.mtimeNS && !f.Racy() {
-					rep.Unchanged++
+		for i, d := range disk {
+			if !checked[i] {
+				// no record under a root as spelled: look it up
+				f, ok, err := tx.File(d.path)
+				if err != nil {
+					return err
+				}
+				if !ok {
+					todo = append(todo, d) // new
 					continue
 				}
+				compare(i, f)
 			}
-			todo = append(todo, d)
+			if _, ok := known[d.path]; ok {
+				todo = append(todo, d) // size or mtime changed
+			}
 		}
 		return nil
 	})
@@ -337,13 +363,15 @@ func dedupeSorted(s []string) []string {
 
 // walk stats the files under the scan roots without reading them.
 func (ix *Indexer) walk(ctx context.Context, paths []string) ([]diskFile, []string, error) {
-	roots := paths
+	roots := slices.Clone(paths)
 	if len(roots) == 0 {
 		roots = []string{vault.WikiDir, vault.SourcesDir}
 	}
 	var out []diskFile
-	for _, root := range roots {
+	for i, root := range roots {
+		// cleaned in place: the compare phase looks records up by root
 		root = strings.TrimSuffix(filepath.ToSlash(filepath.Clean(filepath.FromSlash(root))), "/")
+		roots[i] = root
 		abs := ix.Vault.Abs(root)
 		err := filepath.WalkDir(abs, func(p string, d fs.DirEntry, err error) error {
 			if err != nil {
@@ -387,6 +415,8 @@ func (ix *Indexer) walk(ctx context.Context, paths []string) ([]diskFile, []stri
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].path < out[j].path })
+	// overlapping roots walk a file twice; it is read once
+	out = slices.CompactFunc(out, func(a, b diskFile) bool { return a.path == b.path })
 	return out, roots, nil
 }
 

@@ -126,8 +126,6 @@ func itemOf(r *store.ReviewRec) ReviewItem {
 	return it
 }
 
-func rfc3339(ns int64) string { return time.Unix(0, ns).UTC().Format(time.RFC3339) }
-
 func nonNil(s []string) []string {
 	if s == nil {
 		return []string{}
