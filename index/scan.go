@@ -263,6 +263,9 @@ func (ix *Indexer) Scan(ctx context.Context, opts ScanOptions) (*Report, error) 
 					continue
 				case had:
 					it.file.FirstSeen = old.FirstSeen
+					// the bytes changed after the previous read, whatever
+					// the mtime says (cp -p and rsync -a keep old mtimes)
+					it.file.LastChanged = max(it.file.LastChanged, old.HashedNS)
 					rep.add(&rep.Changed, &rep.ChangedCount, it.d.path)
 				default:
 					rep.add(&rep.New, &rep.NewCount, it.d.path)

@@ -33,7 +33,8 @@ suit the wiki; synapse reads nothing here, the agent does.
 
 ## Workflow
 
-1. ` + "`synapse source list --state new --json`" + ` and ` + "`--state changed`" + `: what to compile.
+1. ` + "`synapse source rescan`" + ` (not needed while ` + "`synapse serve`" + ` runs: it watches), then
+   ` + "`synapse source list --state new,changed --json`" + `: what to compile.
 2. Read a source with ` + "`synapse source read PATH`" + `, search the wiki for related pages,
    then write or update pages citing it.
 3. Work the review queue: ` + "`synapse review list`" + `.
