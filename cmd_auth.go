@@ -23,15 +23,11 @@ import (
 const tokenEnv = "SYNAPSE_TOKEN"
 
 // loadToken returns the bearer token every HTTP route but /healthz needs:
-// $SYNAPSE_TOKEN, else the vault's .synapse/token, created (0600, 32 random
+// $SYNAPSE_TOKEN (when not empty), else the vault's .synapse/token, created (0600, 32 random
 // bytes in hex) on first use with its location printed once. The token
 // itself is never logged.
 func loadToken(v *vault.Vault, logger *log.Logger) (string, error) {
-	if t, ok := os.LookupEnv(tokenEnv); ok {
-		t = strings.TrimSpace(t)
-		if t == "" {
-			return "", errs.E(errs.Invalid, "$%s is set but empty; unset it to use %s, or give it a token", tokenEnv, vault.TokenFile)
-		}
+	if t := strings.TrimSpace(os.Getenv(tokenEnv)); t != "" {
 		return t, nil
 	}
 	path := v.Abs(vault.TokenFile)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	mcpserver "github.com/mark3labs/mcp-go/server"
@@ -244,5 +246,90 @@ func toolError(err error) *mcp.CallToolResult {
 func (s *service) serveStdio(ctx context.Context, stdin io.Reader, stdout io.Writer) error {
 	srv := mcpserver.NewStdioServer(s.newMCPServer(false))
 	srv.SetErrorLogger(log.New(s.log.Writer(), "synapse: mcp stdio: ", 0))
-	return srv.Listen(ctx, stdin, stdout)
+	d := &stdioDrain{ctx: ctx, in: stdin, out: stdout, answered: make(chan struct{}, 1)}
+	return srv.Listen(ctx, d, writerFunc(d.write))
 }
+
+// stdioDrain holds back the end of stdin until every request read so far
+// has been answered. mcp-go stops its workers when input ends, which would
+// drop the answers to calls still queued: a script that pipes requests in
+// and closes stdin (`printf … | synapse serve --mcp-stdio`) gets them all.
+// A shutdown (ctx) ends the wait.
+type stdioDrain struct {
+	ctx      context.Context
+	in       io.Reader
+	out      io.Writer
+	mu       sync.Mutex
+	pending  int // requests read and not yet answered
+	inBuf    []byte
+	outBuf   []byte
+	answered chan struct{}
+}
+
+type rpcHead struct {
+	ID     json.RawMessage `json:"id"`
+	Method string          `json:"method"`
+}
+
+// lines splits complete lines off buf and returns the rest.
+func lines(buf []byte, each func([]byte)) []byte {
+	for {
+		i := bytes.IndexByte(buf, '\n')
+		if i < 0 {
+			return buf
+		}
+		each(buf[:i])
+		buf = buf[i+1:]
+	}
+}
+
+func (d *stdioDrain) Read(p []byte) (int, error) {
+	n, err := d.in.Read(p)
+	if n > 0 {
+		d.mu.Lock()
+		d.inBuf = lines(append(d.inBuf, p[:n]...), func(l []byte) {
+			var h rpcHead
+			if json.Unmarshal(l, &h) == nil && h.Method != "" && len(h.ID) > 0 && string(h.ID) != "null" {
+				d.pending++
+			}
+		})
+		d.mu.Unlock()
+	}
+	if err == io.EOF {
+		for {
+			d.mu.Lock()
+			left := d.pending
+			d.mu.Unlock()
+			if left <= 0 {
+				break
+			}
+			select {
+			case <-d.answered:
+			case <-d.ctx.Done():
+				return n, err
+			}
+		}
+	}
+	return n, err
+}
+
+func (d *stdioDrain) write(p []byte) (int, error) {
+	n, err := d.out.Write(p)
+	d.mu.Lock()
+	d.outBuf = lines(append(d.outBuf, p[:n]...), func(l []byte) {
+		var h rpcHead
+		if json.Unmarshal(l, &h) == nil && h.Method == "" && len(h.ID) > 0 && string(h.ID) != "null" {
+			d.pending--
+		}
+	})
+	d.mu.Unlock()
+	select {
+	case d.answered <- struct{}{}:
+	default:
+	}
+	return n, err
+}
+
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(p []byte) (int, error) { return f(p) }

@@ -79,6 +79,11 @@ func serveAction(c *cli.Context) error {
 			}
 		}
 	}
+	if cfg.http {
+		if _, _, err := net.SplitHostPort(cfg.addr); err != nil {
+			return errs.E(errs.Invalid, "--addr %q: want host:port, e.g. %s", cfg.addr, defaultAddr)
+		}
+	}
 	logger := log.New(c.App.ErrWriter, "synapse: ", 0)
 	if cfg.write && !cfg.http {
 		logger.Printf("note: --write only concerns --http; stdio always serves the write tools")
