@@ -39,10 +39,16 @@ const (
 type httpServer struct {
 	srv *http.Server
 	mcp *mcpserver.StreamableHTTPServer
+	// streams ends the long-lived MCP event streams (GET /mcp) at
+	// shutdown, which would otherwise hold it up; requests in flight
+	// finish normally.
+	streams     context.Context
+	stopStreams context.CancelFunc
 }
 
 func (s *service) newHTTPServer(cfg serveConfig, token string) *httpServer {
 	hs := &httpServer{}
+	hs.streams, hs.stopStreams = context.WithCancel(context.Background())
 	hs.srv = &http.Server{
 		ReadHeaderTimeout: readHeaderTimeout,
 		IdleTimeout:       idleTimeout,
@@ -57,15 +63,32 @@ func (s *service) newHTTPServer(cfg serveConfig, token string) *httpServer {
 		mcpserver.WithSessionIdleTTL(sessionIdleTTL),
 		mcpserver.WithStreamableHTTPLogger(slogTo(s.log.Writer())),
 	)
-	hs.srv.Handler = s.httpHandler(cfg, token, hs.mcp)
+	hs.srv.Handler = s.httpHandler(cfg, token, hs.endStreams(hs.mcp))
 	return hs
+}
+
+// endStreams ties GET /mcp event streams to the server's lifetime.
+func (hs *httpServer) endStreams(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet {
+			ctx, cancel := context.WithCancel(r.Context())
+			defer cancel()
+			stop := context.AfterFunc(hs.streams, cancel)
+			defer stop()
+			r = r.WithContext(ctx)
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 func (hs *httpServer) serve(ln net.Listener) error { return hs.srv.Serve(ln) }
 
 // shutdown stops accepting, closes MCP sessions and waits for in-flight
 // requests.
-func (hs *httpServer) shutdown(ctx context.Context) error { return hs.mcp.Shutdown(ctx) }
+func (hs *httpServer) shutdown(ctx context.Context) error {
+	hs.stopStreams()
+	return hs.mcp.Shutdown(ctx)
+}
 
 // httpHandler composes the routes and the guards around them.
 func (s *service) httpHandler(cfg serveConfig, token string, mcpHandler http.Handler) http.Handler {

@@ -134,7 +134,7 @@ func newTestHTTP(t *testing.T, s *service, write bool) *httptest.Server {
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		hs.mcp.Shutdown(ctx)
+		hs.shutdown(ctx)
 		ts.Close()
 	})
 	return ts
