@@ -566,3 +566,47 @@ func TestServe_ShutdownFinishesInFlight(t *testing.T) {
 		t.Errorf("logs: %s", logs.String())
 	}
 }
+
+// Benchmarks: the cost the adapters add to get_page, in process (the
+// transports' own cost over a real socket is measured by scripts/loadtest).
+func BenchmarkServe_GetPage(b *testing.B) {
+	v := testvault.WithCorpus(b)
+	env, err := ops.OpenEnv(context.Background(), v, ops.OpenOptions{Holder: "bench"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	s := newService(ops.Table(), env, log.New(io.Discard, "", 0))
+	defer s.close()
+	op := ops.ByTool("get_page")
+	raw := []byte(`{"title":"Home"}`)
+	b.Run("op.Call", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := op.Call(context.Background(), env, raw); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("REST", func(b *testing.B) {
+		h := s.newHTTPServer(serveConfig{http: true}, testToken).srv.Handler
+		for b.Loop() {
+			req := httptest.NewRequest("GET", "http://127.0.0.1:7411/pages/Home", nil)
+			req.Header.Set("Authorization", "Bearer "+testToken)
+			w := httptest.NewRecorder()
+			h.ServeHTTP(w, req)
+			if w.Code != 200 {
+				b.Fatal(w.Code, w.Body.String())
+			}
+		}
+	})
+	b.Run("MCP", func(b *testing.B) {
+		c, _ := client.NewInProcessClient(s.newMCPServer(false))
+		startClient(&testing.T{}, c)
+		req := mcp.CallToolRequest{}
+		req.Params.Name, req.Params.Arguments = "get_page", map[string]any{"title": "Home"}
+		for b.Loop() {
+			if res, err := c.CallTool(context.Background(), req); err != nil || res.IsError {
+				b.Fatal(err, res)
+			}
+		}
+	})
+}
