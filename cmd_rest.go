@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/url"
 	"reflect"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -304,13 +305,19 @@ func (rt *restRouter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		params map[string]string
 		allow  []string
 	)
+	method := r.Method
+	if method == http.MethodHead {
+		method = http.MethodGet // net/http drops the body
+	}
 	for _, route := range rt.routes {
 		p, ok := matchPath(route.segs, segs)
 		if !ok {
 			continue
 		}
-		if route.method != r.Method {
-			allow = append(allow, route.method)
+		if route.method != method {
+			if !slices.Contains(allow, route.method) {
+				allow = append(allow, route.method)
+			}
 			continue
 		}
 		if best == nil || route.literals() > best.literals() {
