@@ -178,7 +178,9 @@ describe('HTTP with --write', () => {
   test('bulk-resolve with 201 ids is 422 and changes nothing', async (t) => {
     if (!hasRoute('POST', '/review/queue/bulk-resolve') || !hasRoute('PUT', '/pages/{title}')) return t.skip('bulk-resolve or PUT /pages is not in this build');
     const ids = await seedReviews(3);
-    const many = Array.from({ length: 201 }, (_, i) => ids[i % ids.length]);
+    // 201 distinct ids, the real ones first: a cap checked after
+    // de-duplication or lookup would still see 201
+    const many = [...ids, ...Array.from({ length: 201 - ids.length }, (_, i) => `nosuch${i}`)];
     const r = await rest(rw, 'POST', '/review/queue/bulk-resolve', { body: { ids: many, action: 'dismiss' } });
     assert.equal(r.status, 422, r.text);
     const after = await rest(rw, 'GET', '/review/queue?limit=100');
