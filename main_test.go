@@ -35,6 +35,7 @@ func TestMain(m *testing.M) {
 //	envout VAR                 set VAR to the last command's stdout, trimmed
 //	jsonids FILE OUT           write the ids of FILE's `.items[]` to OUT, one a line
 //	mtime FILE RFC3339         set a file's modification time (source states compare mtimes)
+//	waitfile FILE              wait (up to 20 s) until FILE exists
 //
 // Condition [writepage] holds when write_page is implemented.
 func TestScript(t *testing.T) {
@@ -47,6 +48,7 @@ func scriptParams(t *testing.T) testscript.Params {
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("NO_COLOR", "1")
 			env.Setenv("SYNAPSE_VAULT", "")
+			env.Setenv("SYNAPSE_TOKEN", "")
 			return nil
 		},
 		Condition: func(cond string) (bool, error) {
@@ -60,6 +62,21 @@ func scriptParams(t *testing.T) testscript.Params {
 }
 
 var scriptCmds = map[string]func(ts *testscript.TestScript, neg bool, args []string){
+	"waitfile": func(ts *testscript.TestScript, neg bool, args []string) {
+		if len(args) != 1 {
+			ts.Fatalf("usage: waitfile FILE")
+		}
+		deadline := time.Now().Add(20 * time.Second)
+		for {
+			if _, err := os.Stat(ts.MkAbs(args[0])); err == nil {
+				return
+			}
+			if time.Now().After(deadline) {
+				ts.Fatalf("%s did not appear", args[0])
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	},
 	"mtime": func(ts *testscript.TestScript, neg bool, args []string) {
 		if neg || len(args) != 2 {
 			ts.Fatalf("usage: mtime FILE RFC3339")

@@ -731,7 +731,7 @@ var opBulkResolve = register(Op{
 	REST:           []Route{{Method: "POST", Path: "/review/queue/bulk-resolve", Body: "*"}},
 	Access:         Write,
 	Limits:         "at most 200 ids, more is refused before anything changes (REST 422); actions skip, dismiss, resolve",
-	TooLargeStatus: 422,
+	RESTStatus: map[errs.Code]int{errs.TooLarge: 422},
 }, func(ctx context.Context, e *Env, in *BulkResolveIn) (*BulkResolveOut, error) {
 	return bulkResolve(ctx, e, in.IDs, in.Action)
 })
@@ -754,7 +754,7 @@ var opBulk = register(Op{
 	REST:           []Route{{Method: "POST", Path: "/review/queue/bulk", Body: "*"}},
 	Access:         Write,
 	Limits:         "at most 200 ids, more is refused before anything changes (REST 400); actions skip, dismiss, mark-resolved",
-	TooLargeStatus: 400,
+	RESTStatus: map[errs.Code]int{errs.TooLarge: 400},
 }, func(ctx context.Context, e *Env, in *BulkIn) (*BulkOut, error) {
 	r, err := bulkResolve(ctx, e, in.IDs, in.Action)
 	if err != nil {

@@ -92,6 +92,7 @@ var opRescan = register(Op{
 	Name: "source.rescan", Summary: "Rescan wiki/ and raw/sources/ for new, changed and deleted files",
 	CLI: "source rescan", MCP: "trigger_source_rescan", REST: []Route{{Method: "POST", Path: "/sources/rescan"}},
 	Access: Write, Scans: true, Limits: "path lists capped at 100 each, with counts",
+	Additive: true, Idempotent: true,
 }, rescan)
 
 func rescan(ctx context.Context, e *Env, in *RescanIn) (*index.Report, error) {

@@ -20,6 +20,8 @@
 //	cli:"-"                 not a CLI flag; cli:"stdin" reads the value from --file or stdin;
 //	                        cli:"stdin-list" on a []string argument reads the list from
 //	                        stdin (whitespace-separated) when the argument is "-"
+//	query:"q"               REST query parameter name when it differs from the json name
+//	                        (GET /search?q= fills the field `query`); body fields keep json names
 //
 // Domain code here never prints and never imports urfave/cli, mcp-go,
 // net/http or lipgloss (a test checks the imports).
@@ -51,8 +53,10 @@ const (
 type Route struct {
 	Method string
 	Path   string
-	// Body names the input fields read from a JSON body ("" = query string
-	// only; "*" = every field not in the path).
+	// Body names the input fields read from a JSON body as a comma list;
+	// "" or "*" = every field not in the path. GET routes take no body (the
+	// query string only); on POST, PUT and PATCH the fields not listed here
+	// come from the query string.
 	Body string
 }
 
@@ -74,11 +78,16 @@ type Op struct {
 	// a server holds the store (none today; reserved for verbs that read
 	// the caller's stdin or files).
 	Local bool
-	// TooLargeStatus, when non-zero, is the HTTP status REST answers for a
-	// too_large error from this row instead of errs.HTTPStatus (SPEC §5:
-	// bulk-resolve rejects more than 200 ids with 422, the UI bulk route
-	// with 400). REST adapters map errors through Op.HTTPStatus.
-	TooLargeStatus int
+	// RESTStatus overrides the HTTP status of an error code on this op's
+	// routes, e.g. {errs.TooLarge: 422} for a row whose over-cap rejection
+	// SPEC §5 fixes at 422. Codes not listed map through errs.HTTPStatus.
+	RESTStatus map[errs.Code]int
+	// Additive and Idempotent describe a write operation to MCP clients
+	// (ignored for reads, which are read-only and idempotent). Additive: it
+	// never overwrites or deletes what exists (destructiveHint false; the
+	// zero value is the cautious "may overwrite"). Idempotent: repeating the
+	// call with the same input has no further effect.
+	Additive, Idempotent bool
 
 	In, Out reflect.Type
 	run     func(ctx context.Context, e *Env, in any) (any, error)
@@ -88,14 +97,21 @@ var table []*Op
 
 // register adds a typed operation to the table.
 func register[In, Out any](op Op, fn func(ctx context.Context, e *Env, in *In) (*Out, error)) *Op {
+	o := NewOp(op, fn)
+	table = append(table, o)
+	return o
+}
+
+// NewOp builds a typed operation without adding it to the table. The
+// adapters take a list of operations, so their tests can exercise rows
+// that the product does not have.
+func NewOp[In, Out any](op Op, fn func(ctx context.Context, e *Env, in *In) (*Out, error)) *Op {
 	op.In = reflect.TypeFor[In]()
 	op.Out = reflect.TypeFor[Out]()
 	op.run = func(ctx context.Context, e *Env, in any) (any, error) {
 		return fn(ctx, e, in.(*In))
 	}
-	o := &op
-	table = append(table, o)
-	return o
+	return &op
 }
 
 // Table returns every operation, ordered by name.
@@ -189,6 +205,9 @@ func jsonKind(t reflect.Type) string {
 // Call decodes raw strictly, normalizes it and runs the operation. This is
 // the one entry point every adapter uses.
 func (op *Op) Call(ctx context.Context, e *Env, raw []byte) (any, error) {
+	if err := op.Allowed(e); err != nil {
+		return nil, err
+	}
 	in, err := op.Decode(raw)
 	if err != nil {
 		return nil, err
@@ -198,11 +217,11 @@ func (op *Op) Call(ctx context.Context, e *Env, raw []byte) (any, error) {
 
 // Run normalizes an already decoded input and runs the operation.
 func (op *Op) Run(ctx context.Context, e *Env, in any) (any, error) {
-	if err := Normalize(in); err != nil {
+	if err := op.Allowed(e); err != nil {
 		return nil, err
 	}
-	if op.Access == Write && e.ReadOnly {
-		return nil, errs.E(errs.Forbidden, "%s changes the vault and this server is read-only; restart it with `synapse serve --http --write` to allow writes", op.displayName())
+	if err := Normalize(in); err != nil {
+		return nil, err
 	}
 	out, err := op.run(ctx, e, in)
 	if err != nil {
@@ -215,13 +234,23 @@ func (op *Op) Run(ctx context.Context, e *Env, in any) (any, error) {
 }
 
 // HTTPStatus is the REST status for an error returned by this row: the
-// row's TooLargeStatus for a too_large error, errs.HTTPStatus otherwise.
+// row's RESTStatus override for its code, errs.HTTPStatus otherwise.
 func (op *Op) HTTPStatus(err error) int {
 	c := errs.CodeOf(err)
-	if c == errs.TooLarge && op.TooLargeStatus != 0 {
-		return op.TooLargeStatus
+	if s, ok := op.RESTStatus[c]; ok {
+		return s
 	}
 	return errs.HTTPStatus(c)
+}
+
+// Allowed refuses a write operation in a read-only environment (HTTP
+// without --write) with a forbidden error saying how to allow writes. Call
+// and Run check it first, before the input is looked at.
+func (op *Op) Allowed(e *Env) error {
+	if op.Access == Write && e.ReadOnly {
+		return errs.E(errs.Forbidden, "%s changes the vault and this server is read-only; restart it with `synapse serve --http --write` to allow writes", op.displayName())
+	}
+	return nil
 }
 
 func (op *Op) displayName() string {
@@ -249,6 +278,7 @@ type Field struct {
 	Required bool
 	NoMCP    bool
 	CLI      string // "", "-", "stdin" or "stdin-list"
+	Query    string // REST query parameter name (the json name unless tagged)
 }
 
 // Fields returns the described fields of an input struct type.
@@ -274,6 +304,9 @@ func Fields(t reflect.Type) []Field {
 		}
 		if f.Flag == "" {
 			f.Flag = strings.ReplaceAll(name, "_", "-")
+		}
+		if f.Query = sf.Tag.Get("query"); f.Query == "" {
+			f.Query = name
 		}
 		if v := sf.Tag.Get("min"); v != "" {
 			n, _ := strconv.Atoi(v)

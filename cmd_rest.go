@@ -1,0 +1,554 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net"
+	"net/http"
+	"net/url"
+	"reflect"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	mcpserver "github.com/mark3labs/mcp-go/server"
+	"github.com/synapse-wiki/synapse/errs"
+	"github.com/synapse-wiki/synapse/ops"
+)
+
+// HTTP limits.
+const (
+	maxBodyBytes      = 4 << 20 // write_page content is ≤ 1 MiB; JSON escaping may grow it
+	maxHeaderBytes    = 64 << 10
+	readHeaderTimeout = 10 * time.Second
+	bodyReadTimeout   = 30 * time.Second  // a client slower than this is cut off
+	writeTimeout      = 10 * time.Minute  // bounds one response (a rescan of a big vault included)
+	idleTimeout       = 120 * time.Second // keep-alive connections
+	sessionIdleTTL    = 30 * time.Minute  // MCP sessions nobody uses
+)
+
+// httpServer is the one HTTP server of `serve --http`: MCP streamable HTTP
+// at /mcp, the REST routes, /openapi.json and /healthz, behind the Host and
+// Origin check and the bearer token.
+type httpServer struct {
+	srv *http.Server
+	mcp *mcpserver.StreamableHTTPServer
+	// streams ends the long-lived MCP event streams (GET /mcp) at
+	// shutdown, which would otherwise hold it up; requests in flight
+	// finish normally.
+	streams     context.Context
+	stopStreams context.CancelFunc
+}
+
+func (s *service) newHTTPServer(cfg serveConfig, token string) *httpServer {
+	hs := &httpServer{}
+	hs.streams, hs.stopStreams = context.WithCancel(context.Background())
+	hs.srv = &http.Server{
+		ReadHeaderTimeout: readHeaderTimeout,
+		IdleTimeout:       idleTimeout,
+		MaxHeaderBytes:    maxHeaderBytes,
+		ErrorLog:          s.log,
+	}
+	hs.mcp = mcpserver.NewStreamableHTTPServer(s.newMCPServer(!cfg.write),
+		mcpserver.WithEndpointPath("/mcp"),
+		mcpserver.WithStreamableHTTPServer(hs.srv),
+		// hostGuard checks Host and Origin for every route, /mcp included
+		mcpserver.WithDisableLocalhostProtection(true),
+		mcpserver.WithSessionIdleTTL(sessionIdleTTL),
+		mcpserver.WithStreamableHTTPLogger(slogTo(s.log.Writer())),
+	)
+	hs.srv.Handler = s.httpHandler(cfg, token, hs.endStreams(hs.mcp))
+	return hs
+}
+
+// endStreams ties GET /mcp event streams to the server's lifetime.
+func (hs *httpServer) endStreams(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet {
+			ctx, cancel := context.WithCancel(r.Context())
+			defer cancel()
+			stop := context.AfterFunc(hs.streams, cancel)
+			defer stop()
+			r = r.WithContext(ctx)
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+func (hs *httpServer) serve(ln net.Listener) error { return hs.srv.Serve(ln) }
+
+// shutdown stops accepting, closes MCP sessions and waits for in-flight
+// requests.
+func (hs *httpServer) shutdown(ctx context.Context) error {
+	hs.stopStreams()
+	return hs.mcp.Shutdown(ctx)
+}
+
+// httpHandler composes the routes and the guards around them.
+func (s *service) httpHandler(cfg serveConfig, token string, mcpHandler http.Handler) http.Handler {
+	env := s.envFor(!cfg.write)
+	doc, _ := openAPIJSON(s.ops)
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", mcpHandler)
+	mux.HandleFunc("/openapi.json", func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			methodNotAllowed(w, r.Method, r.URL.Path, []string{"GET"})
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.Write(doc)
+	})
+	mux.Handle("/", s.restRouter(env))
+	authed := requireToken(token, limitBody(mux))
+
+	root := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/healthz" {
+			if r.Method != http.MethodGet && r.Method != http.MethodHead {
+				methodNotAllowed(w, r.Method, r.URL.Path, []string{"GET"})
+				return
+			}
+			writeJSON(w, http.StatusOK, map[string]string{"status": "ok", "version": version})
+			return
+		}
+		authed.ServeHTTP(w, r)
+	})
+	var h http.Handler = root
+	h = newHostGuard(cfg.allowHosts).wrap(h)
+	h = s.recoverHTTP(h)
+	if cfg.logRequests {
+		h = s.logHTTP(h)
+	}
+	return h
+}
+
+// limitBody caps request bodies and reads them up front under a deadline,
+// so a slow client is cut off and no handler waits on the network; then
+// it sets the response deadline (none for the /mcp event stream).
+func limitBody(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rc := http.NewResponseController(w)
+		if r.Body != nil && r.Body != http.NoBody && r.Method != http.MethodGet && r.Method != http.MethodHead {
+			_ = rc.SetReadDeadline(time.Now().Add(bodyReadTimeout))
+			data, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBodyBytes))
+			// no read deadline past this point: an expired one would
+			// cancel the request's context mid-handler
+			_ = rc.SetReadDeadline(time.Time{})
+			if err != nil {
+				var mbe *http.MaxBytesError
+				if errors.As(err, &mbe) {
+					writeError(w, http.StatusRequestEntityTooLarge, errs.E(errs.TooLarge, "request body is larger than %d bytes", maxBodyBytes))
+					return
+				}
+				writeError(w, http.StatusBadRequest, errs.E(errs.Invalid, "could not read the request body: %v", err))
+				return
+			}
+			r.Body = io.NopCloser(bytes.NewReader(data))
+			r.ContentLength = int64(len(data))
+		}
+		if !(r.Method == http.MethodGet && r.URL.Path == "/mcp") {
+			_ = rc.SetWriteDeadline(time.Now().Add(writeTimeout))
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+func (s *service) recoverHTTP(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer func() {
+			if v := recover(); v != nil {
+				if v == http.ErrAbortHandler {
+					panic(v)
+				}
+				s.log.Printf("panic serving %s %s: %v", r.Method, r.URL.Path, v)
+				writeError(w, http.StatusInternalServerError, errs.E(errs.Internal, "internal error (logged by the server)"))
+			}
+		}()
+		next.ServeHTTP(w, r)
+	})
+}
+
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if w.status == 0 {
+		w.status = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+func (w *statusWriter) Flush() {
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// logHTTP logs one line per request: never headers, so never the token.
+func (s *service) logHTTP(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		t0 := time.Now()
+		sw := &statusWriter{ResponseWriter: w}
+		next.ServeHTTP(sw, r)
+		s.log.Printf("%s %s %d %s", r.Method, r.URL.Path, sw.status, time.Since(t0).Round(time.Microsecond))
+	})
+}
+
+// restRoute is one REST route of one operation.
+type restRoute struct {
+	op     *ops.Op
+	route  ops.Route
+	method string
+	segs   []string // literal segments, or "{name}" for a parameter
+	fields map[string]ops.Field
+	body   map[string]bool // fields a JSON body may carry (body methods)
+}
+
+func (rr *restRoute) literals() int {
+	n := 0
+	for _, s := range rr.segs {
+		if !isParam(s) {
+			n++
+		}
+	}
+	return n
+}
+
+func isParam(seg string) bool { return strings.HasPrefix(seg, "{") && strings.HasSuffix(seg, "}") }
+
+func splitPath(p string) []string {
+	p = strings.Trim(p, "/")
+	if p == "" {
+		return nil
+	}
+	return strings.Split(p, "/")
+}
+
+func hasBody(method string) bool {
+	return method == http.MethodPost || method == http.MethodPut || method == http.MethodPatch
+}
+
+// restRoutes lists the REST routes of the operations.
+func restRoutes(list []*ops.Op) []*restRoute {
+	var out []*restRoute
+	for _, op := range list {
+		for _, rt := range op.REST {
+			r := &restRoute{op: op, route: rt, method: strings.ToUpper(rt.Method), segs: splitPath(rt.Path),
+				fields: map[string]ops.Field{}, body: map[string]bool{}}
+			inPath := map[string]bool{}
+			for _, s := range r.segs {
+				if isParam(s) {
+					inPath[s[1:len(s)-1]] = true
+				}
+			}
+			var listed map[string]bool
+			if rt.Body != "" && rt.Body != "*" {
+				listed = map[string]bool{}
+				for _, n := range strings.Split(rt.Body, ",") {
+					listed[strings.TrimSpace(n)] = true
+				}
+			}
+			for _, f := range ops.Fields(op.In) {
+				r.fields[f.Name] = f
+				if hasBody(r.method) && !inPath[f.Name] && (listed == nil || listed[f.Name]) {
+					r.body[f.Name] = true
+				}
+			}
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// restRouter serves the REST routes of the table: path parameters fill the
+// input field of the same name, the query string the others (GET), a JSON
+// body on POST, PUT and PATCH. Everything goes through service.call.
+type restRouter struct {
+	s      *service
+	env    *ops.Env
+	routes []*restRoute
+}
+
+func (s *service) restRouter(env *ops.Env) *restRouter {
+	return &restRouter{s: s, env: env, routes: restRoutes(s.ops)}
+}
+
+func (rt *restRouter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	segs := splitPath(r.URL.EscapedPath())
+	for i, s := range segs {
+		u, err := url.PathUnescape(s)
+		if err != nil {
+			writeError(w, http.StatusBadRequest, errs.E(errs.Invalid, "bad escape in path segment %q", s))
+			return
+		}
+		segs[i] = u
+	}
+	var (
+		best   *restRoute
+		params map[string]string
+		allow  []string
+	)
+	method := r.Method
+	if method == http.MethodHead {
+		method = http.MethodGet // net/http drops the body
+	}
+	for _, route := range rt.routes {
+		p, ok := matchPath(route.segs, segs)
+		if !ok {
+			continue
+		}
+		if route.method != method {
+			if !slices.Contains(allow, route.method) {
+				allow = append(allow, route.method)
+			}
+			continue
+		}
+		if best == nil || route.literals() > best.literals() {
+			best, params = route, p
+		}
+	}
+	if best == nil {
+		if len(allow) > 0 {
+			methodNotAllowed(w, r.Method, r.URL.Path, allow)
+			return
+		}
+		writeError(w, http.StatusNotFound, errs.E(errs.NotFound, "no route %s %s; the routes are listed at /openapi.json", r.Method, r.URL.Path))
+		return
+	}
+	rt.serve(w, r, best, params)
+}
+
+func matchPath(pattern, segs []string) (map[string]string, bool) {
+	if len(pattern) != len(segs) {
+		return nil, false
+	}
+	var params map[string]string
+	for i, p := range pattern {
+		if isParam(p) {
+			if params == nil {
+				params = map[string]string{}
+			}
+			params[p[1:len(p)-1]] = segs[i]
+			continue
+		}
+		if p != segs[i] {
+			return nil, false
+		}
+	}
+	return params, true
+}
+
+func methodNotAllowed(w http.ResponseWriter, method, path string, allow []string) {
+	sort.Strings(allow)
+	w.Header().Set("Allow", strings.Join(allow, ", "))
+	writeError(w, http.StatusMethodNotAllowed, errs.E(errs.Invalid, "%s is not allowed on %s; use %s", method, path, strings.Join(allow, " or ")))
+}
+
+func (rt *restRouter) serve(w http.ResponseWriter, r *http.Request, route *restRoute, params map[string]string) {
+	status := func(err error) int {
+		code := errs.CodeOf(err)
+		if st, ok := route.op.RESTStatus[code]; ok {
+			return st
+		}
+		return errs.HTTPStatus(code)
+	}
+	fail := func(err error) {
+		writeError(w, status(err), err)
+	}
+	// a read-only server refuses writes before looking at the input
+	if err := route.op.Allowed(rt.env); err != nil {
+		fail(err)
+		return
+	}
+	raw, err := route.input(r, params)
+	if err != nil {
+		fail(err)
+		return
+	}
+	out, err := rt.s.call(r.Context(), rt.env, route.op, raw)
+	if err != nil {
+		fail(err)
+		return
+	}
+	data, err := ops.MarshalJSON(out)
+	if err != nil {
+		rt.s.log.Printf("%s: encode result: %v", route.op.Name, err)
+		fail(errs.E(errs.Internal, "internal error: could not encode the result"))
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	w.Write(data)
+}
+
+// input builds the operation's JSON input from the path, the query string
+// and the body, rejecting parameters the operation does not have.
+func (route *restRoute) input(r *http.Request, params map[string]string) ([]byte, error) {
+	in := map[string]json.RawMessage{}
+	from := map[string]string{}
+	for name, v := range params {
+		f, ok := route.fields[name]
+		if !ok {
+			return nil, errs.E(errs.Internal, "route %s names {%s}, which %s has no field for", route.route.Path, name, route.op.Name)
+		}
+		val, err := paramValue(f, []string{v}, "path parameter")
+		if err != nil {
+			return nil, err
+		}
+		in[name], from[name] = val, "path"
+	}
+	if err := route.query(r.URL.Query(), in, from); err != nil {
+		return nil, err
+	}
+	if hasBody(route.method) {
+		if err := route.readBody(r, in, from); err != nil {
+			return nil, err
+		}
+	}
+	return json.Marshal(in)
+}
+
+func (route *restRoute) query(q url.Values, in map[string]json.RawMessage, from map[string]string) error {
+	byQuery := map[string]ops.Field{}
+	var valid []string
+	for _, f := range route.fields {
+		if _, inPath := from[f.Name]; inPath || route.body[f.Name] {
+			continue
+		}
+		byQuery[f.Query] = f
+		valid = append(valid, f.Query)
+	}
+	sort.Strings(valid)
+	var unknown []string
+	for name := range q {
+		if _, ok := byQuery[name]; !ok {
+			unknown = append(unknown, strconv.Quote(name))
+		}
+	}
+	if len(unknown) > 0 {
+		sort.Strings(unknown)
+		msg := fmt.Sprintf("unknown query parameter %s", strings.Join(unknown, ", "))
+		switch {
+		case len(valid) > 0:
+			msg += "; valid: " + strings.Join(valid, ", ")
+		case hasBody(route.method):
+			msg += "; send parameters in the JSON body"
+		default:
+			msg += "; this route takes none"
+		}
+		return errs.E(errs.Invalid, "%s", msg)
+	}
+	for name, vals := range q {
+		f := byQuery[name]
+		val, err := paramValue(f, vals, "query parameter")
+		if err != nil {
+			return err
+		}
+		in[f.Name], from[f.Name] = val, "query"
+	}
+	return nil
+}
+
+// paramValue converts string parameters to the field's JSON value.
+func paramValue(f ops.Field, vals []string, what string) (json.RawMessage, error) {
+	name := f.Query
+	if what == "path parameter" {
+		name = f.Name
+	}
+	if f.Type.Kind() == reflect.Slice {
+		return json.Marshal(vals)
+	}
+	if len(vals) > 1 {
+		return nil, errs.E(errs.Invalid, "%s %q is given %d times; give it once", what, name, len(vals))
+	}
+	v := vals[0]
+	switch f.Type.Kind() {
+	case reflect.Int, reflect.Int64, reflect.Int32:
+		n, err := strconv.Atoi(strings.TrimSpace(v))
+		if err != nil {
+			return nil, errs.E(errs.Invalid, "%s %q must be an integer, not %q", what, name, v)
+		}
+		return json.Marshal(n)
+	case reflect.Bool:
+		if v == "" {
+			return json.Marshal(true) // ?flag
+		}
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return nil, errs.E(errs.Invalid, "%s %q must be true or false, not %q", what, name, v)
+		}
+		return json.Marshal(b)
+	case reflect.String:
+		return json.Marshal(v)
+	}
+	return nil, errs.E(errs.Invalid, "%s %q cannot be given in the URL; send it in a JSON body", what, name)
+}
+
+func (route *restRoute) readBody(r *http.Request, in map[string]json.RawMessage, from map[string]string) error {
+	data, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, maxBodyBytes))
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return errs.E(errs.TooLarge, "request body is larger than %d bytes", maxBodyBytes)
+		}
+		return errs.E(errs.Invalid, "could not read the request body: %v", err)
+	}
+	if len(bytes.TrimSpace(data)) == 0 {
+		return nil
+	}
+	if ct := r.Header.Get("Content-Type"); ct != "" {
+		if mt, _, err := mime.ParseMediaType(ct); err != nil || (mt != "application/json" && !strings.HasSuffix(mt, "+json")) {
+			return errs.E(errs.Invalid, "the request body must be JSON (Content-Type: application/json), not %q", ct)
+		}
+	}
+	if err := checkObject(data); err != nil {
+		return err
+	}
+	var body map[string]json.RawMessage
+	if err := json.Unmarshal(data, &body); err != nil {
+		return errs.E(errs.Invalid, "the request body is not valid JSON: %v", err)
+	}
+	for name, v := range body {
+		if where, dup := from[name]; dup {
+			if where == "path" {
+				return errs.E(errs.Invalid, "%q is given in the path (%s); leave it out of the body", name, route.route.Path)
+			}
+			return errs.E(errs.Invalid, "%q is given both in the query string and in the body", name)
+		}
+		if _, known := route.fields[name]; known && !route.body[name] {
+			return errs.E(errs.Invalid, "%q goes in the query string on %s %s, not in the body", name, route.method, route.route.Path)
+		}
+		// unknown names stay in: the strict decoder rejects them by name
+		in[name] = v
+	}
+	return nil
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	data, _ := ops.MarshalJSON(v)
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	w.Write(data)
+}
+
+// writeError writes the REST error envelope {"error":{"code","message"}}.
+func writeError(w http.ResponseWriter, status int, err error) {
+	writeJSON(w, status, ops.ErrorEnvelope(err))
+}

@@ -1,0 +1,143 @@
+// Helpers for the end-to-end tests: a vault built with the real binary,
+// servers started as subprocesses, and clients from the official MCP
+// TypeScript SDK.
+import { spawn, execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, writeFileSync, symlinkSync, cpSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve, dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+
+export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+export const BIN = resolve(process.env.SYNAPSE_BIN || join(ROOT, 'bin', 'synapse'));
+
+// The nine MCP tools of SPEC §4 and which of them write.
+export const SPEC_TOOLS = [
+  'get_graph_neighborhood', 'get_page', 'list_pages', 'list_reviews', 'read_source_file',
+  'resolve_review', 'search_wiki', 'trigger_source_rescan', 'write_page',
+];
+export const SPEC_WRITE_TOOLS = ['resolve_review', 'trigger_source_rescan', 'write_page'];
+
+// The surface pinned by testdata/surface.golden (generated from the
+// operation table by `go test -run TestSurface_Golden -update`).
+export function golden() {
+  const text = readFileSync(join(ROOT, 'testdata', 'surface.golden'), 'utf8');
+  const tools = {};
+  const routes = [];
+  for (const line of text.split('\n')) {
+    let m = line.match(/^tool (\S+) (read|write)$/);
+    if (m) tools[m[1]] = m[2];
+    m = line.match(/^route (GET|POST|PUT|PATCH|DELETE) (\S+)  op=/);
+    if (m) routes.push({ method: m[1], path: m[2] });
+  }
+  return { tools, routes };
+}
+
+export function synapse(args, opts = {}) {
+  return execFileSync(BIN, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], ...opts });
+}
+
+// A vault with the Obsidian Help corpus, a text source, a symlink out of
+// raw/sources/ and a page that marks wiki/index.md content.
+export function makeVault() {
+  const dir = join(mkdtempSync(join(tmpdir(), 'synapse-e2e-')), 'vault');
+  synapse(['init', dir]);
+  cpSync(join(ROOT, 'testdata', 'obsidian-help-en'), join(dir, 'wiki'), { recursive: true });
+  writeFileSync(join(dir, 'raw', 'sources', 'note.md'), '# A source\n\nSource text.\n');
+  writeFileSync(join(dir, 'wiki', 'index.md'), '# Index\n\nSECRET-INDEX-MARKER\n');
+  symlinkSync(join('..', '..', 'wiki', 'index.md'), join(dir, 'raw', 'sources', 'escape.md'));
+  synapse(['--vault', dir, 'reindex']);
+  return dir;
+}
+
+export async function connect(transport) {
+  const client = new Client({ name: 'synapse-e2e', version: '1.0.0' });
+  await client.connect(transport);
+  return client;
+}
+
+export async function stdioClient(vault, extra = []) {
+  const transport = new StdioClientTransport({
+    command: BIN,
+    args: ['--vault', vault, 'serve', '--mcp-stdio', ...extra],
+    stderr: 'pipe',
+  });
+  return connect(transport);
+}
+
+export async function httpClient(url, token) {
+  const transport = new StreamableHTTPClientTransport(new URL('/mcp', url), {
+    requestInit: { headers: { Authorization: `Bearer ${token}` } },
+  });
+  return connect(transport);
+}
+
+// Starts `synapse serve --http` on a free loopback port; resolves once it
+// listens. stop() sends SIGTERM and resolves with { code, stderr }.
+export function startHTTP(vault, { write = false, token = 'e2e-token-' + process.pid } = {}) {
+  const args = ['--vault', vault, 'serve', '--http', '--addr', '127.0.0.1:0'];
+  if (write) args.push('--write');
+  const proc = spawn(BIN, args, {
+    env: { ...process.env, SYNAPSE_TOKEN: token },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stderr = '';
+  const exited = new Promise((res) => proc.on('exit', (code, signal) => res({ code, signal })));
+  return new Promise((res, rej) => {
+    const timer = setTimeout(() => rej(new Error('server did not start: ' + stderr)), 20000);
+    proc.stderr.on('data', (d) => {
+      stderr += d;
+      const m = stderr.match(/serving (http:\/\/127\.0\.0\.1:\d+)/);
+      if (m && timer) {
+        clearTimeout(timer);
+        res({
+          url: m[1],
+          token,
+          proc,
+          stderr: () => stderr,
+          async stop() {
+            proc.kill('SIGTERM');
+            const r = await exited;
+            return { ...r, stderr };
+          },
+        });
+      }
+    });
+    proc.on('exit', () => rej(new Error('server exited: ' + stderr)));
+  });
+}
+
+// callTool returns { isError, data } where data is the parsed JSON text
+// (the structured result, or the {error, code} of an error result).
+export async function call(client, name, args = {}) {
+  const res = await client.callTool({ name, arguments: args });
+  const text = res.content?.[0]?.text ?? '';
+  let data;
+  try {
+    data = JSON.parse(text);
+  } catch {
+    data = { unparsed: text };
+  }
+  return { isError: !!res.isError, data, structured: res.structuredContent, text };
+}
+
+export async function rest(server, method, path, { body, token = server.token, headers = {} } = {}) {
+  const h = { ...headers };
+  if (token !== null) h.Authorization = `Bearer ${token}`;
+  if (body !== undefined) h['Content-Type'] = 'application/json';
+  const res = await fetch(server.url + path, {
+    method,
+    headers: h,
+    body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
+  });
+  const text = await res.text();
+  let json;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    json = undefined;
+  }
+  return { status: res.status, headers: res.headers, text, json };
+}
