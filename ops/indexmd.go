@@ -8,7 +8,6 @@ import (
 	"io/fs"
 	"net/url"
 	"os"
-	"sort"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -33,102 +32,101 @@ var sectionNames = map[string]string{
 // listing its pages by title (case-insensitively, then by path) as links
 // by path, so duplicate titles stay distinct. The output depends only on
 // the pages' types, titles and paths: the same vault always gives the same
-// bytes. Pages are streamed from the by_type index, decoding only title and
-// path.
-//
-// It also returns the page links the scanner would store for the file,
-// and whether every line is plain enough for those links to be exact
-// (otherwise the scanner must parse the file).
-func Catalog(tx *store.Tx) (data []byte, links []store.LinkRec, exact bool, err error) {
-	type entry struct{ folded, title, path string }
-	byType := map[string][]entry{}
-	var types []string
-	n := 0
-	err = tx.EachCatalogEntry(func(e store.CatalogEntry) bool {
-		if _, ok := byType[e.Type]; !ok {
-			types = append(types, e.Type)
+// bytes. It is one cursor walk over the store's catalogue bucket.
+func Catalog(tx *store.Tx) []byte {
+	var b, sec bytes.Buffer
+	b.Grow(tx.PageCount()*72 + 256)
+	b.WriteString(indexHeader)
+	cur, n := "", 0
+	end := func() {
+		if n > 0 {
+			name := sectionNames[cur]
+			if name == "" {
+				name = oneLine(cur)
+			}
+			fmt.Fprintf(&b, "\n## %s (%d)\n\n", name, n)
+			b.Write(sec.Bytes())
 		}
-		byType[e.Type] = append(byType[e.Type], entry{e.Folded, e.Title, e.Path})
+		sec.Reset()
+		n = 0
+	}
+	tx.EachCatalog(vault.PageTypes, func(typ, title, path string) bool {
+		if typ != cur {
+			end()
+			cur = typ
+		}
+		catalogLine(&sec, title, path)
 		n++
 		return true
 	})
-	if err != nil {
-		return nil, nil, false, err
+	end()
+	return b.Bytes()
+}
+
+// catalogLine writes one entry: a [[wikilink]] by path labelled with the
+// title, or, for a title or path that would break one, a markdown link
+// relative to wiki/ with an escaped label.
+func catalogLine(b *bytes.Buffer, title, p string) {
+	target := strings.TrimSuffix(p, ".md")
+	title = oneLine(title)
+	if plainText(target) && plainText(title) && strings.TrimSpace(title) == title && title != "" &&
+		strings.TrimSpace(target) == target {
+		b.WriteString("- [[")
+		b.WriteString(target)
+		b.WriteByte('|')
+		b.WriteString(title)
+		b.WriteString("]]\n")
+		return
 	}
-	sort.SliceStable(types, func(i, j int) bool {
-		ri, rj := typeRank(types[i]), typeRank(types[j])
-		if ri != rj {
-			return ri < rj
+	parts := strings.Split(strings.TrimPrefix(p, vault.WikiDir+"/"), "/")
+	for i, x := range parts {
+		parts[i] = url.PathEscape(x)
+	}
+	b.WriteString("- [")
+	b.WriteString(escapeLabel(title))
+	b.WriteString("](")
+	b.WriteString(strings.Join(parts, "/"))
+	b.WriteString(")\n")
+}
+
+// catalogLinks returns the page links the scanner would store for a
+// rendered catalogue, and whether they are exact: every line is one link
+// and nothing that reaches across lines (code spans, comments) or adds a
+// tag. When they are not, the scanner must parse the file.
+func catalogLinks(data []byte) ([]store.LinkRec, bool) {
+	links := make([]store.LinkRec, 0, bytes.Count(data, []byte("\n- ")))
+	line := 0
+	for rest := data; len(rest) > 0; {
+		i := bytes.IndexByte(rest, '\n')
+		if i < 0 {
+			return nil, false // the catalogue always ends in a newline
 		}
-		return types[i] < types[j]
-	})
-	var b bytes.Buffer
-	b.Grow(n*64 + 256)
-	b.WriteString(indexHeader)
-	line := strings.Count(indexHeader, "\n")
-	exact = true
-	links = make([]store.LinkRec, 0, n)
-	for _, t := range types {
-		es := byType[t]
-		// by_type is ordered by folded title, then doc; order equal folded
-		// titles by title and path so the output never depends on doc numbers
-		for i := 0; i < len(es); {
-			j := i + 1
-			for j < len(es) && es[j].folded == es[i].folded {
-				j++
+		text := rest[:i+1]
+		rest = rest[i+1:]
+		line++
+		switch {
+		case !bytes.HasPrefix(text, []byte("- [")):
+			// the header and the section headings: no link, no tag
+			if bytes.ContainsAny(text, "`") || bytes.Contains(text, []byte("%%")) || bytes.Contains(text, []byte("<!--")) {
+				return nil, false
 			}
-			if j-i > 1 {
-				run := es[i:j]
-				sort.Slice(run, func(a, b int) bool {
-					if run[a].title != run[b].title {
-						return run[a].title < run[b].title
-					}
-					return run[a].path < run[b].path
-				})
+			if p := markdown.Parse(vault.IndexPage, text); len(p.Links) > 0 || len(p.Tags) > 0 {
+				return nil, false
 			}
-			i = j
-		}
-		name := sectionNames[t]
-		if name == "" {
-			name = oneLine(t)
-			if !plainText(name) {
-				exact = false
+		case bytes.HasPrefix(text, []byte("- [[")):
+			inner := string(text[4 : len(text)-3]) // "- [[" … "]]\n"
+			target, label, _ := strings.Cut(inner, "|")
+			l := markdown.Link{Target: target, Label: label, Kind: markdown.WikiLink}
+			if k := index.LinkKey(target); k != "" && l.IsPageLink() {
+				links = append(links, store.LinkRec{Target: target, Key: k, Label: label, Line: line})
 			}
-		}
-		fmt.Fprintf(&b, "\n## %s (%d)\n\n", name, len(es))
-		line += 3
-		for _, e := range es {
-			line++
-			target := strings.TrimSuffix(e.path, ".md")
-			title := oneLine(e.title)
-			if plainText(target) && plainText(title) && strings.TrimSpace(title) == title && title != "" {
-				fmt.Fprintf(&b, "- [[%s|%s]]\n", target, title)
-				l := markdown.Link{Target: target, Label: title, Kind: markdown.WikiLink, Line: line}
-				if k := index.LinkKey(target); k != "" && l.IsPageLink() {
-					links = append(links, store.LinkRec{Target: target, Key: k, Label: title, Line: line})
-				}
-				continue
+		default:
+			if bytes.ContainsAny(text, "`") || bytes.Contains(text, []byte("%%")) || bytes.Contains(text, []byte("<!--")) {
+				return nil, false
 			}
-			// a title or path that would break a [[wikilink]]: a markdown
-			// link relative to wiki/ with an escaped label
-			rel := strings.TrimPrefix(e.path, vault.WikiDir+"/")
-			parts := strings.Split(rel, "/")
-			for i, p := range parts {
-				parts[i] = url.PathEscape(p)
-			}
-			text := fmt.Sprintf("- [%s](%s)\n", escapeLabel(title), strings.Join(parts, "/"))
-			b.WriteString(text)
-			// its links are those of the line parsed alone, unless the
-			// line holds syntax that reaches across lines (code spans,
-			// comments) or adds a tag: then the scanner parses the file
-			if strings.ContainsAny(text, "`") || strings.Contains(text, "%%") || strings.Contains(text, "<!--") {
-				exact = false
-				continue
-			}
-			p := markdown.Parse(vault.IndexPage, []byte(text))
+			p := markdown.Parse(vault.IndexPage, text)
 			if len(p.Tags) > 0 {
-				exact = false
-				continue
+				return nil, false
 			}
 			for _, l := range p.Links {
 				if k := index.LinkKey(l.Target); k != "" && l.IsPageLink() {
@@ -138,16 +136,7 @@ func Catalog(tx *store.Tx) (data []byte, links []store.LinkRec, exact bool, err 
 			}
 		}
 	}
-	return b.Bytes(), links, exact, nil
-}
-
-func typeRank(t string) int {
-	for i, x := range vault.PageTypes {
-		if x == t {
-			return i
-		}
-	}
-	return len(vault.PageTypes)
+	return links, true
 }
 
 // plainText reports whether s can appear in a catalogue line without
@@ -180,51 +169,77 @@ func escapeLabel(s string) string {
 // catalogWrite is a rewrite of wiki/index.md, remembered so that the
 // store's record of it can be brought in step without parsing it.
 type catalogWrite struct {
-	before  os.FileInfo // nil when index.md did not exist
-	links   []store.LinkRec
-	exact   bool
-	size    int64
-	mtimeNS int64
-	sum     [32]byte
+	version   uint32      // the catalogue version rendered
+	unchanged bool        // the file already held the catalogue: only the stamp is new
+	before    os.FileInfo // nil when index.md did not exist
+	links     []store.LinkRec
+	exact     bool
+	size      int64
+	mtimeNS   int64
+	sum       [32]byte
 }
 
 // regenerateIndex rewrites wiki/index.md from the store when its catalogue
-// changed (atomically, like a page); nil when the file already holds it.
+// changed (atomically, like a page) and returns what it wrote; nil when the
+// file already holds the catalogue. When no catalogue entry changed since
+// synapse last wrote the file, and the file is as synapse left it, nothing
+// is rendered at all.
 func regenerateIndex(e *Env) (*catalogWrite, error) {
+	abs := e.Vault.Abs(vault.IndexPage)
+	st, statErr := os.Stat(abs)
+	if statErr != nil && !errors.Is(statErr, fs.ErrNotExist) {
+		return nil, statErr
+	}
 	var (
-		data  []byte
-		cw    = &catalogWrite{}
-		abs   = e.Vault.Abs(vault.IndexPage)
-		err   error
-		perm  = os.FileMode(0o644)
-		exist bool
+		data    []byte
+		missing bool
+		cw      = &catalogWrite{}
 	)
-	err = e.Store.View(func(tx *store.Tx) error {
-		data, cw.links, cw.exact, err = Catalog(tx)
-		return err
+	err := e.Store.View(func(tx *store.Tx) error {
+		if missing = tx.CatalogMissing(); missing {
+			return nil
+		}
+		cw.version = tx.CatalogVersion()
+		if stamp, ok := tx.IndexStamp(); ok && statErr == nil && stamp.Version == cw.version &&
+			stamp.Size == st.Size() && stamp.MtimeNS == st.ModTime().UnixNano() {
+			return nil // nothing to render
+		}
+		data = Catalog(tx)
+		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	if st, err := os.Stat(abs); err == nil {
-		exist, cw.before, perm = true, st, st.Mode().Perm()
+	if missing {
+		// a store indexed before the catalogue bucket existed
+		if err := e.Store.Update(func(tx *store.Tx) error { return tx.RebuildCatalog() }); err != nil {
+			return nil, err
+		}
+		return regenerateIndex(e)
+	}
+	if data == nil {
+		return nil, nil
+	}
+	perm := os.FileMode(0o644)
+	if statErr == nil {
+		cw.before, perm = st, st.Mode().Perm()
 		if st.Size() == int64(len(data)) {
 			if cur, err := os.ReadFile(abs); err == nil && bytes.Equal(cur, data) {
-				return nil, nil
+				cw.unchanged, cw.size, cw.mtimeNS = true, st.Size(), st.ModTime().UnixNano()
+				return cw, nil // only the stamp is recorded
 			}
 		}
-	} else if !errors.Is(err, fs.ErrNotExist) {
+	}
+	if err := writeAtomic(abs, data, perm, statErr != nil); err != nil {
 		return nil, err
 	}
-	if err := writeAtomic(abs, data, perm, !exist); err != nil {
-		return nil, err
-	}
-	st, err := os.Stat(abs)
+	after, err := os.Stat(abs)
 	if err != nil {
 		return nil, err
 	}
-	cw.size, cw.mtimeNS, cw.sum = st.Size(), st.ModTime().UnixNano(), sha256.Sum256(data)
-	if st.Size() != int64(len(data)) {
+	cw.size, cw.mtimeNS, cw.sum = after.Size(), after.ModTime().UnixNano(), sha256.Sum256(data)
+	cw.links, cw.exact = catalogLinks(data)
+	if after.Size() != int64(len(data)) {
 		cw.exact = false
 	}
 	return cw, nil
@@ -235,6 +250,13 @@ func regenerateIndex(e *Env) (*catalogWrite, error) {
 // generated one (title "index", no frontmatter keys of note). It reports
 // false when the scanner must parse the file instead.
 func (cw *catalogWrite) fastForward(tx *store.Tx) (bool, error) {
+	stamp := store.IndexStamp{Version: cw.version, Size: cw.size, MtimeNS: cw.mtimeNS}
+	if cw.unchanged {
+		return true, tx.SetIndexStamp(stamp)
+	}
+	if err := tx.SetIndexStamp(stamp); err != nil {
+		return false, err
+	}
 	if cw.before == nil || !cw.exact {
 		return false, nil
 	}
