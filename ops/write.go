@@ -532,6 +532,19 @@ type pageWrite struct {
 	e   *Env
 	c   *writeCall
 	now time.Time
+	t   time.Time // start of the current stage (stageHook)
+}
+
+// stageHook, when set (by benchmarks), receives how long each stage of a
+// write took: prepare, file, log, reindex, index.md, commit, rescan.
+var stageHook func(stage string, d time.Duration)
+
+func (w *pageWrite) mark(stage string) {
+	if stageHook != nil {
+		now := time.Now()
+		stageHook(stage, now.Sub(w.t))
+		w.t = now
+	}
 }
 
 // target is where a write goes.
@@ -577,6 +590,7 @@ func contains(s []string, x string) bool {
 
 func (w *pageWrite) attempt(ctx context.Context) (*WritePageOut, error) {
 	e, c := w.e, w.c
+	w.t = time.Now()
 	t, err := w.locate()
 	if err != nil {
 		return nil, err
@@ -593,6 +607,7 @@ func (w *pageWrite) attempt(ctx context.Context) (*WritePageOut, error) {
 	sum := sha256.Sum256(data)
 	out := &WritePageOut{SHA256: hex.EncodeToString(sum[:]), Created: t.rec == nil, Dangling: []string{}}
 
+	w.mark("prepare")
 	var p string // the page's vault path
 	switch {
 	case t.rec != nil && bytes.Equal(data, t.old):
@@ -614,6 +629,7 @@ func (w *pageWrite) attempt(ctx context.Context) (*WritePageOut, error) {
 			return nil, err
 		}
 	}
+	w.mark("file")
 	out.Path = p
 	title := fm.String("title")
 	if title == "" {
@@ -632,6 +648,7 @@ func (w *pageWrite) attempt(ctx context.Context) (*WritePageOut, error) {
 			return nil, after("appending to "+vault.LogPage, err)
 		}
 	}
+	w.mark("log")
 	// re-index the page the one way pages are always indexed: the scanner
 	paths := []string{p}
 	if t.stale != "" && t.stale != p {
@@ -650,12 +667,14 @@ func (w *pageWrite) attempt(ctx context.Context) (*WritePageOut, error) {
 	}
 	out.ID, out.Title, out.Type = rec.ID, rec.Title, rec.Type
 	out.Dangling = danglingTargets(rec)
+	w.mark("reindex")
 	cat, err := regenerateIndex(e)
 	if err != nil {
 		return nil, after("regenerating "+vault.IndexPage, err)
 	}
 	// one transaction: the review queue, and the store records of log.md
 	// and index.md brought in step without re-parsing them
+	w.mark("index.md")
 	var rescan []string
 	hook := reviewHooks.OnPageWritten
 	if hook != nil || logged != nil || cat != nil {
@@ -690,6 +709,7 @@ func (w *pageWrite) attempt(ctx context.Context) (*WritePageOut, error) {
 			return nil, after("updating the review queue", err)
 		}
 	}
+	w.mark("commit")
 	if testHookReserved != nil {
 		testHookReserved(rescan)
 	}
@@ -697,6 +717,7 @@ func (w *pageWrite) attempt(ctx context.Context) (*WritePageOut, error) {
 		if err := w.rescan(ctx, rescan); err != nil {
 			return nil, after("re-indexing "+strings.Join(rescan, " and "), err)
 		}
+		w.mark("rescan")
 	}
 	return out, nil
 }

@@ -65,18 +65,36 @@ func benchVault(b *testing.B) (*Env, []string) {
 // latencies collects per-operation times and reports percentiles.
 type latencies []time.Duration
 
-func (l latencies) report(b *testing.B) {
+func (l latencies) pct(p float64) float64 {
 	if len(l) == 0 {
-		return
+		return 0
 	}
 	s := append(latencies(nil), l...)
 	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
-	pct := func(p float64) float64 {
-		return float64(s[min(len(s)-1, int(p*float64(len(s))))].Microseconds()) / 1000
-	}
-	b.ReportMetric(pct(0.50), "p50-ms")
-	b.ReportMetric(pct(0.95), "p95-ms")
-	b.ReportMetric(pct(0.99), "p99-ms")
+	return float64(s[min(len(s)-1, int(p*float64(len(s))))].Microseconds()) / 1000
+}
+
+func (l latencies) report(b *testing.B) {
+	b.ReportMetric(l.pct(0.50), "p50-ms")
+	b.ReportMetric(l.pct(0.95), "p95-ms")
+	b.ReportMetric(l.pct(0.99), "p99-ms")
+}
+
+// stages records the stage times of every write (stageHook) and logs
+// their medians, to show where a write's time goes.
+func stages(b *testing.B) {
+	st := map[string]latencies{}
+	stageHook = func(s string, d time.Duration) { st[s] = append(st[s], d) }
+	b.Cleanup(func() {
+		stageHook = nil
+		var parts []string
+		for _, s := range []string{"prepare", "file", "log", "reindex", "index.md", "commit", "rescan"} {
+			if l := st[s]; len(l) > 0 {
+				parts = append(parts, fmt.Sprintf("%s %.2f", s, l.pct(0.5)))
+			}
+		}
+		b.Logf("median ms per stage (n=%d): %s", len(st["prepare"]), strings.Join(parts, ", "))
+	})
 }
 
 // benchLinks is a paragraph linking n pages of the manifest.
@@ -105,6 +123,7 @@ func BenchmarkWritePage(b *testing.B) {
 	ctx := context.Background()
 	nonce := int(time.Now().UnixNano() % 100000)
 	b.Run("edit", func(b *testing.B) {
+		stages(b)
 		var lat latencies
 		for i := 0; i < b.N; i++ {
 			title := titles[(i*7919+nonce)%len(titles)]
@@ -122,6 +141,7 @@ func BenchmarkWritePage(b *testing.B) {
 		lat.report(b)
 	})
 	b.Run("relink", func(b *testing.B) {
+		stages(b)
 		var lat latencies
 		for i := 0; i < b.N; i++ {
 			title := titles[(i*104729+nonce)%len(titles)]
@@ -135,6 +155,7 @@ func BenchmarkWritePage(b *testing.B) {
 		lat.report(b)
 	})
 	b.Run("create", func(b *testing.B) {
+		stages(b)
 		var lat latencies
 		for i := 0; i < b.N; i++ {
 			in := &WritePageIn{Title: fmt.Sprintf("Bench page %d-%d", nonce, i),
