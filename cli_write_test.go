@@ -1,13 +1,12 @@
 package main
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
@@ -43,37 +42,36 @@ func TestScript_Write(t *testing.T) {
 			env.Setenv("PATH", bin+string(os.PathListSeparator)+env.Getenv("PATH"))
 			env.Setenv("SYNAPSE_TESTSCRIPT_MAIN", "1")
 			env.Setenv("NO_COLOR", "1")
+			env.Setenv("SYNAPSE_VAULT", "")
 			return nil
 		},
+		// the same extra commands as the shared script harness on main
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			// exits N CMD ARGS...: run CMD and require exit status N
-			"exits": func(ts *testscript.TestScript, neg bool, args []string) {
+			// exitcode N CMD ARGS...: run CMD and require exit status N
+			"exitcode": func(ts *testscript.TestScript, neg bool, args []string) {
 				if neg || len(args) < 2 {
-					ts.Fatalf("usage: exits N command [args...]")
+					ts.Fatalf("usage: exitcode N CMD ARGS...")
 				}
 				want, err := strconv.Atoi(args[0])
-				if err != nil {
-					ts.Fatalf("exits: %v", err)
-				}
+				ts.Check(err)
 				got := 0
 				if err := ts.Exec(args[1], args[2:]...); err != nil {
 					var ee *exec.ExitError
 					if !errors.As(err, &ee) {
-						ts.Fatalf("exits: %v", err)
+						ts.Fatalf("%s: %v", args[1], err)
 					}
 					got = ee.ExitCode()
 				}
 				if got != want {
-					ts.Fatalf("%s exited with %d, want %d", args[1], got, want)
+					ts.Fatalf("%s exited %d, want %d", args[1], got, want)
 				}
 			},
-			// sha256env VAR FILE: set VAR to the sha256 of FILE
-			"sha256env": func(ts *testscript.TestScript, neg bool, args []string) {
-				if len(args) != 2 {
-					ts.Fatalf("usage: sha256env VAR FILE")
+			// envout VAR: set VAR to the last command's stdout, trimmed
+			"envout": func(ts *testscript.TestScript, neg bool, args []string) {
+				if len(args) != 1 {
+					ts.Fatalf("usage: envout VAR")
 				}
-				sum := sha256.Sum256([]byte(ts.ReadFile(args[1])))
-				ts.Setenv(args[0], hex.EncodeToString(sum[:]))
+				ts.Setenv(args[0], strings.TrimSpace(ts.ReadFile("stdout")))
 			},
 		},
 	})
