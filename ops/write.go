@@ -41,12 +41,12 @@ import (
 // `updated` is always set by synapse.
 type WritePageIn struct {
 	Title       string         `json:"title" arg:"0" required:"true" desc:"Page title (≤ 200 characters); an existing page with this title is updated in place"`
-	Content     string         `json:"content" cli:"stdin" desc:"Markdown body (≤ 1 MiB, UTF-8), without frontmatter"`
-	Frontmatter map[string]any `json:"frontmatter,omitempty" cli:"-" desc:"Frontmatter keys: type, aliases, tags, sources and any others (kept in order)"`
+	Content     string         `json:"content" cli:"stdin" desc:"Markdown body (≤ 1 MiB, UTF-8); a frontmatter block at its top is merged into the page's frontmatter"`
+	Frontmatter map[string]any `json:"frontmatter,omitempty" cli:"-" desc:"Frontmatter keys: type, aliases, tags, sources and any others (a null value removes a key); keys not given are kept"`
 	Type        string         `json:"type,omitempty" mcp:"-" desc:"Page type (entity, concept, source, synthesis, comparison, query, note; default concept)"`
-	Tags        []string       `json:"tags,omitempty" flag:"tag" mcp:"-" desc:"Tag"`
-	Sources     []string       `json:"sources,omitempty" flag:"source" mcp:"-" desc:"Source under raw/sources/ this page draws on"`
-	Aliases     []string       `json:"aliases,omitempty" flag:"alias" mcp:"-" desc:"Alias"`
+	Tags        []string       `json:"tags,omitempty" flag:"tag" mcp:"-" desc:"Tag (trimmed, lowercased, one word)"`
+	Sources     []string       `json:"sources,omitempty" flag:"source" mcp:"-" desc:"A file under raw/sources/ this page draws on (x.md or raw/sources/x.md)"`
+	Aliases     []string       `json:"aliases,omitempty" flag:"alias" mcp:"-" desc:"Another name of the page"`
 	IfMatch     string         `json:"if_match,omitempty" desc:"sha256 of the current file (from get_page); the write is refused as a conflict if the page changed"`
 }
 
@@ -149,7 +149,7 @@ var knownKeys = map[string]bool{
 
 func parseWriteCall(in *WritePageIn) (*writeCall, error) {
 	c := &writeCall{given: map[string]bool{}}
-	c.title = strings.TrimSpace(in.Title)
+	c.title = norm.NFC.String(strings.TrimSpace(in.Title))
 	if c.title == "" {
 		return nil, errs.E(errs.Invalid, "title is required")
 	}
@@ -165,7 +165,7 @@ func parseWriteCall(in *WritePageIn) (*writeCall, error) {
 	if len(c.block) > 0 {
 		fm := frontmatterOf(c.block)
 		if fm.Has("title") {
-			c.rename = fm.String("title")
+			c.rename = norm.NFC.String(fm.String("title"))
 		}
 		if t := fm.String("type"); t != "" {
 			types = append(types, t)
@@ -208,10 +208,10 @@ func parseWriteCall(in *WritePageIn) (*writeCall, error) {
 			if !ok {
 				return nil, errs.E(errs.Invalid, "frontmatter.title must be a string")
 			}
-			if c.rename != "" && strings.TrimSpace(s) != c.rename {
+			if c.rename != "" && norm.NFC.String(strings.TrimSpace(s)) != c.rename {
 				return nil, errs.E(errs.Invalid, "frontmatter.title %q differs from the title in the content's frontmatter block %q", s, c.rename)
 			}
-			c.rename = strings.TrimSpace(s)
+			c.rename = norm.NFC.String(strings.TrimSpace(s))
 		case "type":
 			if v == nil {
 				continue
@@ -480,7 +480,7 @@ func normalizeAliases(in []string) ([]string, error) {
 	out := make([]string, 0, len(in))
 	seen := map[string]bool{}
 	for _, a := range in {
-		a = strings.TrimSpace(a)
+		a = norm.NFC.String(strings.TrimSpace(a))
 		if a == "" || seen[a] {
 			continue
 		}

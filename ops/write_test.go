@@ -984,3 +984,73 @@ func TestWritePage_FrontmatterRoundTripKeepsStyle(t *testing.T) {
 		t.Fatalf("created %q updated %q", p.Created, p.Updated)
 	}
 }
+
+func TestWritePage_MissingFilesAndFolders(t *testing.T) {
+	v := testvault.New(t)
+	e, _ := openEnv(t, v)
+	// log.md and index.md deleted by hand, the queries/ folder too, and a
+	// log that does not end in a newline
+	for _, p := range []string{vault.IndexPage, vault.LogPage} {
+		if err := os.Remove(v.Abs(p)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.RemoveAll(v.Abs("wiki/queries")); err != nil {
+		t.Fatal(err)
+	}
+	out := write(t, e, &WritePageIn{Title: "Why is the sky blue?", Content: "Rayleigh.\n", Type: "query"})
+	if out.Path != "wiki/queries/why-is-the-sky-blue.md" {
+		t.Fatalf("path %s", out.Path)
+	}
+	if got := readFile(t, v, vault.LogPage); got != logHeader+"\n## [2026-05-01] write | Why is the sky blue?\n" {
+		t.Fatalf("log.md:\n%q", got)
+	}
+	if got := readFile(t, v, vault.IndexPage); got != indexHeader+"\n## Queries (1)\n\n- [[wiki/queries/why-is-the-sky-blue|Why is the sky blue?]]\n" {
+		t.Fatalf("index.md:\n%s", got)
+	}
+	// a log edited by hand without a final newline
+	if err := os.WriteFile(v.Abs(vault.LogPage), []byte("# Log\n\nmy note"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	write(t, e, &WritePageIn{Title: "Second", Content: "x\n"})
+	if got := readFile(t, v, vault.LogPage); got != "# Log\n\nmy note\n\n## [2026-05-01] write | Second\n" {
+		t.Fatalf("log.md:\n%q", got)
+	}
+	// the store is in step with everything on disk
+	rep, err := e.Index.Scan(context.Background(), index.ScanOptions{})
+	if err != nil || rep.NewCount+rep.ChangedCount+rep.DeletedCount != 0 {
+		t.Fatalf("rescan: %+v %v", rep, err)
+	}
+}
+
+func TestWritePage_IndexOtherTypes(t *testing.T) {
+	v := testvault.New(t)
+	testvault.Write(t, v, "wiki/people/ada.md", "---\ntype: person\n---\nAda.\n")
+	testvault.Write(t, v, "wiki/animals/yak.md", "---\ntype: animal\ntitle: Yak\n---\nYak.\n")
+	e, _ := openEnv(t, v)
+	write(t, e, &WritePageIn{Title: "Note", Content: "n\n", Type: "note"})
+	want := indexHeader + "\n## Notes (1)\n\n- [[wiki/note|Note]]\n" +
+		"\n## animal (1)\n\n- [[wiki/animals/yak|Yak]]\n" +
+		"\n## person (1)\n\n- [[wiki/people/ada|ada]]\n"
+	if got := readFile(t, v, vault.IndexPage); got != want {
+		t.Fatalf("index.md:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+func TestWritePage_NFCTitle(t *testing.T) {
+	v := testvault.New(t)
+	e, _ := openEnv(t, v)
+	out := write(t, e, &WritePageIn{Title: "Cafe\u0301 au lait", Content: "x\n", Aliases: []string{"cafe\u0301"}})
+	if out.Title != "Café au lait" || out.Path != "wiki/concepts/café-au-lait.md" {
+		t.Fatalf("result %+v", out)
+	}
+	got := readFile(t, v, out.Path)
+	if !strings.Contains(got, "title: Café au lait\n") || !strings.Contains(got, "  - café\n") {
+		t.Fatalf("file:\n%s", got)
+	}
+	// the NFC and NFD spellings name the same page
+	again := write(t, e, &WritePageIn{Title: "Café au lait", Content: "y\n"})
+	if again.ID != out.ID || again.Created {
+		t.Fatalf("second write %+v", again)
+	}
+}
