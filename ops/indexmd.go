@@ -94,7 +94,7 @@ func catalogLine(b *bytes.Buffer, title, p string) {
 // and nothing that reaches across lines (code spans, comments) or adds a
 // tag. When they are not, the scanner must parse the file.
 func catalogLinks(data []byte) ([]store.LinkRec, bool) {
-	links := make([]store.LinkRec, 0, bytes.Count(data, []byte("\n- ")))
+	links := make([]markdown.Link, 0, bytes.Count(data, []byte("\n- ")))
 	line := 0
 	for rest := data; len(rest) > 0; {
 		i := bytes.IndexByte(rest, '\n')
@@ -104,39 +104,29 @@ func catalogLinks(data []byte) ([]store.LinkRec, bool) {
 		text := rest[:i+1]
 		rest = rest[i+1:]
 		line++
-		switch {
-		case !bytes.HasPrefix(text, []byte("- [")):
-			// the header and the section headings: no link, no tag
-			if bytes.ContainsAny(text, "`") || bytes.Contains(text, []byte("%%")) || bytes.Contains(text, []byte("<!--")) {
-				return nil, false
-			}
-			if p := markdown.Parse(vault.IndexPage, text); len(p.Links) > 0 || len(p.Tags) > 0 {
-				return nil, false
-			}
-		case bytes.HasPrefix(text, []byte("- [[")):
+		if bytes.HasPrefix(text, []byte("- [[")) {
+			// written by catalogLine from plain text: one [[target|title]]
 			inner := string(text[4 : len(text)-3]) // "- [[" … "]]\n"
 			target, label, _ := strings.Cut(inner, "|")
-			l := markdown.Link{Target: target, Label: label, Kind: markdown.WikiLink}
-			if k := index.LinkKey(target); k != "" && l.IsPageLink() {
-				links = append(links, store.LinkRec{Target: target, Key: k, Label: label, Line: line})
-			}
-		default:
-			if bytes.ContainsAny(text, "`") || bytes.Contains(text, []byte("%%")) || bytes.Contains(text, []byte("<!--")) {
-				return nil, false
-			}
-			p := markdown.Parse(vault.IndexPage, text)
-			if len(p.Tags) > 0 {
-				return nil, false
-			}
-			for _, l := range p.Links {
-				if k := index.LinkKey(l.Target); k != "" && l.IsPageLink() {
-					links = append(links, store.LinkRec{Target: l.Target, Key: k, Heading: l.Heading, Block: l.Block,
-						Label: l.Label, Embed: l.Embed, Markdown: l.Kind == markdown.MarkdownLink, Line: line})
-				}
-			}
+			links = append(links, markdown.Link{Target: target, Label: label, Kind: markdown.WikiLink, Line: line})
+			continue
+		}
+		// the header, the section headings and markdown-link entries: the
+		// line parsed alone, unless it holds syntax that reaches across
+		// lines (code spans, comments) or a tag
+		if bytes.ContainsAny(text, "`") || bytes.Contains(text, []byte("%%")) || bytes.Contains(text, []byte("<!--")) {
+			return nil, false
+		}
+		p := markdown.Parse(vault.IndexPage, text)
+		if len(p.Tags) > 0 {
+			return nil, false
+		}
+		for _, l := range p.Links {
+			l.Line = line
+			links = append(links, l)
 		}
 	}
-	return links, true
+	return index.LinkRecs(links), true
 }
 
 // plainText reports whether s can appear in a catalogue line without
