@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-func openTestStore(t *testing.T) *Store {
+func openCatalogTestStore(t *testing.T) *Store {
 	t.Helper()
 	s, err := Open(filepath.Join(t.TempDir(), "s.db"), Options{})
 	if err != nil {
@@ -16,7 +16,7 @@ func openTestStore(t *testing.T) *Store {
 	return s
 }
 
-func putPage(t *testing.T, s *Store, p *PageRec) *PageRec {
+func putCatalogPage(t *testing.T, s *Store, p *PageRec) *PageRec {
 	t.Helper()
 	err := s.Update(func(tx *Tx) error {
 		doc := tx.DocByPath(p.Path)
@@ -42,30 +42,30 @@ func putPage(t *testing.T, s *Store, p *PageRec) *PageRec {
 }
 
 func TestCatalog_VersionAndOrder(t *testing.T) {
-	s := openTestStore(t)
+	s := openCatalogTestStore(t)
 	version := func() (v uint32) {
 		_ = s.View(func(tx *Tx) error { v = tx.CatalogVersion(); return nil })
 		return v
 	}
 	v0 := version()
-	putPage(t, s, &PageRec{Path: "wiki/concepts/b.md", Title: "beta", Type: "concept"})
-	putPage(t, s, &PageRec{Path: "wiki/concepts/a.md", Title: "Alpha", Type: "concept"})
-	putPage(t, s, &PageRec{Path: "wiki/x/alpha.md", Title: "alpha", Type: "concept"})
-	putPage(t, s, &PageRec{Path: "wiki/p/z.md", Title: "Zed", Type: "person"})
-	putPage(t, s, &PageRec{Path: "wiki/p/y.md", Title: "Yak", Type: "animal"})
-	putPage(t, s, &PageRec{Path: "wiki/entities/e.md", Title: "Eve", Type: "entity"})
-	putPage(t, s, &PageRec{Path: "wiki/index.md", Title: "index", Type: "index", Reserved: true})
+	putCatalogPage(t, s, &PageRec{Path: "wiki/concepts/b.md", Title: "beta", Type: "concept"})
+	putCatalogPage(t, s, &PageRec{Path: "wiki/concepts/a.md", Title: "Alpha", Type: "concept"})
+	putCatalogPage(t, s, &PageRec{Path: "wiki/x/alpha.md", Title: "alpha", Type: "concept"})
+	putCatalogPage(t, s, &PageRec{Path: "wiki/p/z.md", Title: "Zed", Type: "person"})
+	putCatalogPage(t, s, &PageRec{Path: "wiki/p/y.md", Title: "Yak", Type: "animal"})
+	putCatalogPage(t, s, &PageRec{Path: "wiki/entities/e.md", Title: "Eve", Type: "entity"})
+	putCatalogPage(t, s, &PageRec{Path: "wiki/index.md", Title: "index", Type: "index", Reserved: true})
 	v1 := version()
 	if v1 != v0+6 {
 		t.Fatalf("version %d → %d after 6 new pages and a reserved one", v0, v1)
 	}
 	// a content-only change (same type, title and path) leaves it alone
-	putPage(t, s, &PageRec{Path: "wiki/concepts/b.md", Title: "beta", Type: "concept", Size: 99, Tags: []string{"t"}})
+	putCatalogPage(t, s, &PageRec{Path: "wiki/concepts/b.md", Title: "beta", Type: "concept", Size: 99, Tags: []string{"t"}})
 	if version() != v1 {
 		t.Fatal("a content change bumped the catalogue version")
 	}
 	// a case-only title change is a change
-	putPage(t, s, &PageRec{Path: "wiki/concepts/b.md", Title: "Beta", Type: "concept"})
+	putCatalogPage(t, s, &PageRec{Path: "wiki/concepts/b.md", Title: "Beta", Type: "concept"})
 	if version() != v1+1 {
 		t.Fatal("a title change did not bump the catalogue version")
 	}
@@ -117,7 +117,7 @@ func TestCatalog_VersionAndOrder(t *testing.T) {
 		return err
 	})
 	// …and a page written since (the write path's own page) does not hide it
-	putPage(t, s, &PageRec{Path: "wiki/concepts/new.md", Title: "New", Type: "concept"})
+	putCatalogPage(t, s, &PageRec{Path: "wiki/concepts/new.md", Title: "New", Type: "concept"})
 	_ = s.View(func(tx *Tx) error {
 		if !tx.CatalogMissing() {
 			t.Fatal("a catalogue missing pages is not reported")
@@ -148,7 +148,7 @@ func TestCatalog_VersionAndOrder(t *testing.T) {
 }
 
 func TestCatalog_IndexStamp(t *testing.T) {
-	s := openTestStore(t)
+	s := openCatalogTestStore(t)
 	_ = s.View(func(tx *Tx) error {
 		if _, ok := tx.IndexStamp(); ok {
 			t.Fatal("a new store has a stamp")
