@@ -637,10 +637,7 @@ func (w *pageWrite) attempt(ctx context.Context) (*WritePageOut, error) {
 	}
 	// from here on the page is on disk: a failure says so
 	after := func(step string, err error) error {
-		if errs.CodeOf(err) == errs.Internal || errs.CodeOf(err) == "" {
-			return errs.Wrap(errs.Internal, err, "page %q was written to %s (sha256 %s), but %s failed: %v; run `synapse source rescan` to bring the index up to date", title, p, out.SHA256, step, errs.Message(err))
-		}
-		return err
+		return errs.Wrap(errs.Internal, err, "page %q was written to %s (sha256 %s), but %s failed: %s; run `synapse source rescan` to bring the index up to date", title, p, out.SHA256, step, errs.Message(err))
 	}
 	var logged *logAppend
 	if !out.Unchanged {
@@ -706,7 +703,7 @@ func (w *pageWrite) attempt(ctx context.Context) (*WritePageOut, error) {
 			return nil
 		})
 		if err != nil {
-			return nil, after("updating the review queue", err)
+			return nil, after("recording the write (review queue, log.md and index.md records)", err)
 		}
 	}
 	w.mark("commit")
@@ -820,7 +817,15 @@ func (w *pageWrite) locate() (*target, error) {
 	}
 	t.path = t.rec.Path
 	abs := e.Vault.Abs(t.path)
-	data, err := os.ReadFile(abs)
+	// stat, read, stat: the bytes merged below are the file as stat saw it
+	before, err := os.Stat(abs)
+	var data []byte
+	if err == nil {
+		data, err = os.ReadFile(abs)
+	}
+	if err == nil {
+		t.info, err = os.Stat(abs)
+	}
 	if errors.Is(err, fs.ErrNotExist) {
 		// the index is behind the disk: the file is gone
 		t.stale, t.rec = t.path, nil
@@ -829,8 +834,8 @@ func (w *pageWrite) locate() (*target, error) {
 	if err != nil {
 		return nil, errs.Wrap(errs.Internal, err, "read %s: %v", t.path, err)
 	}
-	if t.info, err = os.Stat(abs); err != nil {
-		return nil, errs.Wrap(errs.Internal, err, "stat %s: %v", t.path, err)
+	if t.info.Size() != int64(len(data)) || !t.info.ModTime().Equal(before.ModTime()) || t.info.Size() != before.Size() {
+		return nil, errs.E(errs.Conflict, "%s is being changed by another program; retry", t.path)
 	}
 	t.old = data
 	if c.ifMatch != "" {
