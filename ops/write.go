@@ -956,12 +956,14 @@ func Slug(title string) string {
 	}
 	s := b.String()
 	if len(s) > 120 {
-		s = truncateName(s[:121])
-		for len(s) > 120 {
-			_, n := utf8.DecodeLastRuneInString(s)
-			s = s[:len(s)-n]
+		cut := 0
+		for i := range s { // rune boundaries
+			if i > 120 {
+				break
+			}
+			cut = i
 		}
-		s = strings.TrimRight(s, "-")
+		s = strings.TrimRight(s[:cut], "-")
 	}
 	if s == "" {
 		return "untitled"
