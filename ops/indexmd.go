@@ -12,8 +12,6 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/synapse-wiki/synapse/index"
-	"github.com/synapse-wiki/synapse/markdown"
 	"github.com/synapse-wiki/synapse/store"
 	"github.com/synapse-wiki/synapse/vault"
 )
@@ -89,46 +87,6 @@ func catalogLine(b *bytes.Buffer, title, p string) {
 	b.WriteString(")\n")
 }
 
-// catalogLinks returns the page links the scanner would store for a
-// rendered catalogue, and whether they are exact: every line is one link
-// and nothing that reaches across lines (code spans, comments) or adds a
-// tag. When they are not, the scanner must parse the file.
-func catalogLinks(data []byte) ([]store.LinkRec, bool) {
-	links := make([]markdown.Link, 0, bytes.Count(data, []byte("\n- ")))
-	line := 0
-	for rest := data; len(rest) > 0; {
-		i := bytes.IndexByte(rest, '\n')
-		if i < 0 {
-			return nil, false // the catalogue always ends in a newline
-		}
-		text := rest[:i+1]
-		rest = rest[i+1:]
-		line++
-		if bytes.HasPrefix(text, []byte("- [[")) {
-			// written by catalogLine from plain text: one [[target|title]]
-			inner := string(text[4 : len(text)-3]) // "- [[" … "]]\n"
-			target, label, _ := strings.Cut(inner, "|")
-			links = append(links, markdown.Link{Target: target, Label: label, Kind: markdown.WikiLink, Line: line})
-			continue
-		}
-		// the header, the section headings and markdown-link entries: the
-		// line parsed alone, unless it holds syntax that reaches across
-		// lines (code spans, comments) or a tag
-		if bytes.ContainsAny(text, "`") || bytes.Contains(text, []byte("%%")) || bytes.Contains(text, []byte("<!--")) {
-			return nil, false
-		}
-		p := markdown.Parse(vault.IndexPage, text)
-		if len(p.Tags) > 0 {
-			return nil, false
-		}
-		for _, l := range p.Links {
-			l.Line = line
-			links = append(links, l)
-		}
-	}
-	return index.LinkRecs(links), true
-}
-
 // plainText reports whether s can appear in a catalogue line without
 // changing how the line parses: no link, fragment, escape, code, comment
 // or tag syntax.
@@ -162,7 +120,6 @@ type catalogWrite struct {
 	version   uint32      // the catalogue version rendered
 	unchanged bool        // the file already held the catalogue: only the stamp is new
 	before    os.FileInfo // nil when index.md did not exist
-	links     []store.LinkRec
 	exact     bool
 	size      int64
 	mtimeNS   int64
@@ -228,15 +185,13 @@ func regenerateIndex(e *Env) (*catalogWrite, error) {
 		return nil, err
 	}
 	cw.size, cw.mtimeNS, cw.sum = after.Size(), after.ModTime().UnixNano(), sha256.Sum256(data)
-	cw.links, cw.exact = catalogLinks(data)
-	if after.Size() != int64(len(data)) {
-		cw.exact = false
-	}
+	// the store keeps no links or tags for index.md, so the new file's
+	// record is its size, mtime and hash, when it is the file just written
+	cw.exact = after.Size() == int64(len(data))
 	return cw, nil
 }
 
-// fastForward stores the new index.md's record (its links as generated)
-// when the store described the previous file and that file parsed like a
+// fastForward stores the new index.md's record when the store described the previous file and that file parsed like a
 // generated one (title "index", no frontmatter keys of note). It reports
 // false when the scanner must parse the file instead.
 func (cw *catalogWrite) fastForward(tx *store.Tx) (bool, error) {
@@ -265,5 +220,5 @@ func (cw *catalogWrite) fastForward(tx *store.Tx) (bool, error) {
 		old.Created != "" || old.Updated != "" || old.FMError != "" {
 		return false, nil
 	}
-	return fastForwardFile(tx, vault.IndexPage, f, cw.size, cw.mtimeNS, cw.sum, cw.links)
+	return fastForwardFile(tx, vault.IndexPage, f, cw.size, cw.mtimeNS, cw.sum)
 }

@@ -10,7 +10,6 @@ import (
 	"time"
 	"unicode"
 
-	"github.com/synapse-wiki/synapse/markdown"
 	"github.com/synapse-wiki/synapse/store"
 	"github.com/synapse-wiki/synapse/vault"
 )
@@ -39,7 +38,7 @@ func oneLine(s string) string {
 // record of log.md can be brought in step without re-parsing the file.
 type logAppend struct {
 	created bool        // log.md did not exist: the scanner indexes it
-	plain   bool        // the entry holds no link or tag (so it changes no parsed field)
+	plain   bool        // the appended file is exactly what was read back (the store keeps no links or tags for log.md, so an entry changes no stored field)
 	before  os.FileInfo // log.md before the append
 	size    int64       // after the append
 	mtimeNS int64
@@ -53,8 +52,7 @@ type logAppend struct {
 func appendLog(v *vault.Vault, now time.Time, title string) (*logAppend, error) {
 	abs := v.Abs(vault.LogPage)
 	entry := LogEntry(now, title)
-	p := markdown.Parse(vault.LogPage, []byte(entry))
-	la := &logAppend{plain: len(p.Links) == 0 && len(p.Tags) == 0}
+	la := &logAppend{plain: true}
 	before, err := os.Stat(abs)
 	if errors.Is(err, fs.ErrNotExist) {
 		err = writeAtomic(abs, []byte(logHeader+"\n"+entry), 0o644, true)
@@ -135,13 +133,13 @@ func (la *logAppend) fastForward(tx *store.Tx) (bool, error) {
 	if f.Size != la.before.Size() || f.MtimeNS != la.before.ModTime().UnixNano() || f.Kind != store.KindPage {
 		return false, nil // the store was behind the file already
 	}
-	return fastForwardFile(tx, vault.LogPage, f, la.size, la.mtimeNS, la.sum, nil)
+	return fastForwardFile(tx, vault.LogPage, f, la.size, la.mtimeNS, la.sum)
 }
 
 // fastForwardFile stores a new size, mtime and hash for a reserved page
-// whose parsed fields are otherwise unchanged (links, when not nil,
-// replace the stored ones), the way the scanner would after re-reading it.
-func fastForwardFile(tx *store.Tx, p string, f store.FileRec, size, mtimeNS int64, sum [32]byte, links []store.LinkRec) (bool, error) {
+// whose parsed fields are otherwise unchanged (the store keeps no links or
+// tags for reserved pages), the way the scanner would after re-reading it.
+func fastForwardFile(tx *store.Tx, p string, f store.FileRec, size, mtimeNS int64, sum [32]byte) (bool, error) {
 	doc := tx.DocByPath(p)
 	if doc == 0 || doc != f.Doc {
 		return false, nil
@@ -153,9 +151,6 @@ func fastForwardFile(tx *store.Tx, p string, f store.FileRec, size, mtimeNS int6
 	rec := *old
 	rec.Size, rec.MtimeNS, rec.ChangedNS = size, mtimeNS, mtimeNS
 	rec.SHA256 = fmt.Sprintf("%x", sum)
-	if links != nil {
-		rec.Links = links
-	}
 	if err := tx.PutPage(&rec, old); err != nil {
 		return false, err
 	}

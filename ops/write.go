@@ -723,28 +723,11 @@ func (w *pageWrite) attempt(ctx context.Context) (*WritePageOut, error) {
 // store records the scanner had to re-parse (nil or empty: none).
 var testHookReserved func(rescanned []string)
 
-// rescan scans paths after forgetting their stat, so that a rewrite with
-// the same size within the file system's mtime granularity is still read.
+// rescan re-indexes paths through the scanner. A rewrite that keeps the
+// size within the file system's mtime granularity is still read: the
+// scanner re-hashes every record made within two seconds of its mtime.
 func (w *pageWrite) rescan(ctx context.Context, paths []string) error {
-	err := w.e.Store.Update(func(tx *store.Tx) error {
-		for _, p := range paths {
-			f, ok, err := tx.File(p)
-			if err != nil {
-				return err
-			}
-			if ok {
-				f.MtimeNS = -1
-				if err := tx.PutFile(p, f); err != nil {
-					return err
-				}
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return err
-	}
-	_, err = w.e.Index.Scan(ctx, index.ScanOptions{Paths: paths})
+	_, err := w.e.Index.Scan(ctx, index.ScanOptions{Paths: paths})
 	return err
 }
 

@@ -2,7 +2,6 @@ package ops
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -244,21 +243,4 @@ func BenchmarkIndexMD(b *testing.B) {
 			record(cw)
 		}
 	})
-}
-
-// BenchmarkCatalogLinks measures deriving index.md's stored links from a
-// rendered 100k-entry catalogue (what a rewrite adds to rendering).
-func BenchmarkCatalogLinks(b *testing.B) {
-	var buf bytes.Buffer
-	buf.WriteString(indexHeader + "\n## Concepts (100000)\n\n")
-	for i := 0; i < 100000; i++ {
-		catalogLine(&buf, fmt.Sprintf("Some Page Title %d", i), fmt.Sprintf("wiki/concepts/some-page-title-%d.md", i))
-	}
-	data := buf.Bytes()
-	b.SetBytes(int64(len(data)))
-	for i := 0; i < b.N; i++ {
-		if links, exact := catalogLinks(data); !exact || len(links) != 100000 {
-			b.Fatal(len(links), exact)
-		}
-	}
 }
