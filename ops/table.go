@@ -11,6 +11,7 @@
 //	desc:"…"                help text, tool schema and OpenAPI description
 //	arg:"N"                 CLI positional argument N (0-based); other fields are flags
 //	flag:"name"             CLI flag name when it differs from the json name
+//	query:"q"               REST query-string name when it differs from the json name
 //	short:"k"               CLI flag alias
 //	default:"5"             applied when the field is zero
 //	min:"1" max:"50"        integers are clamped into this range
@@ -221,6 +222,7 @@ type Field struct {
 	Desc     string
 	Arg      int // CLI positional index, -1 for flags
 	Flag     string
+	Query    string // REST query-string parameter name (defaults to Name)
 	Short    string
 	Default  string
 	Min, Max *int
@@ -253,6 +255,9 @@ func Fields(t reflect.Type) []Field {
 		}
 		if f.Flag == "" {
 			f.Flag = strings.ReplaceAll(name, "_", "-")
+		}
+		if f.Query = sf.Tag.Get("query"); f.Query == "" {
+			f.Query = name
 		}
 		if v := sf.Tag.Get("min"); v != "" {
 			n, _ := strconv.Atoi(v)
