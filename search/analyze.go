@@ -36,30 +36,78 @@ type Token struct {
 	Term       string // the indexed form
 	Start, End int    // byte offsets of the source text
 	Kind       Kind
-	Stop       bool // a stopword (Word and Part only)
+	Stop       bool  // a stopword (Word and Part only)
+	ID         int32 // the term's number in this analyzer (see Analyzer.Term)
 }
 
 // Analyzer turns text into tokens (SPEC §4.1): Unicode words, case and
 // diacritic folding, English stemming, CJK as overlapping bigrams, and
 // compounds (gpt-4o, v1.2, snake_case) kept whole as well as split. An
-// Analyzer caches the analysis of words it has seen; it is not safe for
-// concurrent use (take one from Acquire).
+// Analyzer caches the analysis of the words it has seen and numbers the
+// terms it produces, so an indexer can count by number instead of hashing
+// each term again. It is not safe for concurrent use (take one from
+// Acquire).
 type Analyzer struct {
-	cache map[string]entry
-	segs  []int // segment bounds of the current word
-	runes []int // rune starts of the current CJK run
+	cache  *wordTable       // source text → 2·term number + stop bit; -1 for nothing
+	byTerm map[string]int32 // term → term number
+	terms  []string         // term number → term
+	segs   []int            // segment bounds of the current word
+	runes  []int            // rune starts of the current CJK run
 }
 
-type entry struct {
-	term string
-	stop bool
-}
-
-// cacheCap bounds an analyzer's word cache; it is cleared when full.
-const cacheCap = 1 << 18
+// Caps: the word cache (cacheSlots/2 words) is cleared when full; an
+// analyzer whose term table grew past termCap is not pooled again.
+const (
+	cacheSlots = 1 << 17
+	termCap    = 1 << 20
+)
 
 // NewAnalyzer returns an analyzer with an empty cache.
-func NewAnalyzer() *Analyzer { return &Analyzer{cache: make(map[string]entry, 1024)} }
+func NewAnalyzer() *Analyzer {
+	return &Analyzer{cache: newWordTable(cacheSlots), byTerm: make(map[string]int32, 4096)}
+}
+
+// Term returns the term numbered id by this analyzer.
+func (a *Analyzer) Term(id int32) string { return a.terms[id] }
+
+// NumTerms returns how many terms the analyzer has numbered.
+func (a *Analyzer) NumTerms() int { return len(a.terms) }
+
+// Intern numbers an arbitrary term (an indexer's filter terms).
+func (a *Analyzer) Intern(term string) int32 {
+	if id, ok := a.byTerm[term]; ok {
+		return id
+	}
+	id := int32(len(a.terms))
+	t := strings.Clone(term)
+	a.terms = append(a.terms, t)
+	a.byTerm[t] = id
+	return id
+}
+
+// lookup returns the cached analysis of raw: 2·term number + stop bit, or
+// -1 when raw yields no term.
+func (a *Analyzer) lookup(raw string, kind Kind) int32 {
+	if v, ok := a.cache.get(raw); ok {
+		return v
+	}
+	var term string
+	var stop bool
+	if kind == Gram {
+		term = fold(raw)
+	} else {
+		term, stop = analyzeWord(raw, kind)
+	}
+	v := int32(-1)
+	if term != "" {
+		v = a.Intern(term) * 2
+		if stop {
+			v |= 1
+		}
+	}
+	a.cache.put(raw, v)
+	return v
+}
 
 // analyzers is a free list that, unlike a sync.Pool, survives garbage
 // collections, so warm word caches are reused from batch to batch.
@@ -77,6 +125,9 @@ func Acquire() *Analyzer {
 
 // Release returns an analyzer to the free list.
 func Release(a *Analyzer) {
+	if len(a.terms) > termCap {
+		return
+	}
 	select {
 	case analyzers <- a:
 	default:
@@ -151,6 +202,13 @@ func (a *Analyzer) word(s string, i int, fn func(Token)) int {
 	for {
 		segStart := i
 		for i < len(s) {
+			if c := s[i]; c < utf8.RuneSelf {
+				if asciiClass[c] != clsWord {
+					break
+				}
+				i++
+				continue
+			}
 			ok, size := wordRuneAt(s, i)
 			if !ok {
 				break
@@ -231,41 +289,28 @@ func (a *Analyzer) compound(s string, start int, segs []int, fn func(Token)) {
 
 // emit analyzes s[from:to] (cached) and calls fn.
 func (a *Analyzer) emit(s string, from, to int, kind Kind, fn func(Token)) {
-	raw := s[from:to]
-	e, ok := a.cache[raw]
-	if !ok {
-		e = analyzeWord(raw, kind)
-		if len(a.cache) >= cacheCap {
-			clear(a.cache)
-		}
-		a.cache[strings.Clone(raw)] = e
-	}
-	if e.term == "" {
+	v := a.lookup(s[from:to], kind)
+	if v < 0 {
 		return
 	}
-	stop := e.stop
-	if kind == Whole {
-		stop = false
-	}
-	fn(Token{Term: e.term, Start: from, End: to, Kind: kind, Stop: stop})
+	fn(Token{Term: a.terms[v>>1], Start: from, End: to, Kind: kind, Stop: v&1 != 0 && kind != Whole, ID: v >> 1})
 }
 
 // analyzeWord folds a word and stems it when it is English-like (ASCII
 // letters only); a compound's whole form is folded but not stemmed.
-func analyzeWord(raw string, kind Kind) entry {
+func analyzeWord(raw string, kind Kind) (term string, stop bool) {
 	f := fold(raw)
 	if len(f) > maxTermBytes || f == "" {
-		return entry{}
+		return "", false
 	}
 	if kind == Whole {
-		return entry{term: strings.Clone(f)}
+		return f, false
 	}
-	e := entry{term: f, stop: stopwords[f]}
+	stop = stopwords[f]
 	if len(f) >= 3 && asciiLetters(f) {
-		e.term = english.Stem(f, false)
+		return english.Stem(f, false), stop
 	}
-	e.term = strings.Clone(e.term)
-	return e
+	return f, stop
 }
 
 func asciiLetters(s string) bool {
@@ -302,16 +347,11 @@ func (a *Analyzer) cjk(s string, i int, fn func(Token)) int {
 }
 
 func (a *Analyzer) emitGram(s string, from, to int, fn func(Token)) {
-	raw := s[from:to]
-	e, ok := a.cache[raw]
-	if !ok {
-		e = entry{term: strings.Clone(fold(raw))}
-		if len(a.cache) >= cacheCap {
-			clear(a.cache)
-		}
-		a.cache[strings.Clone(raw)] = e
+	v := a.lookup(s[from:to], Gram)
+	if v < 0 {
+		return
 	}
-	fn(Token{Term: e.term, Start: from, End: to, Kind: Gram})
+	fn(Token{Term: a.terms[v>>1], Start: from, End: to, Kind: Gram, ID: v >> 1})
 }
 
 // Terms returns the distinct terms of s (base and whole), for tests and

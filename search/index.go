@@ -49,8 +49,7 @@ func (Indexer) IndexPages(tx *store.Tx, pages []index.IndexedPage) error {
 	if err := tx.SetSearchVersion(AnalyzerVersion); err != nil {
 		return err
 	}
-	b := analyzeBatch(pages)
-	return tx.PutSearchDocs(b)
+	return tx.PutSearchDocs(analyzeBatch(pages))
 }
 
 // RemovePages removes pages from the index.
@@ -58,14 +57,15 @@ func (Indexer) RemovePages(tx *store.Tx, docs []uint32) error {
 	return tx.RemoveSearchDocs(docs)
 }
 
-// docWork is one worker's analysis of its share of a batch.
+// docWork is one worker's analysis of its share of a batch. Terms are
+// counted by the worker's analyzer's term numbers; they become batch term
+// indexes when the workers' results are merged.
 type docWork struct {
-	terms  []string          // worker-local term list
-	ids    map[string]uint32 // term → index in terms
-	counts [][store.SearchFields]uint32
-	touch  []uint32
-	docs   []store.SearchDoc // Terms index worker-local terms until merged
-	slots  []int             // batch position of each doc
+	a      *Analyzer
+	counts [][store.SearchFields]uint32 // by term number, for the current doc
+	touch  []int32                      // term numbers the current doc holds
+	docs   []store.SearchDoc            // SearchTF.Term and name terms are term numbers until merged
+	slots  []int                        // batch position of each doc
 	names  []store.SearchName
 	all    []uint32 // scratch: a name's terms
 	cont   []uint32 // scratch: a name's terms without stopwords
@@ -79,19 +79,30 @@ const (
 	NameHeading = 3
 )
 
+func (w *docWork) add(id int32, f int) {
+	if int(id) >= len(w.counts) {
+		w.counts = append(w.counts, make([][store.SearchFields]uint32, int(id)+1-len(w.counts)+1024)...)
+	}
+	c := &w.counts[id]
+	if c[0]|c[1]|c[2] == 0 {
+		w.touch = append(w.touch, id)
+	}
+	c[f]++
+}
+
 // addName analyzes a name into field f and records its terms: the
 // distinct content words, or every word when it has nothing else.
-func (w *docWork) addName(a *Analyzer, text string, f int, kind uint8, lens *[store.SearchFields]uint32) {
+func (w *docWork) addName(text string, f int, kind uint8, lens *[store.SearchFields]uint32) {
 	w.all, w.cont = w.all[:0], w.cont[:0]
-	a.Each(text, func(t Token) {
-		id := w.add(t.Term, f)
+	w.a.Each(text, func(t Token) {
+		w.add(t.ID, f)
 		if t.Kind == Whole {
 			return
 		}
 		lens[f]++
-		w.all = append(w.all, id)
+		w.all = append(w.all, uint32(t.ID))
 		if !t.Stop {
-			w.cont = append(w.cont, id)
+			w.cont = append(w.cont, uint32(t.ID))
 		}
 	})
 	ts := w.cont
@@ -105,68 +116,40 @@ func (w *docWork) addName(a *Analyzer, text string, f int, kind uint8, lens *[st
 	w.names = append(w.names, store.SearchName{Kind: kind, Terms: slices.Clone(slices.Compact(ts))})
 }
 
-func (w *docWork) add(term string, f int) uint32 {
-	id, ok := w.ids[term]
-	if !ok {
-		id = uint32(len(w.terms))
-		w.ids[term] = id
-		w.terms = append(w.terms, term)
-		w.counts = append(w.counts, [store.SearchFields]uint32{})
-	}
-	c := &w.counts[id]
-	if c[0]|c[1]|c[2] == 0 {
-		w.touch = append(w.touch, id)
-	}
-	c[f]++
-	return id
-}
-
-// addFilter records a filter term (no field occurrences).
-func (w *docWork) addFilter(term string) {
-	id, ok := w.ids[term]
-	if !ok {
-		id = uint32(len(w.terms))
-		w.ids[term] = id
-		w.terms = append(w.terms, term)
-		w.counts = append(w.counts, [store.SearchFields]uint32{})
-	}
-	for _, t := range w.touch {
-		if t == id {
-			return
-		}
-	}
-	w.touch = append(w.touch, id)
-}
-
-// finishDoc turns the counts into the doc's term list and resets them.
-func (w *docWork) finishDoc(doc uint32, lens [store.SearchFields]uint32, slot int) {
-	tfs := make([]store.SearchTF, len(w.touch))
-	for i, id := range w.touch {
-		tfs[i] = store.SearchTF{Term: id, TF: w.counts[id]}
+// finishDoc turns the counts into the doc's term list (plus its filter
+// terms, which occur in no field) and resets them.
+func (w *docWork) finishDoc(doc uint32, lens [store.SearchFields]uint32, filters []string, slot int) {
+	tfs := make([]store.SearchTF, 0, len(w.touch)+len(filters))
+	for _, id := range w.touch {
+		tfs = append(tfs, store.SearchTF{Term: uint32(id), TF: w.counts[id]})
 		w.counts[id] = [store.SearchFields]uint32{}
 	}
 	w.touch = w.touch[:0]
+	for _, f := range filters {
+		id := uint32(w.a.Intern(f))
+		if !slices.ContainsFunc(tfs, func(t store.SearchTF) bool { return t.Term == id }) {
+			tfs = append(tfs, store.SearchTF{Term: id})
+		}
+	}
 	w.docs = append(w.docs, store.SearchDoc{Doc: doc, Len: lens, Terms: tfs, Names: w.names})
 	w.names = nil
 	w.slots = append(w.slots, slot)
 }
 
 // analyzeBatch tokenizes pages with one worker per CPU and merges the
-// workers' term lists into one batch.
+// workers' term numbers into one batch term list.
 func analyzeBatch(pages []index.IndexedPage) *store.SearchBatch {
 	workers := min(runtime.GOMAXPROCS(0), (len(pages)+15)/16)
 	works := make([]*docWork, workers)
 	var wg sync.WaitGroup
 	for wi := range works {
-		w := &docWork{ids: map[string]uint32{}}
+		w := &docWork{a: Acquire()}
 		works[wi] = w
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			a := Acquire()
-			defer Release(a)
 			for i := wi; i < len(pages); i += workers {
-				analyzePage(a, w, &pages[i], i)
+				analyzePage(w, &pages[i], i)
 			}
 		}()
 	}
@@ -174,37 +157,46 @@ func analyzeBatch(pages []index.IndexedPage) *store.SearchBatch {
 	b := &store.SearchBatch{Docs: make([]store.SearchDoc, len(pages))}
 	global := map[string]uint32{}
 	for _, w := range works {
-		remap := make([]uint32, len(w.terms))
-		for i, t := range w.terms {
-			id, ok := global[t]
+		remap := make([]int32, w.a.NumTerms())
+		for i := range remap {
+			remap[i] = -1
+		}
+		idx := func(id uint32) uint32 {
+			if r := remap[id]; r >= 0 {
+				return uint32(r)
+			}
+			t := w.a.Term(int32(id))
+			g, ok := global[t]
 			if !ok {
-				id = uint32(len(b.Terms))
-				global[t] = id
+				g = uint32(len(b.Terms))
+				global[t] = g
 				b.Terms = append(b.Terms, t)
 			}
-			remap[i] = id
+			remap[id] = int32(g)
+			return g
 		}
 		for j, d := range w.docs {
 			for k := range d.Terms {
-				d.Terms[k].Term = remap[d.Terms[k].Term]
+				d.Terms[k].Term = idx(d.Terms[k].Term)
 			}
 			for _, n := range d.Names {
 				for k := range n.Terms {
-					n.Terms[k] = remap[n.Terms[k]]
+					n.Terms[k] = idx(n.Terms[k])
 				}
 			}
 			b.Docs[w.slots[j]] = d
 		}
+		Release(w.a)
 	}
 	return b
 }
 
 // analyzePage tokenizes one page's fields.
-func analyzePage(a *Analyzer, w *docWork, p *index.IndexedPage, slot int) {
+func analyzePage(w *docWork, p *index.IndexedPage, slot int) {
 	var lens [store.SearchFields]uint32
 	field := func(f int) func(Token) {
 		return func(t Token) {
-			w.add(t.Term, f)
+			w.add(t.ID, f)
 			if t.Kind != Whole {
 				lens[f]++
 			}
@@ -212,19 +204,20 @@ func analyzePage(a *Analyzer, w *docWork, p *index.IndexedPage, slot int) {
 	}
 	head, body := field(FieldHead), field(FieldBody)
 	rec, parsed := p.Rec, p.Parsed
-	w.addName(a, rec.Title, FieldTitle, NameTitle, &lens)
+	a := w.a
+	w.addName(rec.Title, FieldTitle, NameTitle, &lens)
 	for _, al := range rec.Aliases {
-		w.addName(a, al, FieldTitle, NameAlias, &lens)
+		w.addName(al, FieldTitle, NameAlias, &lens)
 	}
 	if stem := store.Stem(rec.Path); store.Fold(stem) != store.Fold(rec.Title) {
-		w.addName(a, stem, FieldTitle, NameFile, &lens)
+		w.addName(stem, FieldTitle, NameFile, &lens)
 	}
 	for _, t := range rec.Tags {
 		a.Each(t, head)
 	}
 	if parsed != nil {
 		for _, h := range parsed.Headings {
-			w.addName(a, h.Text, FieldHead, NameHeading, &lens)
+			w.addName(h.Text, FieldHead, NameHeading, &lens)
 		}
 		a.Each(parsed.Body, body)
 		eachExtraValue(parsed.Frontmatter, func(s string) { a.Each(s, body) })
@@ -232,11 +225,12 @@ func analyzePage(a *Analyzer, w *docWork, p *index.IndexedPage, slot int) {
 	for _, s := range rec.Sources {
 		a.Each(s, body)
 	}
-	w.addFilter(typeTermPrefix + rec.Type)
+	filters := make([]string, 0, 1+len(rec.Tags))
+	filters = append(filters, typeTermPrefix+rec.Type)
 	for _, t := range rec.Tags {
-		w.addFilter(tagTermPrefix + t)
+		filters = append(filters, tagTermPrefix+t)
 	}
-	w.finishDoc(p.Doc, lens, slot)
+	w.finishDoc(p.Doc, lens, filters, slot)
 }
 
 // eachExtraValue calls fn with the string values of frontmatter keys that
