@@ -105,6 +105,10 @@ func foldSlow(r rune) string {
 		if x >= 0x0300 && x <= 0x036F {
 			continue
 		}
+		if sf, ok := specialFolds[x]; ok && x != r {
+			b.WriteString(sf) // ǣ → æ → ae
+			continue
+		}
 		b.WriteRune(x)
 	}
 	return b.String()
