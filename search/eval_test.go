@@ -29,8 +29,25 @@ type evalCorpus struct {
 	store    *store.Store
 	pages    []*markdown.Page
 	paths    []string
-	aliases  []knownItem // query = an alias, target = its page
-	headings []knownItem // query = a heading found in exactly one page
+	aliases   []knownItem // query = an alias, target = its page
+	headings  []knownItem // query = a heading found in exactly one page
+	questions []knownItem // hand-written questions (testdata/search/questions.tsv)
+}
+
+// loadQuestions reads the questions of one evaluation set.
+func loadQuestions(t testing.TB, set string) []knownItem {
+	data, err := os.ReadFile(filepath.Join(testvault.RepoRoot(), "testdata", "search", "questions.tsv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []knownItem
+	for _, line := range strings.Split(string(data), "\n") {
+		f := strings.Split(line, "\t")
+		if len(f) == 3 && f[0] == set {
+			out = append(out, knownItem{f[1], "wiki/" + f[2]})
+		}
+	}
+	return out
 }
 
 // openIndexed copies dir into a fresh vault's wiki/ and indexes it with
@@ -304,12 +321,23 @@ func TestEval(t *testing.T) {
 			}
 			ours := synapseRanker(t, c.store, search.DefaultParams)
 			base := newBaseline(c)
-			sa, sh := score(c.aliases, ours, miss), score(c.headings, ours, miss)
-			ba, bh := score(c.aliases, base.rank, nil), score(c.headings, base.rank, nil)
+			c.questions = loadQuestions(t, set.name)
+			for _, q := range c.questions {
+				if _, err := os.Stat(filepath.Join(set.dir, strings.TrimPrefix(q.target, "wiki/"))); err != nil {
+					t.Fatalf("question %q: target %v", q.query, err)
+				}
+			}
+			sa, sh, sq := score(c.aliases, ours, miss), score(c.headings, ours, miss), score(c.questions, ours, miss)
+			ba, bh, bq := score(c.aliases, base.rank, nil), score(c.headings, base.rank, nil), score(c.questions, base.rank, nil)
 			t.Logf("%-9s %-8s %s", "aliases", "synapse", sa)
 			t.Logf("%-9s %-8s %s", "aliases", "bm25", ba)
 			t.Logf("%-9s %-8s %s", "headings", "synapse", sh)
 			t.Logf("%-9s %-8s %s", "headings", "bm25", bh)
+			t.Logf("%-9s %-8s %s", "questions", "synapse", sq)
+			t.Logf("%-9s %-8s %s", "questions", "bm25", bq)
+			if sq.recall5 < 0.75 {
+				t.Errorf("question recall@5 %.3f < 0.75", sq.recall5)
+			}
 			if sa.top1 < set.minAliasTop1 {
 				t.Errorf("alias top-1 %.3f < %.2f", sa.top1, set.minAliasTop1)
 			}
