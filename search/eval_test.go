@@ -26,9 +26,9 @@ type knownItem struct {
 
 // evalCorpus is an indexed vault and its known-item query sets.
 type evalCorpus struct {
-	store    *store.Store
-	pages    []*markdown.Page
-	paths    []string
+	store     *store.Store
+	pages     []*markdown.Page
+	paths     []string
 	aliases   []knownItem // query = an alias, target = its page
 	headings  []knownItem // query = a heading found in exactly one page
 	questions []knownItem // hand-written questions (testdata/search/questions.tsv)
