@@ -14,9 +14,11 @@ type SearchIn struct {
 	K     int    `json:"k,omitempty" default:"5" min:"1" max:"50" desc:"Number of hits (1..50)"`
 }
 
-// SearchOut is the result of search_wiki: the best hits first.
+// SearchOut is the result of search_wiki: the query as received and the
+// best hits first (none is not an error).
 type SearchOut struct {
-	Hits []search.Hit `json:"hits"`
+	Query string       `json:"query"`
+	Hits  []search.Hit `json:"hits"`
 }
 
 var opSearch = register(Op{
@@ -44,5 +46,5 @@ func searchWiki(ctx context.Context, e *Env, in *SearchIn) (*SearchOut, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &SearchOut{Hits: hits}, nil
+	return &SearchOut{Query: in.Query, Hits: hits}, nil
 }

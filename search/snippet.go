@@ -67,10 +67,10 @@ func Snippet(text string, terms map[string]float64) string {
 			}
 		}
 		from = ms[best].start
-		// start at the line's beginning when it is close, else a little
-		// before the match at a word boundary
+		// start at the line's beginning when the match still fits, else
+		// a little before the match at a word boundary
 		ls := strings.LastIndexByte(body[:from], '\n') + 1
-		if from-ls <= snippetLead {
+		if from-ls <= snippetMax/2 {
 			from = ls
 		} else {
 			from = wordStart(body, from-snippetLead)
