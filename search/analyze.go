@@ -148,11 +148,25 @@ func (a *Analyzer) Each(s string, fn func(Token)) {
 	for i < len(s) {
 		c := s[i]
 		if c < utf8.RuneSelf {
-			if asciiClass[c] == clsWord {
-				i = a.word(s, i, fn)
-			} else {
+			if asciiClass[c] != clsWord {
 				i++
+				continue
 			}
+			// fast path: an ASCII word ended by ASCII punctuation or
+			// space (most words), hashed while it is scanned
+			h := uint64(fnvOffset)
+			j := i
+			for j < len(s) && asciiClass[s[j]] == clsWord {
+				h = (h ^ uint64(s[j])) * fnvPrime
+				j++
+			}
+			if j == len(s) || asciiClass[s[j]] == clsOther ||
+				(j+1 < len(s) && asciiClass[s[j]] == clsJoiner && !continuesWord(s, j+1)) {
+				a.emitHashed(s, i, j, h, fn)
+				i = j
+				continue
+			}
+			i = a.word(s, i, fn)
 			continue
 		}
 		r, size := utf8.DecodeRuneInString(s[i:])
@@ -285,6 +299,38 @@ func (a *Analyzer) compound(s string, start int, segs []int, fn func(Token)) {
 	for j := 0; j < len(segs); j += 2 {
 		a.emit(s, segs[j], segs[j+1], Part, fn)
 	}
+}
+
+// continuesWord reports whether a word rune (of any script) starts at
+// s[i], i.e. whether a joiner before it links two segments.
+func continuesWord(s string, i int) bool {
+	c := s[i]
+	if c < utf8.RuneSelf {
+		return asciiClass[c] == clsWord
+	}
+	r, _ := utf8.DecodeRuneInString(s[i:])
+	return r != utf8.RuneError && isWordRune(r)
+}
+
+// emitHashed is emit for a plain ASCII word whose hash is known.
+func (a *Analyzer) emitHashed(s string, from, to int, h uint64, fn func(Token)) {
+	raw := s[from:to]
+	v, ok := a.cache.getHashed(raw, h)
+	if !ok {
+		term, stop := analyzeWord(raw, Word)
+		v = -1
+		if term != "" {
+			v = a.Intern(term) * 2
+			if stop {
+				v |= 1
+			}
+		}
+		a.cache.putHashed(raw, h, v)
+	}
+	if v < 0 {
+		return
+	}
+	fn(Token{Term: a.terms[v>>1], Start: from, End: to, Kind: Word, Stop: v&1 != 0, ID: v >> 1})
 }
 
 // emit analyzes s[from:to] (cached) and calls fn.

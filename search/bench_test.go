@@ -132,7 +132,12 @@ func BenchmarkQuery(b *testing.B) {
 	}
 	qs := benchQueries(b, v.Root)
 	read := func(p string) ([]byte, error) { return os.ReadFile(v.Abs(p)) }
+	type timed struct {
+		q string
+		d time.Duration
+	}
 	var lat []time.Duration
+	var slow []timed
 	b.ResetTimer()
 	c0 := search.CPUTime()
 	for i := 0; i < b.N; i++ {
@@ -141,10 +146,16 @@ func BenchmarkQuery(b *testing.B) {
 		if _, err := search.Search(ix.Store, q, search.Options{K: 5, ReadFile: read}); err != nil {
 			b.Fatal(err)
 		}
-		lat = append(lat, time.Since(t0))
+		d := time.Since(t0)
+		lat = append(lat, d)
+		slow = append(slow, timed{q, d})
 	}
 	b.StopTimer()
 	search.ReportCPU(b, c0)
+	sort.Slice(slow, func(i, j int) bool { return slow[i].d > slow[j].d })
+	for _, s := range slow[:min(3, len(slow))] {
+		b.Logf("slow: %v %q", s.d, s.q)
+	}
 	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
 	b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
 	b.ReportMetric(float64(lat[len(lat)*95/100].Microseconds())/1000, "p95-ms")

@@ -11,12 +11,17 @@ import (
 
 // Rune classes of the tokenizer.
 const (
-	clsOther  = iota // a separator
-	clsWord          // part of a word: letter, digit, combining mark
-	clsJoiner        // joins word segments into a compound: - . _ '
+	clsOther    = iota // a separator
+	clsWord            // part of a word: letter, digit, combining mark
+	clsJoiner          // joins word segments into a compound: - . _ '
+	clsNonASCII        // a byte of a multi-byte rune
 )
 
-var asciiClass = func() (t [utf8.RuneSelf]uint8) {
+// asciiClass classifies bytes; every byte ≥ 0x80 is clsNonASCII.
+var asciiClass = func() (t [256]uint8) {
+	for c := utf8.RuneSelf; c < 256; c++ {
+		t[c] = clsNonASCII
+	}
 	for c := 0; c < utf8.RuneSelf; c++ {
 		switch {
 		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':

@@ -394,6 +394,7 @@ func (r *run) rank(n int) ([]candidate, error) {
 	if !r.scoring() {
 		return r.listing(n, ok), nil
 	}
+	filtered := allowed != nil || excluded != nil || req != nil
 	scores := make([]float32, r.maxDoc+1)
 	var touched []uint32
 	norms := r.tx.SearchNorms()
@@ -413,19 +414,22 @@ func (r *run) rank(n int) ([]candidate, error) {
 		}
 		df := float64(t.DF)
 		idf := float32(math.Log(1+(N-df+0.5)/(df+0.5)) * t.weight)
-		err := r.postings(t.ID, func(d uint32, tf [store.SearchFields]uint32) {
-			if !ok(d) {
-				return
+		err := r.tx.SearchPostingBlocks(t.ID, func(ps []store.SearchPosting) {
+			for _, p := range ps {
+				d := p.Doc
+				if filtered && !ok(d) {
+					continue
+				}
+				nm := norms.Get(d)
+				x := float32(p.TF[0])*table[0][nm[0]] + float32(p.TF[1])*table[1][nm[1]] + float32(p.TF[2])*table[2][nm[2]]
+				if x == 0 {
+					continue
+				}
+				if scores[d] == 0 {
+					touched = append(touched, d)
+				}
+				scores[d] += idf * x * (k1 + 1) / (k1 + x)
 			}
-			nm := norms.Get(d)
-			x := float32(tf[0])*table[0][nm[0]] + float32(tf[1])*table[1][nm[1]] + float32(tf[2])*table[2][nm[2]]
-			if x == 0 {
-				return
-			}
-			if scores[d] == 0 {
-				touched = append(touched, d)
-			}
-			scores[d] += idf * x * (k1 + 1) / (k1 + x)
 		})
 		if err != nil {
 			return nil, err

@@ -1,13 +1,24 @@
 package search
 
-import "hash/maphash"
+// FNV-1a, computed by the tokenizer while it scans a word.
+const (
+	fnvOffset = 14695981039346656037
+	fnvPrime  = 1099511628211
+)
+
+func fnv(s string) uint64 {
+	h := uint64(fnvOffset)
+	for i := 0; i < len(s); i++ {
+		h = (h ^ uint64(s[i])) * fnvPrime
+	}
+	return h
+}
 
 // wordTable maps source words to their cached analysis. It is an
 // open-addressing hash table whose keys live in one byte arena, so a
 // lookup touches one slot and one key, where a Go map of strings chases a
 // pointer per key; word lookups are the tokenizer's hottest path.
 type wordTable struct {
-	seed  maphash.Seed
 	slots []wordSlot
 	keys  []byte
 	n     int
@@ -21,12 +32,15 @@ type wordSlot struct {
 }
 
 func newWordTable(size int) *wordTable {
-	return &wordTable{seed: maphash.MakeSeed(), slots: make([]wordSlot, size), keys: make([]byte, 0, size*8)}
+	return &wordTable{slots: make([]wordSlot, size), keys: make([]byte, 0, size*8)}
 }
 
 // get returns the value stored for key.
-func (t *wordTable) get(key string) (int32, bool) {
-	h := maphash.String(t.seed, key)
+func (t *wordTable) get(key string) (int32, bool) { return t.getHashed(key, fnv(key)) }
+
+// getHashed is get with the key's hash (fnv) already computed.
+func (t *wordTable) getHashed(key string, h uint64) (int32, bool) {
+	h = mix(h)
 	mask := uint64(len(t.slots) - 1)
 	for i := h & mask; ; i = (i + 1) & mask {
 		s := &t.slots[i]
@@ -42,7 +56,18 @@ func (t *wordTable) get(key string) (int32, bool) {
 // put stores val for a key that is not in the table (empty keys are not
 // stored). A full table (half its slots used) or key arena is cleared
 // first.
-func (t *wordTable) put(key string, val int32) {
+func (t *wordTable) put(key string, val int32) { t.putHashed(key, fnv(key), val) }
+
+// mix spreads FNV's low bits, which index the table.
+func mix(h uint64) uint64 {
+	h ^= h >> 29
+	h *= 0xbf58476d1ce4e5b9
+	return h ^ h>>32
+}
+
+// putHashed is put with the key's hash (fnv) already computed.
+func (t *wordTable) putHashed(key string, h uint64, val int32) {
+	h = mix(h)
 	if key == "" {
 		return
 	}
@@ -51,7 +76,6 @@ func (t *wordTable) put(key string, val int32) {
 		t.keys = t.keys[:0]
 		t.n = 0
 	}
-	h := maphash.String(t.seed, key)
 	mask := uint64(len(t.slots) - 1)
 	i := h & mask
 	for t.slots[i].len != 0 {

@@ -267,6 +267,73 @@ func (tx *Tx) SearchPostings(id uint32, fn func(doc uint32, tf [SearchFields]uin
 	return nil
 }
 
+// SearchPosting is one decoded posting.
+type SearchPosting struct {
+	Doc uint32
+	TF  [SearchFields]uint16 // saturating at 65535
+}
+
+// SearchPostingBlocks calls fn with the postings of term id block by block,
+// in ascending doc order. The slice is reused between calls; decoding a
+// whole block into it keeps the scorer's loop free of calls.
+func (tx *Tx) SearchPostingBlocks(id uint32, fn func([]SearchPosting)) error {
+	c := tx.b(bSearchPost).Cursor()
+	prefix := u32(id)
+	var buf []SearchPosting
+	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+		if len(k) != 8 {
+			return fmt.Errorf("search postings of term %d: %w", id, errCorrupt)
+		}
+		var err error
+		if buf, err = decodeInto(buf[:0], v, getU32(k[4:])); err != nil {
+			return fmt.Errorf("search postings of term %d: %w", id, err)
+		}
+		fn(buf)
+	}
+	return nil
+}
+
+// decodeInto appends a block's postings to out.
+func decodeInto(out []SearchPosting, v []byte, doc uint32) ([]SearchPosting, error) {
+	n, w := binary.Uvarint(v)
+	if w <= 0 || n > uint64(len(v)) {
+		return out, errCorrupt
+	}
+	v = v[w:]
+	out = slices.Grow(out, int(n))
+	for i := uint64(0); i < n; i++ {
+		if len(v) >= 2 && v[0] < 0x80 && v[1]&0x0f != 15 {
+			// the common case: a one-byte delta and a packed tf byte
+			doc += uint32(v[0])
+			c := v[1]
+			out = append(out, SearchPosting{doc, [SearchFields]uint16{uint16(c >> 6), uint16(c >> 4 & 3), uint16(c & 0x0f)}})
+			v = v[2:]
+			continue
+		}
+		d, w := binary.Uvarint(v)
+		if w <= 0 || len(v) <= w {
+			return out, errCorrupt
+		}
+		doc += uint32(d)
+		c := v[w]
+		v = v[w+1:]
+		var tf [SearchFields]uint16
+		if c&0x0f != 15 {
+			tf = [SearchFields]uint16{uint16(c >> 6), uint16(c >> 4 & 3), uint16(c & 0x0f)}
+		} else {
+			for f := range tf {
+				x, w := binary.Uvarint(v)
+				if w <= 0 {
+					return out, errCorrupt
+				}
+				tf[f], v = uint16(min(x, math.MaxUint16)), v[w:]
+			}
+		}
+		out = append(out, SearchPosting{doc, tf})
+	}
+	return out, nil
+}
+
 // eachPosting decodes a block without allocating.
 func eachPosting(v []byte, doc uint32, fn func(doc uint32, tf [SearchFields]uint32)) error {
 	n, w := binary.Uvarint(v)

@@ -95,6 +95,17 @@ func (m searchModel) check(t *testing.T, s *Store, vocab []string, step string) 
 			if !slices.Equal(got, w) {
 				t.Fatalf("%s: term %q postings\n got %v\nwant %v", step, term, got, w)
 			}
+			got = got[:0]
+			if err := tx.SearchPostingBlocks(st.ID, func(ps []SearchPosting) {
+				for _, p := range ps {
+					got = append(got, pst{p.Doc, [SearchFields]uint32{uint32(p.TF[0]), uint32(p.TF[1]), uint32(p.TF[2])}})
+				}
+			}); err != nil {
+				return err
+			}
+			if !slices.Equal(got, w) {
+				t.Fatalf("%s: term %q block postings\n got %v\nwant %v", step, term, got, w)
+			}
 		}
 		st := tx.SearchStats()
 		if st.Docs != docs || st.Len != lens {
