@@ -81,4 +81,6 @@ printf '%-34s %10s %10s\n' "ripgrep / synapse" "$(echo "$rg50/$syn50" | bc -l | 
 
 echo
 echo "in-process (go test -bench, same vault):"
-(cd "$root" && SYNAPSE_BENCH_VAULT="$vault" go test ./search -run XXX -bench 'Query$|UpdateOnePage' -benchtime 200x 2>/dev/null | grep -E '^Benchmark')
+(cd "$root" && SYNAPSE_BENCH_VAULT="$vault" go test ./search -run XXX -bench 'Query$' -benchtime 400x 2>/dev/null | grep -E '^Benchmark')
+(cd "$root" && SYNAPSE_BENCH_VAULT="$vault" go test ./search -run XXX -bench 'UpdateOnePage/Search' -benchtime 100x 2>/dev/null | grep -E '^Benchmark')
+(cd "$root" && SYNAPSE_BENCH_VAULT="$vault" go test ./search -run XXX -bench 'UpdateOnePage/Scan' -benchtime 5x 2>/dev/null | grep -E '^Benchmark')
