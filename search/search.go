@@ -154,6 +154,9 @@ func SearchWith(s *store.Store, query string, o Options, p Params) ([]Hit, error
 // checkIndex refuses to answer from an index that is missing or was built
 // by other analyzer rules.
 func checkIndex(tx *store.Tx) error {
+	if !tx.SearchReady() {
+		return errs.E(errs.Unavailable, "the search index has not been built yet; run `synapse reindex`")
+	}
 	v := tx.SearchVersion()
 	if v != "" && v != AnalyzerVersion {
 		return errs.E(errs.Unavailable, "the search index was built by another version of synapse; run `synapse reindex`")

@@ -170,6 +170,18 @@ var lengthTable = func() (t [256]float32) {
 // DequantizeLength returns the length a quantized value stands for.
 func DequantizeLength(q uint8) float32 { return lengthTable[q] }
 
+// SearchReady reports whether the search buckets exist. A store last
+// opened for writing by a synapse without search lacks them until it is
+// opened for writing again; readers must not touch the index before.
+func (tx *Tx) SearchReady() bool {
+	for _, b := range [][]byte{bSearchMeta, bSearchTerms, bSearchPost, bSearchFwd, bSearchNorms} {
+		if tx.b(b) == nil {
+			return false
+		}
+	}
+	return true
+}
+
 // SearchVersion returns the analyzer version the index was built with
 // ("" for an empty or never-built index).
 func (tx *Tx) SearchVersion() string {

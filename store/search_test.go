@@ -288,3 +288,41 @@ func TestQuantizeLength(t *testing.T) {
 		}
 	}
 }
+
+// TestSearchIndex_MissingBuckets: a store written by a synapse without
+// search has no search buckets; a read-only reader sees that instead of
+// failing.
+func TestSearchIndex_MissingBuckets(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "s.db")
+	s, err := Open(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Update(func(tx *Tx) error { return tx.tx.DeleteBucket(bSearchPost) }); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	ro, err := Open(path, Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ro.View(func(tx *Tx) error {
+		if tx.SearchReady() {
+			t.Error("SearchReady with a bucket missing")
+		}
+		return nil
+	})
+	ro.Close()
+	// a read-write open creates it again
+	s, err = Open(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	s.View(func(tx *Tx) error {
+		if !tx.SearchReady() {
+			t.Error("not ready after a read-write open")
+		}
+		return nil
+	})
+}
