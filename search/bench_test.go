@@ -132,6 +132,8 @@ func BenchmarkQuery(b *testing.B) {
 	}
 	qs := benchQueries(b, v.Root)
 	read := func(p string) ([]byte, error) { return os.ReadFile(v.Abs(p)) }
+	var size store.SearchIndexStats
+	ix.Store.View(func(tx *store.Tx) error { size = tx.SearchIndexSize(); return nil })
 	// one untimed pass: the store's pages are mapped in, as in a server
 	for _, q := range qs {
 		if _, err := search.Search(ix.Store, q, search.Options{K: 5, ReadFile: read}); err != nil {
@@ -158,6 +160,9 @@ func BenchmarkQuery(b *testing.B) {
 	}
 	b.StopTimer()
 	search.ReportCPU(b, c0)
+	b.ReportMetric(float64(size.Bytes)/(1<<20), "searchMB")
+	b.ReportMetric(float64(size.Terms), "terms")
+	b.ReportMetric(float64(size.Blocks), "blocks")
 	sort.Slice(slow, func(i, j int) bool { return slow[i].d > slow[j].d })
 	for _, s := range slow[:min(3, len(slow))] {
 		b.Logf("slow: %v %q", s.d, s.q)

@@ -417,14 +417,21 @@ func (r *run) rank(n int) ([]candidate, error) {
 		}
 		df := float64(t.DF)
 		idf := float32(math.Log(1+(N-df+0.5)/(df+0.5)) * t.weight)
+		curChunk, chunk := uint32(math.MaxUint32), []byte(nil)
 		err := r.tx.SearchPostingBlocks(t.ID, func(ps []store.SearchPosting) {
 			for _, p := range ps {
 				d := p.Doc
 				if filtered && !ok(d) {
 					continue
 				}
-				nm := norms.Get(d)
-				x := float32(p.TF[0])*table[0][nm[0]] + float32(p.TF[1])*table[1][nm[1]] + float32(p.TF[2])*table[2][nm[2]]
+				if c := d / store.NormsPerChunk; c != curChunk {
+					curChunk, chunk = c, norms.Chunk(c)
+				}
+				i := int(d%store.NormsPerChunk) * store.SearchFields
+				if i+store.SearchFields > len(chunk) {
+					continue // no norms: not a live document
+				}
+				x := float32(p.TF[0])*table[0][chunk[i]] + float32(p.TF[1])*table[1][chunk[i+1]] + float32(p.TF[2])*table[2][chunk[i+2]]
 				if x == 0 {
 					continue
 				}

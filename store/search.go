@@ -391,28 +391,34 @@ func eachPosting(v []byte, doc uint32, fn func(doc uint32, tf [SearchFields]uint
 // for the life of the transaction.
 type SearchNorms struct {
 	b      *bolt.Bucket
-	chunks map[uint32][]byte
-	last   uint32
-	lastV  []byte
+	chunks [][]byte // by chunk number; nil until read
+	read   []bool
 }
 
 // SearchNorms returns a norms reader for this transaction.
-func (tx *Tx) SearchNorms() *SearchNorms {
-	return &SearchNorms{b: tx.b(bSearchNorms), chunks: map[uint32][]byte{}, last: math.MaxUint32}
+func (tx *Tx) SearchNorms() *SearchNorms { return &SearchNorms{b: tx.b(bSearchNorms)} }
+
+// NormsPerChunk is the number of docs whose norms share one chunk.
+const NormsPerChunk = normsPerChunk
+
+// Chunk returns the norms of docs [c·NormsPerChunk, (c+1)·NormsPerChunk):
+// 3 bytes per doc, or nil when none of them is indexed. Scorers index it
+// directly in their inner loop.
+func (n *SearchNorms) Chunk(c uint32) []byte {
+	if int(c) >= len(n.chunks) {
+		grow := int(c) + 1 + len(n.chunks)
+		n.chunks = append(n.chunks, make([][]byte, grow-len(n.chunks))...)
+		n.read = append(n.read, make([]bool, grow-len(n.read))...)
+	}
+	if !n.read[c] {
+		n.chunks[c], n.read[c] = n.b.Get(u32(c)), true
+	}
+	return n.chunks[c]
 }
 
 // Get returns the quantized field lengths of doc (zeros when unknown).
 func (n *SearchNorms) Get(doc uint32) [SearchFields]uint8 {
-	c := doc / normsPerChunk
-	v := n.lastV
-	if c != n.last {
-		var ok bool
-		if v, ok = n.chunks[c]; !ok {
-			v = n.b.Get(u32(c))
-			n.chunks[c] = v
-		}
-		n.last, n.lastV = c, v
-	}
+	v := n.Chunk(doc / normsPerChunk)
 	i := int(doc%normsPerChunk) * SearchFields
 	if i+SearchFields > len(v) {
 		return [SearchFields]uint8{}
