@@ -122,7 +122,8 @@ func opCommand(op *ops.Op, name string) *cli.Command {
 		case f.Type.Kind() == reflect.Bool:
 			flags = append(flags, &cli.BoolFlag{Name: f.Flag, Aliases: aliases, Usage: usage})
 		case f.Type.Kind() == reflect.Int:
-			flags = append(flags, &cli.IntFlag{Name: f.Flag, Aliases: aliases, Usage: usage})
+			// the default is applied by ops.Normalize; DefaultText shows it
+			flags = append(flags, &cli.IntFlag{Name: f.Flag, Aliases: aliases, Usage: usage, DefaultText: f.Default})
 		case f.Type.Kind() == reflect.Slice && f.Type.Elem().Kind() == reflect.String:
 			flags = append(flags, &cli.StringSliceFlag{Name: f.Flag, Aliases: aliases, Usage: usage + " (repeatable)"})
 		case f.Type.Kind() == reflect.String:
