@@ -121,5 +121,15 @@ func FuzzAnalyze(f *testing.F) {
 				t.Fatalf("term %q is not folded", tk.Term)
 			}
 		})
+		// snippets of any text, around any of its terms, are short valid text
+		terms := map[string]float64{}
+		for _, x := range Terms(s) {
+			terms[x] = 1
+			break
+		}
+		sn := Snippet(s, terms)
+		if len(sn) > snippetMax+8 || (utf8.ValidString(s) && !utf8.ValidString(sn)) {
+			t.Fatalf("snippet %q of %q", sn, s)
+		}
 	})
 }
