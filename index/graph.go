@@ -71,6 +71,7 @@ func (u *updater) putNode(rec, old *store.PageRec) error {
 	slices.Sort(a.Sources)
 	u.touch(rec.Doc)
 	u.markGraph(rec.Doc)
+	u.ev.attr[rec.Doc] = true
 	return nil
 }
 
@@ -80,6 +81,7 @@ func (u *updater) dropNode(doc uint32) error {
 	if err != nil || a == nil {
 		return err
 	}
+	nbrs := make([]uint32, 0, len(a.Edges))
 	for _, e := range a.Edges {
 		b, err := u.adj(e.To)
 		if err != nil {
@@ -89,8 +91,13 @@ func (u *updater) dropNode(doc uint32) error {
 			b.Edges = slices.DeleteFunc(b.Edges, func(x store.Edge) bool { return x.To == doc })
 			u.touch(e.To)
 			u.markGraph(e.To)
+			u.ev.degree[e.To] = true
+			nbrs = append(nbrs, e.To)
 		}
 	}
+	u.ev.dropped = append(u.ev.dropped, nbrs)
+	delete(u.ev.attr, doc)
+	delete(u.ev.degree, doc)
 	u.adjCache[doc] = nil
 	u.touch(doc)
 	delete(u.graphDirty, doc)
@@ -120,6 +127,8 @@ func (u *updater) addLinks(src, dst uint32, n int) error {
 				continue
 			}
 			a.Edges = slices.Insert(a.Edges, i, store.Edge{To: side.b})
+			u.ev.exist[edgeKey(side.a, side.b)] = true
+			u.ev.degree[side.a] = true
 		}
 		e := &a.Edges[i]
 		count := &e.In
@@ -131,9 +140,12 @@ func (u *updater) addLinks(src, dst uint32, n int) error {
 		*count = after
 		if e.Out == 0 && e.In == 0 {
 			a.Edges = slices.Delete(a.Edges, i, i+1) // e and count are stale from here
+			u.ev.exist[edgeKey(side.a, side.b)] = true
+			u.ev.degree[side.a] = true
 		}
 		u.touch(side.a)
 		if (before > 0) != (after > 0) {
+			u.ev.direct[edgeKey(side.a, side.b)] = true
 			u.markGraph(side.a)
 		}
 	}
@@ -468,4 +480,241 @@ func searchEdge(es []store.Edge, to uint32) int {
 		return l
 	}
 	return -1
+}
+
+// graphEpsilon is how far a stored weight may lag a node's degree change
+// (store.GraphEpsilon; tests raise it to exercise the lag).
+var graphEpsilon = store.GraphEpsilon
+
+type edgePair struct{ a, b uint32 }
+
+func edgeKey(x, y uint32) edgePair {
+	if x > y {
+		x, y = y, x
+	}
+	return edgePair{x, y}
+}
+
+// graphEvents records, within one transaction, what changed in the graph
+// so that a small change can re-weigh exactly the edges it affects.
+type graphEvents struct {
+	exist   map[edgePair]bool // an edge appeared or disappeared
+	direct  map[edgePair]bool // a link direction appeared or disappeared
+	attr    map[uint32]bool   // a node's type or sources changed
+	degree  map[uint32]bool   // a node's degree may have changed
+	dropped [][]uint32        // the former neighbours of each dropped node
+}
+
+func newGraphEvents() graphEvents {
+	return graphEvents{exist: map[edgePair]bool{}, direct: map[edgePair]bool{},
+		attr: map[uint32]bool{}, degree: map[uint32]bool{}}
+}
+
+func (g *graphEvents) reset() {
+	clear(g.exist)
+	clear(g.direct)
+	clear(g.attr)
+	clear(g.degree)
+	g.dropped = nil
+}
+
+// commonNeighbours calls fn for every node in both sorted lists.
+func commonNeighbours(a, b []store.Edge, fn func(uint32)) {
+	if len(a) > len(b) {
+		a, b = b, a
+	}
+	if len(b) > 8*len(a) {
+		for _, x := range a {
+			if searchEdge(b, x.To) >= 0 {
+				fn(x.To)
+			}
+		}
+		return
+	}
+	i, j := 0, 0
+	for i < len(a) && j < len(b) {
+		switch x, y := a[i].To, b[j].To; {
+		case x < y:
+			i++
+		case x > y:
+			j++
+		default:
+			fn(x)
+			i++
+			j++
+		}
+	}
+}
+
+// applyGraphEvents re-weighs, inside the transaction that changed them,
+// exactly the edges a small graph change affects:
+//   - an edge that appeared, disappeared or changed direction, and the
+//     edges from its ends to their common neighbours, before or after
+//     (whose adamic_adar gained or lost a term);
+//   - every edge of a node whose type or sources changed;
+//   - the edges between the former neighbours of a dropped node;
+//   - a node's degree change shifts the weights between its neighbours by
+//     1.5·(1/ln d' − 1/ln d); the shift is applied once it exceeds
+//     graphEpsilon, and the node's Deg records the degree the weights
+//     account for, so a lagging degree never compounds.
+//
+// Then the nodes it handled are no longer graph-dirty.
+func (u *updater) applyGraphEvents() error {
+	ev := &u.ev
+	full := map[edgePair]bool{}
+	for p := range ev.direct {
+		full[p] = true
+	}
+	// an edge a–b that appeared or disappeared changes the common
+	// neighbours of (a, x) for every neighbour x of a that is, or was
+	// until this transaction, a neighbour of b
+	partners := map[uint32][]uint32{}
+	for p := range ev.exist {
+		partners[p.a] = append(partners[p.a], p.b)
+		partners[p.b] = append(partners[p.b], p.a)
+	}
+	side := func(x uint32, ax *store.AdjRec, y uint32, ay *store.AdjRec) {
+		if ax == nil {
+			return
+		}
+		if ay != nil {
+			for _, e := range ay.Edges {
+				if e.To != x && searchEdge(ax.Edges, e.To) >= 0 {
+					full[edgeKey(x, e.To)] = true
+				}
+			}
+		}
+		for _, z := range partners[y] {
+			if z != x && searchEdge(ax.Edges, z) >= 0 {
+				full[edgeKey(x, z)] = true
+			}
+		}
+	}
+	for p := range ev.exist {
+		a, err := u.adj(p.a)
+		if err != nil {
+			return err
+		}
+		b, err := u.adj(p.b)
+		if err != nil {
+			return err
+		}
+		if a != nil && b != nil {
+			full[p] = true
+		}
+		side(p.a, a, p.b, b)
+		side(p.b, b, p.a, a)
+	}
+	for c := range ev.attr {
+		a, err := u.adj(c)
+		if err != nil {
+			return err
+		}
+		if a != nil {
+			for _, e := range a.Edges {
+				full[edgeKey(c, e.To)] = true
+			}
+		}
+	}
+	for _, nbrs := range ev.dropped {
+		set := make(map[uint32]bool, len(nbrs))
+		for _, x := range nbrs {
+			set[x] = true
+		}
+		for _, x := range nbrs {
+			ax, err := u.adj(x)
+			if err != nil {
+				return err
+			}
+			if ax == nil {
+				continue
+			}
+			for _, e := range ax.Edges {
+				if e.To > x && set[e.To] {
+					full[edgeKey(x, e.To)] = true
+				}
+			}
+		}
+	}
+	// degree shifts, lazily
+	for c := range ev.degree {
+		a, err := u.adj(c)
+		if err != nil {
+			return err
+		}
+		if a == nil || int(a.Deg) == len(a.Edges) {
+			continue
+		}
+		delta := 1.5 * (aaTerm(len(a.Edges)) - aaTerm(int(a.Deg)))
+		if math.Abs(delta) < graphEpsilon {
+			continue
+		}
+		a.Deg = uint32(len(a.Edges))
+		u.touch(c)
+		for _, e := range a.Edges {
+			x := e.To
+			ax, err := u.adj(x)
+			if err != nil {
+				return err
+			}
+			if ax == nil {
+				continue
+			}
+			for i := range ax.Edges {
+				y := ax.Edges[i].To
+				if y <= x || y == c || full[edgePair{x, y}] || searchEdge(a.Edges, y) < 0 {
+					continue
+				}
+				ay, err := u.adj(y)
+				if err != nil {
+					return err
+				}
+				if ay == nil {
+					continue
+				}
+				ax.Edges[i].Weight += float32(delta)
+				if j := searchEdge(ay.Edges, x); j >= 0 {
+					ay.Edges[j].Weight += float32(delta)
+				}
+				u.touch(x)
+				u.touch(y)
+			}
+		}
+	}
+	degree := func(doc uint32) (int, error) {
+		a, err := u.adj(doc)
+		if a == nil || err != nil {
+			return 0, err
+		}
+		return int(a.Deg), nil
+	}
+	for p := range full {
+		a, err := u.adj(p.a)
+		if err != nil {
+			return err
+		}
+		b, err := u.adj(p.b)
+		if err != nil {
+			return err
+		}
+		if a == nil || b == nil {
+			continue
+		}
+		i, j := searchEdge(a.Edges, p.b), searchEdge(b.Edges, p.a)
+		if i < 0 || j < 0 {
+			continue // the edge is gone
+		}
+		w, err := weight(a, b, p.a, p.b, degree)
+		if err != nil {
+			return err
+		}
+		if a.Edges[i].Weight != float32(w) {
+			a.Edges[i].Weight, b.Edges[j].Weight = float32(w), float32(w)
+			u.touch(p.a)
+			u.touch(p.b)
+		}
+	}
+	ev.reset()
+	clear(u.graphDirty)
+	return nil
 }

@@ -149,6 +149,14 @@ func (e Edge) Direct() int {
 	return n
 }
 
+// GraphEpsilon bounds how far a stored edge weight may lag the degree of a
+// common neighbour: a node's degree change is propagated to the edges
+// between its neighbours once it moves their adamic_adar term,
+// 1.5/ln(deg), by at least this much (for a hub it would otherwise rewrite
+// every neighbour on every new link for a change in the sixth decimal).
+// Weights are exact with respect to each node's AdjRec.Deg.
+const GraphEpsilon = 1e-4
+
 // AdjRec is a graph node: its type, the source keys it cites, and its
 // neighbours sorted by doc.
 type AdjRec struct {
