@@ -44,9 +44,9 @@ type updater struct {
 	linksDirty map[uint32]bool
 	graphDirty map[uint32]bool
 	// ev records this transaction's graph changes (see applyGraphEvents)
-	ev graphEvents
-	indexed    []IndexedPage
-	removed    []uint32
+	ev      graphEvents
+	indexed []IndexedPage
+	removed []uint32
 }
 
 func newUpdater(tx *store.Tx) *updater {
