@@ -43,8 +43,10 @@ type updater struct {
 	// dirty marks, written sorted by finish
 	linksDirty map[uint32]bool
 	graphDirty map[uint32]bool
-	// ev records this transaction's graph changes (see applyGraphEvents)
+	// ev records this transaction's graph changes when track is set (a
+	// transaction that settles itself; see applyGraphEvents)
 	ev      graphEvents
+	track   bool
 	indexed []IndexedPage
 	removed []uint32
 }
@@ -334,7 +336,7 @@ func (u *updater) settleSmall() error {
 			return err
 		}
 	}
-	if len(u.graphDirty) <= smallSettle {
+	if u.track && len(u.graphDirty) <= smallSettle {
 		if err := u.applyGraphEvents(); err != nil {
 			return err
 		}

@@ -71,7 +71,9 @@ func (u *updater) putNode(rec, old *store.PageRec) error {
 	slices.Sort(a.Sources)
 	u.touch(rec.Doc)
 	u.markGraph(rec.Doc)
-	u.ev.attr[rec.Doc] = true
+	if u.track {
+		u.ev.attr[rec.Doc] = true
+	}
 	return nil
 }
 
@@ -91,11 +93,15 @@ func (u *updater) dropNode(doc uint32) error {
 			b.Edges = slices.DeleteFunc(b.Edges, func(x store.Edge) bool { return x.To == doc })
 			u.touch(e.To)
 			u.markGraph(e.To)
-			u.ev.degree[e.To] = true
+			if u.track {
+				u.ev.degree[e.To] = true
+			}
 			nbrs = append(nbrs, e.To)
 		}
 	}
-	u.ev.dropped = append(u.ev.dropped, nbrs)
+	if u.track {
+		u.ev.dropped = append(u.ev.dropped, nbrs)
+	}
 	delete(u.ev.attr, doc)
 	delete(u.ev.degree, doc)
 	u.adjCache[doc] = nil
@@ -127,8 +133,10 @@ func (u *updater) addLinks(src, dst uint32, n int) error {
 				continue
 			}
 			a.Edges = slices.Insert(a.Edges, i, store.Edge{To: side.b})
-			u.ev.exist[edgeKey(side.a, side.b)] = true
-			u.ev.degree[side.a] = true
+			if u.track {
+				u.ev.exist[edgeKey(side.a, side.b)] = true
+				u.ev.degree[side.a] = true
+			}
 		}
 		e := &a.Edges[i]
 		count := &e.In
@@ -140,12 +148,16 @@ func (u *updater) addLinks(src, dst uint32, n int) error {
 		*count = after
 		if e.Out == 0 && e.In == 0 {
 			a.Edges = slices.Delete(a.Edges, i, i+1) // e and count are stale from here
-			u.ev.exist[edgeKey(side.a, side.b)] = true
-			u.ev.degree[side.a] = true
+			if u.track {
+				u.ev.exist[edgeKey(side.a, side.b)] = true
+				u.ev.degree[side.a] = true
+			}
 		}
 		u.touch(side.a)
 		if (before > 0) != (after > 0) {
-			u.ev.direct[edgeKey(side.a, side.b)] = true
+			if u.track {
+				u.ev.direct[edgeKey(side.a, side.b)] = true
+			}
 			u.markGraph(side.a)
 		}
 	}

@@ -247,6 +247,7 @@ func (ix *Indexer) Scan(ctx context.Context, opts ScanOptions) (*Report, error) 
 		err := ix.Store.Update(func(tx *store.Tx) error {
 			u := newUpdater(tx)
 			u.bulk = opts.Full
+			u.track = !opts.Full && len(batch) <= smallSettle
 			for _, it := range batch {
 				if it.err != nil {
 					continue // vanished or unreadable since the walk: next scan sees it
