@@ -43,6 +43,9 @@ type updater struct {
 	// dirty marks, written sorted by finish
 	linksDirty map[uint32]bool
 	graphDirty map[uint32]bool
+	// noGraph: the graph is rebuilt from the page records at the end of a
+	// full scan (metaGraphStale), so links leave it alone meanwhile
+	noGraph bool
 	// ev records this transaction's graph changes when track is set (a
 	// transaction that settles itself; see applyGraphEvents)
 	ev      graphEvents
@@ -62,6 +65,7 @@ func newUpdater(tx *store.Tx) *updater {
 			u.reserved[d] = true
 		}
 	}
+	u.noGraph = tx.Meta(metaGraphStale) != nil
 	return u
 }
 

@@ -261,7 +261,7 @@ func aaTerm(deg int) float64 {
 // rebuildGraph recomputes every edge weight from one snapshot of the
 // adjacency (used when most nodes are dirty, as after a reindex) and writes
 // the nodes back in bounded transactions.
-func (ix *Indexer) rebuildGraph(ctx context.Context) error {
+func (ix *Indexer) rebuildGraph(ctx context.Context, fromRecords bool) error {
 	var (
 		nodes []*store.AdjRec
 		dirty []uint32
@@ -269,6 +269,9 @@ func (ix *Indexer) rebuildGraph(ctx context.Context) error {
 	err := ix.Store.View(func(tx *store.Tx) error {
 		nodes = make([]*store.AdjRec, tx.MetaU32("next_doc")+1)
 		dirty = tx.GraphDirty(0)
+		if fromRecords {
+			return graphFromRecords(tx, nodes)
+		}
 		return tx.EachAdj(func(doc uint32, a *store.AdjRec) bool {
 			if int(doc) < len(nodes) {
 				nodes[doc] = a
@@ -342,7 +345,79 @@ func (ix *Indexer) rebuildGraph(ctx context.Context) error {
 		}
 		ix.progress("graph", hi, len(nodes))
 	}
-	return ix.Store.Update(func(tx *store.Tx) error { return tx.ClearGraphDirty(dirty) })
+	return ix.Store.Update(func(tx *store.Tx) error {
+		if fromRecords {
+			if err := tx.DeleteMeta(metaGraphStale); err != nil {
+				return err
+			}
+		}
+		return tx.ClearGraphDirty(dirty)
+	})
+}
+
+// metaGraphStale marks a store whose graph edges are rebuilt from the page
+// records at the end of a full scan: while it is set, link resolution
+// leaves the graph alone (an edge a link at a time costs more than one
+// pass over the records).
+const metaGraphStale = "graph_stale"
+
+// graphFromRecords builds every node and edge (with link counts) from the
+// page records: types, sources and resolved links.
+func graphFromRecords(tx *store.Tx, nodes []*store.AdjRec) error {
+	type ends struct{ out, in map[uint32]uint32 }
+	links := make([]ends, len(nodes))
+	err := tx.EachPage(func(p *store.PageRec) bool {
+		if p.Reserved || int(p.Doc) >= len(nodes) {
+			return true
+		}
+		a := &store.AdjRec{Type: p.Type, Sources: slices.Clone(p.SourceKeys)}
+		slices.Sort(a.Sources)
+		nodes[p.Doc] = a
+		for _, l := range p.Links {
+			if l.To == 0 || l.To == p.Doc || int(l.To) >= len(nodes) {
+				continue
+			}
+			if links[p.Doc].out == nil {
+				links[p.Doc].out = map[uint32]uint32{}
+			}
+			links[p.Doc].out[l.To]++
+		}
+		return true
+	})
+	if err != nil {
+		return err
+	}
+	for src := range links {
+		for dst, n := range links[src].out {
+			if nodes[dst] == nil {
+				continue // a reserved page: not in the graph
+			}
+			if links[dst].in == nil {
+				links[dst].in = map[uint32]uint32{}
+			}
+			links[dst].in[uint32(src)] = n
+		}
+	}
+	for d, a := range nodes {
+		if a == nil {
+			continue
+		}
+		l := links[d]
+		a.Edges = make([]store.Edge, 0, len(l.out)+len(l.in))
+		for to, n := range l.out {
+			if nodes[to] != nil {
+				a.Edges = append(a.Edges, store.Edge{To: to, Out: n, In: l.in[to]})
+			}
+		}
+		for from, n := range l.in {
+			if _, both := l.out[from]; !both {
+				a.Edges = append(a.Edges, store.Edge{To: from, In: n})
+			}
+		}
+		slices.SortFunc(a.Edges, func(x, y store.Edge) int { return int(x.To) - int(y.To) })
+		links[d] = ends{}
+	}
+	return nil
 }
 
 // drainGraph brings the weights around up to max dirty nodes (all when

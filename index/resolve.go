@@ -147,6 +147,9 @@ func (u *updater) applyContrib(src uint32, c contrib, sign int) error {
 			u.danglingRaw[dk] = c.raw[k]
 		}
 	}
+	if u.noGraph {
+		return nil // the graph is rebuilt from the records
+	}
 	for dst, n := range c.to {
 		if err := u.addLinks(src, dst, sign*n); err != nil {
 			return err

@@ -112,7 +112,13 @@ func (ix *Indexer) Scan(ctx context.Context, opts ScanOptions) (*Report, error) 
 	start := time.Now()
 	rep := &Report{New: []string{}, Changed: []string{}, Deleted: []string{}}
 	if opts.Full {
-		if err := ix.Store.Update(func(tx *store.Tx) error { return tx.ResetDerived() }); err != nil {
+		err := ix.Store.Update(func(tx *store.Tx) error {
+			if err := tx.ResetDerived(); err != nil {
+				return err
+			}
+			return tx.SetMeta(metaGraphStale, []byte{1})
+		})
+		if err != nil {
 			return nil, err
 		}
 	}
@@ -346,8 +352,13 @@ func (ix *Indexer) settle(ctx context.Context) error {
 		dirty, nodes = tx.GraphDirtyCount(), tx.PageCount()
 		return nil
 	})
+	stale := false
+	_ = ix.Store.View(func(tx *store.Tx) error { stale = tx.Meta(metaGraphStale) != nil; return nil })
+	if stale {
+		return ix.rebuildGraph(ctx, true)
+	}
 	if dirty > 500 && dirty*8 > nodes {
-		return ix.rebuildGraph(ctx)
+		return ix.rebuildGraph(ctx, false)
 	}
 	for more := dirty > 0; more; {
 		if err := ctx.Err(); err != nil {

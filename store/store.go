@@ -338,6 +338,9 @@ func (tx *Tx) Meta(k string) []byte {
 	return append([]byte(nil), v...)
 }
 
+// DeleteMeta removes a meta value.
+func (tx *Tx) DeleteMeta(k string) error { return tx.b(bMeta).Delete([]byte(k)) }
+
 // SetMeta stores a raw meta value.
 func (tx *Tx) SetMeta(k string, v []byte) error { return tx.b(bMeta).Put([]byte(k), v) }
 
