@@ -19,6 +19,9 @@ type Frontmatter struct {
 // ParseFrontmatter parses YAML text (without the --- fences). Empty text
 // gives an empty mapping; anything but a mapping is an error.
 func ParseFrontmatter(text string) (*Frontmatter, error) {
+	if n, ok := parseSimpleYAML(text); ok {
+		return &Frontmatter{node: n}, nil
+	}
 	var doc yaml.Node
 	if err := yaml.Unmarshal([]byte(text), &doc); err != nil {
 		return nil, fmt.Errorf("frontmatter: %w", cleanYAMLError(err))
@@ -91,7 +94,7 @@ func (f *Frontmatter) Has(key string) bool { return f.lookup(key) != nil }
 // String returns a scalar value as text ("" when absent or not a scalar).
 func (f *Frontmatter) String(key string) string {
 	n := f.lookup(key)
-	if n == nil || n.Kind != yaml.ScalarNode || n.Tag == "!!null" {
+	if n == nil || n.Kind != yaml.ScalarNode || n.ShortTag() == "!!null" {
 		return ""
 	}
 	return strings.TrimSpace(n.Value)
@@ -114,12 +117,12 @@ func (f *Frontmatter) List(key string, split bool) []string {
 	switch n.Kind {
 	case yaml.SequenceNode:
 		for _, c := range n.Content {
-			if c.Kind == yaml.ScalarNode && c.Tag != "!!null" {
+			if c.Kind == yaml.ScalarNode && c.ShortTag() != "!!null" {
 				add(c.Value)
 			}
 		}
 	case yaml.ScalarNode:
-		if n.Tag == "!!null" {
+		if n.ShortTag() == "!!null" {
 			return nil
 		}
 		if split {
