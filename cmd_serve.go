@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log"
 	"log/slog"
@@ -12,11 +13,14 @@ import (
 	"runtime/debug"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/synapse-wiki/synapse/errs"
 	"github.com/synapse-wiki/synapse/index"
 	"github.com/synapse-wiki/synapse/ops"
+	"github.com/synapse-wiki/synapse/store"
+	"github.com/synapse-wiki/synapse/vault"
 	"github.com/urfave/cli/v2"
 )
 
@@ -100,11 +104,10 @@ func serveAction(c *cli.Context) error {
 			return err
 		}
 	}
-	env, err := ops.OpenEnv(c.Context, v, ops.OpenOptions{Timeout: 2 * time.Second, Holder: serveHolder(cfg)})
+	svc, err := openService(c.Context, ops.Table(), v, serveHolder(cfg), logger)
 	if err != nil {
 		return err
 	}
-	svc := newService(ops.Table(), env, logger)
 	defer svc.close()
 	return svc.run(c.Context, cfg, tok, c.App.Reader, c.App.Writer)
 }
@@ -125,44 +128,173 @@ func serveHolder(cfg serveConfig) string {
 	return h
 }
 
-// service is one running `synapse serve`: the open environment and the
-// operations every transport dispatches through call. Transports are thin:
-// stdio MCP, HTTP (MCP, REST, OpenAPI); a local socket for CLI verbs
-// (SPEC §7, issue 8) is one more transport over call.
+// service is one running `synapse serve`: the operations every transport
+// dispatches through call, and the vault behind them. Transports are thin:
+// stdio MCP, HTTP (MCP, REST, OpenAPI) and the local socket for CLI verbs.
+//
+// A service is either the primary, holding the store (env set), watching
+// the files and listening on the socket, or — when another serve already
+// holds the vault — a proxy that forwards each call over that server's
+// socket. A proxy whose primary goes away takes the store over on its next
+// call (promote).
 type service struct {
-	ops []*ops.Op
-	env *ops.Env // read-write; the HTTP transport gets a read-only copy unless --write
-	log *log.Logger
+	ops    []*ops.Op
+	log    *log.Logger
+	vault  *vault.Vault
+	holder string // this process in the store's holder file
 
-	// writeMu serializes write operations and scans; reads run
-	// concurrently against bbolt snapshots.
-	writeMu sync.Mutex
-	// lastScan is the most recent scan (guarded by writeMu): a rescan
-	// request that arrived before it started shares its report.
-	lastScan struct {
-		started time.Time
-		report  *index.Report
-	}
+	// mu guards the fields a promotion sets: env, watcher, sock, indexed.
+	mu      sync.RWMutex
+	env     *ops.Env // nil in a proxy; the transports get copies (envFor, call)
+	watcher *index.Watcher
+	sock    *sockServer
+	// indexed is closed once the store holds a completed scan: calls wait
+	// for it on a never-indexed vault (see waitIndexed).
+	indexed  chan struct{}
+	progress scanProgress // of the scans this process runs
+	scans    atomic.Int64 // scans the watcher ran
+	runCtx   context.Context
+
+	// writeMu serializes write operations; reads run concurrently against
+	// bbolt snapshots, and scans are serialized by the indexer.
+	writeMu   sync.Mutex
 	closeOnce sync.Once
 }
 
+// firstIndexWait bounds how long an MCP or REST call waits for the first
+// index of a never-indexed vault before answering unavailable (a CLI verb
+// waits as long as it takes, as it would without a server).
+var firstIndexWait = 20 * time.Second
+
+// newService wraps an open environment: a primary.
 func newService(list []*ops.Op, env *ops.Env, logger *log.Logger) *service {
-	s := &service{ops: list, env: env, log: logger}
-	env.Rescan = s.rescan
+	s := &service{ops: list, env: env, log: logger, vault: env.Vault, indexed: make(chan struct{})}
+	close(s.indexed)
 	return s
 }
 
-// envFor returns the environment a transport dispatches to: read-only
-// refuses every write operation in op.Run.
-func (s *service) envFor(readOnly bool) *ops.Env {
-	e := *s.env
-	e.ReadOnly = readOnly
-	return &e
+// openService opens v for serve: as the primary when the store is free,
+// as a proxy when a server already holds it and answers on its socket. A
+// store held by another process without a socket is polled for lockWait,
+// then the error names the holder.
+func openService(ctx context.Context, list []*ops.Op, v *vault.Vault, holder string, logger *log.Logger) (*service, error) {
+	s := &service{ops: list, log: logger, vault: v, holder: holder, indexed: make(chan struct{})}
+	close(s.indexed)
+	if err := s.acquire(ctx); err != nil {
+		return nil, err
+	}
+	return s, nil
 }
 
-// close closes the store once in-flight writes are done.
+// acquire opens the store (s.env set) or finds a server that holds it (a
+// proxy: s.env stays nil). The caller holds s.mu or owns s alone.
+func (s *service) acquire(ctx context.Context) error {
+	deadline := time.Now().Add(lockWait)
+	var why error
+	for {
+		sc, err := dialServer(s.vault)
+		if err == nil {
+			sc.close()
+			return nil
+		}
+		if err != errNoServer {
+			why = err
+		}
+		// NoInitialScan: the watcher reconciles in the background, so a
+		// fresh big vault does not hold up MCP initialize (SPEC §3)
+		env, err := ops.OpenEnv(ctx, s.vault, ops.OpenOptions{Timeout: lockPoll, Holder: s.holder, NoInitialScan: true})
+		if err == nil {
+			s.env = env
+			return nil
+		}
+		if !errors.Is(err, store.ErrLocked) || time.Now().After(deadline) || ctx.Err() != nil {
+			return lockedBecause(err, why)
+		}
+	}
+}
+
+// startPrimary watches the vault and listens on the socket. The watcher
+// reconciles the store with the files in the background; calls answer
+// from the persisted index meanwhile, except on a vault never indexed
+// (indexed). The caller holds s.mu or owns s alone.
+func (s *service) startPrimary(ctx context.Context) {
+	env := s.env
+	var scanned bool
+	_ = env.Store.View(func(tx *store.Tx) error { _, scanned = tx.LastScan(); return nil })
+	env.Index.Progress = s.progress.set
+	// the watcher outlives ctx (cancelled at shutdown) until close: a
+	// rescan still in flight on the socket gets its answer
+	w, err := env.Index.Watch(context.WithoutCancel(ctx), index.WatchOptions{Reconcile: true, OnScan: s.onScan})
+	if err != nil {
+		s.log.Printf("cannot watch the vault (%v); edits made by other programs are picked up by trigger_source_rescan", err)
+		if !scanned {
+			if _, err := env.Index.Scan(ctx, index.ScanOptions{}); err != nil {
+				s.log.Printf("start-up scan: %s", errDetail(err))
+			}
+		}
+	} else {
+		s.watcher = w
+		env.Rescan = w.Rescan
+		if !scanned {
+			s.indexed = make(chan struct{})
+			go func(ready <-chan struct{}, indexed chan struct{}) {
+				<-ready
+				close(indexed)
+			}(w.Ready(), s.indexed)
+		}
+	}
+	ss, err := s.listenSocket(s.vault)
+	if err != nil {
+		s.log.Printf("CLI verbs cannot reach this server: listen on %s: %v; they fail while it runs", sockFile, err)
+		return
+	}
+	s.sock = ss
+}
+
+// onScan logs what the watcher's scans found worth saying.
+func (s *service) onScan(kind string, rep *index.Report, err error) {
+	s.scans.Add(1)
+	switch {
+	case err != nil && !errors.Is(err, context.Canceled):
+		s.log.Printf("%s scan: %s", kind, errDetail(err))
+	case err == nil && kind == "reconcile" && rep.NewCount+rep.ChangedCount+rep.DeletedCount > 0:
+		s.log.Printf("start-up scan: %d new, %d changed, %d deleted in %d ms", rep.NewCount, rep.ChangedCount, rep.DeletedCount, rep.DurationMS)
+	}
+}
+
+// lookup finds an operation of this service by name.
+func (s *service) lookup(name string) *ops.Op {
+	for _, op := range s.ops {
+		if op.Name == name {
+			return op
+		}
+	}
+	return nil
+}
+
+// envFor returns the environment a transport dispatches with: only its
+// access matters (read-only refuses every write operation); call runs the
+// operation against the current store.
+func (s *service) envFor(readOnly bool) *ops.Env {
+	return &ops.Env{Vault: s.vault, ReadOnly: readOnly}
+}
+
+// close stops the socket and the watcher and closes the store once
+// in-flight writes are done.
 func (s *service) close() {
 	s.closeOnce.Do(func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if s.sock != nil {
+			ctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
+			s.sock.shutdown(ctx)
+			cancel()
+		}
+		if s.watcher != nil {
+			if err := s.watcher.Close(); err != nil {
+				s.log.Printf("close watcher: %v", err)
+			}
+		}
 		s.writeMu.Lock()
 		defer s.writeMu.Unlock()
 		if err := s.env.Close(); err != nil {
@@ -171,13 +303,16 @@ func (s *service) close() {
 	})
 }
 
-type requestedAtKey struct{}
-
-// call runs op for a transport: the one dispatch path of MCP and REST. The
-// read-only guard, strict decoding and clamping are op.Call's; call adds
-// write serialization and turns a panic into an internal error.
+// call runs op for a transport: the one dispatch path of MCP, REST and the
+// socket. The read-only guard, strict decoding and clamping are op.Call's;
+// call adds write serialization, waits for the first index of a new vault,
+// forwards when this service is a proxy and turns a panic into an internal
+// error.
 func (s *service) call(ctx context.Context, env *ops.Env, op *ops.Op, raw []byte) (out any, err error) {
 	if err := checkObject(raw); err != nil {
+		return nil, err
+	}
+	if err := op.Allowed(env); err != nil {
 		return nil, err
 	}
 	defer func() {
@@ -186,18 +321,145 @@ func (s *service) call(ctx context.Context, env *ops.Env, op *ops.Op, raw []byte
 			out, err = nil, errs.E(errs.Internal, "internal error in %s (logged by the server)", op.Name)
 		}
 	}()
+	s.mu.RLock()
+	primary, indexed := s.env, s.indexed
+	s.mu.RUnlock()
+	if primary == nil {
+		return s.forward(ctx, env, op, raw)
+	}
+	work := *primary
+	work.ReadOnly = env.ReadOnly
+	if !op.Scans {
+		if err := s.waitIndexed(ctx, indexed); err != nil {
+			return nil, err
+		}
+	}
 	if op.Access == ops.Write && !env.ReadOnly {
 		// a write that has started runs to completion: neither a client
 		// that goes away nor a shutdown signal cuts it short
-		ctx = context.WithValue(context.WithoutCancel(ctx), requestedAtKey{}, time.Now())
-		s.writeMu.Lock()
-		defer s.writeMu.Unlock()
+		ctx = context.WithoutCancel(ctx)
+		if !op.Scans {
+			// scans are serialized by the indexer; a rescan waiting for
+			// the watcher must not hold up writes (nor other rescans,
+			// which share its scan)
+			s.writeMu.Lock()
+			defer s.writeMu.Unlock()
+		}
 	}
-	out, err = op.Call(ctx, env, raw)
+	out, err = op.Call(ctx, &work, raw)
 	if err != nil && errs.CodeOf(err) == errs.Internal {
 		s.log.Printf("%s: %v", op.Name, errDetail(err))
 	}
 	return out, err
+}
+
+// waitIndexed waits until the store holds a completed scan. Only a vault
+// never indexed before waits: otherwise calls answer from the persisted
+// index while the start-up reconciliation runs (SPEC §3).
+func (s *service) waitIndexed(ctx context.Context, indexed <-chan struct{}) error {
+	select {
+	case <-indexed:
+		return nil
+	default:
+	}
+	var timeout <-chan time.Time
+	if patient, _ := ctx.Value(patientKey{}).(bool); !patient {
+		t := time.NewTimer(firstIndexWait)
+		defer t.Stop()
+		timeout = t.C
+	}
+	select {
+	case <-indexed:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-timeout:
+		p, _ := s.progress.get()
+		where := ""
+		if p.Total > 0 {
+			where = fmt.Sprintf(" (%s: %d of %d files)", p.Phase, p.Done, p.Total)
+		}
+		return errs.E(errs.Unavailable, "this vault is being indexed for the first time%s; try again shortly", where)
+	}
+}
+
+// forward hands a call to the server that holds the vault. When none
+// answers any more, this service takes the store over (promote) and runs
+// the call itself.
+func (s *service) forward(ctx context.Context, env *ops.Env, op *ops.Op, raw []byte) (any, error) {
+	for attempt := 0; ; attempt++ {
+		sc, err := dialServer(s.vault)
+		if err == nil {
+			r, err := sc.call(ctx, sockRequest{Op: op.Name, Input: raw}, nil)
+			sc.close()
+			switch {
+			case err == nil:
+				return json.RawMessage(r.Result), nil
+			case errors.Is(err, errServerGone) && op.Access == ops.Write:
+				return nil, errs.Wrap(errs.Unavailable, err, "the server holding the vault stopped while running %s; it may or may not have taken effect", op.Name)
+			case !errors.Is(err, errServerRetry) && !errors.Is(err, errServerGone):
+				return nil, err
+			}
+		}
+		if attempt > 0 && ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		if err := s.promote(); err != nil {
+			return nil, err
+		}
+		s.mu.RLock()
+		primary := s.env
+		s.mu.RUnlock()
+		if primary != nil {
+			return s.call(ctx, env, op, raw)
+		}
+		if attempt >= 3 {
+			return nil, errs.E(errs.Unavailable, "the server holding this vault does not answer on %s", sockFile)
+		}
+	}
+}
+
+// promote makes a proxy the primary when the store has become free (its
+// server stopped), or leaves it a proxy of whichever server holds it now.
+func (s *service) promote() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.env != nil {
+		return nil
+	}
+	ctx := s.runCtx
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	if err := s.acquire(ctx); err != nil {
+		return err
+	}
+	if s.env != nil {
+		s.log.Printf("the server that held the vault has stopped; this one holds it now")
+		s.startPrimary(ctx)
+	}
+	return nil
+}
+
+// scanProgress keeps the latest progress of this process's scans, for the
+// socket's progress lines and the first-index message.
+type scanProgress struct {
+	mu  sync.Mutex
+	p   sockProgress
+	seq uint64
+}
+
+func (sp *scanProgress) set(phase string, done, total int) {
+	sp.mu.Lock()
+	sp.p = sockProgress{Phase: phase, Done: done, Total: total}
+	sp.seq++
+	sp.mu.Unlock()
+}
+
+func (sp *scanProgress) get() (sockProgress, uint64) {
+	sp.mu.Lock()
+	defer sp.mu.Unlock()
+	return sp.p, sp.seq
 }
 
 // errDetail is the full error chain, for the server log only.
@@ -237,38 +499,6 @@ func jsonKindOf(v any) string {
 	return "this value"
 }
 
-// rescan is Env.Rescan in serve. It runs with writeMu held (call holds it
-// for write operations); a request that arrived before the last scan began
-// is answered by that scan, so bursts of requests coalesce.
-func (s *service) rescan(ctx context.Context) (*index.Report, error) {
-	if at, ok := ctx.Value(requestedAtKey{}).(time.Time); ok && s.lastScan.report != nil && s.lastScan.started.After(at) {
-		return s.lastScan.report, nil
-	}
-	started := time.Now()
-	rep, err := s.env.Index.Scan(ctx, index.ScanOptions{})
-	if err == nil {
-		s.lastScan.started, s.lastScan.report = started, rep
-	}
-	return rep, err
-}
-
-// reconcile brings the index up to date with the files in the background
-// while the transports already answer from the persisted index (SPEC §3).
-func (s *service) reconcile(ctx context.Context) {
-	s.writeMu.Lock()
-	defer s.writeMu.Unlock()
-	if ctx.Err() != nil {
-		return
-	}
-	rep, err := s.rescan(ctx)
-	switch {
-	case err != nil && ctx.Err() == nil:
-		s.log.Printf("start-up scan: %s", errDetail(err))
-	case err == nil && rep.NewCount+rep.ChangedCount+rep.DeletedCount > 0:
-		s.log.Printf("start-up scan: %d new, %d changed, %d deleted in %d ms", rep.NewCount, rep.ChangedCount, rep.DeletedCount, rep.DurationMS)
-	}
-}
-
 // run serves the configured transports until ctx is cancelled (SIGINT,
 // SIGTERM), the stdio client closes its input, or a transport fails; then
 // it shuts everything down, letting in-flight requests finish.
@@ -284,6 +514,15 @@ func (s *service) run(ctx context.Context, cfg serveConfig, token string, stdin 
 			return err
 		}
 	}
+	s.mu.Lock()
+	s.runCtx = ctx
+	if s.env != nil {
+		s.startPrimary(ctx)
+	} else if sc, err := dialServer(s.vault); err == nil {
+		s.log.Printf("another synapse serve (pid %d: %s) holds this vault; calls are forwarded to it over %s", sc.hello.PID, sc.hello.Holder, sockFile)
+		sc.close()
+	}
+	s.mu.Unlock()
 	errc := make(chan error, 2)
 	var wg sync.WaitGroup
 	var hs *httpServer
@@ -315,7 +554,6 @@ func (s *service) run(ctx context.Context, cfg serveConfig, token string, stdin 
 		}()
 		s.log.Printf("serving MCP on stdio (all tools)")
 	}
-	go s.reconcile(ctx)
 
 	select {
 	case <-ctx.Done():
