@@ -257,8 +257,9 @@ func (s *service) onScan(kind string, rep *index.Report, err error) {
 	switch {
 	case err != nil && !errors.Is(err, context.Canceled):
 		s.log.Printf("%s scan: %s", kind, errDetail(err))
-	case err == nil && kind == "reconcile" && rep.NewCount+rep.ChangedCount+rep.DeletedCount > 0:
-		s.log.Printf("start-up scan: %d new, %d changed, %d deleted in %d ms", rep.NewCount, rep.ChangedCount, rep.DeletedCount, rep.DurationMS)
+	case err == nil && kind == "reconcile":
+		s.log.Printf("start-up scan: %d new, %d changed, %d deleted, %d unchanged in %d ms; watching for changes",
+			rep.NewCount, rep.ChangedCount, rep.DeletedCount, rep.Unchanged, rep.DurationMS)
 	}
 }
 
