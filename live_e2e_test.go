@@ -241,8 +241,8 @@ func TestCrash_KillServe(t *testing.T) {
 
 	var (
 		mu       sync.Mutex
-		acked    = map[string]string{} // review title → id, acknowledged
-		decided  = map[string]bool{}   // review ids acknowledged as dismissed
+		acked    = map[string]string{}   // review title → id, acknowledged
+		decided  = map[string]bool{}     // review ids acknowledged as dismissed
 		versions = map[string][]string{} // page title → every body attempted, in order
 		ackedVer = map[string]int{}      // page title → index of the last acknowledged body
 	)

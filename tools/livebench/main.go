@@ -4,12 +4,14 @@
 //   - MCP initialize latency of `serve --mcp-stdio`, from spawning the
 //     process to the initialize answer, on a never-indexed store (the
 //     store file removed first) and on an indexed one;
+//
 //   - time from a file saved into wiki/ by another program (in place, or by
 //     rename) to the page being found through the server: search_wiki for a
 //     word only that page has when the server has search, else get_page;
+//
 //   - CLI verb latency with and without a running server.
 //
-//	go run ./tools/livebench -bin /tmp/synapse -vault /tmp/live-g100k
+//     go run ./tools/livebench -bin /tmp/synapse -vault /tmp/live-g100k
 //
 // The vault is modified: its store is rebuilt and pages are written to and
 // removed from wiki/live-bench/. Use a vault of your own.
