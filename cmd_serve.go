@@ -104,10 +104,7 @@ func serveAction(c *cli.Context) error {
 			return err
 		}
 	}
-	svc, err := openService(c.Context, ops.Table(), v, serveHolder(cfg), logger)
-	if err != nil {
-		return err
-	}
+	svc := newServeService(ops.Table(), v, serveHolder(cfg), logger)
 	defer svc.close()
 	return svc.run(c.Context, cfg, tok, c.App.Reader, c.App.Writer)
 }
@@ -132,22 +129,38 @@ func serveHolder(cfg serveConfig) string {
 // dispatches through call, and the vault behind them. Transports are thin:
 // stdio MCP, HTTP (MCP, REST, OpenAPI) and the local socket for CLI verbs.
 //
-// A service is either the primary, holding the store (env set), watching
-// the files and listening on the socket, or — when another serve already
-// holds the vault — a proxy that forwards each call over that server's
-// socket. A proxy whose primary goes away takes the store over on its next
-// call (promote).
+// The transports start at once; the store is opened in the background
+// (opening a big bbolt file read-write takes a while), so MCP initialize
+// and tools/list never wait for it (SPEC §3). Calls wait until it is open.
+// The service then is either the primary, holding the store (env set),
+// watching the files and listening on the socket, or — when another serve
+// already holds the vault — a proxy that forwards each call over that
+// server's socket. A proxy whose primary goes away takes the store over on
+// its next call (promote).
 type service struct {
 	ops    []*ops.Op
 	log    *log.Logger
 	vault  *vault.Vault
 	holder string // this process in the store's holder file
 
-	// mu guards the fields a promotion sets: env, watcher, sock, indexed.
+	// mu guards the fields opening and promotion set: env, watcher, sock,
+	// indexed, closed.
 	mu      sync.RWMutex
 	env     *ops.Env // nil in a proxy; the transports get copies (envFor, call)
 	watcher *index.Watcher
 	sock    *sockServer
+	closed  bool
+	// ready is closed once the store is open here or a server holding it
+	// answers; tried once the first attempt is over. Until ready, openErr
+	// says why not (errMu).
+	ready   chan struct{}
+	tried   chan struct{}
+	errMu   sync.Mutex
+	openErr error
+	// fatal receives an error that stops the server (a store that cannot
+	// be opened for another reason than its lock).
+	fatal chan error
+	bg    sync.WaitGroup // the opening goroutine
 	// indexed is closed once the store holds a completed scan: calls wait
 	// for it on a never-indexed vault (see waitIndexed).
 	indexed  chan struct{}
@@ -168,47 +181,123 @@ var firstIndexWait = 20 * time.Second
 
 // newService wraps an open environment: a primary.
 func newService(list []*ops.Op, env *ops.Env, logger *log.Logger) *service {
-	s := &service{ops: list, env: env, log: logger, vault: env.Vault, indexed: make(chan struct{})}
+	s := &service{ops: list, env: env, log: logger, vault: env.Vault,
+		ready: make(chan struct{}), tried: make(chan struct{}), indexed: make(chan struct{}), fatal: make(chan error, 1)}
+	close(s.ready)
+	close(s.tried)
 	close(s.indexed)
 	return s
 }
 
-// openService opens v for serve: as the primary when the store is free,
-// as a proxy when a server already holds it and answers on its socket. A
-// store held by another process without a socket is polled for lockWait,
-// then the error names the holder.
-func openService(ctx context.Context, list []*ops.Op, v *vault.Vault, holder string, logger *log.Logger) (*service, error) {
-	s := &service{ops: list, log: logger, vault: v, holder: holder, indexed: make(chan struct{})}
+// newServeService is a service over v whose store run opens in the
+// background.
+func newServeService(list []*ops.Op, v *vault.Vault, holder string, logger *log.Logger) *service {
+	s := &service{ops: list, log: logger, vault: v, holder: holder,
+		ready: make(chan struct{}), tried: make(chan struct{}), indexed: make(chan struct{}), fatal: make(chan error, 1)}
 	close(s.indexed)
-	if err := s.acquire(ctx); err != nil {
-		return nil, err
+	return s
+}
+
+// open opens the vault for this service in the background: as the primary
+// when the store is free, as a proxy when a server already holds it and
+// answers on its socket. While another process holds the store without a
+// socket (a CLI verb, a reindex) calls answer unavailable naming it, and
+// open keeps trying; any other failure stops the server.
+func (s *service) open(ctx context.Context) {
+	defer s.bg.Done()
+	var once sync.Once
+	defer once.Do(func() { close(s.tried) })
+	waiting := false
+	for {
+		s.mu.Lock()
+		if s.closed || ctx.Err() != nil {
+			s.mu.Unlock()
+			return
+		}
+		hello, err := s.acquire(ctx)
+		if err == nil {
+			if s.env != nil {
+				s.startPrimary(ctx)
+			} else {
+				s.log.Printf("another synapse serve (pid %d: %s) holds this vault; calls are forwarded to it over %s", hello.PID, hello.Holder, sockFile)
+			}
+			close(s.ready)
+			once.Do(func() { close(s.tried) })
+			s.mu.Unlock()
+			if waiting {
+				s.log.Printf("the store is free now")
+			}
+			return
+		}
+		s.mu.Unlock()
+		s.errMu.Lock()
+		s.openErr = err
+		s.errMu.Unlock()
+		once.Do(func() { close(s.tried) })
+		if !errors.Is(err, store.ErrLocked) {
+			if ctx.Err() == nil {
+				s.fatal <- err
+			}
+			return
+		}
+		if !waiting {
+			s.log.Printf("%s; calls answer unavailable until it is free", errs.Message(err))
+			waiting = true
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(lockPoll):
+		}
 	}
-	return s, nil
+}
+
+// waitReady waits for the first attempt to open the store (which polls a
+// held lock for lockWait); when the store is not open, it answers why.
+func (s *service) waitReady(ctx context.Context) error {
+	select {
+	case <-s.ready:
+		return nil
+	case <-s.tried:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	select {
+	case <-s.ready:
+		return nil
+	default:
+	}
+	s.errMu.Lock()
+	defer s.errMu.Unlock()
+	if s.openErr != nil {
+		return s.openErr
+	}
+	return errs.E(errs.Unavailable, "the vault's store is still being opened; try again shortly")
 }
 
 // acquire opens the store (s.env set) or finds a server that holds it (a
-// proxy: s.env stays nil). The caller holds s.mu or owns s alone.
-func (s *service) acquire(ctx context.Context) error {
+// proxy: s.env stays nil; its hello is returned). The caller holds s.mu.
+func (s *service) acquire(ctx context.Context) (sockHello, error) {
 	deadline := time.Now().Add(lockWait)
 	var why error
 	for {
 		sc, err := dialServer(s.vault)
 		if err == nil {
 			sc.close()
-			return nil
+			return sc.hello, nil
 		}
 		if err != errNoServer {
 			why = err
 		}
 		// NoInitialScan: the watcher reconciles in the background, so a
-		// fresh big vault does not hold up MCP initialize (SPEC §3)
+		// fresh big vault does not hold up the first calls (SPEC §3)
 		env, err := ops.OpenEnv(ctx, s.vault, ops.OpenOptions{Timeout: lockPoll, Holder: s.holder, NoInitialScan: true})
 		if err == nil {
 			s.env = env
-			return nil
+			return sockHello{}, nil
 		}
 		if !errors.Is(err, store.ErrLocked) || time.Now().After(deadline) || ctx.Err() != nil {
-			return lockedBecause(err, why)
+			return sockHello{}, lockedBecause(err, why)
 		}
 	}
 }
@@ -285,20 +374,23 @@ func (s *service) envFor(readOnly bool) *ops.Env {
 func (s *service) close() {
 	s.closeOnce.Do(func() {
 		s.mu.Lock()
-		defer s.mu.Unlock()
-		if s.sock != nil {
+		s.closed = true
+		sock, w, env := s.sock, s.watcher, s.env
+		s.mu.Unlock()
+		s.bg.Wait()
+		if sock != nil {
 			ctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
-			s.sock.shutdown(ctx)
+			sock.shutdown(ctx)
 			cancel()
 		}
-		if s.watcher != nil {
-			if err := s.watcher.Close(); err != nil {
+		if w != nil {
+			if err := w.Close(); err != nil {
 				s.log.Printf("close watcher: %v", err)
 			}
 		}
 		s.writeMu.Lock()
 		defer s.writeMu.Unlock()
-		if err := s.env.Close(); err != nil {
+		if err := env.Close(); err != nil {
 			s.log.Printf("close store: %v", err)
 		}
 	})
@@ -322,6 +414,9 @@ func (s *service) call(ctx context.Context, env *ops.Env, op *ops.Op, raw []byte
 			out, err = nil, errs.E(errs.Internal, "internal error in %s (logged by the server)", op.Name)
 		}
 	}()
+	if err := s.waitReady(ctx); err != nil {
+		return nil, err
+	}
 	s.mu.RLock()
 	primary, indexed := s.env, s.indexed
 	s.mu.RUnlock()
@@ -428,11 +523,14 @@ func (s *service) promote() error {
 	if s.env != nil {
 		return nil
 	}
+	if s.closed {
+		return errs.E(errs.Unavailable, "the server is stopping")
+	}
 	ctx := s.runCtx
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	if err := s.acquire(ctx); err != nil {
+	if _, err := s.acquire(ctx); err != nil {
 		return err
 	}
 	if s.env != nil {
@@ -519,9 +617,9 @@ func (s *service) run(ctx context.Context, cfg serveConfig, token string, stdin 
 	s.runCtx = ctx
 	if s.env != nil {
 		s.startPrimary(ctx)
-	} else if sc, err := dialServer(s.vault); err == nil {
-		s.log.Printf("another synapse serve (pid %d: %s) holds this vault; calls are forwarded to it over %s", sc.hello.PID, sc.hello.Holder, sockFile)
-		sc.close()
+	} else {
+		s.bg.Add(1)
+		go s.open(ctx)
 	}
 	s.mu.Unlock()
 	errc := make(chan error, 2)
@@ -560,6 +658,7 @@ func (s *service) run(ctx context.Context, cfg serveConfig, token string, stdin 
 	case <-ctx.Done():
 		s.log.Printf("shutting down")
 	case err = <-errc:
+	case err = <-s.fatal:
 	}
 	cancel()
 	if hs != nil {

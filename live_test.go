@@ -42,10 +42,7 @@ type liveServer struct {
 func startLive(t *testing.T, v *vault.Vault) *liveServer {
 	t.Helper()
 	logs := &syncBuffer{}
-	s, err := openService(context.Background(), ops.Table(), v, "synapse serve --mcp-stdio (test)", log.New(logs, "synapse: ", 0))
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := newServeService(ops.Table(), v, "synapse serve --mcp-stdio (test)", log.New(logs, "synapse: ", 0))
 	return runLive(t, s, logs)
 }
 
@@ -53,9 +50,18 @@ func runLive(t *testing.T, s *service, logs *syncBuffer) *liveServer {
 	t.Helper()
 	pr, pw := io.Pipe()
 	ls := &liveServer{s: s, logs: logs, stdin: pw, done: make(chan error, 1)}
-	primary := s.env != nil
 	go func() { ls.done <- s.run(context.Background(), serveConfig{stdio: true}, "", pr, io.Discard) }()
 	t.Cleanup(func() { ls.stop(t) })
+	select {
+	case <-s.ready:
+	case err := <-ls.done:
+		t.Fatalf("serve stopped: %v\n%s", err, logs.String())
+	case <-time.After(15 * time.Second):
+		t.Fatalf("the store was not opened: %s", logs.String())
+	}
+	s.mu.RLock()
+	primary := s.env != nil
+	s.mu.RUnlock()
 	if primary {
 		eventually(t, "the socket", func() bool {
 			sc, err := dialServer(s.vault)
@@ -657,10 +663,57 @@ func TestLive_HeldStoreFailsFast(t *testing.T) {
 	if d := time.Since(start); d > 20*time.Second {
 		t.Fatalf("the CLI hung for %v", d)
 	}
-	// a second serve fails the same way rather than hang
-	_, err = openService(context.Background(), ops.Table(), v, "synapse serve (test)", log.New(io.Discard, "", 0))
-	if !errs.Is(err, errs.Unavailable) || !strings.Contains(errs.Message(err), "held by pid") {
-		t.Fatalf("second serve: %v", err)
+}
+
+// A serve started while a CLI verb holds the store answers MCP at once and
+// its calls unavailable, naming the holder, until the store is free; then
+// it takes it.
+func TestLive_ServeWaitsForAHeldStore(t *testing.T) {
+	defer func(w time.Duration) { lockWait = w }(lockWait)
+	lockWait = 300 * time.Millisecond
+	v := newLiveVault(t, filepath.Join(t.TempDir(), "v"))
+	st, err := store.Open(v.Abs(vault.DBFile), store.Options{Holder: "synapse reindex"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	logs := &syncBuffer{}
+	s := newServeService(ops.Table(), v, "synapse serve (test)", log.New(logs, "synapse: ", 0))
+	pr, pw := io.Pipe()
+	done := make(chan error, 1)
+	go func() { done <- s.run(context.Background(), serveConfig{stdio: true}, "", pr, io.Discard) }()
+	c, err := client.NewInProcessClient(s.newMCPServer(false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	startClient(t, c) // initialize answers while the store is held
+	res, isErr := mcpCall(t, c, "get_page", map[string]any{"title": "Home"})
+	if !isErr || !regexp.MustCompile(`unavailable: the vault's store is held by pid \d+ \(synapse reindex`).MatchString(fmt.Sprint(res["error"])) {
+		t.Fatalf("a call while the store is held: %v", res)
+	}
+	if !strings.Contains(logs.String(), "calls answer unavailable until it is free") {
+		t.Errorf("logs: %s", logs.String())
+	}
+	st.Close()
+	eventually(t, "the store taken over", func() bool {
+		_, isErr := mcpCall(t, c, "get_page", map[string]any{"title": "Home"})
+		return !isErr
+	})
+	pw.Close()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A store that cannot be opened for another reason than its lock stops
+// the server with the error.
+func TestLive_ServeStopsOnABrokenStore(t *testing.T) {
+	v := newLiveVault(t, filepath.Join(t.TempDir(), "v"))
+	os.WriteFile(v.Abs(vault.DBFile), []byte("not a bbolt file, not at all, and long enough to be read as one....................................................................................."), 0o600)
+	s := newServeService(ops.Table(), v, "synapse serve (test)", log.New(io.Discard, "", 0))
+	pr, _ := io.Pipe()
+	err := s.run(context.Background(), serveConfig{stdio: true}, "", pr, io.Discard)
+	if err == nil || errs.Is(err, errs.Unavailable) {
+		t.Fatalf("run: %v", err)
 	}
 }
 
