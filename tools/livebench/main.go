@@ -267,60 +267,87 @@ func (b *bench) saveToFound(n int) error {
 		return err
 	}
 	defer os.RemoveAll(folder)
-	time.Sleep(300 * time.Millisecond) // let the watcher add the new folder
-	var inPlace, renamed []time.Duration
+	// probe pages, indexed before timing starts: get_page on a missing
+	// title looks for the closest titles, which costs far more than a hit
+	// on a big vault and would hide the latency being measured
+	const probes = 10
+	title := func(i int) string { return fmt.Sprintf("Live bench probe %d", i) }
+	page := func(i int, word string) string {
+		// get_page reads content from the file but links from the index:
+		// the link to [[word]] shows once the save is indexed
+		return fmt.Sprintf("---\ntitle: %s\n---\n# %s\n\nSaved by another program, linking to [[%s]].\n", title(i), title(i), word)
+	}
+	for i := 0; i < probes; i++ {
+		if err := os.WriteFile(filepath.Join(folder, fmt.Sprintf("probe-%d.md", i)), []byte(page(i, "start")), 0o644); err != nil {
+			return err
+		}
+	}
+	if _, isErr, err := s.tool("trigger_source_rescan", map[string]any{}); err != nil || isErr {
+		return fmt.Errorf("rescan: %v", err)
+	}
+	var inPlace, renamed, created []time.Duration
 	rng := rand.New(rand.NewPCG(1, 2))
-	for i := 0; i < n; i++ {
-		word := fmt.Sprintf("zq%dx%d", i, rng.IntN(1e9))
-		title := "Live bench " + word
-		body := fmt.Sprintf("---\ntitle: %s\n---\n# %s\n\nA page saved by another program, with the word %s.\n", title, title, word)
-		path := filepath.Join(folder, fmt.Sprintf("page-%d.md", i))
-		byRename := i%2 == 1
-		start := time.Now()
+	save := func(path, body string, byRename bool) error {
 		if byRename {
-			tmp := filepath.Join(folder, fmt.Sprintf(".page-%d.md.swp", i))
+			tmp := filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".swp")
 			if err := os.WriteFile(tmp, []byte(body), 0o644); err != nil {
 				return err
 			}
-			if err := os.Rename(tmp, path); err != nil {
-				return err
-			}
-		} else if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
-			return err
+			return os.Rename(tmp, path)
 		}
+		return os.WriteFile(path, []byte(body), 0o644)
+	}
+	poll := func(start time.Time, tool string, args map[string]any, want string) error {
 		for {
-			var text string
-			var isErr bool
-			if hasSearch {
-				text, isErr, err = s.tool("search_wiki", map[string]any{"query": word, "k": 1})
-			} else {
-				text, isErr, err = s.tool("get_page", map[string]any{"title": title})
-			}
+			text, isErr, err := s.tool(tool, args)
 			if err != nil {
 				return err
 			}
-			if !isErr && strings.Contains(text, "page-"+fmt.Sprint(i)+".md") {
-				break
+			if !isErr && strings.Contains(text, want) {
+				return nil
 			}
 			if time.Since(start) > 30*time.Second {
-				return fmt.Errorf("page %d not found after 30 s", i)
+				return fmt.Errorf("%s %v: %q not found after 30 s", tool, args, want)
 			}
 			time.Sleep(2 * time.Millisecond)
 		}
-		d := time.Since(start)
+	}
+	for i := 0; i < n; i++ {
+		word := fmt.Sprintf("zq%dx%d", i, rng.IntN(1e9))
+		p := i % probes
+		byRename := i%2 == 1
+		start := time.Now()
+		if err := save(filepath.Join(folder, fmt.Sprintf("probe-%d.md", p)), page(p, word), byRename); err != nil {
+			return err
+		}
+		if err := poll(start, "get_page", map[string]any{"title": title(p)}, `"target":"`+word+`"`); err != nil {
+			return err
+		}
 		if byRename {
-			renamed = append(renamed, d)
+			renamed = append(renamed, time.Since(start))
 		} else {
-			inPlace = append(inPlace, d)
+			inPlace = append(inPlace, time.Since(start))
+		}
+		if hasSearch {
+			// a new page, found by a word only it has
+			start := time.Now()
+			path := filepath.Join(folder, fmt.Sprintf("new-%d.md", i))
+			body := fmt.Sprintf("# New page %d\n\nThe word %snew appears here only.\n", i, word)
+			if err := save(path, body, byRename); err != nil {
+				return err
+			}
+			if err := poll(start, "search_wiki", map[string]any{"query": word + "new", "k": 1}, fmt.Sprintf("new-%d.md", i)); err != nil {
+				return err
+			}
+			created = append(created, time.Since(start))
 		}
 		time.Sleep(time.Duration(50+rng.IntN(150)) * time.Millisecond) // not one burst
 	}
-	how := "get_page"
+	fmt.Printf("edit saved in place → indexed (get_page links): %s\n", dist(inPlace))
+	fmt.Printf("edit saved by rename → indexed (get_page links): %s\n", dist(renamed))
 	if hasSearch {
-		how = "search_wiki"
+		fmt.Printf("new page saved → search_wiki finds it:  %s\n", dist(created))
 	}
-	fmt.Printf("save → found by %s, written in place: %s\n", how, dist(inPlace))
-	fmt.Printf("save → found by %s, saved by rename:  %s\n", how, dist(renamed))
 	return nil
 }
 
