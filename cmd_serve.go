@@ -10,10 +10,12 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"runtime/debug"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/synapse-wiki/synapse/errs"
@@ -166,7 +168,9 @@ type service struct {
 	indexed  chan struct{}
 	progress scanProgress // of the scans this process runs
 	scans    atomic.Int64 // scans the watcher ran
-	runCtx   context.Context
+	// unwatched counts folders the watcher could not watch
+	unwatched atomic.Int64
+	runCtx    context.Context
 
 	// writeMu serializes write operations; reads run concurrently against
 	// bbolt snapshots, and scans are serialized by the indexer.
@@ -313,7 +317,7 @@ func (s *service) startPrimary(ctx context.Context) {
 	env.Index.Progress = s.progress.set
 	// the watcher outlives ctx (cancelled at shutdown) until close: a
 	// rescan still in flight on the socket gets its answer
-	w, err := env.Index.Watch(context.WithoutCancel(ctx), index.WatchOptions{Reconcile: true, OnScan: s.onScan})
+	w, err := env.Index.Watch(context.WithoutCancel(ctx), index.WatchOptions{Reconcile: true, OnScan: s.onScan, OnWatchError: s.onWatchError})
 	if err != nil {
 		s.log.Printf("cannot watch the vault (%v); edits made by other programs are picked up by trigger_source_rescan", err)
 		if !scanned {
@@ -347,8 +351,28 @@ func (s *service) onScan(kind string, rep *index.Report, err error) {
 	case err != nil && !errors.Is(err, context.Canceled):
 		s.log.Printf("%s scan: %s", kind, errDetail(err))
 	case err == nil && kind == "reconcile":
-		s.log.Printf("start-up scan: %d new, %d changed, %d deleted, %d unchanged in %d ms; watching for changes",
-			rep.NewCount, rep.ChangedCount, rep.DeletedCount, rep.Unchanged, rep.DurationMS)
+		watching := "watching for changes"
+		if n := s.unwatched.Load(); n > 0 {
+			watching = fmt.Sprintf("%d folders are not watched", n)
+		}
+		s.log.Printf("start-up scan: %d new, %d changed, %d deleted, %d unchanged in %d ms; %s",
+			rep.NewCount, rep.ChangedCount, rep.DeletedCount, rep.Unchanged, rep.DurationMS, watching)
+	}
+}
+
+// onWatchError logs the first folder that cannot be watched, and how
+// many more follow at the next start-up scan report.
+func (s *service) onWatchError(dir string, err error) {
+	if s.unwatched.Add(1) == 1 {
+		hint := ""
+		if errors.Is(err, syscall.ENOSPC) {
+			hint = " (the inotify watch limit is reached: raise fs.inotify.max_user_watches)"
+		}
+		rel, rerr := s.vault.Rel(dir)
+		if rerr != nil {
+			rel = dir
+		}
+		s.log.Printf("cannot watch %s: %v%s; edits in folders that are not watched are seen by trigger_source_rescan only", rel, err, hint)
 	}
 }
 
@@ -486,7 +510,8 @@ func (s *service) forward(ctx context.Context, env *ops.Env, op *ops.Op, raw []b
 	for attempt := 0; ; attempt++ {
 		sc, err := dialServer(s.vault)
 		if err == nil {
-			r, err := sc.call(ctx, sockRequest{Op: op.Name, Input: raw}, nil)
+			// this process's environment, as if it ran the call itself
+			r, err := sc.call(ctx, sockRequest{Op: op.Name, Input: raw, Environ: os.Environ()}, nil)
 			sc.close()
 			switch {
 			case err == nil:

@@ -9,7 +9,7 @@ package main
 // The protocol is newline-delimited JSON, one operation per connection:
 //
 //	server: {"synapse":"0.1.0","pid":123,"holder":"synapse serve --mcp-stdio"}
-//	client: {"op":"page.get","input":{"title":"Home"},"environ":["K=V",…],"progress":true}
+//	client: {"op":"page.get","input":{"title":"Home"},"environ":["K=V",…],"progress":true,"patient":true}
 //	server: {"progress":{"phase":"scan","done":10,"total":99}}   zero or more, one a second
 //	server: {"result":{…},"frontmatter":["title: Home\n"]}     or
 //	        {"error":{"code":"not_found","message":"…"}}        or
@@ -71,10 +71,15 @@ type sockHello struct {
 }
 
 type sockRequest struct {
-	Op       string          `json:"op"`
-	Input    json.RawMessage `json:"input,omitempty"`
-	Environ  []string        `json:"environ,omitempty"`
-	Progress bool            `json:"progress,omitempty"`
+	Op    string          `json:"op"`
+	Input json.RawMessage `json:"input,omitempty"`
+	// Environ is the caller's environment (deep-research runs with it).
+	Environ []string `json:"environ,omitempty"`
+	// Progress asks for the progress of the server's scans while waiting.
+	Progress bool `json:"progress,omitempty"`
+	// Patient waits for the first index of a new vault however long it
+	// takes (a CLI verb would, alone); otherwise firstIndexWait bounds it.
+	Patient bool `json:"patient,omitempty"`
 }
 
 type sockProgress struct {
@@ -237,7 +242,9 @@ func (ss *sockServer) handle(c net.Conn) {
 		io.Copy(io.Discard, c)
 		cancel()
 	}()
-	ctx = context.WithValue(ctx, patientKey{}, true)
+	if req.Patient {
+		ctx = context.WithValue(ctx, patientKey{}, true)
+	}
 	if len(req.Environ) > 0 {
 		ctx = ops.WithEnviron(ctx, req.Environ)
 	}
@@ -283,8 +290,8 @@ func (ss *sockServer) handle(c net.Conn) {
 	lw.send(sockReply{Result: data[:len(data)-1], Frontmatter: frontmatterYAML(out)})
 }
 
-// patientKey marks a call from the socket: it waits for the first index of
-// a vault however long that takes, as the CLI would without a server.
+// patientKey marks a call that waits for the first index of a vault
+// however long that takes, as a CLI verb would without a server.
 type patientKey struct{}
 
 // ---- frontmatter alongside the JSON -----------------------------------------
@@ -532,7 +539,7 @@ func forwardVerb(c *cli.Context, v *vault.Vault, op *ops.Op, raw []byte, o *outp
 		return nil, err
 	}
 	defer sc.close()
-	req := sockRequest{Op: op.Name, Input: raw, Environ: os.Environ()}
+	req := sockRequest{Op: op.Name, Input: raw, Environ: os.Environ(), Patient: true}
 	var progress func(sockProgress)
 	if draw := o.progress(); draw != nil {
 		req.Progress = true
