@@ -39,14 +39,14 @@ type liveServer struct {
 
 // startLive opens v as serve does (primary, or proxy when a server holds
 // it) and runs it.
-func startLive(t *testing.T, v *vault.Vault) *liveServer {
+func startLive(t testing.TB, v *vault.Vault) *liveServer {
 	t.Helper()
 	logs := &syncBuffer{}
 	s := newServeService(ops.Table(), v, "synapse serve --mcp-stdio (test)", log.New(logs, "synapse: ", 0))
 	return runLive(t, s, logs)
 }
 
-func runLive(t *testing.T, s *service, logs *syncBuffer) *liveServer {
+func runLive(t testing.TB, s *service, logs *syncBuffer) *liveServer {
 	t.Helper()
 	pr, pw := io.Pipe()
 	ls := &liveServer{s: s, logs: logs, stdin: pw, done: make(chan error, 1)}
@@ -75,7 +75,7 @@ func runLive(t *testing.T, s *service, logs *syncBuffer) *liveServer {
 }
 
 // stop ends the stdio session, as an MCP client closing its pipe does.
-func (ls *liveServer) stop(t *testing.T) {
+func (ls *liveServer) stop(t testing.TB) {
 	ls.once.Do(func() {
 		ls.stdin.Close()
 		select {
@@ -137,7 +137,7 @@ func resultJSON(t testing.TB, out any) string {
 
 // newLiveVault is a vault with the Obsidian Help corpus, a source and a
 // never-scanned store, at a fixed path under dir.
-func newLiveVault(t *testing.T, dir string) *vault.Vault {
+func newLiveVault(t testing.TB, dir string) *vault.Vault {
 	t.Helper()
 	os.RemoveAll(dir)
 	v, _, err := vault.Init(dir)
@@ -788,4 +788,34 @@ func TestLive_FrontmatterRoundTrip(t *testing.T) {
 	if n < 170 {
 		t.Fatalf("only %d pages checked", n)
 	}
+}
+
+// BenchmarkLive_CLIVerb times CLI verbs run in this process, alone and
+// handed to a server over the socket (the built binary's numbers, process
+// start included, come from tools/livebench).
+func BenchmarkLive_CLIVerb(b *testing.B) {
+	v := newLiveVault(b, filepath.Join(b.TempDir(), "v"))
+	if r := runCLI(v, "", "reindex"); r.code != 0 {
+		b.Fatal(r)
+	}
+	verbs := map[string][]string{
+		"page-get":       {"page", "get", "start here", "--json"},
+		"status":         {"status", "--json"},
+		"page-get-human": {"page", "get", "start here"},
+	}
+	bench := func(mode string) {
+		for name, args := range verbs {
+			b.Run(mode+"/"+name, func(b *testing.B) {
+				for b.Loop() {
+					if r := runCLI(v, "", args...); r.code != 0 {
+						b.Fatal(r)
+					}
+				}
+			})
+		}
+	}
+	bench("alone")
+	ls := startLive(b, v)
+	<-ls.s.watcher.Ready()
+	bench("beside-serve")
 }
