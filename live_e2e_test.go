@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -219,6 +220,7 @@ func TestLive_StdioServerAndCLIProcesses(t *testing.T) {
 // every acknowledged review item and decision is there, every page
 // written through write_page is whole (one version, never a mix), and the
 // next start reconciles the store to exactly what a fresh reindex builds.
+// SYNAPSE_CRASH_ROUNDS sets the number of kills (default 6).
 func TestCrash_KillServe(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary and kills servers")
@@ -252,8 +254,12 @@ func TestCrash_KillServe(t *testing.T) {
 		return "BEGIN " + tok + "\n\n" + strings.Repeat("filler words for a page of some size. ", 400) + "\n\nEND " + tok + "\n"
 	}
 
+	rounds := 6
+	if n, err := strconv.Atoi(os.Getenv("SYNAPSE_CRASH_ROUNDS")); err == nil && n > 0 {
+		rounds = n // a longer soak: SYNAPSE_CRASH_ROUNDS=100 go test -run TestCrash_KillServe
+	}
 	killed := 0
-	for round := 0; round < 6; round++ {
+	for round := 0; round < rounds; round++ {
 		srv := startStdioServe(t, bin, v)
 		stop := make(chan struct{})
 		var wg sync.WaitGroup
