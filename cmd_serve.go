@@ -174,7 +174,10 @@ type service struct {
 
 	// writeMu serializes write operations; reads run concurrently against
 	// bbolt snapshots, and scans are serialized by the indexer.
-	writeMu   sync.Mutex
+	writeMu sync.Mutex
+	// rebuild is held by a reindex, read-held by every other call but
+	// rescans: no call sees the index half rebuilt.
+	rebuild   sync.RWMutex
 	closeOnce sync.Once
 }
 
@@ -453,15 +456,20 @@ func (s *service) call(ctx context.Context, env *ops.Env, op *ops.Op, raw []byte
 		if err := s.waitIndexed(ctx, indexed); err != nil {
 			return nil, err
 		}
+		// nothing answers from an index a reindex has emptied
+		if err := s.waitRebuilt(ctx); err != nil {
+			return nil, err
+		}
+		defer s.rebuild.RUnlock()
+	} else if op.Access == ops.Write && !env.ReadOnly && !coalescing(op) {
+		s.rebuild.Lock()
+		defer s.rebuild.Unlock()
 	}
 	if op.Access == ops.Write && !env.ReadOnly {
 		// a write that has started runs to completion: neither a client
 		// that goes away nor a shutdown signal cuts it short
 		ctx = context.WithoutCancel(ctx)
-		if !op.Scans {
-			// scans are serialized by the indexer; a rescan waiting for
-			// the watcher must not hold up writes (nor other rescans,
-			// which share its scan)
+		if !coalescing(op) {
 			s.writeMu.Lock()
 			defer s.writeMu.Unlock()
 		}
@@ -472,6 +480,32 @@ func (s *service) call(ctx context.Context, env *ops.Env, op *ops.Op, raw []byte
 	}
 	return out, err
 }
+
+// waitRebuilt read-locks rebuild, waiting for a reindex in progress for
+// up to lockWait (as a verb alone waits for the lock a reindex holds);
+// then it answers unavailable.
+func (s *service) waitRebuilt(ctx context.Context) error {
+	deadline := time.Now().Add(lockWait)
+	for !s.rebuild.TryRLock() {
+		if time.Now().After(deadline) {
+			return errs.E(errs.Unavailable, "the index is being rebuilt (reindex); try again when it is done")
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	return nil
+}
+
+// coalescing tells an operation that only asks the watcher for an
+// incremental scan (trigger_source_rescan: a scan, additive, idempotent).
+// It runs beside writes (the indexer serializes scans) so that concurrent
+// requests share one scan instead of queueing behind each other and every
+// write. A full reindex, which drops the index first, is no such scan: it
+// holds writes off until it is done.
+func coalescing(op *ops.Op) bool { return op.Scans && op.Additive && op.Idempotent }
 
 // waitIndexed waits until the store holds a completed scan. Only a vault
 // never indexed before waits: otherwise calls answer from the persisted

@@ -433,7 +433,20 @@ func TestLive_RescanCoalescesOnTheWatcher(t *testing.T) {
 	case <-time.After(15 * time.Second):
 		t.Error("a rescan waited for a write to finish")
 	}
+	// a reindex, which empties the index first, does wait for it
+	go func() {
+		_, err := callOp(s, "reindex", map[string]any{})
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		t.Errorf("a reindex ran during a write (%v)", err)
+	case <-time.After(300 * time.Millisecond):
+	}
 	s.writeMu.Unlock()
+	if err := <-done; err != nil {
+		t.Error(err)
+	}
 }
 
 // blockingPages holds the start-up reconciliation inside the scanner (the
@@ -818,4 +831,45 @@ func BenchmarkLive_CLIVerb(b *testing.B) {
 	ls := startLive(b, v)
 	<-ls.s.watcher.Ready()
 	bench("beside-serve")
+}
+
+// While a reindex rebuilds the index, calls do not act on the half rebuilt
+// index: they wait up to lockWait, as a verb alone waits for the lock a
+// reindex holds, then answer unavailable.
+func TestLive_NoAnswersFromAHalfRebuiltIndex(t *testing.T) {
+	defer func(w time.Duration) { lockWait = w }(lockWait)
+	lockWait = 200 * time.Millisecond
+	v := newLiveVault(t, filepath.Join(t.TempDir(), "v"))
+	if r := runCLI(v, "", "reindex"); r.code != 0 {
+		t.Fatal(r)
+	}
+	env, err := ops.OpenEnv(context.Background(), v, ops.OpenOptions{Holder: "synapse serve (test)"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bp := &blockingPages{PageIndexer: env.Index.Pages, entered: make(chan struct{}), release: make(chan struct{})}
+	env.Index.Pages = bp
+	logs := &syncBuffer{}
+	ls := runLive(t, newService(ops.Table(), env, log.New(logs, "synapse: ", 0)), logs)
+	<-ls.s.watcher.Ready() // nothing changed: the reconciliation indexed no page
+
+	reindexed := make(chan error, 1)
+	go func() {
+		_, err := callOp(ls.s, "reindex", map[string]any{})
+		reindexed <- err
+	}()
+	<-bp.entered
+	if _, err := callOp(ls.s, "get_page", map[string]any{"title": "Home"}); !errs.Is(err, errs.Unavailable) || !strings.Contains(errs.Message(err), "being rebuilt") {
+		t.Fatalf("get_page during a reindex: %v", err)
+	}
+	if _, err := callOp(ls.s, "review.add", map[string]any{"type": "suggestion", "title": "During a reindex"}); !errs.Is(err, errs.Unavailable) {
+		t.Fatalf("review.add during a reindex: %v", err)
+	}
+	close(bp.release)
+	if err := <-reindexed; err != nil {
+		t.Fatal(err)
+	}
+	if pageTitleVia(ls.s, "Home") != "Home" {
+		t.Fatal("get_page after the reindex")
+	}
 }
