@@ -180,25 +180,21 @@ func TestLive_StdioServerAndCLIProcesses(t *testing.T) {
 		t.Fatalf("the server does not see the resolution: %s", text)
 	}
 
-	if writePageImplemented(t) {
-		r = binCLI(bin, v, "Written by a CLI process beside the server: okapi savanna.\n", "page", "write", "Shell Okapi", "--tag", "live")
-		if r.code != 0 {
-			t.Fatalf("page write: %+v", r)
-		}
-		if text := srv.mustTool(t, "get_page", map[string]any{"title": "Shell Okapi"}); !strings.Contains(text, "okapi savanna") {
-			t.Fatalf("the server does not see the page: %s", text)
-		}
+	r = binCLI(bin, v, "Written by a CLI process beside the server: okapi savanna.\n", "page", "write", "Shell Okapi", "--tag", "live")
+	if r.code != 0 {
+		t.Fatalf("page write: %+v", r)
+	}
+	if text := srv.mustTool(t, "get_page", map[string]any{"title": "Shell Okapi"}); !strings.Contains(text, "okapi savanna") {
+		t.Fatalf("the server does not see the page: %s", text)
 	}
 	if srch := binCLI(bin, v, "", "search", "--help"); srch.code == 0 {
 		r = binCLI(bin, v, "", "search", "how do I link notes", "--json")
 		if r.code != 0 || !strings.Contains(r.stdout, `"path"`) {
 			t.Fatalf("search: %+v", r)
 		}
-		if writePageImplemented(t) {
-			r = binCLI(bin, v, "", "search", "okapi savanna", "--json")
-			if r.code != 0 || !strings.Contains(r.stdout, "Shell Okapi") {
-				t.Fatalf("search for the page written beside the server: %+v", r)
-			}
+		r = binCLI(bin, v, "", "search", "okapi savanna", "--json")
+		if r.code != 0 || !strings.Contains(r.stdout, "Shell Okapi") {
+			t.Fatalf("search for the page written beside the server: %+v", r)
 		}
 	}
 	// an edit saved by another program
@@ -239,7 +235,6 @@ func TestCrash_KillServe(t *testing.T) {
 	seed := uint64(time.Now().UnixNano())
 	t.Logf("seed %d", seed)
 	rng := rand.New(rand.NewPCG(seed, 8))
-	writePage := writePageImplemented(t)
 
 	var (
 		mu       sync.Mutex
@@ -300,7 +295,7 @@ func TestCrash_KillServe(t *testing.T) {
 			return true
 		})
 		// write_page over MCP, and page write from the CLI
-		if writePage {
+		{
 			pick := rand.New(rand.NewPCG(seed, uint64(100+round)))
 			worker(func(i int) bool {
 				title := page(pick.IntN(6))

@@ -215,16 +215,15 @@ func TestLive_CLIBesideServer(t *testing.T) {
 		{args: []string{"page", "get"}},
 		{args: []string{"graph", "neighbors", "Home", "--depth", "x"}},
 	}
-	if writePageImplemented(t) {
-		steps = append(steps,
-			step{args: []string{"page", "write", "Live Note", "--type", "concept", "--tag", "Live"}, stdin: "Links to [[Home]] and [[Nowhere Yet]].\n"},
-			step{args: []string{"page", "write", "Live Note", "--json"}, stdin: "Second version, <b>bold</b>.\n"},
-			step{args: []string{"page", "get", "Live Note"}},
-			step{args: []string{"page", "write", "Live Note", "--if-match", strings.Repeat("0", 64)}, stdin: "stale\n"},
-			step{args: []string{"page", "write", "Empty"}, stdin: ""},
-			step{args: []string{"review", "list", "--type", "missing-page", "--json"}},
-		)
-	}
+	steps = append(steps,
+		step{args: []string{"page", "write", "Live Note", "--type", "concept", "--tag", "Live"}, stdin: "Links to [[Home]] and [[Nowhere Yet]].\n"},
+		step{args: []string{"page", "write", "Live Note", "--json"}, stdin: "Second version, <b>bold</b>.\n"},
+		step{args: []string{"page", "get", "Live Note"}},
+		step{args: []string{"page", "write", "Live Note", "--if-match", strings.Repeat("0", 64)}, stdin: "stale\n"},
+		step{args: []string{"page", "write", "Empty"}, stdin: ""},
+		step{args: []string{"review", "list", "--type", "missing-page", "--json"}},
+		step{args: []string{"review", "list", "--type", "missing-page"}},
+	)
 	if ops.Lookup("search") != nil {
 		steps = append(steps,
 			step{args: []string{"search", "how", "do", "I", "link", "notes?"}},
@@ -308,13 +307,11 @@ func TestLive_CLIChangeSeenByServer(t *testing.T) {
 	if !strings.Contains(resultJSON(t, out), added.Item.ID) {
 		t.Fatalf("the server does not see the resolution: %s", resultJSON(t, out))
 	}
-	if writePageImplemented(t) {
-		if r := runCLI(v, "A page from the shell\n", "page", "write", "Shell Page"); r.code != 0 {
-			t.Fatalf("page write: %+v", r)
-		}
-		if _, err := callOp(ls.s, "get_page", map[string]any{"title": "Shell Page"}); err != nil {
-			t.Fatalf("the server does not see the CLI's page: %v", err)
-		}
+	if r := runCLI(v, "A page from the shell\n", "page", "write", "Shell Page"); r.code != 0 {
+		t.Fatalf("page write: %+v", r)
+	}
+	if _, err := callOp(ls.s, "get_page", map[string]any{"title": "Shell Page"}); err != nil {
+		t.Fatalf("the server does not see the CLI's page: %v", err)
 	}
 }
 
