@@ -870,3 +870,53 @@ func TestLive_NoAnswersFromAHalfRebuiltIndex(t *testing.T) {
 		t.Fatal("get_page after the reindex")
 	}
 }
+
+// A long operation handed to a server reports the server's scan progress
+// to the waiting verb (drawn on a terminal), and heartbeats keep a verb
+// waiting on a slow operation from giving up on a live server.
+func TestLive_ForwardedProgressAndHeartbeats(t *testing.T) {
+	defer func(h, i time.Duration) { sockHeartbeat, sockIdle = h, i }(sockHeartbeat, sockIdle)
+	sockHeartbeat, sockIdle = 10*time.Millisecond, 200*time.Millisecond
+	v := newLiveVault(t, filepath.Join(t.TempDir(), "v"))
+	if r := runCLI(v, "", "reindex"); r.code != 0 {
+		t.Fatal(r)
+	}
+	env, err := ops.OpenEnv(context.Background(), v, ops.OpenOptions{Holder: "synapse serve (test)"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bp := &blockingPages{PageIndexer: env.Index.Pages, entered: make(chan struct{}), release: make(chan struct{})}
+	env.Index.Pages = bp
+	logs := &syncBuffer{}
+	ls := runLive(t, newService(ops.Table(), env, log.New(logs, "synapse: ", 0)), logs)
+	<-ls.s.watcher.Ready()
+
+	sc, err := dialServer(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sc.close()
+	var mu sync.Mutex
+	var seen []sockProgress
+	go func() {
+		<-bp.entered
+		time.Sleep(5 * sockIdle) // far longer than a silent server may take
+		close(bp.release)
+	}()
+	r, err := sc.call(context.Background(), sockRequest{Op: "reindex", Progress: true, Patient: true}, func(p sockProgress) {
+		mu.Lock()
+		seen = append(seen, p)
+		mu.Unlock()
+	})
+	if err != nil {
+		t.Fatalf("reindex over the socket: %v", err)
+	}
+	if !strings.Contains(string(r.Result), `"scanned":`) {
+		t.Fatalf("result %s", r.Result)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(seen) == 0 || seen[len(seen)-1].Phase == "" {
+		t.Fatalf("no progress reported: %v", seen)
+	}
+}
