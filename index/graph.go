@@ -167,7 +167,7 @@ func weight(au, av *store.AdjRec, u, v uint32, degree func(uint32) (int, error))
 
 // adamicAdar sums 1/ln(deg c) over the common neighbours c of u and v with
 // deg c > 1. Two sorted lists are merged, or, when one is much longer, the
-// short one is searched in the long one.
+// short one is searched in the long one (galloping from the last hit).
 func adamicAdar(a, b []store.Edge, u, v uint32, degree func(uint32) (int, error)) (float64, error) {
 	if len(a) > len(b) {
 		a, b = b, a
@@ -181,21 +181,28 @@ func adamicAdar(a, b []store.Edge, u, v uint32, degree func(uint32) (int, error)
 		if err != nil {
 			return err
 		}
-		if d > 1 {
-			sum += 1 / math.Log(float64(d))
-		}
+		sum += aaTerm(d)
 		return nil
 	}
 	if len(b) > 8*len(a) {
 		lo := 0
 		for _, x := range a {
-			i := lo + sort.Search(len(b)-lo, func(i int) bool { return b[lo+i].To >= x.To })
-			if i < len(b) && b[i].To == x.To {
+			// binary search for x.To in b[lo:]
+			l, h := lo, len(b)
+			for l < h {
+				m := int(uint(l+h) >> 1)
+				if b[m].To < x.To {
+					l = m + 1
+				} else {
+					h = m
+				}
+			}
+			if l < len(b) && b[l].To == x.To {
 				if err := add(x.To); err != nil {
 					return 0, err
 				}
 			}
-			lo = i
+			lo = l
 		}
 		return sum, nil
 	}
@@ -216,6 +223,15 @@ func adamicAdar(a, b []store.Edge, u, v uint32, degree func(uint32) (int, error)
 		}
 	}
 	return sum, nil
+}
+
+// aaTerm is a common neighbour's adamic_adar contribution: 1/ln(deg) for
+// deg > 1.
+func aaTerm(deg int) float64 {
+	if deg > 1 {
+		return 1 / math.Log(float64(deg))
+	}
+	return 0
 }
 
 // rebuildGraph recomputes every edge weight from one snapshot of the
@@ -239,9 +255,14 @@ func (ix *Indexer) rebuildGraph(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	for _, a := range nodes {
+		if a != nil {
+			a.Deg = uint32(len(a.Edges))
+		}
+	}
 	degree := func(d uint32) (int, error) {
 		if int(d) < len(nodes) && nodes[d] != nil {
-			return len(nodes[d].Edges), nil
+			return int(nodes[d].Deg), nil
 		}
 		return 0, nil
 	}
@@ -300,26 +321,79 @@ func (ix *Indexer) rebuildGraph(ctx context.Context) error {
 	return ix.Store.Update(func(tx *store.Tx) error { return tx.ClearGraphDirty(dirty) })
 }
 
-// drainGraph recomputes the weights around up to max dirty nodes (all when
-// max <= 0) and reports whether dirty nodes remain.
+// drainGraph brings the weights around up to max dirty nodes (all when
+// max <= 0) up to date and reports whether dirty nodes remain.
+//
+// A dirty node's own edges are recomputed. Its degree change shifts the
+// adamic_adar term of every edge between two of its neighbours by the same
+// amount, 1.5·(1/ln d' − 1/ln d), which is added without recomputing those
+// edges (an edge whose end is itself in this chunk is recomputed instead).
+// Each node's Deg records the degree its neighbours' weights account for,
+// so the shift is exact across chunks and interrupted drains.
 func (u *updater) drainGraph(max int) (bool, error) {
 	tx := u.tx
 	dirty := tx.GraphDirty(max)
 	if len(dirty) == 0 {
 		return false, nil
 	}
-	type pair struct{ a, b uint32 }
-	pairs := map[pair]bool{}
-	add := func(a, b uint32) {
-		if a > b {
-			a, b = b, a
-		}
-		pairs[pair{a, b}] = true
-	}
 	inChunk := make(map[uint32]bool, len(dirty))
 	for _, d := range dirty {
 		inChunk[d] = true
 	}
+	// 1. degree shifts
+	for _, c := range dirty {
+		a, err := u.adj(c)
+		if err != nil {
+			return false, err
+		}
+		if a == nil || int(a.Deg) == len(a.Edges) {
+			continue
+		}
+		delta := float32(1.5 * (aaTerm(len(a.Edges)) - aaTerm(int(a.Deg))))
+		a.Deg = uint32(len(a.Edges))
+		u.touch(c)
+		if delta == 0 {
+			continue
+		}
+		for _, e := range a.Edges {
+			x := e.To
+			if inChunk[x] {
+				continue
+			}
+			ax, err := u.adj(x)
+			if err != nil {
+				return false, err
+			}
+			if ax == nil {
+				continue
+			}
+			for i := range ax.Edges {
+				y := ax.Edges[i].To
+				if y <= x || y == c || inChunk[y] {
+					continue
+				}
+				if _, ok := edgeTo(a, y); !ok {
+					continue // c is not a common neighbour of x and y
+				}
+				ay, err := u.adj(y)
+				if err != nil {
+					return false, err
+				}
+				if ay == nil {
+					continue
+				}
+				ax.Edges[i].Weight += delta
+				if j := searchEdge(ay.Edges, x); j >= 0 {
+					ay.Edges[j].Weight += delta
+				}
+				u.touch(x)
+				u.touch(y)
+			}
+		}
+	}
+	// 2. the chunk's own edges, recomputed from the accounted degrees
+	type pair struct{ a, b uint32 }
+	pairs := map[pair]bool{}
 	for _, d := range dirty {
 		a, err := u.adj(d)
 		if err != nil {
@@ -329,29 +403,11 @@ func (u *updater) drainGraph(max int) (bool, error) {
 			continue
 		}
 		for _, e := range a.Edges {
-			add(d, e.To)
-		}
-		// d's degree may have changed: every edge between two of its
-		// neighbours has d as a common neighbour. Edges incident to a
-		// dirty neighbour are handled with that neighbour.
-		for _, e := range a.Edges {
-			if inChunk[e.To] || tx.IsGraphDirty(e.To) {
-				continue
+			x, y := d, e.To
+			if x > y {
+				x, y = y, x
 			}
-			b, err := u.adj(e.To)
-			if err != nil {
-				return false, err
-			}
-			if b == nil {
-				continue
-			}
-			for _, f := range b.Edges {
-				if f.To != d {
-					if _, ok := edgeTo(a, f.To); ok {
-						add(e.To, f.To)
-					}
-				}
-			}
+			pairs[pair{x, y}] = true
 		}
 	}
 	degree := func(doc uint32) (int, error) {
@@ -359,7 +415,7 @@ func (u *updater) drainGraph(max int) (bool, error) {
 		if a == nil || err != nil {
 			return 0, err
 		}
-		return len(a.Edges), nil
+		return int(a.Deg), nil
 	}
 	for p := range pairs {
 		aa, err := u.adj(p.a)
@@ -382,8 +438,7 @@ func (u *updater) drainGraph(max int) (bool, error) {
 			doc uint32
 			to  uint32
 		}{{aa, p.a, p.b}, {ab, p.b, p.a}} {
-			i := sort.Search(len(side.n.Edges), func(i int) bool { return side.n.Edges[i].To >= side.to })
-			if i < len(side.n.Edges) && side.n.Edges[i].To == side.to && side.n.Edges[i].Weight != float32(w) {
+			if i := searchEdge(side.n.Edges, side.to); i >= 0 && side.n.Edges[i].Weight != float32(w) {
 				side.n.Edges[i].Weight = float32(w)
 				u.touch(side.doc)
 			}
@@ -396,4 +451,21 @@ func (u *updater) drainGraph(max int) (bool, error) {
 		return false, err
 	}
 	return len(tx.GraphDirty(1)) > 0, nil
+}
+
+// searchEdge returns the index of the edge to `to` in a sorted list, or -1.
+func searchEdge(es []store.Edge, to uint32) int {
+	l, h := 0, len(es)
+	for l < h {
+		m := int(uint(l+h) >> 1)
+		if es[m].To < to {
+			l = m + 1
+		} else {
+			h = m
+		}
+	}
+	if l < len(es) && es[l].To == to {
+		return l
+	}
+	return -1
 }

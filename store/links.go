@@ -155,11 +155,16 @@ type AdjRec struct {
 	Type    string
 	Sources []string
 	Edges   []Edge
+	// Deg is the degree the stored weights of edges between this node's
+	// neighbours account for (adamic_adar counts 1/ln(deg) of common
+	// neighbours); it lags len(Edges) only while the node is graph-dirty.
+	Deg uint32
 }
 
 func (a *AdjRec) encode() []byte {
 	b := make([]byte, 0, 16+len(a.Edges)*10)
 	b = appendStr(b, a.Type)
+	b = binary.AppendUvarint(b, uint64(a.Deg))
 	b = binary.AppendUvarint(b, uint64(len(a.Sources)))
 	for _, s := range a.Sources {
 		b = appendStr(b, s)
@@ -179,6 +184,7 @@ func (a *AdjRec) encode() []byte {
 func decodeAdj(v []byte) (*AdjRec, error) {
 	r := reader{b: v}
 	a := &AdjRec{Type: r.str()}
+	a.Deg = uint32(r.uvarint())
 	n := r.uvarint()
 	if n > uint64(len(v)) {
 		return nil, errCorrupt
