@@ -44,7 +44,12 @@ func init() {
 			"and write routes answer 403. Every route but /healthz needs 'Authorization: Bearer TOKEN';\n" +
 			"the token is $SYNAPSE_TOKEN, else .synapse/token (created 0600 on first serve).\n" +
 			"Both transports may run at once. Logs go to standard error. SIGINT or SIGTERM stop the\n" +
-			"server after in-flight requests finish.",
+			"server after in-flight requests finish.\n\n" +
+			"The server watches wiki/ and raw/sources/ and indexes what other programs save there. It\n" +
+			"answers MCP initialize at once and brings the index up to date in the background. While it\n" +
+			"runs, CLI verbs on the same vault are handed to it over .synapse/serve.sock (owner only) and\n" +
+			"behave as they do without it; a second serve on the vault forwards its calls to the first,\n" +
+			"and takes the vault over when the first stops.",
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "mcp-stdio", Usage: "serve MCP over standard input and output (all tools)"},
 			&cli.BoolFlag{Name: "http", Usage: "serve MCP at /mcp, REST, /openapi.json and /healthz over HTTP"},
