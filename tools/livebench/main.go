@@ -3,7 +3,9 @@
 //
 //   - MCP initialize latency of `serve --mcp-stdio`, from spawning the
 //     process to the initialize answer, on a never-indexed store (the
-//     store file removed first) and on an indexed one;
+//     store file removed first) and on an indexed one, and the time to the
+//     first tool answer (which waits for the store to open, and on a
+//     never-indexed store for the first index);
 //
 //   - time from a file saved into wiki/ by another program (in place, or by
 //     rename) to the page being found through the server: search_wiki for a
@@ -183,7 +185,7 @@ func (b *bench) run(args ...string) (string, error) {
 func (b *bench) initialize(runs int) error {
 	db := filepath.Join(b.vault, ".synapse", "synapse.db")
 	measure := func(label string, fresh bool) error {
-		var ds []time.Duration
+		var ds, first []time.Duration
 		var listed time.Duration
 		for i := 0; i < runs; i++ {
 			if fresh {
@@ -206,11 +208,17 @@ func (b *bench) initialize(runs int) error {
 				return err
 			}
 			listed += time.Since(start)
+			if _, isErr, err := s.tool("list_pages", map[string]any{"limit": 1}); err != nil || isErr {
+				s.stop()
+				return fmt.Errorf("list_pages: %v", err)
+			}
+			first = append(first, time.Since(start))
 			if err := s.stop(); err != nil {
 				return err
 			}
 		}
 		fmt.Printf("initialize, %s: %s; tools/list answered after %v on average\n", label, dist(ds), (listed / time.Duration(runs)).Round(100*time.Microsecond))
+		fmt.Printf("  first tool answer (list_pages), from spawn: %s\n", dist(first))
 		return nil
 	}
 	pages, _ := countPages(b.vault)
