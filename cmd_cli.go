@@ -10,7 +10,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 	"unicode/utf8"
 
 	"github.com/synapse-wiki/synapse/errs"
@@ -378,29 +377,9 @@ func runOp(c *cli.Context, op *ops.Op, raw []byte) error {
 	return err
 }
 
-// invoke runs op in this process against the vault's store. (A running
-// server that holds the store receives the operation instead; see
-// cmd_serve.go.)
-var invoke = func(c *cli.Context, v *vault.Vault, op *ops.Op, raw []byte, o *output) (any, error) {
-	in, err := op.Decode(raw)
-	if err != nil {
-		return nil, err
-	}
-	e, err := ops.OpenEnv(c.Context, v, ops.OpenOptions{
-		ReadOnly:      op.Access == ops.Read,
-		Timeout:       2 * time.Second,
-		Holder:        "synapse " + op.CLI,
-		Progress:      o.progress(),
-		NoInitialScan: op.Scans,
-	})
-	if err != nil {
-		return nil, err
-	}
-	defer e.Close()
-	out, err := op.Run(c.Context, e, in)
-	o.endProgress()
-	return out, err
-}
+// invoke runs a verb's operation: handed to the server that holds the
+// vault, or in this process (invokeVerb, cmd_socket.go). Tests replace it.
+var invoke = invokeVerb
 
 // permuteArgs moves a verb's flags ahead of its positional arguments, so
 // that `synapse page get "Title" --json` works as users expect (urfave/cli

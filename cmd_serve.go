@@ -4,19 +4,25 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log"
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"runtime/debug"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/synapse-wiki/synapse/errs"
 	"github.com/synapse-wiki/synapse/index"
 	"github.com/synapse-wiki/synapse/ops"
+	"github.com/synapse-wiki/synapse/store"
+	"github.com/synapse-wiki/synapse/vault"
 	"github.com/urfave/cli/v2"
 )
 
@@ -38,7 +44,12 @@ func init() {
 			"and write routes answer 403. Every route but /healthz needs 'Authorization: Bearer TOKEN';\n" +
 			"the token is $SYNAPSE_TOKEN, else .synapse/token (created 0600 on first serve).\n" +
 			"Both transports may run at once. Logs go to standard error. SIGINT or SIGTERM stop the\n" +
-			"server after in-flight requests finish.",
+			"server after in-flight requests finish.\n\n" +
+			"The server watches wiki/ and raw/sources/ and indexes what other programs save there. It\n" +
+			"answers MCP initialize at once and brings the index up to date in the background. While it\n" +
+			"runs, CLI verbs on the same vault are handed to it over .synapse/serve.sock (owner only) and\n" +
+			"behave as they do without it; a second serve on the vault forwards its calls to the first,\n" +
+			"and takes the vault over when the first stops.",
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "mcp-stdio", Usage: "serve MCP over standard input and output (all tools)"},
 			&cli.BoolFlag{Name: "http", Usage: "serve MCP at /mcp, REST, /openapi.json and /healthz over HTTP"},
@@ -100,11 +111,7 @@ func serveAction(c *cli.Context) error {
 			return err
 		}
 	}
-	env, err := ops.OpenEnv(c.Context, v, ops.OpenOptions{Timeout: 2 * time.Second, Holder: serveHolder(cfg)})
-	if err != nil {
-		return err
-	}
-	svc := newService(ops.Table(), env, logger)
+	svc := newServeService(ops.Table(), v, serveHolder(cfg), logger)
 	defer svc.close()
 	return svc.run(c.Context, cfg, tok, c.App.Reader, c.App.Writer)
 }
@@ -125,59 +132,312 @@ func serveHolder(cfg serveConfig) string {
 	return h
 }
 
-// service is one running `synapse serve`: the open environment and the
-// operations every transport dispatches through call. Transports are thin:
-// stdio MCP, HTTP (MCP, REST, OpenAPI); a local socket for CLI verbs
-// (SPEC §7, issue 8) is one more transport over call.
+// service is one running `synapse serve`: the operations every transport
+// dispatches through call, and the vault behind them. Transports are thin:
+// stdio MCP, HTTP (MCP, REST, OpenAPI) and the local socket for CLI verbs.
+//
+// The transports start at once; the store is opened in the background
+// (opening a big bbolt file read-write takes a while), so MCP initialize
+// and tools/list never wait for it (SPEC §3). Calls wait until it is open.
+// The service then is either the primary, holding the store (env set),
+// watching the files and listening on the socket, or — when another serve
+// already holds the vault — a proxy that forwards each call over that
+// server's socket. A proxy whose primary goes away takes the store over on
+// its next call (promote).
 type service struct {
-	ops []*ops.Op
-	env *ops.Env // read-write; the HTTP transport gets a read-only copy unless --write
-	log *log.Logger
+	ops    []*ops.Op
+	log    *log.Logger
+	vault  *vault.Vault
+	holder string // this process in the store's holder file
 
-	// writeMu serializes write operations and scans; reads run
-	// concurrently against bbolt snapshots.
+	// mu guards the fields opening and promotion set: env, watcher, sock,
+	// indexed, closed.
+	mu      sync.RWMutex
+	env     *ops.Env // nil in a proxy; the transports get copies (envFor, call)
+	watcher *index.Watcher
+	sock    *sockServer
+	closed  bool
+	// ready is closed once the store is open here or a server holding it
+	// answers; tried once the first attempt is over. Until ready, openErr
+	// says why not (errMu).
+	ready   chan struct{}
+	tried   chan struct{}
+	errMu   sync.Mutex
+	openErr error
+	// fatal receives an error that stops the server (a store that cannot
+	// be opened for another reason than its lock).
+	fatal chan error
+	bg    sync.WaitGroup // the opening goroutine
+	// indexed is closed once the store holds a completed scan: calls wait
+	// for it on a never-indexed vault (see waitIndexed).
+	indexed  chan struct{}
+	progress scanProgress // of the scans this process runs
+	scans    atomic.Int64 // scans the watcher ran
+	// unwatched counts folders the watcher could not watch
+	unwatched atomic.Int64
+	runCtx    context.Context
+
+	// writeMu serializes write operations; reads run concurrently against
+	// bbolt snapshots, and scans are serialized by the indexer.
 	writeMu sync.Mutex
-	// lastScan is the most recent scan (guarded by writeMu): a rescan
-	// request that arrived before it started shares its report.
-	lastScan struct {
-		started time.Time
-		report  *index.Report
-	}
+	// rebuild is held by a reindex, read-held by every other call but
+	// rescans: no call sees the index half rebuilt.
+	rebuild   sync.RWMutex
 	closeOnce sync.Once
 }
 
+// firstIndexWait bounds how long an MCP or REST call waits for the first
+// index of a never-indexed vault before answering unavailable (a CLI verb
+// waits as long as it takes, as it would without a server).
+var firstIndexWait = 20 * time.Second
+
+// newService wraps an open environment: a primary.
 func newService(list []*ops.Op, env *ops.Env, logger *log.Logger) *service {
-	s := &service{ops: list, env: env, log: logger}
-	env.Rescan = s.rescan
+	s := &service{ops: list, env: env, log: logger, vault: env.Vault,
+		ready: make(chan struct{}), tried: make(chan struct{}), indexed: make(chan struct{}), fatal: make(chan error, 1)}
+	close(s.ready)
+	close(s.tried)
+	close(s.indexed)
 	return s
 }
 
-// envFor returns the environment a transport dispatches to: read-only
-// refuses every write operation in op.Run.
-func (s *service) envFor(readOnly bool) *ops.Env {
-	e := *s.env
-	e.ReadOnly = readOnly
-	return &e
+// newServeService is a service over v whose store run opens in the
+// background.
+func newServeService(list []*ops.Op, v *vault.Vault, holder string, logger *log.Logger) *service {
+	s := &service{ops: list, log: logger, vault: v, holder: holder,
+		ready: make(chan struct{}), tried: make(chan struct{}), indexed: make(chan struct{}), fatal: make(chan error, 1)}
+	close(s.indexed)
+	return s
 }
 
-// close closes the store once in-flight writes are done.
+// open opens the vault for this service in the background: as the primary
+// when the store is free, as a proxy when a server already holds it and
+// answers on its socket. While another process holds the store without a
+// socket (a CLI verb, a reindex) calls answer unavailable naming it, and
+// open keeps trying; any other failure stops the server.
+func (s *service) open(ctx context.Context) {
+	defer s.bg.Done()
+	var once sync.Once
+	defer once.Do(func() { close(s.tried) })
+	waiting := false
+	for {
+		s.mu.Lock()
+		if s.closed || ctx.Err() != nil {
+			s.mu.Unlock()
+			return
+		}
+		hello, err := s.acquire(ctx)
+		if err == nil {
+			if s.env != nil {
+				s.startPrimary(ctx)
+			} else {
+				s.log.Printf("another synapse serve (pid %d: %s) holds this vault; calls are forwarded to it over %s", hello.PID, hello.Holder, sockFile)
+			}
+			close(s.ready)
+			once.Do(func() { close(s.tried) })
+			s.mu.Unlock()
+			if waiting {
+				s.log.Printf("the store is free now")
+			}
+			return
+		}
+		s.mu.Unlock()
+		s.errMu.Lock()
+		s.openErr = err
+		s.errMu.Unlock()
+		once.Do(func() { close(s.tried) })
+		if !errors.Is(err, store.ErrLocked) {
+			if ctx.Err() == nil {
+				s.fatal <- err
+			}
+			return
+		}
+		if !waiting {
+			s.log.Printf("%s; calls answer unavailable until it is free", errs.Message(err))
+			waiting = true
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(lockPoll):
+		}
+	}
+}
+
+// waitReady waits for the first attempt to open the store (which polls a
+// held lock for lockWait); when the store is not open, it answers why.
+func (s *service) waitReady(ctx context.Context) error {
+	select {
+	case <-s.ready:
+		return nil
+	case <-s.tried:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	select {
+	case <-s.ready:
+		return nil
+	default:
+	}
+	s.errMu.Lock()
+	defer s.errMu.Unlock()
+	if s.openErr != nil {
+		return s.openErr
+	}
+	return errs.E(errs.Unavailable, "the vault's store is still being opened; try again shortly")
+}
+
+// acquire opens the store (s.env set) or finds a server that holds it (a
+// proxy: s.env stays nil; its hello is returned). The caller holds s.mu.
+func (s *service) acquire(ctx context.Context) (sockHello, error) {
+	deadline := time.Now().Add(lockWait)
+	var why error
+	for {
+		sc, err := dialServer(s.vault)
+		if err == nil {
+			sc.close()
+			return sc.hello, nil
+		}
+		if err != errNoServer {
+			why = err
+		}
+		// NoInitialScan: the watcher reconciles in the background, so a
+		// fresh big vault does not hold up the first calls (SPEC §3)
+		env, err := ops.OpenEnv(ctx, s.vault, ops.OpenOptions{Timeout: lockPoll, Holder: s.holder, NoInitialScan: true})
+		if err == nil {
+			s.env = env
+			return sockHello{}, nil
+		}
+		if !errors.Is(err, store.ErrLocked) || time.Now().After(deadline) || ctx.Err() != nil {
+			return sockHello{}, lockedBecause(err, why)
+		}
+	}
+}
+
+// startPrimary watches the vault and listens on the socket. The watcher
+// reconciles the store with the files in the background; calls answer
+// from the persisted index meanwhile, except on a vault never indexed
+// (indexed). The caller holds s.mu or owns s alone.
+func (s *service) startPrimary(ctx context.Context) {
+	env := s.env
+	var scanned bool
+	_ = env.Store.View(func(tx *store.Tx) error { _, scanned = tx.LastScan(); return nil })
+	env.Index.Progress = s.progress.set
+	// the watcher outlives ctx (cancelled at shutdown) until close: a
+	// rescan still in flight on the socket gets its answer
+	w, err := env.Index.Watch(context.WithoutCancel(ctx), index.WatchOptions{Reconcile: true, OnScan: s.onScan, OnWatchError: s.onWatchError})
+	if err != nil {
+		s.log.Printf("cannot watch the vault (%v); edits made by other programs are picked up by trigger_source_rescan", err)
+		if !scanned {
+			if _, err := env.Index.Scan(ctx, index.ScanOptions{}); err != nil {
+				s.log.Printf("start-up scan: %s", errDetail(err))
+			}
+		}
+	} else {
+		s.watcher = w
+		env.Rescan = w.Rescan
+		if !scanned {
+			s.indexed = make(chan struct{})
+			go func(ready <-chan struct{}, indexed chan struct{}) {
+				<-ready
+				close(indexed)
+			}(w.Ready(), s.indexed)
+		}
+	}
+	ss, err := s.listenSocket(s.vault)
+	if err != nil {
+		s.log.Printf("CLI verbs cannot reach this server: listen on %s: %v; they fail while it runs", sockFile, err)
+		return
+	}
+	s.sock = ss
+}
+
+// onScan logs what the watcher's scans found worth saying.
+func (s *service) onScan(kind string, rep *index.Report, err error) {
+	s.scans.Add(1)
+	switch {
+	case err != nil && !errors.Is(err, context.Canceled):
+		s.log.Printf("%s scan: %s", kind, errDetail(err))
+	case err == nil && kind == "reconcile":
+		watching := "watching for changes"
+		if n := s.unwatched.Load(); n > 0 {
+			watching = fmt.Sprintf("%d folders are not watched", n)
+		}
+		s.log.Printf("start-up scan: %d new, %d changed, %d deleted, %d unchanged in %d ms; %s",
+			rep.NewCount, rep.ChangedCount, rep.DeletedCount, rep.Unchanged, rep.DurationMS, watching)
+	}
+}
+
+// onWatchError logs the first folder that cannot be watched, and how
+// many more follow at the next start-up scan report.
+func (s *service) onWatchError(dir string, err error) {
+	if s.unwatched.Add(1) == 1 {
+		hint := ""
+		if errors.Is(err, syscall.ENOSPC) {
+			hint = " (the inotify watch limit is reached: raise fs.inotify.max_user_watches)"
+		}
+		rel, rerr := s.vault.Rel(dir)
+		if rerr != nil {
+			rel = dir
+		}
+		s.log.Printf("cannot watch %s: %v%s; edits in folders that are not watched are seen by trigger_source_rescan only", rel, err, hint)
+	}
+}
+
+// lookup finds an operation of this service by name.
+func (s *service) lookup(name string) *ops.Op {
+	for _, op := range s.ops {
+		if op.Name == name {
+			return op
+		}
+	}
+	return nil
+}
+
+// envFor returns the environment a transport dispatches with: only its
+// access matters (read-only refuses every write operation); call runs the
+// operation against the current store.
+func (s *service) envFor(readOnly bool) *ops.Env {
+	return &ops.Env{Vault: s.vault, ReadOnly: readOnly}
+}
+
+// close stops the socket and the watcher and closes the store once
+// in-flight writes are done.
 func (s *service) close() {
 	s.closeOnce.Do(func() {
+		s.mu.Lock()
+		s.closed = true
+		sock, w, env := s.sock, s.watcher, s.env
+		s.mu.Unlock()
+		s.bg.Wait()
+		if sock != nil {
+			ctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
+			sock.shutdown(ctx)
+			cancel()
+		}
+		if w != nil {
+			if err := w.Close(); err != nil {
+				s.log.Printf("close watcher: %v", err)
+			}
+		}
 		s.writeMu.Lock()
 		defer s.writeMu.Unlock()
-		if err := s.env.Close(); err != nil {
+		if err := env.Close(); err != nil {
 			s.log.Printf("close store: %v", err)
 		}
 	})
 }
 
-type requestedAtKey struct{}
-
-// call runs op for a transport: the one dispatch path of MCP and REST. The
-// read-only guard, strict decoding and clamping are op.Call's; call adds
-// write serialization and turns a panic into an internal error.
+// call runs op for a transport: the one dispatch path of MCP, REST and the
+// socket. The read-only guard, strict decoding and clamping are op.Call's;
+// call adds write serialization, waits for the first index of a new vault,
+// forwards when this service is a proxy and turns a panic into an internal
+// error.
 func (s *service) call(ctx context.Context, env *ops.Env, op *ops.Op, raw []byte) (out any, err error) {
 	if err := checkObject(raw); err != nil {
+		return nil, err
+	}
+	if err := op.Allowed(env); err != nil {
 		return nil, err
 	}
 	defer func() {
@@ -186,18 +446,183 @@ func (s *service) call(ctx context.Context, env *ops.Env, op *ops.Op, raw []byte
 			out, err = nil, errs.E(errs.Internal, "internal error in %s (logged by the server)", op.Name)
 		}
 	}()
+	if err := s.waitReady(ctx); err != nil {
+		return nil, err
+	}
+	s.mu.RLock()
+	primary, indexed := s.env, s.indexed
+	s.mu.RUnlock()
+	if primary == nil {
+		return s.forward(ctx, env, op, raw)
+	}
+	work := *primary
+	work.ReadOnly = env.ReadOnly
+	if !op.Scans {
+		if err := s.waitIndexed(ctx, indexed); err != nil {
+			return nil, err
+		}
+		// nothing answers from an index a reindex has emptied
+		if err := s.waitRebuilt(ctx); err != nil {
+			return nil, err
+		}
+		defer s.rebuild.RUnlock()
+	} else if op.Access == ops.Write && !env.ReadOnly && !coalescing(op) {
+		s.rebuild.Lock()
+		defer s.rebuild.Unlock()
+	}
 	if op.Access == ops.Write && !env.ReadOnly {
 		// a write that has started runs to completion: neither a client
 		// that goes away nor a shutdown signal cuts it short
-		ctx = context.WithValue(context.WithoutCancel(ctx), requestedAtKey{}, time.Now())
-		s.writeMu.Lock()
-		defer s.writeMu.Unlock()
+		ctx = context.WithoutCancel(ctx)
+		if !coalescing(op) {
+			s.writeMu.Lock()
+			defer s.writeMu.Unlock()
+		}
 	}
-	out, err = op.Call(ctx, env, raw)
+	out, err = op.Call(ctx, &work, raw)
 	if err != nil && errs.CodeOf(err) == errs.Internal {
 		s.log.Printf("%s: %v", op.Name, errDetail(err))
 	}
 	return out, err
+}
+
+// waitRebuilt read-locks rebuild, waiting for a reindex in progress for
+// up to lockWait (as a verb alone waits for the lock a reindex holds);
+// then it answers unavailable.
+func (s *service) waitRebuilt(ctx context.Context) error {
+	deadline := time.Now().Add(lockWait)
+	for !s.rebuild.TryRLock() {
+		if time.Now().After(deadline) {
+			return errs.E(errs.Unavailable, "the index is being rebuilt (reindex); try again when it is done")
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	return nil
+}
+
+// coalescing tells an operation that only asks the watcher for an
+// incremental scan (trigger_source_rescan: a scan, additive, idempotent).
+// It runs beside writes (the indexer serializes scans) so that concurrent
+// requests share one scan instead of queueing behind each other and every
+// write. A full reindex, which drops the index first, is no such scan: it
+// holds writes off until it is done.
+func coalescing(op *ops.Op) bool { return op.Scans && op.Additive && op.Idempotent }
+
+// waitIndexed waits until the store holds a completed scan. Only a vault
+// never indexed before waits: otherwise calls answer from the persisted
+// index while the start-up reconciliation runs (SPEC §3).
+func (s *service) waitIndexed(ctx context.Context, indexed <-chan struct{}) error {
+	select {
+	case <-indexed:
+		return nil
+	default:
+	}
+	var timeout <-chan time.Time
+	if patient, _ := ctx.Value(patientKey{}).(bool); !patient {
+		t := time.NewTimer(firstIndexWait)
+		defer t.Stop()
+		timeout = t.C
+	}
+	select {
+	case <-indexed:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-timeout:
+		p, _ := s.progress.get()
+		where := ""
+		if p.Total > 0 {
+			where = fmt.Sprintf(" (%s: %d of %d files)", p.Phase, p.Done, p.Total)
+		}
+		return errs.E(errs.Unavailable, "this vault is being indexed for the first time%s; try again shortly", where)
+	}
+}
+
+// forward hands a call to the server that holds the vault. When none
+// answers any more, this service takes the store over (promote) and runs
+// the call itself.
+func (s *service) forward(ctx context.Context, env *ops.Env, op *ops.Op, raw []byte) (any, error) {
+	for attempt := 0; ; attempt++ {
+		sc, err := dialServer(s.vault)
+		if err == nil {
+			// this process's environment, as if it ran the call itself
+			r, err := sc.call(ctx, sockRequest{Op: op.Name, Input: raw, Environ: os.Environ()}, nil)
+			sc.close()
+			switch {
+			case err == nil:
+				return json.RawMessage(r.Result), nil
+			case errors.Is(err, errServerGone) && op.Access == ops.Write:
+				return nil, errs.Wrap(errs.Unavailable, err, "the server holding the vault stopped while running %s; it may or may not have taken effect", op.Name)
+			case !errors.Is(err, errServerRetry) && !errors.Is(err, errServerGone):
+				return nil, err
+			}
+		}
+		if attempt > 0 && ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		if err := s.promote(); err != nil {
+			return nil, err
+		}
+		s.mu.RLock()
+		primary := s.env
+		s.mu.RUnlock()
+		if primary != nil {
+			return s.call(ctx, env, op, raw)
+		}
+		if attempt >= 3 {
+			return nil, errs.E(errs.Unavailable, "the server holding this vault does not answer on %s", sockFile)
+		}
+	}
+}
+
+// promote makes a proxy the primary when the store has become free (its
+// server stopped), or leaves it a proxy of whichever server holds it now.
+func (s *service) promote() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.env != nil {
+		return nil
+	}
+	if s.closed {
+		return errs.E(errs.Unavailable, "the server is stopping")
+	}
+	ctx := s.runCtx
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	if _, err := s.acquire(ctx); err != nil {
+		return err
+	}
+	if s.env != nil {
+		s.log.Printf("the server that held the vault has stopped; this one holds it now")
+		s.startPrimary(ctx)
+	}
+	return nil
+}
+
+// scanProgress keeps the latest progress of this process's scans, for the
+// socket's progress lines and the first-index message.
+type scanProgress struct {
+	mu  sync.Mutex
+	p   sockProgress
+	seq uint64
+}
+
+func (sp *scanProgress) set(phase string, done, total int) {
+	sp.mu.Lock()
+	sp.p = sockProgress{Phase: phase, Done: done, Total: total}
+	sp.seq++
+	sp.mu.Unlock()
+}
+
+func (sp *scanProgress) get() (sockProgress, uint64) {
+	sp.mu.Lock()
+	defer sp.mu.Unlock()
+	return sp.p, sp.seq
 }
 
 // errDetail is the full error chain, for the server log only.
@@ -237,38 +662,6 @@ func jsonKindOf(v any) string {
 	return "this value"
 }
 
-// rescan is Env.Rescan in serve. It runs with writeMu held (call holds it
-// for write operations); a request that arrived before the last scan began
-// is answered by that scan, so bursts of requests coalesce.
-func (s *service) rescan(ctx context.Context) (*index.Report, error) {
-	if at, ok := ctx.Value(requestedAtKey{}).(time.Time); ok && s.lastScan.report != nil && s.lastScan.started.After(at) {
-		return s.lastScan.report, nil
-	}
-	started := time.Now()
-	rep, err := s.env.Index.Scan(ctx, index.ScanOptions{})
-	if err == nil {
-		s.lastScan.started, s.lastScan.report = started, rep
-	}
-	return rep, err
-}
-
-// reconcile brings the index up to date with the files in the background
-// while the transports already answer from the persisted index (SPEC §3).
-func (s *service) reconcile(ctx context.Context) {
-	s.writeMu.Lock()
-	defer s.writeMu.Unlock()
-	if ctx.Err() != nil {
-		return
-	}
-	rep, err := s.rescan(ctx)
-	switch {
-	case err != nil && ctx.Err() == nil:
-		s.log.Printf("start-up scan: %s", errDetail(err))
-	case err == nil && rep.NewCount+rep.ChangedCount+rep.DeletedCount > 0:
-		s.log.Printf("start-up scan: %d new, %d changed, %d deleted in %d ms", rep.NewCount, rep.ChangedCount, rep.DeletedCount, rep.DurationMS)
-	}
-}
-
 // run serves the configured transports until ctx is cancelled (SIGINT,
 // SIGTERM), the stdio client closes its input, or a transport fails; then
 // it shuts everything down, letting in-flight requests finish.
@@ -284,6 +677,15 @@ func (s *service) run(ctx context.Context, cfg serveConfig, token string, stdin 
 			return err
 		}
 	}
+	s.mu.Lock()
+	s.runCtx = ctx
+	if s.env != nil {
+		s.startPrimary(ctx)
+	} else {
+		s.bg.Add(1)
+		go s.open(ctx)
+	}
+	s.mu.Unlock()
 	errc := make(chan error, 2)
 	var wg sync.WaitGroup
 	var hs *httpServer
@@ -315,12 +717,12 @@ func (s *service) run(ctx context.Context, cfg serveConfig, token string, stdin 
 		}()
 		s.log.Printf("serving MCP on stdio (all tools)")
 	}
-	go s.reconcile(ctx)
 
 	select {
 	case <-ctx.Done():
 		s.log.Printf("shutting down")
 	case err = <-errc:
+	case err = <-s.fatal:
 	}
 	cancel()
 	if hs != nil {

@@ -610,24 +610,3 @@ func BenchmarkServe_GetPage(b *testing.B) {
 		}
 	})
 }
-
-// A rescan request that arrived before the last scan started is answered by
-// that scan; a later one scans again.
-func TestServe_RescanCoalesces(t *testing.T) {
-	s, _ := newTestService(t, ops.Table())
-	s.writeMu.Lock()
-	defer s.writeMu.Unlock()
-	early := context.WithValue(context.Background(), requestedAtKey{}, time.Now())
-	first, err := s.rescan(context.WithValue(context.Background(), requestedAtKey{}, time.Now()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	shared, err := s.rescan(early)
-	if err != nil || shared != first {
-		t.Errorf("a request older than the last scan got a new scan (%v)", err)
-	}
-	later, err := s.rescan(context.WithValue(context.Background(), requestedAtKey{}, time.Now()))
-	if err != nil || later == first {
-		t.Errorf("a request newer than the last scan reused it (%v)", err)
-	}
-}

@@ -31,7 +31,7 @@ func TestMain(m *testing.M) {
 //	jsonids FILE OUT           write the ids of FILE's `.items[]` to OUT, one a line
 //	mtime FILE RFC3339         set a file's modification time (source states compare mtimes)
 //	waitfile FILE              wait (up to 20 s) until FILE exists
-
+//	[!] eventually CMD ARGS... run CMD until it succeeds (with !: until it fails), up to 20 s
 func TestScript(t *testing.T) {
 	testscript.Run(t, scriptParams(t))
 }
@@ -50,6 +50,22 @@ func scriptParams(t *testing.T) testscript.Params {
 }
 
 var scriptCmds = map[string]func(ts *testscript.TestScript, neg bool, args []string){
+	"eventually": func(ts *testscript.TestScript, neg bool, args []string) {
+		if len(args) < 1 {
+			ts.Fatalf("usage: [!] eventually CMD ARGS...")
+		}
+		deadline := time.Now().Add(20 * time.Second)
+		for {
+			err := ts.Exec(args[0], args[1:]...)
+			if (err == nil) != neg {
+				return
+			}
+			if time.Now().After(deadline) {
+				ts.Fatalf("%s did not %s within 20 s (last: %v)", args[0], map[bool]string{false: "succeed", true: "fail"}[neg], err)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	},
 	"waitfile": func(ts *testscript.TestScript, neg bool, args []string) {
 		if len(args) != 1 {
 			ts.Fatalf("usage: waitfile FILE")

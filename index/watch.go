@@ -29,6 +29,10 @@ type WatchOptions struct {
 	Reconcile bool
 	// OnScan observes every scan the watcher runs (for logs); may be nil.
 	OnScan func(kind string, rep *Report, err error)
+	// OnWatchError is told about each folder that cannot be watched (for
+	// logs; the usual cause is inotify's fs.inotify.max_user_watches).
+	// Edits there are then seen by rescans only. May be nil.
+	OnWatchError func(dir string, err error)
 }
 
 // Watcher watches wiki/ and raw/sources/ recursively (editor rename-saves,
@@ -124,7 +128,9 @@ func (w *Watcher) addTree(dir string) {
 		w.dirs[p] = true
 		w.mu.Unlock()
 		if !seen {
-			_ = w.fsw.Add(p)
+			if err := w.fsw.Add(p); err != nil && w.opt.OnWatchError != nil {
+				w.opt.OnWatchError(p, err)
+			}
 		}
 		return nil
 	})

@@ -122,3 +122,29 @@ func TestWatch_RescanRequestsCoalesce(t *testing.T) {
 		t.Errorf("20 concurrent requests ran %d scans; want them coalesced", n)
 	}
 }
+
+// A folder that cannot be watched is reported, not skipped in silence.
+func TestWatch_ReportsFoldersItCannotWatch(t *testing.T) {
+	v := testvault.New(t)
+	ix := openIndexer(t, v)
+	var mu sync.Mutex
+	var failed []string
+	w, err := ix.Watch(context.Background(), WatchOptions{OnWatchError: func(dir string, err error) {
+		mu.Lock()
+		failed = append(failed, dir)
+		mu.Unlock()
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	<-w.Ready()
+	w.fsw.Close() // every Add fails from now on
+	os.MkdirAll(v.Abs("wiki/unwatchable/below"), 0o755)
+	w.addTree(v.Abs("wiki/unwatchable"))
+	mu.Lock()
+	defer mu.Unlock()
+	if len(failed) != 2 || failed[0] != v.Abs("wiki/unwatchable") {
+		t.Fatalf("reported %q", failed)
+	}
+}

@@ -542,7 +542,7 @@ func resolveWithEffect(ctx context.Context, e *Env, id, act string) (*ResolveRev
 		}
 		hold := claimForCreate
 		if act == ActionDeepResearch {
-			if research, err = researchFromEnv(); err != nil {
+			if research, err = researchFromEnv(ctx); err != nil {
 				return err
 			}
 			hold = research.timeout + time.Minute

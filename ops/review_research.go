@@ -35,19 +35,49 @@ const (
 	maxResearchStderr = 2 << 10
 )
 
+type environKey struct{}
+
+// WithEnviron makes environ (KEY=value entries, as os.Environ returns) the
+// environment the research command is configured from and runs in, instead
+// of this process's: a CLI verb handed to a running server carries its
+// caller's environment, so `SYNAPSE_RESEARCH_CMD=… synapse review resolve ID
+// --action deep-research` behaves the same with or without a server.
+func WithEnviron(ctx context.Context, environ []string) context.Context {
+	return context.WithValue(ctx, environKey{}, environ)
+}
+
+// environ is the environment of the caller: WithEnviron's, else this
+// process's.
+func environ(ctx context.Context) []string {
+	if env, ok := ctx.Value(environKey{}).([]string); ok {
+		return env
+	}
+	return os.Environ()
+}
+
+func getenv(ctx context.Context, key string) string {
+	v := ""
+	for _, kv := range environ(ctx) {
+		if k, val, ok := strings.Cut(kv, "="); ok && k == key {
+			v = val // the last entry wins, as in exec
+		}
+	}
+	return v
+}
+
 type researchConfig struct {
 	cmd     string
 	timeout time.Duration
 }
 
-// researchFromEnv reads the configuration: unavailable without a command,
-// invalid with a malformed timeout.
-func researchFromEnv() (researchConfig, error) {
-	c := researchConfig{cmd: strings.TrimSpace(os.Getenv(ResearchCmdEnv)), timeout: DefaultResearchTimeout}
+// researchFromEnv reads the configuration from the caller's environment:
+// unavailable without a command, invalid with a malformed timeout.
+func researchFromEnv(ctx context.Context) (researchConfig, error) {
+	c := researchConfig{cmd: strings.TrimSpace(getenv(ctx, ResearchCmdEnv)), timeout: DefaultResearchTimeout}
 	if c.cmd == "" {
 		return c, errs.E(errs.Unavailable, "deep-research needs a research command: set %s (run with `sh -c`, the item as JSON on stdin; its output is recorded on the item)", ResearchCmdEnv)
 	}
-	if v := strings.TrimSpace(os.Getenv(ResearchTimeoutEnv)); v != "" {
+	if v := strings.TrimSpace(getenv(ctx, ResearchTimeoutEnv)); v != "" {
 		d, err := time.ParseDuration(v)
 		if err != nil || d <= 0 {
 			return c, errs.E(errs.Invalid, "%s=%q is not a positive duration (e.g. 90s, 5m)", ResearchTimeoutEnv, v)
@@ -96,7 +126,7 @@ func runResearch(ctx context.Context, e *Env, c researchConfig, item ReviewItem)
 	defer cancel()
 	cmd := exec.CommandContext(rctx, "/bin/sh", "-c", c.cmd)
 	cmd.Dir = e.Vault.Root
-	cmd.Env = append(os.Environ(), "SYNAPSE_VAULT="+e.Vault.Root, "SYNAPSE_REVIEW_ID="+item.ID)
+	cmd.Env = append(environ(ctx), "SYNAPSE_VAULT="+e.Vault.Root, "SYNAPSE_REVIEW_ID="+item.ID)
 	cmd.Stdin = bytes.NewReader(input)
 	stdout := &capWriter{max: MaxResearchOutput}
 	stderr := &capWriter{max: maxResearchStderr, tail: true}

@@ -76,8 +76,8 @@ type Op struct {
 	// never-scanned store.
 	Scans bool
 	// Local marks CLI verbs that must run in the calling process even when
-	// a server holds the store (none today; reserved for verbs that read
-	// the caller's stdin or files).
+	// a server holds the store (none today: input read from the caller's
+	// stdin or files travels in the operation's JSON to the server).
 	Local bool
 	// RESTStatus overrides the HTTP status of an error code on this op's
 	// routes, e.g. {errs.TooLarge: 422} for a row whose over-cap rejection

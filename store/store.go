@@ -157,13 +157,18 @@ func Open(path string, opts Options) (*Store, error) {
 	return s, nil
 }
 
+// ErrLocked is the cause of the unavailable error Open returns when another
+// process holds the store's lock past the timeout (errors.Is finds it), so
+// a caller can tell a busy store from a broken one and try again.
+var ErrLocked = errors.New("store locked by another process")
+
 // lockedError names the process holding the lock, when it is known.
 func lockedError(path string) error {
 	if h, ok := ReadHolder(path); ok && processAlive(h.PID) {
-		return errs.E(errs.Unavailable, "the vault's store is held by pid %d (%s, since %s); stop it or wait for it to finish",
+		return errs.Wrap(errs.Unavailable, ErrLocked, "the vault's store is held by pid %d (%s, since %s); stop it or wait for it to finish",
 			h.PID, h.Command, h.Since.Local().Format(time.DateTime))
 	}
-	return errs.E(errs.Unavailable, "the vault's store (%s) is locked by another synapse process; stop it or wait for it to finish", path)
+	return errs.Wrap(errs.Unavailable, ErrLocked, "the vault's store (%s) is locked by another synapse process; stop it or wait for it to finish", path)
 }
 
 // Path returns the file path of the store.
