@@ -322,7 +322,7 @@ func renderBlock(file, name string, cmds []docCmd) (string, error) {
 			}
 			same := "—"
 			if op.CLI != "" {
-				same = "`synapse " + op.CLI + " --json`"
+				same = "`synapse " + op.CLI + "`"
 			}
 			fmt.Fprintf(&b, "| `%s` | %s | %s |\n", mcpSignature(op), op.Access, same)
 		}
