@@ -326,6 +326,15 @@ func renderBlock(file, name string, cmds []docCmd) (string, error) {
 			}
 			fmt.Fprintf(&b, "| `%s` | %s | %s |\n", mcpSignature(op), op.Access, same)
 		}
+		var cliOnly []string
+		for _, d := range cmds {
+			if d.Op != nil && d.Op.MCP == "" {
+				cliOnly = append(cliOnly, "`synapse "+d.Path+"`")
+			}
+		}
+		if len(cliOnly) > 0 {
+			fmt.Fprintf(&b, "\nNo tool, CLI only: %s.\n", strings.Join(cliOnly, ", "))
+		}
 	case "skill/SKILL.md:commands":
 		for _, d := range cmds {
 			fmt.Fprintf(&b, "#### `%s`\n\n%s.", d.Synopsis, d.Summary)
