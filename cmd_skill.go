@@ -60,44 +60,44 @@ type SkillInstallOut struct {
 }
 
 func init() {
-	extraCommands = append(extraCommands, &cli.Command{
-		Name:  "skill",
-		Usage: "the agent skill: print it or install it where agents look",
-		Subcommands: []*cli.Command{
-			{
-				Name:         "print",
-				Usage:        "print the agent skill (SKILL.md)",
-				UsageText:    "synapse skill print",
-				Description:  "Prints the SKILL.md embedded in this binary, byte for byte.",
-				OnUsageError: usageError,
-				Action: func(c *cli.Context) error {
-					if c.NArg() > 0 {
-						return errs.E(errs.Invalid, "unexpected argument %q (usage: synapse skill print)", c.Args().First())
-					}
-					_, err := c.App.Writer.Write(skillMD)
-					return err
-				},
-			},
-			{
-				Name:      "install",
-				Usage:     "write the agent skill to an agent's skill folder",
-				UsageText: "synapse skill install [--agent claude-code|codex|agents | --dir DIR] [--force]",
-				Description: "Writes SKILL.md into the skill folder DIR (created if needed). The default is\n" +
-					"Claude Code's ~/.claude/skills/synapse/. --agent codex writes $CODEX_HOME/skills/synapse/\n" +
-					"(~/.codex/skills/synapse/), --agent agents the shared ~/.agents/skills/synapse/ that Codex,\n" +
-					"Cursor, Gemini CLI and others read. Running it again is harmless. A SKILL.md that differs\n" +
-					"(an older version or local edits) is replaced only with --force.",
-				Flags: []cli.Flag{
-					&cli.StringFlag{Name: "dir", Usage: "the skill folder to write SKILL.md into"},
-					&cli.StringFlag{Name: "agent", Usage: "install where this agent looks: " + skillAgentNames(), DefaultText: "claude-code"},
-					&cli.BoolFlag{Name: "force", Usage: "replace a SKILL.md that differs from this synapse's skill"},
-					&cli.BoolFlag{Name: "json", Usage: "print the result as JSON"},
-				},
-				OnUsageError: usageError,
-				Action:       skillInstall,
+	// a group like those built from the table: an unknown subcommand is a
+	// usage error (exit 2)
+	group := groupCommand("skill")
+	group.Subcommands = []*cli.Command{
+		{
+			Name:         "print",
+			Usage:        "print the agent skill (SKILL.md)",
+			UsageText:    "synapse skill print",
+			Description:  "Prints the SKILL.md embedded in this binary, byte for byte.",
+			OnUsageError: usageError,
+			Action: func(c *cli.Context) error {
+				if c.NArg() > 0 {
+					return errs.E(errs.Invalid, "unexpected argument %q (usage: synapse skill print)", c.Args().First())
+				}
+				_, err := c.App.Writer.Write(skillMD)
+				return err
 			},
 		},
-	})
+		{
+			Name:      "install",
+			Usage:     "write the agent skill to an agent's skill folder",
+			UsageText: "synapse skill install [--agent claude-code|codex|agents | --dir DIR] [--force]",
+			Description: "Writes SKILL.md into the skill folder DIR (created if needed). The default is\n" +
+				"Claude Code's ~/.claude/skills/synapse/. --agent codex writes $CODEX_HOME/skills/synapse/\n" +
+				"(~/.codex/skills/synapse/), --agent agents the shared ~/.agents/skills/synapse/ that Codex,\n" +
+				"Cursor, Gemini CLI and others read. Running it again is harmless. A SKILL.md that differs\n" +
+				"(an older version or local edits) is replaced only with --force.",
+			Flags: []cli.Flag{
+				&cli.StringFlag{Name: "dir", Usage: "the skill folder to write SKILL.md into"},
+				&cli.StringFlag{Name: "agent", Usage: "install where this agent looks: " + skillAgentNames(), DefaultText: "claude-code"},
+				&cli.BoolFlag{Name: "force", Usage: "replace a SKILL.md that differs from this synapse's skill"},
+				&cli.BoolFlag{Name: "json", Usage: "print the result as JSON"},
+			},
+			OnUsageError: usageError,
+			Action:       skillInstall,
+		},
+	}
+	extraCommands = append(extraCommands, group)
 }
 
 func skillInstall(c *cli.Context) error {
