@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/synapse-wiki/synapse/errs"
 	"github.com/synapse-wiki/synapse/ops"
@@ -279,6 +280,19 @@ func readContent(c *cli.Context) (string, bool, error) {
 	data, err := io.ReadAll(io.LimitReader(r, maxStdin))
 	if err != nil {
 		return "", false, errs.Wrap(errs.Invalid, err, "read content: %v", err)
+	}
+	// checked here: the JSON encoding below would turn bad bytes into U+FFFD
+	// (content over the cap is refused as too large by the operation)
+	if len(data) < maxStdin && !utf8.Valid(data) {
+		off := 0
+		for off < len(data) {
+			r, n := utf8.DecodeRune(data[off:])
+			if r == utf8.RuneError && n <= 1 {
+				break
+			}
+			off += n
+		}
+		return "", false, errs.E(errs.Invalid, "content is not valid UTF-8 (bad byte at offset %d)", off)
 	}
 	return string(data), true, nil
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"os"
@@ -9,15 +8,11 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
-	"github.com/synapse-wiki/synapse/errs"
 	"github.com/synapse-wiki/synapse/internal/testvault"
-	"github.com/synapse-wiki/synapse/ops"
-	"github.com/synapse-wiki/synapse/vault"
 )
 
 // TestMain lets testscript run the synapse binary in-process.
@@ -36,8 +31,7 @@ func TestMain(m *testing.M) {
 //	jsonids FILE OUT           write the ids of FILE's `.items[]` to OUT, one a line
 //	mtime FILE RFC3339         set a file's modification time (source states compare mtimes)
 //	waitfile FILE              wait (up to 20 s) until FILE exists
-//
-// Condition [writepage] holds when write_page is implemented.
+
 func TestScript(t *testing.T) {
 	testscript.Run(t, scriptParams(t))
 }
@@ -50,12 +44,6 @@ func scriptParams(t *testing.T) testscript.Params {
 			env.Setenv("SYNAPSE_VAULT", "")
 			env.Setenv("SYNAPSE_TOKEN", "")
 			return nil
-		},
-		Condition: func(cond string) (bool, error) {
-			if cond == "writepage" {
-				return writePageImplemented(t), nil
-			}
-			return false, errors.New("unknown condition " + cond)
 		},
 		Cmds: scriptCmds,
 	}
@@ -131,27 +119,4 @@ var scriptCmds = map[string]func(ts *testscript.TestScript, neg bool, args []str
 		}
 		ts.Check(os.WriteFile(ts.MkAbs(args[1]), []byte(b.String()), 0o644))
 	},
-}
-
-var (
-	writePageOnce sync.Once
-	writePageOK   bool
-)
-
-// writePageImplemented probes ops.WritePage on a scratch vault.
-func writePageImplemented(t *testing.T) bool {
-	writePageOnce.Do(func() {
-		v, _, err := vault.Init(filepath.Join(t.TempDir(), "probe"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		e, err := ops.OpenEnv(context.Background(), v, ops.OpenOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer e.Close()
-		_, err = ops.WritePage(context.Background(), e, &ops.WritePageIn{Title: "Probe", Content: "probe"})
-		writePageOK = !(errs.Is(err, errs.Unavailable) && strings.Contains(errs.Message(err), "not implemented"))
-	})
-	return writePageOK
 }

@@ -33,7 +33,9 @@ type updater struct {
 	// buffered dangling counts, written sorted by flushLinkCounts
 	dangling    map[danglingKey]int
 	danglingRaw map[danglingKey]string
-	applied     bool // a page was applied or removed in this transaction
+	// danglingBySeg indexes the buffered dangling keys by last segment
+	danglingBySeg map[string][]danglingKey
+	applied       bool // a page was applied or removed in this transaction
 	// bulk: every page of the store is being applied afresh (a full
 	// reindex) and marks its own links dirty, so re-resolving the linkers
 	// of each new page is redundant
@@ -49,7 +51,8 @@ func newUpdater(tx *store.Tx) *updater {
 	u := &updater{tx: tx, reserved: map[uint32]bool{},
 		adjCache: map[uint32]*store.AdjRec{}, adjDirty: map[uint32]bool{},
 		linksDirty: map[uint32]bool{}, graphDirty: map[uint32]bool{},
-		dangling: map[danglingKey]int{}, danglingRaw: map[danglingKey]string{}}
+		dangling: map[danglingKey]int{}, danglingRaw: map[danglingKey]string{},
+		danglingBySeg: map[string][]danglingKey{}}
 	for _, p := range []string{vault.IndexPage, vault.LogPage, vault.OverviewPage} {
 		if d := tx.DocByPath(p); d != 0 {
 			u.reserved[d] = true
@@ -106,13 +109,20 @@ func (u *updater) applyPage(c pageChange) error {
 			rec.SourceKeys = append(rec.SourceKeys, k)
 		}
 	}
-	rec.Links = linkRecs(c.parsed.Links)
-	rec.LinksPending = !reserved
+	if reserved {
+		// the reserved top files (index.md links every page) keep no links
+		// or tags: they are not part of the graph, backlinks, lists or
+		// lint, and get_page reads their links from the file
+		rec.Tags = nil
+	} else {
+		rec.Links = linkRecs(c.parsed.Links)
+	}
+	// In a bulk (full) scan the other pages' names are not all present yet:
+	// links stay pending until the links drain. Otherwise they are resolved
+	// now, and only the difference to the old links touches the graph.
+	rec.LinksPending = !reserved && u.bulk
 	if old != nil {
 		rec.Doc, rec.ID = old.Doc, old.ID
-		if err := u.applyContrib(doc, linkContrib(old, u.isReserved), -1); err != nil {
-			return err
-		}
 	} else {
 		var err error
 		if rec.Doc, rec.ID, err = tx.NewPage(c.path); err != nil {
@@ -136,8 +146,12 @@ func (u *updater) applyPage(c pageChange) error {
 		return err
 	}
 	if !reserved {
-		u.markLinks(rec.Doc)
 		if err := u.putNode(rec, old); err != nil {
+			return err
+		}
+		if rec.LinksPending {
+			u.markLinks(rec.Doc)
+		} else if err := u.resolveApplied(rec, old); err != nil {
 			return err
 		}
 		u.indexed = append(u.indexed, IndexedPage{Doc: rec.Doc, Rec: rec, Parsed: c.parsed})
@@ -146,6 +160,47 @@ func (u *updater) applyPage(c pageChange) error {
 		return u.markLinkers(rec)
 	}
 	return nil
+}
+
+// linkSig identifies links that resolve alike from the same page.
+type linkSig struct {
+	key      string
+	markdown bool
+}
+
+// resolveApplied resolves the links of a page just stored (its names are
+// indexed, so self-links resolve) and applies only the difference between
+// its old and new link effects: an edit that keeps its links leaves the
+// graph alone. Links whose key the old version also had keep their
+// resolution, which markLinkers keeps current whenever names change.
+func (u *updater) resolveApplied(rec, old *store.PageRec) error {
+	var prev map[linkSig]store.LinkRec
+	oldC := contrib{}
+	if old != nil && !old.LinksPending && !old.Reserved {
+		oldC = linkContrib(old, u.isReserved)
+		if old.Path == rec.Path {
+			prev = make(map[linkSig]store.LinkRec, len(old.Links))
+			for _, l := range old.Links {
+				prev[linkSig{l.Key, l.Markdown}] = l
+			}
+		}
+	}
+	for i := range rec.Links {
+		l := &rec.Links[i]
+		if p, ok := prev[linkSig{l.Key, l.Markdown}]; ok && p.To != rec.Doc {
+			l.To, l.Ambiguous = p.To, p.Ambiguous
+			continue
+		}
+		r := Resolve(u.tx, l.Key, rec.Path, l.Markdown)
+		l.To = r.Doc
+		if r.Candidates > 1 {
+			l.Ambiguous = r.Candidates
+		}
+	}
+	if err := u.applyContrib(rec.Doc, diffContrib(linkContrib(rec, u.isReserved), oldC), +1); err != nil {
+		return err
+	}
+	return u.tx.PutPageLinks(rec)
 }
 
 // markLinkers queues for re-resolution every page whose links could
@@ -173,13 +228,29 @@ func (u *updater) markLinkers(r *store.PageRec) error {
 					continue
 				}
 				seenDoc[c.Doc] = true
-				for _, b := range u.tx.Backlinks(c.Doc) {
-					u.markLinks(b.Src)
+				// the node as this transaction left it: links resolved
+				// earlier in the same transaction count too
+				a, err := u.adj(c.Doc)
+				if err != nil {
+					return err
+				}
+				if a != nil {
+					for _, e := range a.Edges {
+						if e.In > 0 {
+							u.markLinks(e.To)
+						}
+					}
 				}
 			}
 		}
-		for _, d := range u.tx.DanglingBySegment(store.LastSegment(f)) {
+		seg := store.LastSegment(f)
+		for _, d := range u.tx.DanglingBySegment(seg) {
 			u.markLinks(d)
+		}
+		for _, k := range u.danglingBySeg[seg] {
+			if u.dangling[k] > 0 {
+				u.markLinks(k.src) // unresolved links added in this transaction
+			}
 		}
 	}
 	return nil
@@ -242,6 +313,33 @@ func (u *updater) finish(ix PageIndexer) error {
 }
 
 func (u *updater) markLinks(doc uint32) { u.linksDirty[doc] = true }
+
+// smallSettle bounds the link resolutions and graph nodes that a scan's
+// batch transaction settles itself; larger sets are drained by settle in
+// bounded transactions of their own.
+const smallSettle = 500
+
+// settleSmall drains the links and graph work of this transaction when it
+// is small, so a single page change commits once.
+func (u *updater) settleSmall() error {
+	if err := flushMarks(u.linksDirty, u.tx.MarkLinksDirty); err != nil {
+		return err
+	}
+	if n := len(u.tx.LinksDirty(smallSettle + 1)); n > 0 && n <= smallSettle {
+		if _, err := u.drainLinks(0); err != nil {
+			return err
+		}
+	}
+	if err := flushMarks(u.graphDirty, u.tx.MarkGraphDirty); err != nil {
+		return err
+	}
+	if n := len(u.tx.GraphDirty(smallSettle + 1)); n > 0 && n <= smallSettle {
+		if _, err := u.drainGraph(0); err != nil {
+			return err
+		}
+	}
+	return nil
+}
 func (u *updater) markGraph(doc uint32) { u.graphDirty[doc] = true }
 
 // flushMarks writes a set of doc marks in key order and empties it.

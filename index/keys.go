@@ -87,6 +87,11 @@ func sameNames(a, b *store.PageRec) bool {
 	return a.Path == b.Path
 }
 
+// LinkRecs converts parsed links into stored ones (unresolved), keeping
+// only page links, exactly as the scanner stores them (write_page uses it
+// for the index.md it generates).
+func LinkRecs(ls []markdown.Link) []store.LinkRec { return linkRecs(ls) }
+
 // linkRecs converts parsed links into stored ones (unresolved), keeping
 // only page links.
 func linkRecs(ls []markdown.Link) []store.LinkRec {

@@ -138,8 +138,12 @@ func linkContrib(src *store.PageRec, isReserved func(uint32) bool) contrib {
 func (u *updater) applyContrib(src uint32, c contrib, sign int) error {
 	for k, n := range c.dangling {
 		dk := danglingKey{key: k, src: src}
+		if _, ok := u.dangling[dk]; !ok && sign*n > 0 {
+			seg := store.LastSegment(k)
+			u.danglingBySeg[seg] = append(u.danglingBySeg[seg], dk)
+		}
 		u.dangling[dk] += sign * n
-		if _, ok := u.danglingRaw[dk]; !ok {
+		if _, ok := u.danglingRaw[dk]; !ok && c.raw[k] != "" {
 			u.danglingRaw[dk] = c.raw[k]
 		}
 	}
@@ -177,7 +181,38 @@ func (u *updater) flushLinkCounts() error {
 	}
 	clear(u.dangling)
 	clear(u.danglingRaw)
+	clear(u.danglingBySeg)
 	return nil
+}
+
+// diffContrib returns a − b, keeping the written forms of a's dangling
+// targets (applied with sign +1, negative counts remove).
+func diffContrib(a, b contrib) contrib {
+	d := contrib{to: map[uint32]int{}, dangling: map[string]int{}, raw: map[string]string{}}
+	for k, n := range a.to {
+		d.to[k] += n
+	}
+	for k, n := range b.to {
+		d.to[k] -= n
+	}
+	for k, n := range a.dangling {
+		d.dangling[k] += n
+		d.raw[k] = a.raw[k]
+	}
+	for k, n := range b.dangling {
+		d.dangling[k] -= n
+	}
+	for k, n := range d.to {
+		if n == 0 {
+			delete(d.to, k)
+		}
+	}
+	for k, n := range d.dangling {
+		if n == 0 {
+			delete(d.dangling, k)
+		}
+	}
+	return d
 }
 
 // drainLinks resolves the links of up to max pages in links_dirty (all

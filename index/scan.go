@@ -278,6 +278,13 @@ func (ix *Indexer) Scan(ctx context.Context, opts ScanOptions) (*Report, error) 
 					return err
 				}
 			}
+			if !opts.Full {
+				// a small change settles in the same transaction: one
+				// commit for a page write or an editor's save
+				if err := u.settleSmall(); err != nil {
+					return err
+				}
+			}
 			return u.finish(ix.Pages)
 		})
 		if err != nil {
@@ -308,7 +315,12 @@ func (ix *Indexer) Settle(ctx context.Context) error {
 }
 
 func (ix *Indexer) settle(ctx context.Context) error {
-	for more := true; more; {
+	pending := func() bool {
+		n := 0
+		_ = ix.Store.View(func(tx *store.Tx) error { n = len(tx.LinksDirty(1)); return nil })
+		return n > 0
+	}
+	for more := pending(); more; {
 		if err := ctx.Err(); err != nil {
 			return err
 		}

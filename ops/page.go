@@ -113,20 +113,7 @@ func getPage(ctx context.Context, e *Env, in *GetPageIn) (*GetPageOut, error) {
 		if rec, err = resolvePage(tx, in.Title); err != nil {
 			return err
 		}
-		links = make([]LinkOut, 0, len(rec.Links))
-		for _, l := range rec.Links {
-			lo := LinkOut{Target: l.Target, Heading: l.Heading, Line: l.Line, Ambiguous: l.Ambiguous}
-			to := l.To
-			if rec.Reserved {
-				to = index.Resolve(tx, l.Key, rec.Path, l.Markdown).Doc
-			}
-			if to != 0 {
-				if t, err := tx.Page(to); err == nil && t != nil {
-					lo.Resolved, lo.ID, lo.Title, lo.Path = true, t.ID, t.Title, t.Path
-				}
-			}
-			links = append(links, lo)
-		}
+		links = describeLinks(tx, rec, rec.Links)
 		backlinks = []PageRef{}
 		for _, b := range tx.Backlinks(rec.Doc) {
 			if p, err := tx.Page(b.Src); err == nil && p != nil {
@@ -148,6 +135,14 @@ func getPage(ctx context.Context, e *Env, in *GetPageIn) (*GetPageOut, error) {
 	}
 	sum := sha256.Sum256(data)
 	parsed := markdown.Parse(rec.Path, data)
+	if rec.Reserved {
+		// the store keeps no links for index/log/overview: resolve the
+		// file's own
+		_ = e.Store.View(func(tx *store.Tx) error {
+			links = describeLinks(tx, rec, index.LinkRecs(parsed.Links))
+			return nil
+		})
+	}
 	return &GetPageOut{
 		ID: rec.ID, Title: rec.Title, Type: rec.Type, Path: rec.Path,
 		Frontmatter: parsed.Frontmatter, Content: parsed.Body, SHA256: hex.EncodeToString(sum[:]),
@@ -318,4 +313,28 @@ func levenshtein(a, b []rune) int {
 		prev, cur = cur, prev
 	}
 	return prev[len(b)]
+}
+
+// describeLinks describes a page's links; unresolved ones (To 0) of a reserved
+// page are resolved here.
+func describeLinks(tx *store.Tx, rec *store.PageRec, ls []store.LinkRec) []LinkOut {
+	out := make([]LinkOut, 0, len(ls))
+	for _, l := range ls {
+		lo := LinkOut{Target: l.Target, Heading: l.Heading, Line: l.Line, Ambiguous: l.Ambiguous}
+		to := l.To
+		if rec.Reserved {
+			r := index.Resolve(tx, l.Key, rec.Path, l.Markdown)
+			to = r.Doc
+			if r.Candidates > 1 {
+				lo.Ambiguous = r.Candidates
+			}
+		}
+		if to != 0 {
+			if t, err := tx.Page(to); err == nil && t != nil {
+				lo.Resolved, lo.ID, lo.Title, lo.Path = true, t.ID, t.Title, t.Path
+			}
+		}
+		out = append(out, lo)
+	}
+	return out
 }

@@ -727,10 +727,10 @@ type BulkResolveOut struct {
 
 var opBulkResolve = register(Op{
 	Name: "review.bulk_resolve", Summary: "Decide many review items in one transaction",
-	CLI:            "review bulk-resolve",
-	REST:           []Route{{Method: "POST", Path: "/review/queue/bulk-resolve", Body: "*"}},
-	Access:         Write,
-	Limits:         "at most 200 ids, more is refused before anything changes (REST 422); actions skip, dismiss, resolve",
+	CLI:        "review bulk-resolve",
+	REST:       []Route{{Method: "POST", Path: "/review/queue/bulk-resolve", Body: "*"}},
+	Access:     Write,
+	Limits:     "at most 200 ids, more is refused before anything changes (REST 422); actions skip, dismiss, resolve",
 	RESTStatus: map[errs.Code]int{errs.TooLarge: 422},
 }, func(ctx context.Context, e *Env, in *BulkResolveIn) (*BulkResolveOut, error) {
 	return bulkResolve(ctx, e, in.IDs, in.Action)
@@ -751,9 +751,9 @@ type BulkOut struct {
 
 var opBulk = register(Op{
 	Name: "review.bulk", Summary: "Decide many review items (web UI form of bulk-resolve)",
-	REST:           []Route{{Method: "POST", Path: "/review/queue/bulk", Body: "*"}},
-	Access:         Write,
-	Limits:         "at most 200 ids, more is refused before anything changes (REST 400); actions skip, dismiss, mark-resolved",
+	REST:       []Route{{Method: "POST", Path: "/review/queue/bulk", Body: "*"}},
+	Access:     Write,
+	Limits:     "at most 200 ids, more is refused before anything changes (REST 400); actions skip, dismiss, mark-resolved",
 	RESTStatus: map[errs.Code]int{errs.TooLarge: 400},
 }, func(ctx context.Context, e *Env, in *BulkIn) (*BulkOut, error) {
 	r, err := bulkResolve(ctx, e, in.IDs, in.Action)

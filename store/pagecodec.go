@@ -5,7 +5,7 @@ import (
 	"encoding/hex"
 )
 
-// PageRec binary encoding (version 1):
+// PageRec binary encoding (version 2):
 //
 //	u8 version
 //	str id, path, title, type, created, updated, fm_error
@@ -18,7 +18,7 @@ import (
 //	  uvarint line, to, ambiguous
 //
 // A link's Key is derived from its target on decode.
-const pageCodecVersion = 1
+const pageCodecVersion = 2
 
 func appendStrs(b []byte, ss []string) []byte {
 	b = binary.AppendUvarint(b, uint64(len(ss)))

@@ -207,6 +207,11 @@ func (tx *Tx) PutPage(p *PageRec, old *PageRec) error {
 	if err := tx.b(bPages).Put(u32(p.Doc), encodePage(p)); err != nil {
 		return err
 	}
+	if catalogChanged(p, old) {
+		if err := tx.bumpCatalog(); err != nil {
+			return err
+		}
+	}
 	return tx.indexPage(p)
 }
 
@@ -224,6 +229,9 @@ func (tx *Tx) DeletePage(p *PageRec) error {
 	}
 	if !p.Reserved {
 		if err := tx.AddMetaU32("pages", -1); err != nil {
+			return err
+		}
+		if err := tx.bumpCatalog(); err != nil {
 			return err
 		}
 	}
@@ -251,6 +259,9 @@ func (tx *Tx) indexPage(p *PageRec) error {
 		puts = append(puts,
 			struct{ b, k, v []byte }{bTitles, titleKey(p.Title, p.Doc), nil},
 			struct{ b, k, v []byte }{bByType, typeKey(p.Type, p.Title, p.Doc), nil})
+		if err := tx.putCatalog(p); err != nil {
+			return err
+		}
 		for _, t := range p.Tags {
 			puts = append(puts, struct{ b, k, v []byte }{bByTag, typeKey(t, p.Title, p.Doc), nil})
 		}
@@ -278,6 +289,9 @@ func (tx *Tx) unindexPage(p *PageRec) error {
 		{bNames, nameKey(NameTitle, p.Title, p.Doc)},
 		{bTitles, titleKey(p.Title, p.Doc)},
 		{bByType, typeKey(p.Type, p.Title, p.Doc)},
+	}
+	if err := tx.delCatalog(p); err != nil {
+		return err
 	}
 	for _, a := range p.Aliases {
 		dels = append(dels, struct{ b, k []byte }{bNames, nameKey(NameAlias, a, p.Doc)})

@@ -12,7 +12,7 @@ import (
 )
 
 // SchemaVersion is the layout version this build reads and writes.
-const SchemaVersion = 1
+const SchemaVersion = 2
 
 // schemaVersion is SchemaVersion as a variable, so tests can exercise the
 // migration path.
@@ -66,7 +66,12 @@ func registerKept(names ...string) {
 // migrations[i] upgrades a store from schema version i+1 to i+2. A
 // migration of derived data may simply call tx.ResetDerived: the next scan
 // rebuilds it from the files.
-var migrations = []func(tx *Tx) error{}
+var migrations = []func(tx *Tx) error{
+	// 1→2: backlinks folded into graph edges, page records re-encoded,
+	// reserved pages without links: rebuild the derived data (the next
+	// scan does it; the review queue is kept)
+	func(tx *Tx) error { return tx.ResetDerived() },
+}
 
 // Options tune Open.
 type Options struct {

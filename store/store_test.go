@@ -93,6 +93,9 @@ func TestOpen_MigrationsRunInOrder(t *testing.T) {
 		func(tx *Tx) error { ran = append(ran, 3); return tx.ResetDerived() },
 	}
 	schemaVersion = 3
+	if err := s.Update(func(tx *Tx) error { return tx.SetMeta("schema", u32(1)) }); err != nil {
+		t.Fatal(err)
+	}
 	s.Close()
 	s, err = Open(path, Options{})
 	if err != nil {

@@ -1,0 +1,30 @@
+package main
+
+import (
+	"strings"
+
+	"github.com/synapse-wiki/synapse/ops"
+)
+
+func init() {
+	renderers["page.write"] = func(o *output, v any) error {
+		p := v.(*ops.WritePageOut)
+		verb := "updated"
+		switch {
+		case p.Unchanged:
+			verb = "unchanged"
+		case p.Created:
+			verb = "created"
+		}
+		o.printf("%s %s  %s\n", o.st.OK.Render(verb), o.st.Title.Render(p.Title), o.st.Dim.Render(p.Type+" · id "+p.ID))
+		pairs := [][2]string{{"path", p.Path}, {"sha256", p.SHA256}}
+		if len(p.Dangling) > 0 {
+			pairs = append(pairs, [2]string{"dangling", strings.Join(p.Dangling, ", ")})
+		}
+		o.kv(pairs)
+		if len(p.Dangling) > 0 {
+			o.note("%d link target(s) match no page yet: filed as missing-page reviews (synapse review list)", len(p.Dangling))
+		}
+		return nil
+	}
+}
