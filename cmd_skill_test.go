@@ -378,7 +378,14 @@ func skillRun(ts *testscript.TestScript, neg bool, args []string) {
 			ts.Fatalf("the skill's line %q has no placeholder %s", match[0], k)
 		}
 	}
-	ts.Logf("> synapse %s   (SKILL.md: %s)", strings.Join(argv, " "), match[0])
+	shown := make([]string, len(argv))
+	for i, a := range argv {
+		shown[i] = a
+		if a == "" || strings.ContainsAny(a, " '\"$") {
+			shown[i] = strconv.Quote(a)
+		}
+	}
+	ts.Logf("> synapse %s   (SKILL.md: %s)", strings.Join(shown, " "), match[0])
 	err = ts.Exec("synapse", argv...)
 	if neg && err == nil {
 		ts.Fatalf("unexpected success")

@@ -171,7 +171,7 @@ func docCommand(path string, c *cli.Command, op *ops.Op) (docCmd, error) {
 		parts = append(parts, syn)
 		desc := flagUsage(fl)
 		if f.CLI == "stdin" {
-			desc = f.Name + ": " + f.Desc + "; read from standard input, or from FILE with --file"
+			desc = "the " + f.Name + ", read from FILE instead of standard input: " + f.Desc
 			syn = "--file FILE"
 		}
 		if f.Required {
