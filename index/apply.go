@@ -43,14 +43,16 @@ type updater struct {
 	// dirty marks, written sorted by finish
 	linksDirty map[uint32]bool
 	graphDirty map[uint32]bool
-	indexed    []IndexedPage
-	removed    []uint32
+	// ev records this transaction's graph changes (see applyGraphEvents)
+	ev      graphEvents
+	indexed []IndexedPage
+	removed []uint32
 }
 
 func newUpdater(tx *store.Tx) *updater {
 	u := &updater{tx: tx, reserved: map[uint32]bool{},
 		adjCache: map[uint32]*store.AdjRec{}, adjDirty: map[uint32]bool{},
-		linksDirty: map[uint32]bool{}, graphDirty: map[uint32]bool{},
+		linksDirty: map[uint32]bool{}, graphDirty: map[uint32]bool{}, ev: newGraphEvents(),
 		dangling: map[danglingKey]int{}, danglingRaw: map[danglingKey]string{},
 		danglingBySeg: map[string][]danglingKey{}}
 	for _, p := range []string{vault.IndexPage, vault.LogPage, vault.OverviewPage} {
@@ -320,13 +322,20 @@ func (u *updater) markLinks(doc uint32) { u.linksDirty[doc] = true }
 const smallSettle = 500
 
 // settleSmall drains the links and graph work of this transaction when it
-// is small, so a single page change commits once.
+// is small, so a single page change commits once: its graph changes are
+// re-weighed exactly where they matter (applyGraphEvents) instead of
+// around every node they touched.
 func (u *updater) settleSmall() error {
 	if err := flushMarks(u.linksDirty, u.tx.MarkLinksDirty); err != nil {
 		return err
 	}
 	if n := len(u.tx.LinksDirty(smallSettle + 1)); n > 0 && n <= smallSettle {
 		if _, err := u.drainLinks(0); err != nil {
+			return err
+		}
+	}
+	if len(u.graphDirty) <= smallSettle {
+		if err := u.applyGraphEvents(); err != nil {
 			return err
 		}
 	}

@@ -71,6 +71,7 @@ func (u *updater) putNode(rec, old *store.PageRec) error {
 	slices.Sort(a.Sources)
 	u.touch(rec.Doc)
 	u.markGraph(rec.Doc)
+	u.ev.attr[rec.Doc] = true
 	return nil
 }
 
@@ -80,6 +81,7 @@ func (u *updater) dropNode(doc uint32) error {
 	if err != nil || a == nil {
 		return err
 	}
+	nbrs := make([]uint32, 0, len(a.Edges))
 	for _, e := range a.Edges {
 		b, err := u.adj(e.To)
 		if err != nil {
@@ -89,8 +91,13 @@ func (u *updater) dropNode(doc uint32) error {
 			b.Edges = slices.DeleteFunc(b.Edges, func(x store.Edge) bool { return x.To == doc })
 			u.touch(e.To)
 			u.markGraph(e.To)
+			u.ev.degree[e.To] = true
+			nbrs = append(nbrs, e.To)
 		}
 	}
+	u.ev.dropped = append(u.ev.dropped, nbrs)
+	delete(u.ev.attr, doc)
+	delete(u.ev.degree, doc)
 	u.adjCache[doc] = nil
 	u.touch(doc)
 	delete(u.graphDirty, doc)
@@ -120,6 +127,8 @@ func (u *updater) addLinks(src, dst uint32, n int) error {
 				continue
 			}
 			a.Edges = slices.Insert(a.Edges, i, store.Edge{To: side.b})
+			u.ev.exist[edgeKey(side.a, side.b)] = true
+			u.ev.degree[side.a] = true
 		}
 		e := &a.Edges[i]
 		count := &e.In
@@ -131,9 +140,12 @@ func (u *updater) addLinks(src, dst uint32, n int) error {
 		*count = after
 		if e.Out == 0 && e.In == 0 {
 			a.Edges = slices.Delete(a.Edges, i, i+1) // e and count are stale from here
+			u.ev.exist[edgeKey(side.a, side.b)] = true
+			u.ev.degree[side.a] = true
 		}
 		u.touch(side.a)
 		if (before > 0) != (after > 0) {
+			u.ev.direct[edgeKey(side.a, side.b)] = true
 			u.markGraph(side.a)
 		}
 	}
@@ -167,7 +179,7 @@ func weight(au, av *store.AdjRec, u, v uint32, degree func(uint32) (int, error))
 
 // adamicAdar sums 1/ln(deg c) over the common neighbours c of u and v with
 // deg c > 1. Two sorted lists are merged, or, when one is much longer, the
-// short one is searched in the long one.
+// short one is searched in the long one (galloping from the last hit).
 func adamicAdar(a, b []store.Edge, u, v uint32, degree func(uint32) (int, error)) (float64, error) {
 	if len(a) > len(b) {
 		a, b = b, a
@@ -181,21 +193,28 @@ func adamicAdar(a, b []store.Edge, u, v uint32, degree func(uint32) (int, error)
 		if err != nil {
 			return err
 		}
-		if d > 1 {
-			sum += 1 / math.Log(float64(d))
-		}
+		sum += aaTerm(d)
 		return nil
 	}
 	if len(b) > 8*len(a) {
 		lo := 0
 		for _, x := range a {
-			i := lo + sort.Search(len(b)-lo, func(i int) bool { return b[lo+i].To >= x.To })
-			if i < len(b) && b[i].To == x.To {
+			// binary search for x.To in b[lo:]
+			l, h := lo, len(b)
+			for l < h {
+				m := int(uint(l+h) >> 1)
+				if b[m].To < x.To {
+					l = m + 1
+				} else {
+					h = m
+				}
+			}
+			if l < len(b) && b[l].To == x.To {
 				if err := add(x.To); err != nil {
 					return 0, err
 				}
 			}
-			lo = i
+			lo = l
 		}
 		return sum, nil
 	}
@@ -216,6 +235,15 @@ func adamicAdar(a, b []store.Edge, u, v uint32, degree func(uint32) (int, error)
 		}
 	}
 	return sum, nil
+}
+
+// aaTerm is a common neighbour's adamic_adar contribution: 1/ln(deg) for
+// deg > 1.
+func aaTerm(deg int) float64 {
+	if deg > 1 {
+		return 1 / math.Log(float64(deg))
+	}
+	return 0
 }
 
 // rebuildGraph recomputes every edge weight from one snapshot of the
@@ -239,9 +267,14 @@ func (ix *Indexer) rebuildGraph(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	for _, a := range nodes {
+		if a != nil {
+			a.Deg = uint32(len(a.Edges))
+		}
+	}
 	degree := func(d uint32) (int, error) {
 		if int(d) < len(nodes) && nodes[d] != nil {
-			return len(nodes[d].Edges), nil
+			return int(nodes[d].Deg), nil
 		}
 		return 0, nil
 	}
@@ -300,26 +333,79 @@ func (ix *Indexer) rebuildGraph(ctx context.Context) error {
 	return ix.Store.Update(func(tx *store.Tx) error { return tx.ClearGraphDirty(dirty) })
 }
 
-// drainGraph recomputes the weights around up to max dirty nodes (all when
-// max <= 0) and reports whether dirty nodes remain.
+// drainGraph brings the weights around up to max dirty nodes (all when
+// max <= 0) up to date and reports whether dirty nodes remain.
+//
+// A dirty node's own edges are recomputed. Its degree change shifts the
+// adamic_adar term of every edge between two of its neighbours by the same
+// amount, 1.5·(1/ln d' − 1/ln d), which is added without recomputing those
+// edges (an edge whose end is itself in this chunk is recomputed instead).
+// Each node's Deg records the degree its neighbours' weights account for,
+// so the shift is exact across chunks and interrupted drains.
 func (u *updater) drainGraph(max int) (bool, error) {
 	tx := u.tx
 	dirty := tx.GraphDirty(max)
 	if len(dirty) == 0 {
 		return false, nil
 	}
-	type pair struct{ a, b uint32 }
-	pairs := map[pair]bool{}
-	add := func(a, b uint32) {
-		if a > b {
-			a, b = b, a
-		}
-		pairs[pair{a, b}] = true
-	}
 	inChunk := make(map[uint32]bool, len(dirty))
 	for _, d := range dirty {
 		inChunk[d] = true
 	}
+	// 1. degree shifts
+	for _, c := range dirty {
+		a, err := u.adj(c)
+		if err != nil {
+			return false, err
+		}
+		if a == nil || int(a.Deg) == len(a.Edges) {
+			continue
+		}
+		delta := float32(1.5 * (aaTerm(len(a.Edges)) - aaTerm(int(a.Deg))))
+		a.Deg = uint32(len(a.Edges))
+		u.touch(c)
+		if delta == 0 {
+			continue
+		}
+		for _, e := range a.Edges {
+			x := e.To
+			if inChunk[x] {
+				continue
+			}
+			ax, err := u.adj(x)
+			if err != nil {
+				return false, err
+			}
+			if ax == nil {
+				continue
+			}
+			for i := range ax.Edges {
+				y := ax.Edges[i].To
+				if y <= x || y == c || inChunk[y] {
+					continue
+				}
+				if _, ok := edgeTo(a, y); !ok {
+					continue // c is not a common neighbour of x and y
+				}
+				ay, err := u.adj(y)
+				if err != nil {
+					return false, err
+				}
+				if ay == nil {
+					continue
+				}
+				ax.Edges[i].Weight += delta
+				if j := searchEdge(ay.Edges, x); j >= 0 {
+					ay.Edges[j].Weight += delta
+				}
+				u.touch(x)
+				u.touch(y)
+			}
+		}
+	}
+	// 2. the chunk's own edges, recomputed from the accounted degrees
+	type pair struct{ a, b uint32 }
+	pairs := map[pair]bool{}
 	for _, d := range dirty {
 		a, err := u.adj(d)
 		if err != nil {
@@ -329,29 +415,11 @@ func (u *updater) drainGraph(max int) (bool, error) {
 			continue
 		}
 		for _, e := range a.Edges {
-			add(d, e.To)
-		}
-		// d's degree may have changed: every edge between two of its
-		// neighbours has d as a common neighbour. Edges incident to a
-		// dirty neighbour are handled with that neighbour.
-		for _, e := range a.Edges {
-			if inChunk[e.To] || tx.IsGraphDirty(e.To) {
-				continue
+			x, y := d, e.To
+			if x > y {
+				x, y = y, x
 			}
-			b, err := u.adj(e.To)
-			if err != nil {
-				return false, err
-			}
-			if b == nil {
-				continue
-			}
-			for _, f := range b.Edges {
-				if f.To != d {
-					if _, ok := edgeTo(a, f.To); ok {
-						add(e.To, f.To)
-					}
-				}
-			}
+			pairs[pair{x, y}] = true
 		}
 	}
 	degree := func(doc uint32) (int, error) {
@@ -359,7 +427,7 @@ func (u *updater) drainGraph(max int) (bool, error) {
 		if a == nil || err != nil {
 			return 0, err
 		}
-		return len(a.Edges), nil
+		return int(a.Deg), nil
 	}
 	for p := range pairs {
 		aa, err := u.adj(p.a)
@@ -382,8 +450,7 @@ func (u *updater) drainGraph(max int) (bool, error) {
 			doc uint32
 			to  uint32
 		}{{aa, p.a, p.b}, {ab, p.b, p.a}} {
-			i := sort.Search(len(side.n.Edges), func(i int) bool { return side.n.Edges[i].To >= side.to })
-			if i < len(side.n.Edges) && side.n.Edges[i].To == side.to && side.n.Edges[i].Weight != float32(w) {
+			if i := searchEdge(side.n.Edges, side.to); i >= 0 && side.n.Edges[i].Weight != float32(w) {
 				side.n.Edges[i].Weight = float32(w)
 				u.touch(side.doc)
 			}
@@ -396,4 +463,258 @@ func (u *updater) drainGraph(max int) (bool, error) {
 		return false, err
 	}
 	return len(tx.GraphDirty(1)) > 0, nil
+}
+
+// searchEdge returns the index of the edge to `to` in a sorted list, or -1.
+func searchEdge(es []store.Edge, to uint32) int {
+	l, h := 0, len(es)
+	for l < h {
+		m := int(uint(l+h) >> 1)
+		if es[m].To < to {
+			l = m + 1
+		} else {
+			h = m
+		}
+	}
+	if l < len(es) && es[l].To == to {
+		return l
+	}
+	return -1
+}
+
+// graphEpsilon is how far a stored weight may lag a node's degree change
+// (store.GraphEpsilon; tests raise it to exercise the lag).
+var graphEpsilon = store.GraphEpsilon
+
+type edgePair struct{ a, b uint32 }
+
+func edgeKey(x, y uint32) edgePair {
+	if x > y {
+		x, y = y, x
+	}
+	return edgePair{x, y}
+}
+
+// graphEvents records, within one transaction, what changed in the graph
+// so that a small change can re-weigh exactly the edges it affects.
+type graphEvents struct {
+	exist   map[edgePair]bool // an edge appeared or disappeared
+	direct  map[edgePair]bool // a link direction appeared or disappeared
+	attr    map[uint32]bool   // a node's type or sources changed
+	degree  map[uint32]bool   // a node's degree may have changed
+	dropped [][]uint32        // the former neighbours of each dropped node
+}
+
+func newGraphEvents() graphEvents {
+	return graphEvents{exist: map[edgePair]bool{}, direct: map[edgePair]bool{},
+		attr: map[uint32]bool{}, degree: map[uint32]bool{}}
+}
+
+func (g *graphEvents) reset() {
+	clear(g.exist)
+	clear(g.direct)
+	clear(g.attr)
+	clear(g.degree)
+	g.dropped = nil
+}
+
+// commonNeighbours calls fn for every node in both sorted lists.
+func commonNeighbours(a, b []store.Edge, fn func(uint32)) {
+	if len(a) > len(b) {
+		a, b = b, a
+	}
+	if len(b) > 8*len(a) {
+		for _, x := range a {
+			if searchEdge(b, x.To) >= 0 {
+				fn(x.To)
+			}
+		}
+		return
+	}
+	i, j := 0, 0
+	for i < len(a) && j < len(b) {
+		switch x, y := a[i].To, b[j].To; {
+		case x < y:
+			i++
+		case x > y:
+			j++
+		default:
+			fn(x)
+			i++
+			j++
+		}
+	}
+}
+
+// applyGraphEvents re-weighs, inside the transaction that changed them,
+// exactly the edges a small graph change affects:
+//   - an edge that appeared, disappeared or changed direction, and the
+//     edges from its ends to their common neighbours, before or after
+//     (whose adamic_adar gained or lost a term);
+//   - every edge of a node whose type or sources changed;
+//   - the edges between the former neighbours of a dropped node;
+//   - a node's degree change shifts the weights between its neighbours by
+//     1.5·(1/ln d' − 1/ln d); the shift is applied once it exceeds
+//     graphEpsilon, and the node's Deg records the degree the weights
+//     account for, so a lagging degree never compounds.
+//
+// Then the nodes it handled are no longer graph-dirty.
+func (u *updater) applyGraphEvents() error {
+	ev := &u.ev
+	full := map[edgePair]bool{}
+	for p := range ev.direct {
+		full[p] = true
+	}
+	// an edge a–b that appeared or disappeared changes the common
+	// neighbours of (a, x) for every neighbour x of a that is, or was
+	// until this transaction, a neighbour of b
+	partners := map[uint32][]uint32{}
+	for p := range ev.exist {
+		partners[p.a] = append(partners[p.a], p.b)
+		partners[p.b] = append(partners[p.b], p.a)
+	}
+	side := func(x uint32, ax *store.AdjRec, y uint32, ay *store.AdjRec) {
+		if ax == nil {
+			return
+		}
+		if ay != nil {
+			for _, e := range ay.Edges {
+				if e.To != x && searchEdge(ax.Edges, e.To) >= 0 {
+					full[edgeKey(x, e.To)] = true
+				}
+			}
+		}
+		for _, z := range partners[y] {
+			if z != x && searchEdge(ax.Edges, z) >= 0 {
+				full[edgeKey(x, z)] = true
+			}
+		}
+	}
+	for p := range ev.exist {
+		a, err := u.adj(p.a)
+		if err != nil {
+			return err
+		}
+		b, err := u.adj(p.b)
+		if err != nil {
+			return err
+		}
+		if a != nil && b != nil {
+			full[p] = true
+		}
+		side(p.a, a, p.b, b)
+		side(p.b, b, p.a, a)
+	}
+	for c := range ev.attr {
+		a, err := u.adj(c)
+		if err != nil {
+			return err
+		}
+		if a != nil {
+			for _, e := range a.Edges {
+				full[edgeKey(c, e.To)] = true
+			}
+		}
+	}
+	for _, nbrs := range ev.dropped {
+		set := make(map[uint32]bool, len(nbrs))
+		for _, x := range nbrs {
+			set[x] = true
+		}
+		for _, x := range nbrs {
+			ax, err := u.adj(x)
+			if err != nil {
+				return err
+			}
+			if ax == nil {
+				continue
+			}
+			for _, e := range ax.Edges {
+				if e.To > x && set[e.To] {
+					full[edgeKey(x, e.To)] = true
+				}
+			}
+		}
+	}
+	// degree shifts, lazily
+	for c := range ev.degree {
+		a, err := u.adj(c)
+		if err != nil {
+			return err
+		}
+		if a == nil || int(a.Deg) == len(a.Edges) {
+			continue
+		}
+		delta := 1.5 * (aaTerm(len(a.Edges)) - aaTerm(int(a.Deg)))
+		if math.Abs(delta) < graphEpsilon {
+			continue
+		}
+		a.Deg = uint32(len(a.Edges))
+		u.touch(c)
+		for _, e := range a.Edges {
+			x := e.To
+			ax, err := u.adj(x)
+			if err != nil {
+				return err
+			}
+			if ax == nil {
+				continue
+			}
+			for i := range ax.Edges {
+				y := ax.Edges[i].To
+				if y <= x || y == c || full[edgePair{x, y}] || searchEdge(a.Edges, y) < 0 {
+					continue
+				}
+				ay, err := u.adj(y)
+				if err != nil {
+					return err
+				}
+				if ay == nil {
+					continue
+				}
+				ax.Edges[i].Weight += float32(delta)
+				if j := searchEdge(ay.Edges, x); j >= 0 {
+					ay.Edges[j].Weight += float32(delta)
+				}
+				u.touch(x)
+				u.touch(y)
+			}
+		}
+	}
+	degree := func(doc uint32) (int, error) {
+		a, err := u.adj(doc)
+		if a == nil || err != nil {
+			return 0, err
+		}
+		return int(a.Deg), nil
+	}
+	for p := range full {
+		a, err := u.adj(p.a)
+		if err != nil {
+			return err
+		}
+		b, err := u.adj(p.b)
+		if err != nil {
+			return err
+		}
+		if a == nil || b == nil {
+			continue
+		}
+		i, j := searchEdge(a.Edges, p.b), searchEdge(b.Edges, p.a)
+		if i < 0 || j < 0 {
+			continue // the edge is gone
+		}
+		w, err := weight(a, b, p.a, p.b, degree)
+		if err != nil {
+			return err
+		}
+		if a.Edges[i].Weight != float32(w) {
+			a.Edges[i].Weight, b.Edges[j].Weight = float32(w), float32(w)
+			u.touch(p.a)
+			u.touch(p.b)
+		}
+	}
+	ev.reset()
+	clear(u.graphDirty)
+	return nil
 }

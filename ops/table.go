@@ -11,6 +11,7 @@
 //	desc:"…"                help text, tool schema and OpenAPI description
 //	arg:"N"                 CLI positional argument N (0-based); other fields are flags
 //	flag:"name"             CLI flag name when it differs from the json name
+//	query:"q"               REST query-string name when it differs from the json name
 //	short:"k"               CLI flag alias
 //	default:"5"             applied when the field is zero
 //	min:"1" max:"50"        integers are clamped into this range

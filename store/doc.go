@@ -24,7 +24,7 @@
 //	page_id                  public id → doc
 //	names                    kind byte ('f' file stem, 't' title, 'a' alias) + fold(name) · doc → vault path
 //	dangling                 last segment of target · fold(target) · src doc → u32 count + raw target
-//	adj                      doc → AdjRec: type, source keys, neighbours (doc, links out, links in, weight);
+//	adj                      doc → AdjRec: type, weighted degree, source keys, neighbours (doc, links out, links in, weight);
 //	                         backlinks are the neighbours with links in
 //	graph_dirty              doc → ∅ (nodes whose incident edge weights must be recomputed)
 //	links_dirty              doc → ∅ (pages whose links must be (re-)resolved)

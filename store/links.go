@@ -149,17 +149,30 @@ func (e Edge) Direct() int {
 	return n
 }
 
+// GraphEpsilon bounds how far a stored edge weight may lag the degree of a
+// common neighbour: a node's degree change is propagated to the edges
+// between its neighbours once it moves their adamic_adar term,
+// 1.5/ln(deg), by at least this much (for a hub it would otherwise rewrite
+// every neighbour on every new link for a change in the sixth decimal).
+// Weights are exact with respect to each node's AdjRec.Deg.
+const GraphEpsilon = 1e-4
+
 // AdjRec is a graph node: its type, the source keys it cites, and its
 // neighbours sorted by doc.
 type AdjRec struct {
 	Type    string
 	Sources []string
 	Edges   []Edge
+	// Deg is the degree the stored weights of edges between this node's
+	// neighbours account for (adamic_adar counts 1/ln(deg) of common
+	// neighbours); it lags len(Edges) only while the node is graph-dirty.
+	Deg uint32
 }
 
 func (a *AdjRec) encode() []byte {
 	b := make([]byte, 0, 16+len(a.Edges)*10)
 	b = appendStr(b, a.Type)
+	b = binary.AppendUvarint(b, uint64(a.Deg))
 	b = binary.AppendUvarint(b, uint64(len(a.Sources)))
 	for _, s := range a.Sources {
 		b = appendStr(b, s)
@@ -179,6 +192,7 @@ func (a *AdjRec) encode() []byte {
 func decodeAdj(v []byte) (*AdjRec, error) {
 	r := reader{b: v}
 	a := &AdjRec{Type: r.str()}
+	a.Deg = uint32(r.uvarint())
 	n := r.uvarint()
 	if n > uint64(len(v)) {
 		return nil, errCorrupt

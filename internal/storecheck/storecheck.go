@@ -101,8 +101,15 @@ func Affinity(a, b string) float64 {
 
 // CheckGraph recomputes every edge and weight from the page records alone
 // (resolved links, sources, types) and compares them with the persisted
-// adjacency. It returns one line per difference.
-func CheckGraph(s *store.Store) ([]string, error) {
+// adjacency, allowing the adamic_adar lag of store.GraphEpsilon. It
+// returns one line per difference.
+func CheckGraph(s *store.Store) ([]string, error) { return CheckGraphLag(s, store.GraphEpsilon) }
+
+// CheckGraphLag is CheckGraph with a given lag bound: every node's
+// accounted degree (AdjRec.Deg) must move its adamic_adar term, 1.5/ln(deg),
+// by less than eps from its true degree, and every weight must be exact
+// with the accounted degrees.
+func CheckGraphLag(s *store.Store, eps float64) ([]string, error) {
 	var diffs []string
 	err := s.View(func(tx *store.Tx) error {
 		type node struct {
@@ -129,6 +136,13 @@ func CheckGraph(s *store.Store) ([]string, error) {
 				}
 			}
 			nodes[p.Doc] = n
+			return true
+		}); err != nil {
+			return err
+		}
+		accounted := map[uint32]int{}
+		if err := tx.EachAdj(func(doc uint32, a *store.AdjRec) bool {
+			accounted[doc] = int(a.Deg)
 			return true
 		}); err != nil {
 			return err
@@ -169,8 +183,8 @@ func CheckGraph(s *store.Store) ([]string, error) {
 				}
 				aa := 0.0
 				for c := range nb[u] {
-					if nb[v][c] && c != u && c != v && len(nb[c]) > 1 {
-						aa += 1 / math.Log(float64(len(nb[c])))
+					if nb[v][c] && c != u && c != v {
+						aa += aaTerm(accounted[c])
 					}
 				}
 				want[[2]uint32{u, v}] = 3*float64(direct) + 4*float64(shared) + 1.5*aa + Affinity(nodes[u].typ, nodes[v].typ)
@@ -199,6 +213,11 @@ func CheckGraph(s *store.Store) ([]string, error) {
 		}); err != nil {
 			return err
 		}
+		for d, deg := range accounted {
+			if lag := 1.5 * math.Abs(aaTerm(len(nb[d]))-aaTerm(deg)); lag >= eps+1e-9 {
+				diffs = append(diffs, fmt.Sprintf("node %d accounts for degree %d, has %d: adamic_adar lag %.6f ≥ %g", d, deg, len(nb[d]), lag, eps))
+			}
+		}
 		for k, w := range want {
 			g, ok := got[k]
 			if !ok {
@@ -216,4 +235,11 @@ func CheckGraph(s *store.Store) ([]string, error) {
 	})
 	sort.Strings(diffs)
 	return diffs, err
+}
+
+func aaTerm(deg int) float64 {
+	if deg > 1 {
+		return 1 / math.Log(float64(deg))
+	}
+	return 0
 }

@@ -1,0 +1,71 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/charmbracelet/lipgloss"
+	"github.com/synapse-wiki/synapse/ops"
+	"github.com/synapse-wiki/synapse/search"
+	"golang.org/x/term"
+)
+
+func init() {
+	renderers["search"] = renderSearch
+}
+
+// renderSearch prints hits: on a terminal a numbered list with the title,
+// type, path and score, and the snippet below with the matched words
+// marked; in a pipe one tab-separated line per hit.
+func renderSearch(o *output, v any) error {
+	r := v.(*ops.SearchOut)
+	if len(r.Hits) == 0 {
+		o.note("no pages match %q", r.Query)
+		return nil
+	}
+	if !o.tty {
+		rows := make([][]string, 0, len(r.Hits))
+		for _, h := range r.Hits {
+			rows = append(rows, []string{strconv.FormatFloat(h.Score, 'f', 3, 64), h.Title, h.Type, h.Path, h.Snippet})
+		}
+		o.table([]string{"SCORE", "TITLE", "TYPE", "PATH", "SNIPPET"}, rows)
+		return nil
+	}
+	width := 100
+	if f, ok := o.w.(*os.File); ok {
+		if w, _, err := term.GetSize(int(f.Fd())); err == nil && w > 20 {
+			width = w
+		}
+	}
+	body := o.r.NewStyle().PaddingLeft(4).Width(max(width-2, 20))
+	for i, h := range r.Hits {
+		if i > 0 {
+			o.printf("\n")
+		}
+		title := mark(o.st.Title, o.st.Mark.Bold(true), h.Title, search.Highlight(r.Query, h.Title))
+		o.printf("%s %s  %s\n", o.st.Dim.Render(fmt.Sprintf("%2d", i+1)), title,
+			o.st.Dim.Render(fmt.Sprintf("%s · %s · %.2f", h.Type, h.Path, h.Score)))
+		if h.Snippet != "" {
+			o.printf("%s\n", body.Render(mark(o.r.NewStyle(), o.st.Mark, h.Snippet, search.Highlight(r.Query, h.Snippet))))
+		}
+	}
+	return nil
+}
+
+// mark renders text with base style and the spans in the marked style.
+func mark(base, marked lipgloss.Style, text string, spans [][2]int) string {
+	var b strings.Builder
+	at := 0
+	for _, sp := range spans {
+		if sp[0] < at || sp[1] > len(text) {
+			continue
+		}
+		b.WriteString(base.Render(text[at:sp[0]]))
+		b.WriteString(marked.Render(text[sp[0]:sp[1]]))
+		at = sp[1]
+	}
+	b.WriteString(base.Render(text[at:]))
+	return b.String()
+}

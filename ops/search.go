@@ -1,0 +1,50 @@
+package ops
+
+import (
+	"context"
+	"io"
+	"os"
+
+	"github.com/synapse-wiki/synapse/search"
+)
+
+// SearchIn is the input of search_wiki.
+type SearchIn struct {
+	Query string `json:"query" arg:"0" query:"q" required:"true" desc:"What to look for: words (OR-ranked; a question works), \"a phrase\", -word to leave out, type:T and tag:X filters"`
+	K     int    `json:"k,omitempty" default:"5" min:"1" max:"50" desc:"Number of hits (1..50)"`
+}
+
+// SearchOut is the result of search_wiki: the query as received and the
+// best hits first (none is not an error).
+type SearchOut struct {
+	Query string       `json:"query"`
+	Hits  []search.Hit `json:"hits"`
+}
+
+var opSearch = register(Op{
+	Name: "search", Summary: "Search the wiki: ranked pages with a snippet around the best match",
+	CLI: "search", MCP: "search_wiki", REST: []Route{{Method: "GET", Path: "/search"}},
+	Access: Read, Limits: "k 1..50, default 5; wiki pages only",
+}, searchWiki)
+
+// maxSnippetRead bounds how much of a page is read for its snippet and
+// phrase check.
+const maxSnippetRead = 2 << 20
+
+func searchWiki(ctx context.Context, e *Env, in *SearchIn) (*SearchOut, error) {
+	hits, err := search.Search(e.Store, in.Query, search.Options{
+		K: in.K,
+		ReadFile: func(p string) ([]byte, error) {
+			f, err := os.Open(e.Vault.Abs(p))
+			if err != nil {
+				return nil, err
+			}
+			defer f.Close()
+			return io.ReadAll(io.LimitReader(f, maxSnippetRead))
+		},
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &SearchOut{Query: in.Query, Hits: hits}, nil
+}

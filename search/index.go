@@ -1,0 +1,252 @@
+package search
+
+import (
+	"runtime"
+	"slices"
+	"sync"
+
+	"github.com/synapse-wiki/synapse/index"
+	"github.com/synapse-wiki/synapse/markdown"
+	"github.com/synapse-wiki/synapse/store"
+)
+
+// Ranked fields of a page (store.SearchFields of them).
+const (
+	FieldTitle = 0 // title, aliases, and the file name when it differs from the title
+	FieldHead  = 1 // headings and tags
+	FieldBody  = 2 // body text, frontmatter values of other keys, sources
+)
+
+// Filter terms: postings of the page type and of each tag, so type: and
+// tag: filters are postings lookups. The 0x00 prefix keeps them apart
+// from analyzed terms, which never hold a NUL.
+const (
+	typeTermPrefix = "\x00type:"
+	tagTermPrefix  = "\x00tag:"
+)
+
+// knownKeys are frontmatter keys indexed through their own fields (or not
+// at all); the string values of other keys (description, summary…) count
+// as body text.
+var knownKeys = map[string]bool{
+	"title": true, "type": true, "aliases": true, "alias": true, "tags": true, "tag": true,
+	"created": true, "updated": true, "cssclasses": true, "cssclass": true, "permalink": true,
+}
+
+// Indexer keeps the search index in step with page changes; the scanner
+// calls it inside its write transactions (index.PageIndexer).
+type Indexer struct{}
+
+var _ index.PageIndexer = Indexer{}
+
+// IndexPages adds or replaces the given pages in the index. Pages are
+// analyzed in parallel; the store then merges the batch's postings into
+// its blocks in key order.
+func (Indexer) IndexPages(tx *store.Tx, pages []index.IndexedPage) error {
+	if len(pages) == 0 {
+		return nil
+	}
+	if err := tx.SetSearchVersion(AnalyzerVersion); err != nil {
+		return err
+	}
+	return tx.PutSearchDocs(analyzeBatch(pages))
+}
+
+// RemovePages removes pages from the index.
+func (Indexer) RemovePages(tx *store.Tx, docs []uint32) error {
+	return tx.RemoveSearchDocs(docs)
+}
+
+// docWork is one worker's analysis of its share of a batch. Terms are
+// counted by the worker's analyzer's term numbers; they become batch term
+// indexes when the workers' results are merged.
+type docWork struct {
+	a      *Analyzer
+	counts [][store.SearchFields]uint32 // by term number, for the current doc
+	touch  []int32                      // term numbers the current doc holds
+	docs   []store.SearchDoc            // SearchTF.Term and name terms are term numbers until merged
+	slots  []int                        // batch position of each doc
+	names  []store.SearchName
+	all    []uint32 // scratch: a name's terms
+	cont   []uint32 // scratch: a name's terms without stopwords
+}
+
+// Name kinds stored with a doc (store.SearchName.Kind).
+const (
+	NameTitle   = 0
+	NameAlias   = 1
+	NameFile    = 2
+	NameHeading = 3
+)
+
+func (w *docWork) add(id int32, f int) {
+	if int(id) >= len(w.counts) {
+		w.counts = append(w.counts, make([][store.SearchFields]uint32, int(id)+1-len(w.counts)+1024)...)
+	}
+	c := &w.counts[id]
+	if c[0]|c[1]|c[2] == 0 {
+		w.touch = append(w.touch, id)
+	}
+	c[f]++
+}
+
+// addName analyzes a name into field f and records its terms: the
+// distinct content words, or every word when it has nothing else.
+func (w *docWork) addName(text string, f int, kind uint8, lens *[store.SearchFields]uint32) {
+	w.all, w.cont = w.all[:0], w.cont[:0]
+	w.a.Each(text, func(t Token) {
+		w.add(t.ID, f)
+		if t.Kind == Whole {
+			return
+		}
+		lens[f]++
+		w.all = append(w.all, uint32(t.ID))
+		if !t.Stop {
+			w.cont = append(w.cont, uint32(t.ID))
+		}
+	})
+	ts := w.cont
+	if len(ts) == 0 {
+		ts = w.all
+	}
+	if len(ts) == 0 {
+		return
+	}
+	slices.Sort(ts)
+	w.names = append(w.names, store.SearchName{Kind: kind, Terms: slices.Clone(slices.Compact(ts))})
+}
+
+// finishDoc turns the counts into the doc's term list (plus its filter
+// terms, which occur in no field) and resets them.
+func (w *docWork) finishDoc(doc uint32, lens [store.SearchFields]uint32, filters []string, slot int) {
+	tfs := make([]store.SearchTF, 0, len(w.touch)+len(filters))
+	for _, id := range w.touch {
+		tfs = append(tfs, store.SearchTF{Term: uint32(id), TF: w.counts[id]})
+		w.counts[id] = [store.SearchFields]uint32{}
+	}
+	w.touch = w.touch[:0]
+	for _, f := range filters {
+		id := uint32(w.a.Intern(f))
+		if !slices.ContainsFunc(tfs, func(t store.SearchTF) bool { return t.Term == id }) {
+			tfs = append(tfs, store.SearchTF{Term: id})
+		}
+	}
+	w.docs = append(w.docs, store.SearchDoc{Doc: doc, Len: lens, Terms: tfs, Names: w.names})
+	w.names = nil
+	w.slots = append(w.slots, slot)
+}
+
+// analyzeBatch tokenizes pages with one worker per CPU and merges the
+// workers' term numbers into one batch term list.
+func analyzeBatch(pages []index.IndexedPage) *store.SearchBatch {
+	workers := min(runtime.GOMAXPROCS(0), (len(pages)+15)/16)
+	works := make([]*docWork, workers)
+	var wg sync.WaitGroup
+	for wi := range works {
+		w := &docWork{a: Acquire()}
+		works[wi] = w
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := wi; i < len(pages); i += workers {
+				analyzePage(w, &pages[i], i)
+			}
+		}()
+	}
+	wg.Wait()
+	b := &store.SearchBatch{Docs: make([]store.SearchDoc, len(pages))}
+	global := map[string]uint32{}
+	for _, w := range works {
+		remap := make([]int32, w.a.NumTerms())
+		for i := range remap {
+			remap[i] = -1
+		}
+		idx := func(id uint32) uint32 {
+			if r := remap[id]; r >= 0 {
+				return uint32(r)
+			}
+			t := w.a.Term(int32(id))
+			g, ok := global[t]
+			if !ok {
+				g = uint32(len(b.Terms))
+				global[t] = g
+				b.Terms = append(b.Terms, t)
+			}
+			remap[id] = int32(g)
+			return g
+		}
+		for j, d := range w.docs {
+			for k := range d.Terms {
+				d.Terms[k].Term = idx(d.Terms[k].Term)
+			}
+			for _, n := range d.Names {
+				for k := range n.Terms {
+					n.Terms[k] = idx(n.Terms[k])
+				}
+			}
+			b.Docs[w.slots[j]] = d
+		}
+		Release(w.a)
+	}
+	return b
+}
+
+// analyzePage tokenizes one page's fields.
+func analyzePage(w *docWork, p *index.IndexedPage, slot int) {
+	var lens [store.SearchFields]uint32
+	field := func(f int) func(Token) {
+		return func(t Token) {
+			w.add(t.ID, f)
+			if t.Kind != Whole {
+				lens[f]++
+			}
+		}
+	}
+	head, body := field(FieldHead), field(FieldBody)
+	rec, parsed := p.Rec, p.Parsed
+	a := w.a
+	w.addName(rec.Title, FieldTitle, NameTitle, &lens)
+	for _, al := range rec.Aliases {
+		w.addName(al, FieldTitle, NameAlias, &lens)
+	}
+	if stem := store.Stem(rec.Path); store.Fold(stem) != store.Fold(rec.Title) {
+		w.addName(stem, FieldTitle, NameFile, &lens)
+	}
+	for _, t := range rec.Tags {
+		a.Each(t, head)
+	}
+	if parsed != nil {
+		for _, h := range parsed.Headings {
+			w.addName(h.Text, FieldHead, NameHeading, &lens)
+		}
+		a.Each(parsed.Body, body)
+		eachExtraValue(parsed.Frontmatter, func(s string) { a.Each(s, body) })
+	}
+	for _, s := range rec.Sources {
+		a.Each(s, body)
+	}
+	filters := make([]string, 0, 1+len(rec.Tags))
+	filters = append(filters, typeTermPrefix+rec.Type)
+	for _, t := range rec.Tags {
+		filters = append(filters, tagTermPrefix+t)
+	}
+	w.finishDoc(p.Doc, lens, filters, slot)
+}
+
+// eachExtraValue calls fn with the string values of frontmatter keys that
+// have no field of their own.
+func eachExtraValue(fm *markdown.Frontmatter, fn func(string)) {
+	if fm == nil {
+		return
+	}
+	for _, k := range fm.Keys() {
+		if knownKeys[k] || k == "sources" {
+			continue
+		}
+		for _, v := range fm.List(k, false) {
+			if v != "true" && v != "false" {
+				fn(v)
+			}
+		}
+	}
+}

@@ -1,0 +1,298 @@
+package search_test
+
+import (
+	"context"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/synapse-wiki/synapse/errs"
+	"github.com/synapse-wiki/synapse/index"
+	"github.com/synapse-wiki/synapse/internal/testvault"
+	"github.com/synapse-wiki/synapse/search"
+	"github.com/synapse-wiki/synapse/store"
+	"github.com/synapse-wiki/synapse/vault"
+)
+
+// testWiki is a small vault indexed with the search indexer.
+type testWiki struct {
+	t  *testing.T
+	v  *vault.Vault
+	ix *index.Indexer
+}
+
+func newTestWiki(t *testing.T, files map[string]string) *testWiki {
+	t.Helper()
+	v := testvault.New(t)
+	for p, c := range files {
+		testvault.Write(t, v, p, c)
+	}
+	s, err := store.Open(v.Abs(vault.DBFile), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	w := &testWiki{t: t, v: v, ix: &index.Indexer{Vault: v, Store: s, Pages: search.Indexer{}}}
+	w.scan()
+	return w
+}
+
+func (w *testWiki) scan(paths ...string) {
+	w.t.Helper()
+	if _, err := w.ix.Scan(context.Background(), index.ScanOptions{Paths: paths}); err != nil {
+		w.t.Fatal(err)
+	}
+}
+
+func (w *testWiki) search(q string, k int) ([]search.Hit, error) {
+	return search.Search(w.ix.Store, q, search.Options{K: k, ReadFile: func(p string) ([]byte, error) {
+		return os.ReadFile(w.v.Abs(p))
+	}})
+}
+
+// titles returns the hit titles of q, failing the test on an error.
+func (w *testWiki) titles(q string) []string {
+	w.t.Helper()
+	hits, err := w.search(q, 20)
+	if err != nil {
+		w.t.Fatalf("search %q: %v", q, err)
+	}
+	out := make([]string, len(hits))
+	for i, h := range hits {
+		out[i] = h.Title
+	}
+	return out
+}
+
+func sorted(s []string) []string {
+	s = slices.Clone(s)
+	slices.Sort(s)
+	return s
+}
+
+var basicWiki = map[string]string{
+	"wiki/entities/ada-lovelace.md": "---\ntitle: Ada Lovelace\ntype: entity\naliases: [Countess of Lovelace]\ntags: [people/mathematician, history]\n---\n" +
+		"# Ada Lovelace\n\nAda wrote the first program for the Analytical Engine.\n\n## Notes on the engine\n\nHer notes describe loops.\n",
+	"wiki/entities/charles-babbage.md": "---\ntitle: Charles Babbage\ntype: entity\ntags: [people/engineer, history]\n---\n" +
+		"Babbage designed the Analytical Engine and the Difference Engine. The engine was never finished.\n",
+	"wiki/concepts/analytical-engine.md": "---\ntitle: Analytical Engine\ntype: concept\ntags: [machines]\n---\n" +
+		"A mechanical general-purpose computer designed by [[Charles Babbage]]. Programs were punched on cards.\n",
+	"wiki/concepts/remote-vault.md": "---\ntitle: Remote vault\n---\nA remote vault lives on a server; your local vault syncs with it.\n",
+	"wiki/concepts/vault-remote.md": "---\ntitle: Server storage\n---\nThe vault is remote: it is stored on a server.\n",
+	"wiki/concepts/models.md":       "---\ntitle: Language models\n---\nWe compared GPT-4o with v1.2 of the old model; see gpt-4o notes.\n",
+	"wiki/index.md":                 "# Index\n\nzanzibar Analytical Engine Ada Lovelace\n",
+	"wiki/log.md":                   "# Log\n\nzanzibar\n",
+	"raw/sources/paper.md":          "zanzibar quokka Analytical Engine\n",
+}
+
+func TestSearch_Basics(t *testing.T) {
+	w := newTestWiki(t, basicWiki)
+	hits, err := w.search("analytical engine", 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(hits) != 3 || hits[0].Title != "Analytical Engine" {
+		t.Fatalf("hits = %+v, want 3 with Analytical Engine first", hits)
+	}
+	h := hits[0]
+	if h.ID == "" || h.Type != "concept" || h.Path != "wiki/concepts/analytical-engine.md" || h.Score <= 0 {
+		t.Errorf("hit fields: %+v", h)
+	}
+	if !strings.Contains(h.Snippet, "mechanical general-purpose computer") || strings.Contains(h.Snippet, "---") {
+		t.Errorf("snippet %q: want body text without frontmatter", h.Snippet)
+	}
+	for i := 1; i < len(hits); i++ {
+		if hits[i].Score > hits[i-1].Score {
+			t.Errorf("hits not ordered by score: %+v", hits)
+		}
+	}
+	// reserved pages and raw sources are never hits
+	if got := w.titles("zanzibar"); len(got) != 0 {
+		t.Errorf("zanzibar (only in index.md, log.md and raw/) found %v", got)
+	}
+	if got := w.titles("quokka"); len(got) != 0 {
+		t.Errorf("quokka (only in raw/) found %v", got)
+	}
+	// k caps the hits
+	if hits, _ := w.search("engine", 1); len(hits) != 1 {
+		t.Errorf("k=1 gave %d hits", len(hits))
+	}
+	if hits, _ := w.search("engine", 0); len(hits) != 1 {
+		t.Errorf("k=0 gave %d hits, want at least one", len(hits))
+	}
+}
+
+func TestSearch_Names(t *testing.T) {
+	w := newTestWiki(t, basicWiki)
+	for q, want := range map[string]string{
+		"Countess of Lovelace":          "Ada Lovelace", // alias
+		"notes on the engine":           "Ada Lovelace", // heading
+		"who was charles babbage?":      "Charles Babbage",
+		"charles-babbage":               "Charles Babbage", // file name
+		"what is the analytical engine": "Analytical Engine",
+	} {
+		if got := w.titles(q); len(got) == 0 || got[0] != want {
+			t.Errorf("%q → %v, want %q first", q, got, want)
+		}
+	}
+}
+
+func TestSearch_Syntax(t *testing.T) {
+	w := newTestWiki(t, basicWiki)
+	for _, c := range []struct {
+		q    string
+		want []string // nil: any order of exactly these
+	}{
+		{`"remote vault"`, []string{"Remote vault"}},
+		{`"vault is remote"`, []string{"Server storage"}},
+		{`vault -server`, []string{}},
+		{`vault -"remote vault"`, []string{"Server storage"}},
+		{`engine -babbage`, []string{"Ada Lovelace"}},
+		{`engine type:concept`, []string{"Analytical Engine"}},
+		{`engine -type:entity`, []string{"Analytical Engine"}},
+		{`engine type:entity type:concept`, []string{"Ada Lovelace", "Analytical Engine", "Charles Babbage"}},
+		{`engine tag:people`, []string{"Ada Lovelace", "Charles Babbage"}},
+		{`engine tag:#people/engineer`, []string{"Charles Babbage"}},
+		{`engine tag:history tag:people/mathematician`, []string{"Ada Lovelace"}},
+		{`engine -tag:people`, []string{"Analytical Engine"}},
+		{`type:entity`, []string{"Ada Lovelace", "Charles Babbage"}},
+		{`tag:machines`, []string{"Analytical Engine"}},
+		{`-vault -engine`, []string{"Language models"}},
+		{`gpt-4o`, []string{"Language models"}},
+		{`GPT 4o`, []string{"Language models"}},
+		{`v1.2`, []string{"Language models"}},
+		{`"gpt-4o with"`, []string{"Language models"}},
+		{`???`, []string{}},
+		{`(( "" - ))`, []string{}},
+		{`nonexistentword`, []string{}},
+		{`"engine was never" finished`, []string{"Charles Babbage"}},
+		{`"never engine"`, []string{}},
+	} {
+		got := w.titles(c.q)
+		if !slices.Equal(sorted(got), sorted(c.want)) {
+			t.Errorf("%s → %v, want %v", c.q, got, c.want)
+		}
+	}
+	// a query of filters lists pages in title order
+	if got := w.titles("type:entity"); !slices.Equal(got, []string{"Ada Lovelace", "Charles Babbage"}) {
+		t.Errorf("type:entity → %v, want title order", got)
+	}
+	if _, err := w.search("engine type:robot", 5); errs.CodeOf(err) != errs.Invalid {
+		t.Errorf("type:robot: err %v, want invalid", err)
+	}
+}
+
+func TestSearch_Incremental(t *testing.T) {
+	w := newTestWiki(t, basicWiki)
+	p := "wiki/concepts/analytical-engine.md"
+	testvault.Write(t, w.v, p, "---\ntitle: Analytical Engine\ntype: concept\n---\nNow about jacquard looms only.\n")
+	w.scan(p)
+	if got := w.titles("jacquard"); !slices.Equal(got, []string{"Analytical Engine"}) {
+		t.Errorf("after edit, jacquard → %v", got)
+	}
+	if got := w.titles("mechanical"); len(got) != 0 {
+		t.Errorf("after edit, the old word mechanical → %v", got)
+	}
+	if got := w.titles("tag:machines"); len(got) != 0 {
+		t.Errorf("after edit, the dropped tag still filters: %v", got)
+	}
+	// a rename is a new path; the old one is gone
+	if err := os.Rename(w.v.Abs(p), w.v.Abs("wiki/concepts/engine.md")); err != nil {
+		t.Fatal(err)
+	}
+	w.scan()
+	hits, err := w.search("jacquard", 5)
+	if err != nil || len(hits) != 1 || hits[0].Path != "wiki/concepts/engine.md" {
+		t.Errorf("after rename: %+v %v", hits, err)
+	}
+	// a deletion leaves nothing behind
+	if err := os.Remove(w.v.Abs("wiki/concepts/engine.md")); err != nil {
+		t.Fatal(err)
+	}
+	w.scan()
+	if got := w.titles("jacquard"); len(got) != 0 {
+		t.Errorf("after delete: %v", got)
+	}
+	w.ix.Store.View(func(tx *store.Tx) error {
+		if st := tx.SearchStats(); st.Docs != 5 {
+			t.Errorf("indexed docs = %d, want 5", st.Docs)
+		}
+		return nil
+	})
+}
+
+func TestSearch_NotIndexed(t *testing.T) {
+	v := testvault.New(t)
+	testvault.Write(t, v, "wiki/a.md", "alpha\n")
+	s, err := store.Open(v.Abs(vault.DBFile), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	// a store scanned without the search indexer (an older synapse)
+	if _, err := (&index.Indexer{Vault: v, Store: s}).Scan(context.Background(), index.ScanOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = search.Search(s, "alpha", search.Options{K: 5})
+	if errs.CodeOf(err) != errs.Unavailable || !strings.Contains(err.Error(), "reindex") {
+		t.Fatalf("err = %v, want unavailable asking for a reindex", err)
+	}
+	// an empty vault answers with no hits
+	v2 := testvault.New(t)
+	s2, err := store.Open(v2.Abs(vault.DBFile), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s2.Close()
+	if hits, err := search.Search(s2, "alpha", search.Options{K: 5}); err != nil || len(hits) != 0 {
+		t.Fatalf("empty vault: %v %v", hits, err)
+	}
+}
+
+func TestSearch_Multilingual(t *testing.T) {
+	w := newTestWiki(t, map[string]string{
+		"wiki/de.md": "---\ntitle: Größenänderung\n---\nDie Größe der Fenster ändern.\n",
+		"wiki/zh.md": "---\ntitle: 数据库设计\n---\n关系数据库的设计原则。\n",
+		"wiki/ja.md": "---\ntitle: 東京タワー\n---\n東京タワーは東京の観光名所です。\n",
+	})
+	for q, want := range map[string]string{
+		"grossenanderung": "Größenänderung", // folded
+		"GRÖSSE":          "Größenänderung",
+		"数据库":             "数据库设计",
+		"设计原则":            "数据库设计",
+		"库":               "数据库设计", // a lone character
+		"タワー":             "東京タワー",
+		"観光名所":            "東京タワー",
+	} {
+		if got := w.titles(q); len(got) == 0 || got[0] != want {
+			t.Errorf("%q → %v, want %q", q, got, want)
+		}
+	}
+}
+
+func TestSnippetAndHighlight(t *testing.T) {
+	text := "---\ntitle: X\n---\n# Heading\n\n" + strings.Repeat("filler words here. ", 40) +
+		"The **remote vault** syncs with [[Local vault|your vault]].\n" + strings.Repeat("more filler. ", 40)
+	s := search.Snippet(text, map[string]float64{"remot": 2, "vault": 1})
+	if !strings.Contains(s, "remote vault syncs with Local vault|your vault") || !strings.HasPrefix(s, "…") || !strings.HasSuffix(s, "…") {
+		t.Errorf("snippet %q", s)
+	}
+	if len(s) > 260 {
+		t.Errorf("snippet is %d bytes", len(s))
+	}
+	if s := search.Snippet("---\ntitle: X\n---\n## Start here\nbody", nil); s != "Start here body" {
+		t.Errorf("no-match snippet %q", s)
+	}
+	spans := search.Highlight(`"remote vault" -sync type:note`, s)
+	var marked []string
+	for _, sp := range spans {
+		marked = append(marked, s[sp[0]:sp[1]])
+	}
+	if !slices.Contains(marked, "remote") || !slices.Contains(marked, "vault") || slices.Contains(marked, "syncs") {
+		t.Errorf("highlighted %q in %q", marked, s)
+	}
+	if spans := search.Highlight("type:bogus vault", "the vault"); len(spans) != 1 {
+		t.Errorf("highlight with a bad filter: %v", spans)
+	}
+}

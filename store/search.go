@@ -1,0 +1,1234 @@
+package store
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// The search index (SPEC §4.1). Package search decides what a term is and
+// how documents are ranked; this file decides how the inverted index is
+// stored. Every bucket is derived (dropped and rebuilt by reindex).
+//
+//	search_meta     "version" → analyzer version (string, set by package search)
+//	                "next_term" → u32 last term id handed out
+//	                "stats" → u32 docs, u32 highest doc ever indexed, 3 × u64 total
+//	                field lengths
+//	search_terms    term bytes → u32 term id
+//	search_post     term id + first doc (4+4 bytes BE) → postings block
+//	search_fwd      doc → forward record: what the doc is indexed under, so it
+//	                can be replaced or removed without re-reading its old text,
+//	                and its names for re-ranking
+//	search_norms    u32 (doc >> 8) → 256 × 3 quantized field lengths
+//
+// A postings block holds documents of one term in ascending doc order,
+// each ≥ the block key's doc and < the next block key's doc of the term:
+//
+//	uvarint count
+//	count × posting: uvarint doc delta (the first relative to the key's doc,
+//	  then to the previous doc), then a term-frequency byte c:
+//	  c&0x0f < 15: title tf = c>>6, heading tf = c>>4&3, body tf = c&0x0f
+//	  c&0x0f == 15: three uvarints follow: title, heading, body tf
+//
+// A term's document frequency is the sum of its blocks' counts, read at
+// query time, so adding a page rewrites no per-term counter.
+//
+// A forward record is:
+//
+//	3 × uvarint field length
+//	uvarint names, then per name: u8 kind, uvarint n, n × uvarint term id
+//	uvarint terms, then the term ids ascending, delta-coded as uvarints
+//
+// A norms chunk holds, for doc d, bytes [3·(d&255), 3·(d&255)+3): each a
+// field length quantized by QuantizeLength (0 = no document).
+//
+// Writes go in key order in each bucket (random inserts into one large
+// bbolt node are quadratic). A batch of new pages above every indexed doc
+// (a reindex) writes each term's postings as new blocks without reading
+// the old ones; smaller additions append into a term's last block while it
+// has room, without decoding it. One page edit touches only the blocks of
+// that page's terms, its forward record and one norms chunk.
+//
+// Dictionary entries are not removed when a term loses its last posting
+// (its id then has no blocks, and lookups report it absent); reindex
+// starts the dictionary afresh.
+
+// SearchFields is the number of ranked fields: 0 title and aliases, 1
+// headings and tags, 2 body.
+const SearchFields = 3
+
+var (
+	bSearchMeta  = []byte("search_meta")
+	bSearchTerms = []byte("search_terms")
+	bSearchPost  = []byte("search_post")
+	bSearchFwd   = []byte("search_fwd")
+	bSearchNorms = []byte("search_norms")
+)
+
+func init() {
+	registerDerived("search_meta", "search_terms", "search_post", "search_fwd", "search_norms")
+}
+
+const (
+	// searchBlock is the size blocks are cut to; a block that grows past
+	// searchBlockMax by inserts is split into searchBlock-sized ones.
+	searchBlock    = 128
+	searchBlockMax = 256
+	// bulkDocs is the batch size from which new docs are written as new
+	// blocks (of up to bulkBlock postings) without reading the terms'
+	// last blocks.
+	bulkDocs      = 256
+	bulkBlock     = 1024
+	normsPerChunk = 256
+	// maxSearchNames and maxNameTerms bound what is stored of a doc's
+	// names.
+	maxSearchNames = 128
+	maxNameTerms   = 24
+)
+
+// SearchStats are the collection statistics BM25 needs.
+type SearchStats struct {
+	Docs   uint32               // indexed documents
+	MaxDoc uint32               // the highest doc ever indexed
+	Len    [SearchFields]uint64 // total length of each field over all documents
+}
+
+// AvgLen returns the mean length of field f (at least 1).
+func (s SearchStats) AvgLen(f int) float64 {
+	if s.Docs == 0 || s.Len[f] == 0 {
+		return 1
+	}
+	return float64(s.Len[f]) / float64(s.Docs)
+}
+
+// SearchTF is one term of a document with its frequency in each field.
+type SearchTF struct {
+	Term uint32               // index into SearchBatch.Terms
+	TF   [SearchFields]uint32 // occurrences per field
+}
+
+// SearchName is a name of a document (title, alias, heading…) as a set of
+// terms; Kind is the caller's.
+type SearchName struct {
+	Kind  uint8
+	Terms []uint32 // indexes into SearchBatch.Terms
+}
+
+// SearchDoc is one document to index: its field lengths, distinct terms
+// and names.
+type SearchDoc struct {
+	Doc   uint32
+	Len   [SearchFields]uint32
+	Terms []SearchTF // distinct terms, any order
+	Names []SearchName
+}
+
+// SearchBatch is a set of documents to add or replace; Terms are the
+// batch's distinct term strings, referenced by index from the documents.
+type SearchBatch struct {
+	Terms []string
+	Docs  []SearchDoc
+}
+
+// SearchTerm is a term of the dictionary.
+type SearchTerm struct {
+	Term string
+	ID   uint32
+	DF   uint32 // documents holding the term
+}
+
+// QuantizeLength maps a field length to one byte: exact below 48, then
+// logarithmic in steps of 4% (lengths up to about 160,000 tokens are told
+// apart). 0 stays 0.
+func QuantizeLength(n uint32) uint8 {
+	if n < 48 {
+		return uint8(n)
+	}
+	q := 48 + int(math.Log(float64(n)/48)/math.Log(1.04))
+	return uint8(min(q, 255))
+}
+
+// lengthTable[q] is the representative length of quantized value q.
+var lengthTable = func() (t [256]float32) {
+	for q := range t {
+		if q < 48 {
+			t[q] = float32(q)
+		} else {
+			t[q] = float32(48 * math.Pow(1.04, float64(q-48)+0.5))
+		}
+	}
+	return
+}()
+
+// DequantizeLength returns the length a quantized value stands for.
+func DequantizeLength(q uint8) float32 { return lengthTable[q] }
+
+// SearchReady reports whether the search buckets exist. A store last
+// opened for writing by a synapse without search lacks them until it is
+// opened for writing again; readers must not touch the index before.
+func (tx *Tx) SearchReady() bool {
+	for _, b := range [][]byte{bSearchMeta, bSearchTerms, bSearchPost, bSearchFwd, bSearchNorms} {
+		if tx.b(b) == nil {
+			return false
+		}
+	}
+	return true
+}
+
+// SearchVersion returns the analyzer version the index was built with
+// ("" for an empty or never-built index).
+func (tx *Tx) SearchVersion() string {
+	return string(tx.b(bSearchMeta).Get([]byte("version")))
+}
+
+// SetSearchVersion records the analyzer version.
+func (tx *Tx) SetSearchVersion(v string) error {
+	if tx.SearchVersion() == v {
+		return nil
+	}
+	return tx.b(bSearchMeta).Put([]byte("version"), []byte(v))
+}
+
+// SearchStats returns the collection statistics.
+func (tx *Tx) SearchStats() SearchStats {
+	var s SearchStats
+	v := tx.b(bSearchMeta).Get([]byte("stats"))
+	if len(v) != 8+8*SearchFields {
+		return s
+	}
+	s.Docs = binary.BigEndian.Uint32(v)
+	s.MaxDoc = binary.BigEndian.Uint32(v[4:])
+	for f := range s.Len {
+		s.Len[f] = binary.BigEndian.Uint64(v[8+8*f:])
+	}
+	return s
+}
+
+func (tx *Tx) putSearchStats(s SearchStats) error {
+	b := make([]byte, 8+8*SearchFields)
+	binary.BigEndian.PutUint32(b, s.Docs)
+	binary.BigEndian.PutUint32(b[4:], s.MaxDoc)
+	for f := range s.Len {
+		binary.BigEndian.PutUint64(b[8+8*f:], s.Len[f])
+	}
+	return tx.b(bSearchMeta).Put([]byte("stats"), b)
+}
+
+// LookupSearchTerm returns the dictionary entry of a term held by at least
+// one document.
+func (tx *Tx) LookupSearchTerm(term string) (SearchTerm, bool) {
+	v := tx.b(bSearchTerms).Get([]byte(term))
+	if len(v) != 4 {
+		return SearchTerm{}, false
+	}
+	st := SearchTerm{Term: term, ID: getU32(v)}
+	st.DF = tx.searchDF(st.ID)
+	return st, st.DF > 0
+}
+
+// SearchTermsWithPrefix returns up to limit terms starting with prefix
+// that some document holds, in byte order.
+func (tx *Tx) SearchTermsWithPrefix(prefix string, limit int) []SearchTerm {
+	var out []SearchTerm
+	c := tx.b(bSearchTerms).Cursor()
+	p := []byte(prefix)
+	for k, v := c.Seek(p); k != nil && bytes.HasPrefix(k, p) && len(out) < limit; k, v = c.Next() {
+		if len(v) != 4 {
+			continue
+		}
+		st := SearchTerm{Term: string(k), ID: getU32(v)}
+		if st.DF = tx.searchDF(st.ID); st.DF > 0 {
+			out = append(out, st)
+		}
+	}
+	return out
+}
+
+// searchDF sums the counts of a term's blocks.
+func (tx *Tx) searchDF(id uint32) uint32 {
+	c := tx.b(bSearchPost).Cursor()
+	prefix := u32(id)
+	df := uint32(0)
+	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+		n, _ := binary.Uvarint(v)
+		df += uint32(n)
+	}
+	return df
+}
+
+// SearchPostings calls fn for every document holding term id, in
+// ascending doc order, with the term's frequency in each field.
+func (tx *Tx) SearchPostings(id uint32, fn func(doc uint32, tf [SearchFields]uint32)) error {
+	c := tx.b(bSearchPost).Cursor()
+	prefix := u32(id)
+	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+		if len(k) != 8 {
+			return fmt.Errorf("search postings of term %d: %w", id, errCorrupt)
+		}
+		if err := eachPosting(v, getU32(k[4:]), fn); err != nil {
+			return fmt.Errorf("search postings of term %d: %w", id, err)
+		}
+	}
+	return nil
+}
+
+// SearchPosting is one decoded posting.
+type SearchPosting struct {
+	Doc uint32
+	TF  [SearchFields]uint16 // saturating at 65535
+}
+
+// SearchPostingBlocks calls fn with the postings of term id block by block,
+// in ascending doc order. The slice is reused between calls; decoding a
+// whole block into it keeps the scorer's loop free of calls.
+func (tx *Tx) SearchPostingBlocks(id uint32, fn func([]SearchPosting)) error {
+	c := tx.b(bSearchPost).Cursor()
+	prefix := u32(id)
+	var buf []SearchPosting
+	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+		if len(k) != 8 {
+			return fmt.Errorf("search postings of term %d: %w", id, errCorrupt)
+		}
+		var err error
+		if buf, err = decodeInto(buf[:0], v, getU32(k[4:])); err != nil {
+			return fmt.Errorf("search postings of term %d: %w", id, err)
+		}
+		fn(buf)
+	}
+	return nil
+}
+
+// decodeInto appends a block's postings to out.
+func decodeInto(out []SearchPosting, v []byte, doc uint32) ([]SearchPosting, error) {
+	n, w := binary.Uvarint(v)
+	if w <= 0 || n > uint64(len(v)) {
+		return out, errCorrupt
+	}
+	v = v[w:]
+	out = slices.Grow(out, int(n))
+	for i := uint64(0); i < n; i++ {
+		if len(v) >= 2 && v[0] < 0x80 && v[1]&0x0f != 15 {
+			// the common case: a one-byte delta and a packed tf byte
+			doc += uint32(v[0])
+			c := v[1]
+			out = append(out, SearchPosting{doc, [SearchFields]uint16{uint16(c >> 6), uint16(c >> 4 & 3), uint16(c & 0x0f)}})
+			v = v[2:]
+			continue
+		}
+		d, w := binary.Uvarint(v)
+		if w <= 0 || len(v) <= w {
+			return out, errCorrupt
+		}
+		doc += uint32(d)
+		c := v[w]
+		v = v[w+1:]
+		var tf [SearchFields]uint16
+		if c&0x0f != 15 {
+			tf = [SearchFields]uint16{uint16(c >> 6), uint16(c >> 4 & 3), uint16(c & 0x0f)}
+		} else {
+			for f := range tf {
+				x, w := binary.Uvarint(v)
+				if w <= 0 {
+					return out, errCorrupt
+				}
+				tf[f], v = uint16(min(x, math.MaxUint16)), v[w:]
+			}
+		}
+		out = append(out, SearchPosting{doc, tf})
+	}
+	return out, nil
+}
+
+// eachPosting decodes a block without allocating.
+func eachPosting(v []byte, doc uint32, fn func(doc uint32, tf [SearchFields]uint32)) error {
+	n, w := binary.Uvarint(v)
+	if w <= 0 {
+		return errCorrupt
+	}
+	v = v[w:]
+	for i := uint64(0); i < n; i++ {
+		var d uint64
+		if len(v) > 0 && v[0] < 0x80 {
+			d, v = uint64(v[0]), v[1:]
+		} else {
+			d, w = binary.Uvarint(v)
+			if w <= 0 {
+				return errCorrupt
+			}
+			v = v[w:]
+		}
+		doc += uint32(d)
+		if len(v) == 0 {
+			return errCorrupt
+		}
+		c := v[0]
+		v = v[1:]
+		var tf [SearchFields]uint32
+		if c&0x0f != 15 {
+			tf = [SearchFields]uint32{uint32(c >> 6), uint32(c >> 4 & 3), uint32(c & 0x0f)}
+		} else {
+			for f := range tf {
+				x, w := binary.Uvarint(v)
+				if w <= 0 {
+					return errCorrupt
+				}
+				tf[f], v = uint32(x), v[w:]
+			}
+		}
+		fn(doc, tf)
+	}
+	return nil
+}
+
+// SearchNorms reads quantized field lengths by doc, caching norms chunks
+// for the life of the transaction.
+type SearchNorms struct {
+	b      *bolt.Bucket
+	chunks [][]byte // by chunk number; nil until read
+	read   []bool
+}
+
+// SearchNorms returns a norms reader for this transaction.
+func (tx *Tx) SearchNorms() *SearchNorms { return &SearchNorms{b: tx.b(bSearchNorms)} }
+
+// NormsPerChunk is the number of docs whose norms share one chunk.
+const NormsPerChunk = normsPerChunk
+
+// Chunk returns the norms of docs [c·NormsPerChunk, (c+1)·NormsPerChunk):
+// 3 bytes per doc, or nil when none of them is indexed. Scorers index it
+// directly in their inner loop.
+func (n *SearchNorms) Chunk(c uint32) []byte {
+	if int(c) >= len(n.chunks) {
+		grow := int(c) + 1 + len(n.chunks)
+		n.chunks = append(n.chunks, make([][]byte, grow-len(n.chunks))...)
+		n.read = append(n.read, make([]bool, grow-len(n.read))...)
+	}
+	if !n.read[c] {
+		n.chunks[c], n.read[c] = n.b.Get(u32(c)), true
+	}
+	return n.chunks[c]
+}
+
+// Get returns the quantized field lengths of doc (zeros when unknown).
+func (n *SearchNorms) Get(doc uint32) [SearchFields]uint8 {
+	v := n.Chunk(doc / normsPerChunk)
+	i := int(doc%normsPerChunk) * SearchFields
+	if i+SearchFields > len(v) {
+		return [SearchFields]uint8{}
+	}
+	return [SearchFields]uint8{v[i], v[i+1], v[i+2]}
+}
+
+// EachSearchName calls fn with each stored name of doc: its kind and term
+// ids. The slice is reused between calls.
+func (tx *Tx) EachSearchName(doc uint32, fn func(kind uint8, terms []uint32)) error {
+	v := tx.b(bSearchFwd).Get(u32(doc))
+	if v == nil {
+		return nil
+	}
+	r := reader{b: v}
+	for range SearchFields {
+		r.uvarint()
+	}
+	n := r.uvarint()
+	var ts []uint32
+	for i := uint64(0); i < n && r.err == nil; i++ {
+		kind := r.bytes(1)
+		m := r.uvarint()
+		if r.err != nil || m > uint64(len(r.b)) {
+			break
+		}
+		ts = ts[:0]
+		for j := uint64(0); j < m; j++ {
+			ts = append(ts, uint32(r.uvarint()))
+		}
+		if r.err == nil {
+			fn(kind[0], ts)
+		}
+	}
+	if r.err != nil {
+		return fmt.Errorf("search forward record of doc %d: %w", doc, r.err)
+	}
+	return nil
+}
+
+// SearchDocTerms returns the term ids a document is indexed under and its
+// field lengths (for tests and diagnostics).
+func (tx *Tx) SearchDocTerms(doc uint32) ([]uint32, [SearchFields]uint32, bool, error) {
+	v := tx.b(bSearchFwd).Get(u32(doc))
+	if v == nil {
+		return nil, [SearchFields]uint32{}, false, nil
+	}
+	f, err := decodeFwd(v)
+	return f.terms, f.lens, err == nil, err
+}
+
+// SearchIndexStats describes the size of the search index.
+type SearchIndexStats struct {
+	Terms, Blocks, Docs int
+	Bytes               int64 // keys and values of the search buckets
+}
+
+// SearchIndexSize walks the search buckets and sums their keys and values.
+func (tx *Tx) SearchIndexSize() SearchIndexStats {
+	var s SearchIndexStats
+	for _, name := range [][]byte{bSearchMeta, bSearchTerms, bSearchPost, bSearchFwd, bSearchNorms} {
+		c := tx.b(name).Cursor()
+		for k, v := c.First(); k != nil; k, v = c.Next() {
+			s.Bytes += int64(len(k) + len(v))
+			switch string(name) {
+			case string(bSearchTerms):
+				s.Terms++
+			case string(bSearchPost):
+				s.Blocks++
+			case string(bSearchFwd):
+				s.Docs++
+			}
+		}
+	}
+	return s
+}
+
+// posting is a decoded posting; del marks a removal in an update list.
+type posting struct {
+	doc uint32
+	tf  [SearchFields]uint16 // saturating at 65535
+	del bool
+}
+
+func tf16(tf [SearchFields]uint32) [SearchFields]uint16 {
+	var out [SearchFields]uint16
+	for f, x := range tf {
+		out[f] = uint16(min(x, math.MaxUint16))
+	}
+	return out
+}
+
+func decodeBlock(v []byte, keyDoc uint32, out []posting) ([]posting, error) {
+	err := eachPosting(v, keyDoc, func(doc uint32, tf [SearchFields]uint32) {
+		out = append(out, posting{doc: doc, tf: tf16(tf)})
+	})
+	return out, err
+}
+
+func appendBlock(b []byte, keyDoc uint32, ps []posting) []byte {
+	b = binary.AppendUvarint(b, uint64(len(ps)))
+	return appendPostingsTo(b, keyDoc, ps)
+}
+
+// appendPostingsTo encodes postings after prev (the key's doc or the last
+// doc already in the block).
+func appendPostingsTo(b []byte, prev uint32, ps []posting) []byte {
+	for _, p := range ps {
+		b = binary.AppendUvarint(b, uint64(p.doc-prev))
+		prev = p.doc
+		t, h, x := p.tf[0], p.tf[1], p.tf[2]
+		if t <= 3 && h <= 3 && x < 15 {
+			b = append(b, byte(t<<6|h<<4|x))
+		} else {
+			b = append(b, 0x0f)
+			b = binary.AppendUvarint(b, uint64(t))
+			b = binary.AppendUvarint(b, uint64(h))
+			b = binary.AppendUvarint(b, uint64(x))
+		}
+	}
+	return b
+}
+
+// encodedSize returns the size of postings encoded after prev, plus room
+// for a block header.
+func encodedSize(prev uint32, ps []posting) int {
+	n := binary.MaxVarintLen32
+	for _, p := range ps {
+		n += uvarintLen(p.doc-prev) + 1
+		prev = p.doc
+		if t, h, x := p.tf[0], p.tf[1], p.tf[2]; t > 3 || h > 3 || x >= 15 {
+			n += uvarintLen(uint32(t)) + uvarintLen(uint32(h)) + uvarintLen(uint32(x))
+		}
+	}
+	return n
+}
+
+func uvarintLen(x uint32) int {
+	n := 1
+	for x >= 0x80 {
+		x >>= 7
+		n++
+	}
+	return n
+}
+
+func postKey(id, doc uint32) []byte {
+	k := make([]byte, 8)
+	binary.BigEndian.PutUint32(k, id)
+	binary.BigEndian.PutUint32(k[4:], doc)
+	return k
+}
+
+// fwdRec is a decoded forward record (names skipped).
+type fwdRec struct {
+	lens  [SearchFields]uint32
+	terms []uint32 // ascending
+}
+
+func decodeFwd(v []byte) (fwdRec, error) {
+	var f fwdRec
+	r := reader{b: v}
+	for i := range f.lens {
+		f.lens[i] = uint32(r.uvarint())
+	}
+	names := r.uvarint()
+	for i := uint64(0); i < names && r.err == nil; i++ {
+		r.bytes(1)
+		m := r.uvarint()
+		for j := uint64(0); j < m && r.err == nil; j++ {
+			r.uvarint()
+		}
+	}
+	n := r.uvarint()
+	if r.err != nil || n > uint64(len(r.b)) {
+		return f, errCorrupt
+	}
+	f.terms = make([]uint32, n)
+	prev := uint32(0)
+	for i := range f.terms {
+		prev += uint32(r.uvarint())
+		f.terms[i] = prev
+	}
+	return f, r.err
+}
+
+func appendFwd(b []byte, lens [SearchFields]uint32, names []SearchName, ids, terms []uint32) []byte {
+	for _, l := range lens {
+		b = binary.AppendUvarint(b, uint64(l))
+	}
+	names = names[:min(len(names), maxSearchNames)]
+	n := 0
+	for _, nm := range names {
+		if len(nm.Terms) > 0 {
+			n++
+		}
+	}
+	b = binary.AppendUvarint(b, uint64(n))
+	for _, nm := range names {
+		if len(nm.Terms) == 0 {
+			continue
+		}
+		ts := nm.Terms[:min(len(nm.Terms), maxNameTerms)]
+		b = append(b, nm.Kind)
+		b = binary.AppendUvarint(b, uint64(len(ts)))
+		for _, t := range ts {
+			b = binary.AppendUvarint(b, uint64(ids[t]))
+		}
+	}
+	b = binary.AppendUvarint(b, uint64(len(terms)))
+	prev := uint32(0)
+	for _, t := range terms {
+		b = binary.AppendUvarint(b, uint64(t-prev))
+		prev = t
+	}
+	return b
+}
+
+// arena hands out byte slices for values that must stay untouched until
+// the transaction commits (bbolt keeps references to them), in a few big
+// allocations instead of one per value.
+type arena struct{ buf []byte }
+
+// alloc returns an empty slice with capacity n carved from the arena.
+func (a *arena) alloc(n int) []byte {
+	if cap(a.buf)-len(a.buf) < n {
+		a.buf = make([]byte, 0, max(n, 256<<10))
+	}
+	start := len(a.buf)
+	a.buf = a.buf[:start+n]
+	return a.buf[start : start : start+n]
+}
+
+// searchUpdate applies one batch's changes, each bucket in key order.
+type searchUpdate struct {
+	tx    *Tx
+	stats SearchStats
+	arena arena
+}
+
+func (tx *Tx) newSearchUpdate() *searchUpdate {
+	return &searchUpdate{tx: tx, stats: tx.SearchStats()}
+}
+
+// oldDoc returns the forward record of doc, if it is indexed.
+func (u *searchUpdate) oldDoc(doc uint32) (fwdRec, bool, error) {
+	v := u.tx.b(bSearchFwd).Get(u32(doc))
+	if v == nil {
+		return fwdRec{}, false, nil
+	}
+	f, err := decodeFwd(v)
+	if err != nil {
+		return f, false, fmt.Errorf("search forward record of doc %d: %w", doc, err)
+	}
+	return f, true, nil
+}
+
+func (u *searchUpdate) unstat(old fwdRec) {
+	if u.stats.Docs > 0 {
+		u.stats.Docs--
+	}
+	for f := range old.lens {
+		u.stats.Len[f] -= min(u.stats.Len[f], uint64(old.lens[f]))
+	}
+}
+
+// tentry is one (term, doc) of a batch, the doc as its position in the
+// batch.
+type tentry struct {
+	id, slot uint32
+	tf       [SearchFields]uint16
+}
+
+// entryPool keeps the large (term, doc) buffers between batches.
+var entryPool sync.Pool
+
+func getEntries(n int) *[]tentry {
+	if p, ok := entryPool.Get().(*[]tentry); ok && cap(*p) >= n {
+		*p = (*p)[:n]
+		return p
+	}
+	s := make([]tentry, n)
+	return &s
+}
+
+// radixSortByID sorts a by term id, stably, 8 bits per pass (LSD), with
+// tmp (of the same length) as scratch, and returns the sorted slice.
+func radixSortByID(a, tmp []tentry) []tentry {
+	maxKey := uint32(0)
+	for i := range a {
+		maxKey = max(maxKey, a[i].id)
+	}
+	for shift := uint(0); shift < 32 && maxKey>>shift > 0; shift += 8 {
+		var count [257]int
+		for i := range a {
+			count[(a[i].id>>shift)&0xff+1]++
+		}
+		for j := 1; j < len(count); j++ {
+			count[j] += count[j-1]
+		}
+		for i := range a {
+			k := (a[i].id >> shift) & 0xff
+			tmp[count[k]] = a[i]
+			count[k]++
+		}
+		a, tmp = tmp, a
+	}
+	return a
+}
+
+// PutSearchDocs adds the batch's documents to the search index, replacing
+// earlier versions of the same docs.
+func (tx *Tx) PutSearchDocs(b *SearchBatch) error {
+	if len(b.Docs) == 0 {
+		return nil
+	}
+	u := tx.newSearchUpdate()
+	ids, err := u.termIDs(b.Terms)
+	if err != nil {
+		return err
+	}
+	// docs in ascending order; a doc given twice: the later version wins
+	order := make([]int, 0, len(b.Docs))
+	for i := range b.Docs {
+		order = append(order, i)
+	}
+	sort.SliceStable(order, func(i, j int) bool { return b.Docs[order[i]].Doc < b.Docs[order[j]].Doc })
+	docs := order[:0]
+	for x, i := range order {
+		if x+1 < len(order) && b.Docs[order[x+1]].Doc == b.Docs[i].Doc {
+			continue
+		}
+		docs = append(docs, i)
+	}
+	docNums := make([]uint32, len(docs))
+	for x, i := range docs {
+		docNums[x] = b.Docs[i].Doc
+	}
+	// every (term, doc) of the batch, made in doc order and radix-sorted
+	// by term id (stable, so each term's docs stay ascending): cheaper
+	// than scattering postings into per-term lists, which misses the CPU
+	// cache on nearly every write
+	n := 0
+	for _, i := range docs {
+		n += len(b.Docs[i].Terms)
+	}
+	scratch := getEntries(2 * n)
+	defer entryPool.Put(scratch)
+	ents := (*scratch)[:0:n]
+	for x, i := range docs {
+		for _, t := range b.Docs[i].Terms {
+			ents = append(ents, tentry{id: ids[t.Term], slot: uint32(x), tf: tf16(t.TF)})
+		}
+	}
+	ents = radixSortByID(ents, (*scratch)[n:2*n])
+	// a bulk batch (a reindex, an import) of docs all above every indexed
+	// doc writes each term's postings as new blocks without looking at
+	// the term's existing ones: a partly filled block per term and batch
+	// is cheaper than a B+tree seek per term and batch
+	bulk := len(docs) >= bulkDocs && docNums[0] > u.stats.MaxDoc
+	u.stats.MaxDoc = max(u.stats.MaxDoc, docNums[len(docNums)-1])
+	// earlier versions: statistics, and removals of terms a doc lost
+	dels := map[uint32][]uint32{} // term id → docs, ascending
+	for _, i := range docs {
+		d := &b.Docs[i]
+		old, had, err := u.oldDoc(d.Doc)
+		if err != nil {
+			return err
+		}
+		if had {
+			u.unstat(old)
+			now := make([]uint32, 0, len(d.Terms))
+			for _, t := range d.Terms {
+				now = append(now, ids[t.Term])
+			}
+			slices.Sort(now)
+			for _, id := range old.terms {
+				if _, ok := slices.BinarySearch(now, id); !ok {
+					dels[id] = append(dels[id], d.Doc)
+				}
+			}
+		}
+		u.stats.Docs++
+		for f := range d.Len {
+			u.stats.Len[f] += uint64(d.Len[f])
+		}
+	}
+	delIDs := make([]uint32, 0, len(dels))
+	for id := range dels {
+		delIDs = append(delIDs, id)
+	}
+	slices.Sort(delIDs)
+	// forward lists, filled in term id order (so each doc's ids ascend)
+	fwdOff := make([]int32, len(docs)+1)
+	for x, i := range docs {
+		fwdOff[x+1] = fwdOff[x] + int32(len(b.Docs[i].Terms))
+	}
+	fwdFlat := make([]uint32, n)
+	fwdPos := slices.Clone(fwdOff[:len(docs)])
+	// postings, term by term in id order
+	post := tx.b(bSearchPost)
+	c := post.Cursor()
+	var group, ops []posting
+	di := 0
+	for i := 0; i < len(ents) || di < len(delIDs); {
+		var id uint32
+		group = group[:0]
+		if i < len(ents) && (di >= len(delIDs) || ents[i].id <= delIDs[di]) {
+			id = ents[i].id
+			for ; i < len(ents) && ents[i].id == id; i++ {
+				x := ents[i].slot
+				group = append(group, posting{doc: docNums[x], tf: ents[i].tf})
+				fwdFlat[fwdPos[x]] = id
+				fwdPos[x]++
+			}
+			if di < len(delIDs) && delIDs[di] == id {
+				di++
+			}
+		} else {
+			id = delIDs[di]
+			di++
+		}
+		del := dels[id]
+		switch {
+		case bulk:
+			if err := u.putBlocks(post, id, group, bulkBlock); err != nil {
+				return err
+			}
+			continue
+		case len(del) == 0:
+			appended, err := u.appendPostings(post, c, id, group)
+			if err != nil {
+				return err
+			}
+			if appended {
+				continue
+			}
+			ops = append(ops[:0], group...)
+		default:
+			ops = mergeOps(ops[:0], group, del)
+		}
+		if err := u.applyTermOps(post, id, ops); err != nil {
+			return err
+		}
+	}
+	// forward records and norms, in doc order
+	fwd := tx.b(bSearchFwd)
+	norms := make([][SearchFields]uint8, len(docs))
+	for x, i := range docs {
+		d := &b.Docs[i]
+		norms[x] = [SearchFields]uint8{QuantizeLength(d.Len[0]), QuantizeLength(d.Len[1]), QuantizeLength(d.Len[2])}
+		terms := fwdFlat[fwdOff[x]:fwdOff[x+1]]
+		size := 3*5 + 5 + 5*(len(terms)+1)
+		for _, nm := range d.Names {
+			size += 6 + 5*len(nm.Terms)
+		}
+		if err := fwd.Put(u32(d.Doc), appendFwd(u.arena.alloc(size), d.Len, d.Names, ids, terms)); err != nil {
+			return err
+		}
+	}
+	if err := u.putNorms(docNums, norms); err != nil {
+		return err
+	}
+	return tx.putSearchStats(u.stats)
+}
+
+// RemoveSearchDocs removes documents from the search index (unknown docs
+// are ignored).
+func (tx *Tx) RemoveSearchDocs(docs []uint32) error {
+	u := tx.newSearchUpdate()
+	sorted := slices.Clone(docs)
+	slices.Sort(sorted)
+	sorted = slices.Compact(sorted)
+	dels := map[uint32][]uint32{}
+	var gone []uint32
+	for _, doc := range sorted {
+		old, had, err := u.oldDoc(doc)
+		if err != nil {
+			return err
+		}
+		if !had {
+			continue
+		}
+		gone = append(gone, doc)
+		u.unstat(old)
+		for _, id := range old.terms {
+			dels[id] = append(dels[id], doc)
+		}
+	}
+	if len(gone) == 0 {
+		return nil
+	}
+	terms := make([]uint32, 0, len(dels))
+	for id := range dels {
+		terms = append(terms, id)
+	}
+	slices.Sort(terms)
+	post := tx.b(bSearchPost)
+	var ops []posting
+	for _, id := range terms {
+		ops = mergeOps(ops[:0], nil, dels[id])
+		if err := u.applyTermOps(post, id, ops); err != nil {
+			return err
+		}
+	}
+	fwd := tx.b(bSearchFwd)
+	for _, doc := range gone {
+		if err := fwd.Delete(u32(doc)); err != nil {
+			return err
+		}
+	}
+	if err := u.putNorms(gone, make([][SearchFields]uint8, len(gone))); err != nil {
+		return err
+	}
+	return tx.putSearchStats(u.stats)
+}
+
+// mergeOps merges sorted upserts and sorted removals into one op list.
+func mergeOps(out, ups []posting, dels []uint32) []posting {
+	i, j := 0, 0
+	for i < len(ups) || j < len(dels) {
+		switch {
+		case j >= len(dels) || (i < len(ups) && ups[i].doc < dels[j]):
+			out = append(out, ups[i])
+			i++
+		case i >= len(ups) || dels[j] < ups[i].doc:
+			out = append(out, posting{doc: dels[j], del: true})
+			j++
+		default: // both (cannot happen: a removal is of a term the doc lost)
+			out = append(out, ups[i])
+			i++
+			j++
+		}
+	}
+	return out
+}
+
+// putNorms writes quantized lengths for docs (ascending), chunk by chunk.
+func (u *searchUpdate) putNorms(docs []uint32, norms [][SearchFields]uint8) error {
+	b := u.tx.b(bSearchNorms)
+	for i := 0; i < len(docs); {
+		c := docs[i] / normsPerChunk
+		chunk := u.arena.alloc(normsPerChunk * SearchFields)[:normsPerChunk*SearchFields]
+		copy(chunk, b.Get(u32(c)))
+		for ; i < len(docs) && docs[i]/normsPerChunk == c; i++ {
+			copy(chunk[int(docs[i]%normsPerChunk)*SearchFields:], norms[i][:])
+		}
+		var err error
+		if allZero(chunk) {
+			err = b.Delete(u32(c))
+		} else {
+			err = b.Put(u32(c), chunk)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func allZero(b []byte) bool {
+	for _, x := range b {
+		if x != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+func cmpU32(a, b uint32) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// termIDs resolves the batch's terms to ids, handing out new ones in term
+// order. When the batch holds a good share of the dictionary, one cursor
+// walk merges the two sorted lists instead of a lookup per term.
+func (u *searchUpdate) termIDs(terms []string) ([]uint32, error) {
+	order := make([]int32, len(terms))
+	for i := range order {
+		order[i] = int32(i)
+	}
+	slices.SortFunc(order, func(a, b int32) int { return strings.Compare(terms[a], terms[b]) })
+	ids := make([]uint32, len(terms))
+	dict := u.tx.b(bSearchTerms)
+	meta := u.tx.b(bSearchMeta)
+	next := getU32(meta.Get([]byte("next_term")))
+	var fresh []int32 // batch indexes of new terms, in term order
+	if uint64(len(terms))*16 > uint64(next) {
+		c := dict.Cursor()
+		k, v := c.First()
+		for _, i := range order {
+			t := terms[i]
+			for k != nil && string(k) < t {
+				k, v = c.Next()
+			}
+			if k != nil && string(k) == t && len(v) == 4 {
+				ids[i] = getU32(v)
+				continue
+			}
+			fresh = append(fresh, i)
+		}
+	} else {
+		for _, i := range order {
+			if v := dict.Get([]byte(terms[i])); len(v) == 4 {
+				ids[i] = getU32(v)
+				continue
+			}
+			fresh = append(fresh, i)
+		}
+	}
+	if len(fresh) == 0 {
+		return ids, nil
+	}
+	for _, i := range fresh {
+		t := terms[i]
+		if t == "" {
+			return nil, fmt.Errorf("search index: empty term")
+		}
+		next++
+		ids[i] = next
+		if err := dict.Put([]byte(t), append(u.arena.alloc(4), u32(next)...)); err != nil {
+			return nil, err
+		}
+	}
+	return ids, meta.Put([]byte("next_term"), u32(next))
+}
+
+// blockTail reads a block's count and last doc, and returns its postings
+// bytes, without decoding them into memory.
+func blockTail(v []byte, keyDoc uint32) (count int, last uint32, payload []byte, err error) {
+	n, w := binary.Uvarint(v)
+	if w <= 0 {
+		return 0, 0, nil, errCorrupt
+	}
+	payload = v[w:]
+	last = keyDoc
+	p := payload
+	for i := uint64(0); i < n; i++ {
+		d, w := binary.Uvarint(p)
+		if w <= 0 || len(p) <= w {
+			return 0, 0, nil, errCorrupt
+		}
+		last += uint32(d)
+		c := p[w]
+		p = p[w+1:]
+		if c&0x0f == 15 {
+			for f := 0; f < SearchFields; f++ {
+				_, w := binary.Uvarint(p)
+				if w <= 0 {
+					return 0, 0, nil, errCorrupt
+				}
+				p = p[w:]
+			}
+		}
+	}
+	return int(n), last, payload, nil
+}
+
+// appendPostings adds upserts whose docs all follow the term's indexed
+// docs: into its last block while that stays within searchBlockMax, else
+// as new blocks after it. It reports false (writing nothing) when the
+// docs do not all follow, so the caller takes the general path.
+func (u *searchUpdate) appendPostings(post *bolt.Bucket, c *bolt.Cursor, id uint32, ps []posting) (bool, error) {
+	if len(ps) == 0 {
+		return true, nil
+	}
+	var k, v []byte
+	if id == math.MaxUint32 {
+		k, v = c.Last()
+	} else if k, v = c.Seek(u32(id + 1)); k == nil {
+		k, v = c.Last()
+	} else {
+		k, v = c.Prev()
+	}
+	if k != nil && len(k) == 8 && getU32(k) == id {
+		keyDoc := getU32(k[4:])
+		count, last, payload, err := blockTail(v, keyDoc)
+		if err != nil {
+			return false, fmt.Errorf("search postings of term %d: %w", id, err)
+		}
+		if ps[0].doc <= last {
+			return false, nil
+		}
+		if count+len(ps) <= searchBlockMax {
+			b := u.arena.alloc(len(payload) + encodedSize(last, ps))
+			b = binary.AppendUvarint(b, uint64(count+len(ps)))
+			b = append(b, payload...)
+			b = appendPostingsTo(b, last, ps)
+			return true, post.Put(postKey(id, keyDoc), b)
+		}
+	}
+	return true, u.putBlocks(post, id, ps, searchBlock)
+}
+
+// putBlocks writes postings (above every doc of the term) as new blocks
+// of up to size postings.
+func (u *searchUpdate) putBlocks(post *bolt.Bucket, id uint32, ps []posting, size int) error {
+	for i := 0; i < len(ps); i += size {
+		part := ps[i:min(i+size, len(ps))]
+		kd := part[0].doc
+		b := u.arena.alloc(encodedSize(kd, part))
+		if err := post.Put(postKey(id, kd), appendBlock(b, kd, part)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// applyTermOps merges sorted upserts and removals of one term into its
+// blocks, visiting only the blocks the ops fall into.
+func (u *searchUpdate) applyTermOps(post *bolt.Bucket, id uint32, ops []posting) error {
+	var scratch []posting
+	c := post.Cursor()
+	prefix := u32(id)
+	ours := func(k []byte) bool { return k != nil && len(k) == 8 && bytes.HasPrefix(k, prefix) }
+	for len(ops) > 0 {
+		// the block for ops[0]: the last block keyed ≤ its doc, else the
+		// term's first block, else none (a term new to the index)
+		k, v := c.Seek(postKey(id, ops[0].doc))
+		if !ours(k) || getU32(k[4:]) != ops[0].doc {
+			var pk, pv []byte
+			if k == nil {
+				pk, pv = c.Last()
+			} else {
+				pk, pv = c.Prev()
+			}
+			switch {
+			case ours(pk):
+				k, v = pk, pv
+			case ours(k):
+				k, v = c.Seek(k) // before the first block: merge into it
+			default:
+				k, v = nil, nil
+			}
+		}
+		var key []byte
+		var keyDoc uint32
+		upper := uint32(math.MaxUint32)
+		cur := scratch[:0]
+		if k != nil {
+			key, keyDoc = slices.Clone(k), getU32(k[4:])
+			var err error
+			if cur, err = decodeBlock(v, keyDoc, cur); err != nil {
+				return fmt.Errorf("search postings of term %d: %w", id, err)
+			}
+			if nk, _ := c.Next(); ours(nk) {
+				upper = getU32(nk[4:])
+			}
+		}
+		// the ops that fall into this block
+		n := 0
+		for n < len(ops) && ops[n].doc < upper {
+			n++
+		}
+		merged := mergePostings(cur, ops[:n])
+		ops = ops[n:]
+		scratch = cur
+		rewritten := false
+		for i := 0; i < len(merged); {
+			size := len(merged) - i
+			if size > searchBlockMax {
+				size = searchBlock
+			}
+			part := merged[i : i+size]
+			kd := part[0].doc
+			if i == 0 && key != nil && keyDoc <= kd {
+				kd, rewritten = keyDoc, true
+			}
+			if err := post.Put(postKey(id, kd), appendBlock(u.arena.alloc(encodedSize(kd, part)), kd, part)); err != nil {
+				return err
+			}
+			i += size
+		}
+		if key != nil && !rewritten {
+			if err := post.Delete(key); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// mergePostings applies sorted ops to a sorted block; the result is a new
+// slice.
+func mergePostings(cur, ops []posting) []posting {
+	out := make([]posting, 0, len(cur)+len(ops))
+	i, j := 0, 0
+	for i < len(cur) || j < len(ops) {
+		switch {
+		case j >= len(ops) || (i < len(cur) && cur[i].doc < ops[j].doc):
+			out = append(out, cur[i])
+			i++
+		case i >= len(cur) || ops[j].doc < cur[i].doc:
+			if !ops[j].del {
+				out = append(out, ops[j])
+			}
+			j++
+		default: // same doc: the op replaces or removes it
+			if !ops[j].del {
+				out = append(out, ops[j])
+			}
+			i++
+			j++
+		}
+	}
+	return out
+}
