@@ -86,6 +86,29 @@ func TestSkill_Body(t *testing.T) {
 	}
 }
 
+// TestSkill_ExitCodes checks the skill's exit-code table against the one
+// mapping in errs (SPEC §9).
+func TestSkill_ExitCodes(t *testing.T) {
+	rows := map[int]string{}
+	for _, m := range regexp.MustCompile(`(?m)^\| ([0-9]) \| ([^|]*) \|`).FindAllStringSubmatch(string(skillMD), -1) {
+		n, _ := strconv.Atoi(m[1])
+		rows[n] = m[2]
+	}
+	words := map[errs.Code]string{
+		errs.Invalid: "invalid", errs.TooLarge: "too large", errs.NotFound: "not found", errs.Conflict: "conflict",
+		errs.Forbidden: "forbidden", errs.Unavailable: "unavailable", errs.Internal: "internal",
+	}
+	for code, word := range words {
+		n := errs.ExitCode(code)
+		if !strings.Contains(rows[n], word) {
+			t.Errorf("SKILL.md's exit code %d row is %q; errs maps %s to it", n, rows[n], code)
+		}
+	}
+	if !strings.Contains(rows[0], "ok") {
+		t.Errorf("SKILL.md's exit code 0 row is %q", rows[0])
+	}
+}
+
 // TestSkill_EmbedEqualsFile: the binary embeds skill/SKILL.md byte for
 // byte (`synapse skill print` writes skillMD; skill-install.txtar compares
 // its output with the file). The CLI is not run in-process here: urfave
