@@ -39,7 +39,7 @@ var skillAgents = map[string]func(home string) string{
 		}
 		return filepath.Join(home, ".codex", "skills", "synapse")
 	},
-	// the shared Agent Skills folder (Codex, Cursor, Gemini CLI, Amp…)
+	// the shared user-level Agent Skills folder (recent Codex, Cline, Warp, Zed…)
 	"agents": func(home string) string { return filepath.Join(home, ".agents", "skills", "synapse") },
 }
 
@@ -83,10 +83,11 @@ func init() {
 			Usage:     "write the agent skill to an agent's skill folder",
 			UsageText: "synapse skill install [--agent claude-code|codex|agents | --dir DIR] [--force]",
 			Description: "Writes SKILL.md into the skill folder DIR (created if needed). The default is\n" +
-				"Claude Code's ~/.claude/skills/synapse/. --agent codex writes $CODEX_HOME/skills/synapse/\n" +
-				"(~/.codex/skills/synapse/), --agent agents the shared ~/.agents/skills/synapse/ that Codex,\n" +
-				"Cursor, Gemini CLI and others read. Running it again is harmless. A SKILL.md that differs\n" +
-				"(an older version or local edits) is replaced only with --force.",
+				"Claude Code's ~/.claude/skills/synapse/ ($CLAUDE_CONFIG_DIR/skills/synapse/ when set).\n" +
+				"--agent codex writes $CODEX_HOME/skills/synapse/ (~/.codex/skills/synapse/); --agent agents\n" +
+				"writes the shared ~/.agents/skills/synapse/ that recent Codex releases, Cline, Warp, Zed and\n" +
+				"other Agent Skills clients read. Running it again is harmless. A SKILL.md that differs (an\n" +
+				"older version or local edits) is replaced only with --force.",
 			Flags: []cli.Flag{
 				&cli.StringFlag{Name: "dir", Usage: "the skill folder to write SKILL.md into"},
 				&cli.StringFlag{Name: "agent", Usage: "install where this agent looks: " + skillAgentNames(), DefaultText: "claude-code"},
