@@ -32,6 +32,11 @@ func TestMain(m *testing.M) {
 //	mtime FILE RFC3339         set a file's modification time (source states compare mtimes)
 //	waitfile FILE              wait (up to 20 s) until FILE exists
 //	[!] eventually CMD ARGS... run CMD until it succeeds (with !: until it fails), up to 20 s
+//	jsonvar VAR PATH           set VAR from the last JSON stdout (.hits[0].path, .items[title=X].id)
+//	skillmd FILE               copy the repository's skill/SKILL.md to FILE
+//	skillrun PREFIX [N=V...]   run the SKILL.md command line starting with PREFIX, placeholders filled
+//
+// (jsonvar, skillmd and skillrun live in cmd_skill_test.go.)
 func TestScript(t *testing.T) {
 	testscript.Run(t, scriptParams(t))
 }
