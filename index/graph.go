@@ -294,10 +294,14 @@ func (ix *Indexer) rebuildGraph(ctx context.Context, fromRecords bool) error {
 		return 0, nil
 	}
 	// weights are computed in parallel over node ranges, each edge once by
-	// its lower end, which writes both ends. Workers read only neighbour
-	// ids and list lengths and write only Weight fields, each of which has
-	// exactly one writer.
+	// its lower end; workers only read the nodes and collect their results,
+	// which are then written to both ends
+	type result struct {
+		u, i uint32
+		w    float32
+	}
 	workers := max(1, runtime.GOMAXPROCS(0))
+	results := make([][]result, workers)
 	var wg sync.WaitGroup
 	for wk := 0; wk < workers; wk++ {
 		wg.Add(1)
@@ -313,12 +317,8 @@ func (ix *Indexer) rebuildGraph(ctx context.Context, fromRecords bool) error {
 					if v < uint32(u) || int(v) >= len(nodes) || nodes[v] == nil {
 						continue
 					}
-					av := nodes[v]
-					w, _ := weight(au, av, uint32(u), v, degree)
-					au.Edges[i].Weight = float32(w)
-					if j := sort.Search(len(av.Edges), func(j int) bool { return av.Edges[j].To >= uint32(u) }); j < len(av.Edges) && av.Edges[j].To == uint32(u) {
-						av.Edges[j].Weight = float32(w)
-					}
+					w, _ := weight(au, nodes[v], uint32(u), v, degree)
+					results[wk] = append(results[wk], result{uint32(u), uint32(i), float32(w)})
 				}
 			}
 		}(wk)
@@ -326,6 +326,16 @@ func (ix *Indexer) rebuildGraph(ctx context.Context, fromRecords bool) error {
 	wg.Wait()
 	if err := ctx.Err(); err != nil {
 		return err
+	}
+	for _, rs := range results {
+		for _, r := range rs {
+			au := nodes[r.u]
+			au.Edges[r.i].Weight = r.w
+			av := nodes[au.Edges[r.i].To]
+			if j := searchEdge(av.Edges, r.u); j >= 0 {
+				av.Edges[j].Weight = r.w
+			}
+		}
 	}
 	const chunk = 20000
 	for lo := 0; lo < len(nodes); lo += chunk {
