@@ -91,32 +91,10 @@ func (u *updater) applyPage(c pageChange) error {
 		}
 	}
 	reserved := vault.IsReserved(c.path)
-	rec := &store.PageRec{
-		Path:      c.path,
-		Title:     c.parsed.Title,
-		Type:      c.parsed.Type,
-		Aliases:   c.parsed.Aliases,
-		Tags:      c.parsed.Tags,
-		Sources:   c.parsed.Sources,
-		Created:   c.parsed.Created,
-		Updated:   c.parsed.Updated,
-		MtimeNS:   c.file.MtimeNS,
-		Size:      c.file.Size,
-		SHA256:    hex.EncodeToString(c.file.SHA256[:]),
-		ChangedNS: c.file.LastChanged,
-		Reserved:  reserved,
-		FMError:   c.parsed.FMError,
-	}
-	if reserved {
-		rec.Type = vault.TypeFromPath(c.path)
-	} else if rec.Type == "" {
-		rec.Type = vault.TypeFromPath(c.path)
-	}
-	for _, s := range rec.Sources {
-		if k := SourceKey(s); k != "" && !slices.Contains(rec.SourceKeys, k) {
-			rec.SourceKeys = append(rec.SourceKeys, k)
-		}
-	}
+	rec := pageFields(c.path, c.parsed)
+	rec.MtimeNS, rec.Size = c.file.MtimeNS, c.file.Size
+	rec.SHA256 = hex.EncodeToString(c.file.SHA256[:])
+	rec.ChangedNS = c.file.LastChanged
 	if reserved {
 		// the reserved top files (index.md links every page) keep no links
 		// or tags: they are not part of the graph, backlinks, lists or
@@ -168,6 +146,33 @@ func (u *updater) applyPage(c pageChange) error {
 		return u.markLinkers(rec)
 	}
 	return nil
+}
+
+// pageFields returns the record fields a page's file determines (no doc,
+// id, file stat or links).
+func pageFields(path string, parsed *markdown.Page) *store.PageRec {
+	reserved := vault.IsReserved(path)
+	rec := &store.PageRec{
+		Path:     path,
+		Title:    parsed.Title,
+		Type:     parsed.Type,
+		Aliases:  parsed.Aliases,
+		Tags:     parsed.Tags,
+		Sources:  parsed.Sources,
+		Created:  parsed.Created,
+		Updated:  parsed.Updated,
+		Reserved: reserved,
+		FMError:  parsed.FMError,
+	}
+	if reserved || rec.Type == "" {
+		rec.Type = vault.TypeFromPath(path)
+	}
+	for _, s := range rec.Sources {
+		if k := SourceKey(s); k != "" && !slices.Contains(rec.SourceKeys, k) {
+			rec.SourceKeys = append(rec.SourceKeys, k)
+		}
+	}
+	return rec
 }
 
 // linkSig identifies links that resolve alike from the same page.

@@ -24,8 +24,8 @@ import (
 // no write transaction grows without bound and none is held while files
 // are read.
 const (
-	batchFiles = 2000
-	batchBytes = 32 << 20
+	batchFiles = 1000
+	batchBytes = 16 << 20
 	drainBatch = 2000
 )
 

@@ -234,7 +234,7 @@ func (s *Store) Update(fn func(tx *Tx) error) error {
 // sequentialBuckets are written mostly in key order (doc numbers and paths
 // only grow within a scan), so their pages are filled further before a
 // split than bbolt's default half.
-var sequentialBuckets = [][]byte{bPages, bFiles, bAdj}
+var sequentialBuckets = [][]byte{bPages, bFiles, bAdj, bSearchFwd, bSearchNorms}
 
 func newTx(btx *bolt.Tx) *Tx {
 	if btx.Writable() {
