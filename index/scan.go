@@ -26,7 +26,7 @@ import (
 const (
 	batchFiles = 1000
 	batchBytes = 16 << 20
-	drainBatch = 2000
+	drainBatch = 5000
 )
 
 // Progress reports scan progress: phase is "scan", "index", "links" or
