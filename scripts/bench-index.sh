@@ -16,22 +16,25 @@ bin="$dir/synapse"
 sizes=("$@")
 [ ${#sizes[@]} -gt 0 ] || sizes=(10000 100000)
 
-# peak RSS and RssAnon (kB) of a command, sampled every 20 ms
+# runs a command; prints "wall_seconds peak_rss_kB peak_anon_kB". Peak RSS
+# comes from /usr/bin/time (it includes the store's memory-mapped pages);
+# the anonymous part (heap, stacks) is sampled from /proc every 100 ms
+# with shell builtins only, so the sampling costs next to nothing.
 measure() {
   local out=$1; shift
-  "$@" >"$out.stdout" 2>"$out.stderr" &
-  local pid=$! peak=0 peakanon=0 rss anon
-  while kill -0 "$pid" 2>/dev/null; do
-    if [ -r /proc/$pid/status ]; then
-      rss=$(awk '/^VmHWM/{print $2}' /proc/$pid/status 2>/dev/null || echo 0)
-      anon=$(awk '/^RssAnon/{print $2}' /proc/$pid/status 2>/dev/null || echo 0)
-      [ "${rss:-0}" -gt "$peak" ] && peak=$rss
-      [ "${anon:-0}" -gt "$peakanon" ] && peakanon=$anon
-    fi
-    sleep 0.02
+  /usr/bin/time -f "%e %M" -o "$out.time" "$@" >"$out.stdout" 2>"$out.stderr" &
+  local tpid=$! pid="" peakanon=0 line
+  sleep 0.05
+  pid=$(pgrep -P "$tpid" | head -1)
+  while [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; do
+    while read -r line; do
+      case "$line" in RssAnon:*) set -- $line; [ "$2" -gt "$peakanon" ] && peakanon=$2 ;; esac
+    done < "/proc/$pid/status" 2>/dev/null
+    sleep 0.1
   done
-  wait "$pid"
-  echo "$peak $peakanon"
+  wait "$tpid"
+  read -r secs peak < "$out.time"
+  echo "$secs $peak $peakanon"
 }
 
 printf '%-8s %-8s %-12s %-14s %-14s %-16s %s\n' pages MB reindex_s peak_rss_MB peak_anon_MB rescan_ms store_MB
@@ -42,10 +45,7 @@ for n in "${sizes[@]}"; do
   fi
   mb=$(find "$v/wiki" -name '*.md' -printf '%s\n' | awk '{s+=$1} END {printf "%.0f", s/1e6}')
   rm -f "$v/.synapse/synapse.db"
-  start=$(date +%s.%N)
-  read -r peak anon < <(measure "$dir/reindex$n" "$bin" reindex --vault "$v")
-  end=$(date +%s.%N)
-  secs=$(echo "$end - $start" | bc)
+  read -r secs peak anon < <(measure "$dir/reindex$n" "$bin" reindex --vault "$v")
   best=999999
   for i in 1 2 3 4 5; do
     s=$(date +%s%N); "$bin" source rescan --vault "$v" >/dev/null; e=$(date +%s%N)

@@ -129,7 +129,9 @@ func Open(path string, opts Options) (*Store, error) {
 		Timeout:        opts.Timeout,
 		ReadOnly:       opts.ReadOnly,
 		NoFreelistSync: true,
-		FreelistType:   bolt.FreelistMapType,
+		// address space only: growing the file then never remaps it
+		InitialMmapSize: 1 << 30,
+		FreelistType:    bolt.FreelistMapType,
 	})
 	if err != nil {
 		if errors.Is(err, bolt.ErrTimeout) {
