@@ -372,10 +372,12 @@ func (ix *Indexer) rebuildGraph(ctx context.Context, fromRecords bool) error {
 const metaGraphStale = "graph_stale"
 
 // graphFromRecords builds every node and edge (with link counts) from the
-// page records: types, sources and resolved links.
+// page records: types, sources and resolved links. Link counts are kept in
+// flat sorted lists rather than maps: at 100,000 pages there are millions.
 func graphFromRecords(tx *store.Tx, nodes []*store.AdjRec) error {
-	type ends struct{ out, in map[uint32]uint32 }
-	links := make([]ends, len(nodes))
+	type count struct{ to, n uint32 }
+	outs := make([][]count, len(nodes))
+	var tos []uint32
 	err := tx.EachPage(func(p *store.PageRec) bool {
 		if p.Reserved || int(p.Doc) >= len(nodes) {
 			return true
@@ -383,49 +385,73 @@ func graphFromRecords(tx *store.Tx, nodes []*store.AdjRec) error {
 		a := &store.AdjRec{Type: p.Type, Sources: slices.Clone(p.SourceKeys)}
 		slices.Sort(a.Sources)
 		nodes[p.Doc] = a
+		tos = tos[:0]
 		for _, l := range p.Links {
-			if l.To == 0 || l.To == p.Doc || int(l.To) >= len(nodes) {
-				continue
+			if l.To != 0 && l.To != p.Doc && int(l.To) < len(nodes) {
+				tos = append(tos, l.To)
 			}
-			if links[p.Doc].out == nil {
-				links[p.Doc].out = map[uint32]uint32{}
-			}
-			links[p.Doc].out[l.To]++
 		}
+		slices.Sort(tos)
+		var out []count
+		for i := 0; i < len(tos); {
+			j := i
+			for j < len(tos) && tos[j] == tos[i] {
+				j++
+			}
+			out = append(out, count{tos[i], uint32(j - i)})
+			i = j
+		}
+		outs[p.Doc] = out
 		return true
 	})
 	if err != nil {
 		return err
 	}
-	for src := range links {
-		for dst, n := range links[src].out {
-			if nodes[dst] == nil {
-				continue // a reserved page: not in the graph
+	// links to reserved pages (no node) are not edges
+	indeg := make([]uint32, len(nodes))
+	for src, out := range outs {
+		keep := out[:0]
+		for _, c := range out {
+			if nodes[c.to] != nil {
+				keep = append(keep, c)
+				indeg[c.to]++
 			}
-			if links[dst].in == nil {
-				links[dst].in = map[uint32]uint32{}
-			}
-			links[dst].in[uint32(src)] = n
+		}
+		outs[src] = keep
+	}
+	ins := make([][]count, len(nodes))
+	for d, n := range indeg {
+		if n > 0 {
+			ins[d] = make([]count, 0, n)
+		}
+	}
+	for src, out := range outs { // ascending src: each ins list comes out sorted
+		for _, c := range out {
+			ins[c.to] = append(ins[c.to], count{uint32(src), c.n})
 		}
 	}
 	for d, a := range nodes {
 		if a == nil {
 			continue
 		}
-		l := links[d]
-		a.Edges = make([]store.Edge, 0, len(l.out)+len(l.in))
-		for to, n := range l.out {
-			if nodes[to] != nil {
-				a.Edges = append(a.Edges, store.Edge{To: to, Out: n, In: l.in[to]})
+		out, in := outs[d], ins[d]
+		a.Edges = make([]store.Edge, 0, len(out)+len(in))
+		i, j := 0, 0
+		for i < len(out) || j < len(in) {
+			switch {
+			case j == len(in) || i < len(out) && out[i].to < in[j].to:
+				a.Edges = append(a.Edges, store.Edge{To: out[i].to, Out: out[i].n})
+				i++
+			case i == len(out) || in[j].to < out[i].to:
+				a.Edges = append(a.Edges, store.Edge{To: in[j].to, In: in[j].n})
+				j++
+			default:
+				a.Edges = append(a.Edges, store.Edge{To: out[i].to, Out: out[i].n, In: in[j].n})
+				i++
+				j++
 			}
 		}
-		for from, n := range l.in {
-			if _, both := l.out[from]; !both {
-				a.Edges = append(a.Edges, store.Edge{To: from, In: n})
-			}
-		}
-		slices.SortFunc(a.Edges, func(x, y store.Edge) int { return int(x.To) - int(y.To) })
-		links[d] = ends{}
+		outs[d], ins[d] = nil, nil
 	}
 	return nil
 }

@@ -300,7 +300,7 @@ func (ix *Indexer) Scan(ctx context.Context, opts ScanOptions) (*Report, error) 
 		done += pb.n
 		ix.progress("index", done, total)
 	}
-	if err := ix.settle(ctx); err != nil {
+	if err := ix.settle(ctx, opts.Full); err != nil {
 		return nil, err
 	}
 	if len(opts.Paths) == 0 {
@@ -318,10 +318,26 @@ func (ix *Indexer) Scan(ctx context.Context, opts ScanOptions) (*Report, error) 
 func (ix *Indexer) Settle(ctx context.Context) error {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
-	return ix.settle(ctx)
+	return ix.settle(ctx, false)
 }
 
-func (ix *Indexer) settle(ctx context.Context) error {
+//
+// A store whose graph awaits its rebuild from the page records (a full
+// scan that did not finish) had no edges to find the pages linking to a
+// page that changed its names since; unless this is that full scan itself
+// (where every page is new and pending), every page's links are resolved
+// again before the rebuild.
+func (ix *Indexer) settle(ctx context.Context, full bool) error {
+	stale := false
+	_ = ix.Store.View(func(tx *store.Tx) error { stale = tx.Meta(metaGraphStale) != nil; return nil })
+	if stale && !full {
+		err := ix.Store.Update(func(tx *store.Tx) error {
+			return tx.EachDoc(func(doc uint32) error { return tx.MarkLinksDirty(doc) })
+		})
+		if err != nil {
+			return err
+		}
+	}
 	pending := func() bool {
 		n := 0
 		_ = ix.Store.View(func(tx *store.Tx) error { n = len(tx.LinksDirty(1)); return nil })
@@ -352,8 +368,6 @@ func (ix *Indexer) settle(ctx context.Context) error {
 		dirty, nodes = tx.GraphDirtyCount(), tx.PageCount()
 		return nil
 	})
-	stale := false
-	_ = ix.Store.View(func(tx *store.Tx) error { stale = tx.Meta(metaGraphStale) != nil; return nil })
 	if stale {
 		return ix.rebuildGraph(ctx, true)
 	}

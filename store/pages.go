@@ -411,6 +411,18 @@ func (tx *Tx) EachPage(fn func(p *PageRec) bool) error {
 	return nil
 }
 
+// EachDoc calls fn with the doc number of every page record (reserved
+// included), in doc order, without decoding the records.
+func (tx *Tx) EachDoc(fn func(doc uint32) error) error {
+	c := tx.b(bPages).Cursor()
+	for k, _ := c.First(); k != nil; k, _ = c.Next() {
+		if err := fn(getU32(k)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // EachTitle calls fn with every non-reserved page's doc and folded title
 // in title order, without decoding page records.
 func (tx *Tx) EachTitle(fn func(doc uint32, folded string) bool) {
