@@ -321,7 +321,6 @@ func (ix *Indexer) Settle(ctx context.Context) error {
 	return ix.settle(ctx, false)
 }
 
-//
 // A store whose graph awaits its rebuild from the page records (a full
 // scan that did not finish) had no edges to find the pages linking to a
 // page that changed its names since; unless this is that full scan itself
