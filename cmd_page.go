@@ -35,7 +35,7 @@ func init() {
 				dangling++
 			}
 		}
-		o.printf("\n%s\n", o.st.Dim.Render(fmt.Sprintf("%d links (%d unresolved) · %d backlinks · sha256 %s", len(p.Links), dangling, len(p.Backlinks), p.SHA256[:12])))
+		o.printf("\n%s\n", o.st.Dim.Render(fmt.Sprintf("%d links (%d unresolved) · %d backlinks · sha256 %s", len(p.Links), dangling, p.BacklinksTotal, p.SHA256[:12])))
 		return nil
 	}
 	renderers["page.list"] = func(o *output, v any) error {

@@ -408,6 +408,7 @@ func (ix *Indexer) walk(ctx context.Context, paths []string) ([]diskFile, []stri
 		roots = []string{vault.WikiDir, vault.SourcesDir}
 	}
 	var out []diskFile
+	rootPrefix := ix.Vault.Root + string(filepath.Separator)
 	for i, root := range roots {
 		// cleaned in place: the compare phase looks records up by root
 		root = strings.TrimSuffix(filepath.ToSlash(filepath.Clean(filepath.FromSlash(root))), "/")
@@ -436,9 +437,14 @@ func (ix *Indexer) walk(ctx context.Context, paths []string) ([]diskFile, []stri
 			if !d.Type().IsRegular() || vault.IsTempName(name) {
 				return nil // symlinks, sockets and editor temp files are not tracked
 			}
-			rel, err := ix.Vault.Rel(p)
-			if err != nil {
+			// p lies under the vault root: slicing beats filepath.Rel on
+			// 100,000 files
+			rel := strings.TrimPrefix(p, rootPrefix)
+			if len(rel) == len(p) {
 				return nil
+			}
+			if filepath.Separator != '/' {
+				rel = filepath.ToSlash(rel)
 			}
 			if !vault.IsPagePath(rel) && !vault.IsSourcePath(rel) {
 				return nil
@@ -454,7 +460,7 @@ func (ix *Indexer) walk(ctx context.Context, paths []string) ([]diskFile, []stri
 			return nil, nil, errs.Wrap(errs.Internal, err, "scan %s: %v", root, err)
 		}
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].path < out[j].path })
+	slices.SortFunc(out, func(a, b diskFile) int { return strings.Compare(a.path, b.path) })
 	// overlapping roots walk a file twice; it is read once
 	out = slices.CompactFunc(out, func(a, b diskFile) bool { return a.path == b.path })
 	return out, roots, nil

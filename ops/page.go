@@ -58,12 +58,19 @@ type GetPageOut struct {
 	SHA256      string                `json:"sha256"`
 	Links       []LinkOut             `json:"links"`
 	Backlinks   []PageRef             `json:"backlinks"`
+	// BacklinksTotal counts every page linking here; Backlinks holds at
+	// most MaxPageBacklinks of them (graph backlinks lists all).
+	BacklinksTotal int `json:"backlinks_total"`
 }
+
+// MaxPageBacklinks bounds the backlinks get_page returns: a hub page can
+// have tens of thousands, more than any caller wants inline.
+const MaxPageBacklinks = 200
 
 var opGetPage = register(Op{
 	Name: "page.get", Summary: "Read a page: frontmatter, content, links and backlinks",
 	CLI: "page get", MCP: "get_page", REST: []Route{{Method: "GET", Path: "/pages/{title}"}},
-	Access: Read,
+	Access: Read, Limits: "at most 200 backlinks inline (backlinks_total counts all)",
 }, getPage)
 
 // resolvePage finds a page by title as a link would, then by id.
@@ -104,9 +111,10 @@ func quoteAll(s []string) []string {
 
 func getPage(ctx context.Context, e *Env, in *GetPageIn) (*GetPageOut, error) {
 	var (
-		rec       *store.PageRec
-		links     []LinkOut
-		backlinks []PageRef
+		rec            *store.PageRec
+		links          []LinkOut
+		backlinks      []PageRef
+		backlinksTotal int
 	)
 	err := e.Store.View(func(tx *store.Tx) error {
 		var err error
@@ -115,7 +123,9 @@ func getPage(ctx context.Context, e *Env, in *GetPageIn) (*GetPageOut, error) {
 		}
 		links = describeLinks(tx, rec, rec.Links)
 		backlinks = []PageRef{}
-		for _, b := range tx.Backlinks(rec.Doc) {
+		bls := tx.Backlinks(rec.Doc)
+		backlinksTotal = len(bls)
+		for _, b := range bls[:min(len(bls), MaxPageBacklinks)] {
 			if p, err := tx.Page(b.Src); err == nil && p != nil {
 				backlinks = append(backlinks, refOf(p))
 			}
@@ -146,7 +156,7 @@ func getPage(ctx context.Context, e *Env, in *GetPageIn) (*GetPageOut, error) {
 	return &GetPageOut{
 		ID: rec.ID, Title: rec.Title, Type: rec.Type, Path: rec.Path,
 		Frontmatter: parsed.Frontmatter, Content: parsed.Body, SHA256: hex.EncodeToString(sum[:]),
-		Links: links, Backlinks: backlinks,
+		Links: links, Backlinks: backlinks, BacklinksTotal: backlinksTotal,
 	}, nil
 }
 
