@@ -27,6 +27,19 @@ func (u *updater) adj(doc uint32) (*store.AdjRec, error) {
 
 func (u *updater) touch(doc uint32) { u.adjDirty[doc] = true }
 
+// accountedDegree is a node's Deg: from the cache when this transaction
+// loaded the node, else read from the stored record's header without
+// decoding its edges (weights need the degrees of many common neighbours).
+func (u *updater) accountedDegree(doc uint32) (int, error) {
+	if a, ok := u.adjCache[doc]; ok {
+		if a == nil {
+			return 0, nil
+		}
+		return int(a.Deg), nil
+	}
+	return int(u.tx.AdjDeg(doc)), nil
+}
+
 // flushAdj writes every modified node and marks it for weight
 // recomputation where needed.
 func (u *updater) flushAdj() error {
@@ -545,13 +558,7 @@ func (u *updater) drainGraph(max int) (bool, error) {
 			pairs[pair{x, y}] = true
 		}
 	}
-	degree := func(doc uint32) (int, error) {
-		a, err := u.adj(doc)
-		if a == nil || err != nil {
-			return 0, err
-		}
-		return int(a.Deg), nil
-	}
+	degree := u.accountedDegree
 	for p := range pairs {
 		aa, err := u.adj(p.a)
 		if err != nil {
@@ -804,13 +811,7 @@ func (u *updater) applyGraphEvents() error {
 			}
 		}
 	}
-	degree := func(doc uint32) (int, error) {
-		a, err := u.adj(doc)
-		if a == nil || err != nil {
-			return 0, err
-		}
-		return int(a.Deg), nil
-	}
+	degree := u.accountedDegree
 	for p := range full {
 		a, err := u.adj(p.a)
 		if err != nil {

@@ -227,6 +227,22 @@ func (tx *Tx) Adj(doc uint32) (*AdjRec, error) {
 	return decodeAdj(v)
 }
 
+// AdjDeg returns a node's accounted degree (AdjRec.Deg) from its record's
+// header, without decoding the edges; 0 for a missing node.
+func (tx *Tx) AdjDeg(doc uint32) uint32 {
+	v := tx.b(bAdj).Get(u32(doc))
+	if v == nil {
+		return 0
+	}
+	r := reader{b: v}
+	_ = r.str()
+	d := r.uvarint()
+	if r.err != nil {
+		return 0
+	}
+	return uint32(d)
+}
+
 // PutAdj stores a node's adjacency, sorting its edges.
 func (tx *Tx) PutAdj(doc uint32, a *AdjRec) error {
 	sort.Slice(a.Edges, func(i, j int) bool { return a.Edges[i].To < a.Edges[j].To })
