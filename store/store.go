@@ -219,17 +219,6 @@ func (s *Store) Update(fn func(tx *Tx) error) error {
 	if s.readOnly {
 		return errs.E(errs.Internal, "store opened read-only")
 	}
-	if debugTiming {
-		t0 := time.Now()
-		var t1 time.Time
-		err := s.db.Update(func(btx *bolt.Tx) error {
-			err := fn(newTx(btx))
-			t1 = time.Now()
-			return err
-		})
-		fmt.Fprintf(os.Stderr, "update: fn %v commit %v\n", t1.Sub(t0), time.Since(t1))
-		return err
-	}
 	return s.db.Update(func(btx *bolt.Tx) error { return fn(newTx(btx)) })
 }
 
@@ -248,8 +237,6 @@ func newTx(btx *bolt.Tx) *Tx {
 	}
 	return &Tx{tx: btx}
 }
-
-var debugTiming = os.Getenv("SYNAPSE_DEBUG_TIMING") != ""
 
 // Writable reports whether tx may write.
 func (tx *Tx) Writable() bool { return tx.tx.Writable() }
