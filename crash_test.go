@@ -111,7 +111,7 @@ func TestCrash_KillDuringReindex(t *testing.T) {
 			t.Fatalf("the review queue lost its item after a kill at %v: %v\n%s", delay, err, out)
 		}
 		if got := fingerprint(t, db); got != want {
-			d := diffLines(want, got)
+			d := storecheck.DiffLines(want, got)
 			t.Fatalf("after a kill at %dms the rescanned store differs from a clean one (%d lines):\n%s", delay, len(d), strings.Join(d[:min(len(d), 15)], "\n"))
 		}
 	}
@@ -119,25 +119,4 @@ func TestCrash_KillDuringReindex(t *testing.T) {
 		t.Fatal("no reindex was interrupted; the vault is too small for the kill points")
 	}
 	t.Logf("%d of 7 reindex runs were killed mid-way; each time the next rescan restored the store", killed)
-}
-
-func diffLines(a, b string) []string {
-	in := map[string]int{}
-	for _, l := range strings.Split(a, "\n") {
-		in[l]++
-	}
-	var out []string
-	for _, l := range strings.Split(b, "\n") {
-		if in[l] > 0 {
-			in[l]--
-			continue
-		}
-		out = append(out, "+ "+l)
-	}
-	for l, n := range in {
-		if n > 0 {
-			out = append(out, "- "+l)
-		}
-	}
-	return out
 }

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/synapse-wiki/synapse/internal/storecheck"
 	"github.com/synapse-wiki/synapse/internal/testvault"
 	"github.com/synapse-wiki/synapse/internal/vaultgen"
 	"github.com/synapse-wiki/synapse/vault"
@@ -369,7 +370,7 @@ func TestCrash_KillServe(t *testing.T) {
 		}
 		want := fingerprint(t, db)
 		if got != want {
-			d := diffLines(want, got)
+			d := storecheck.DiffLines(want, got)
 			t.Fatalf("round %d: after a kill and a restart the store differs from a fresh reindex (%d lines):\n%s",
 				round, len(d), strings.Join(d[:min(len(d), 20)], "\n"))
 		}

@@ -488,7 +488,7 @@ func (u *updater) drainGraph(max int) (bool, error) {
 	for _, d := range dirty {
 		inChunk[d] = true
 	}
-	// 1. degree shifts
+	// 1. degree shifts, except on edges this chunk recomputes
 	for _, c := range dirty {
 		a, err := u.adj(c)
 		if err != nil {
@@ -497,93 +497,27 @@ func (u *updater) drainGraph(max int) (bool, error) {
 		if a == nil || int(a.Deg) == len(a.Edges) {
 			continue
 		}
-		delta := float32(1.5 * (aaTerm(len(a.Edges)) - aaTerm(int(a.Deg))))
-		a.Deg = uint32(len(a.Edges))
-		u.touch(c)
-		if delta == 0 {
-			continue
-		}
-		for _, e := range a.Edges {
-			x := e.To
-			if inChunk[x] {
-				continue
-			}
-			ax, err := u.adj(x)
-			if err != nil {
-				return false, err
-			}
-			if ax == nil {
-				continue
-			}
-			for i := range ax.Edges {
-				y := ax.Edges[i].To
-				if y <= x || y == c || inChunk[y] {
-					continue
-				}
-				if _, ok := edgeTo(a, y); !ok {
-					continue // c is not a common neighbour of x and y
-				}
-				ay, err := u.adj(y)
-				if err != nil {
-					return false, err
-				}
-				if ay == nil {
-					continue
-				}
-				ax.Edges[i].Weight += delta
-				if j := searchEdge(ay.Edges, x); j >= 0 {
-					ay.Edges[j].Weight += delta
-				}
-				u.touch(x)
-				u.touch(y)
-			}
+		err = u.shiftDegree(c, a, func(x, y uint32) bool { return inChunk[x] || inChunk[y] })
+		if err != nil {
+			return false, err
 		}
 	}
 	// 2. the chunk's own edges, recomputed from the accounted degrees
-	type pair struct{ a, b uint32 }
-	pairs := map[pair]bool{}
+	pairs := map[edgePair]bool{}
 	for _, d := range dirty {
 		a, err := u.adj(d)
 		if err != nil {
 			return false, err
 		}
-		if a == nil {
-			continue
-		}
-		for _, e := range a.Edges {
-			x, y := d, e.To
-			if x > y {
-				x, y = y, x
+		if a != nil {
+			for _, e := range a.Edges {
+				pairs[edgeKey(d, e.To)] = true
 			}
-			pairs[pair{x, y}] = true
 		}
 	}
-	degree := u.accountedDegree
 	for p := range pairs {
-		aa, err := u.adj(p.a)
-		if err != nil {
+		if err := u.reweigh(p); err != nil {
 			return false, err
-		}
-		ab, err := u.adj(p.b)
-		if err != nil {
-			return false, err
-		}
-		if aa == nil || ab == nil {
-			continue
-		}
-		w, err := weight(aa, ab, p.a, p.b, degree)
-		if err != nil {
-			return false, err
-		}
-		for _, side := range []struct {
-			n   *store.AdjRec
-			doc uint32
-			to  uint32
-		}{{aa, p.a, p.b}, {ab, p.b, p.a}} {
-			if i := searchEdge(side.n.Edges, side.to); i >= 0 && side.n.Edges[i].Weight != float32(w) {
-				side.n.Edges[i].Weight = float32(w)
-				u.touch(side.doc)
-			}
 		}
 	}
 	if err := tx.ClearGraphDirty(dirty); err != nil {
@@ -593,6 +527,79 @@ func (u *updater) drainGraph(max int) (bool, error) {
 		return false, err
 	}
 	return len(tx.GraphDirty(1)) > 0, nil
+}
+
+// shiftDegree brings node c's accounted degree to its degree: every edge
+// x–y between two of its neighbours (c is their common neighbour) shifts
+// by 1.5·(1/ln d' − 1/ln d), except the edges skip names (they are
+// recomputed whole).
+func (u *updater) shiftDegree(c uint32, a *store.AdjRec, skip func(x, y uint32) bool) error {
+	delta := float32(1.5 * (aaTerm(len(a.Edges)) - aaTerm(int(a.Deg))))
+	a.Deg = uint32(len(a.Edges))
+	u.touch(c)
+	if delta == 0 {
+		return nil
+	}
+	for _, e := range a.Edges {
+		x := e.To
+		ax, err := u.adj(x)
+		if err != nil {
+			return err
+		}
+		if ax == nil {
+			continue
+		}
+		for i := range ax.Edges {
+			y := ax.Edges[i].To
+			if y <= x || y == c || skip(x, y) || searchEdge(a.Edges, y) < 0 {
+				continue // not an edge between two of c's neighbours
+			}
+			ay, err := u.adj(y)
+			if err != nil {
+				return err
+			}
+			if ay == nil {
+				continue
+			}
+			ax.Edges[i].Weight += delta
+			if j := searchEdge(ay.Edges, x); j >= 0 {
+				ay.Edges[j].Weight += delta
+			}
+			u.touch(x)
+			u.touch(y)
+		}
+	}
+	return nil
+}
+
+// reweigh recomputes the weight of the edge p from the accounted degrees
+// and writes it to both ends (nothing when the edge is gone).
+func (u *updater) reweigh(p edgePair) error {
+	a, err := u.adj(p.a)
+	if err != nil {
+		return err
+	}
+	b, err := u.adj(p.b)
+	if err != nil {
+		return err
+	}
+	if a == nil || b == nil {
+		return nil
+	}
+	i, j := searchEdge(a.Edges, p.b), searchEdge(b.Edges, p.a)
+	if i < 0 || j < 0 {
+		return nil
+	}
+	w, err := weight(a, b, p.a, p.b, u.accountedDegree)
+	if err != nil {
+		return err
+	}
+	if a.Edges[i].Weight != float32(w) || b.Edges[j].Weight != float32(w) {
+		a.Edges[i].Weight, b.Edges[j].Weight = float32(w), float32(w)
+		u.touch(p.a)
+		u.touch(p.b)
+	}
+	return nil
 }
 
 // searchEdge returns the index of the edge to `to` in a sorted list, or -1.
@@ -775,67 +782,16 @@ func (u *updater) applyGraphEvents() error {
 		if a == nil || int(a.Deg) == len(a.Edges) {
 			continue
 		}
-		delta := 1.5 * (aaTerm(len(a.Edges)) - aaTerm(int(a.Deg)))
-		if math.Abs(delta) < graphEpsilon {
+		if math.Abs(1.5*(aaTerm(len(a.Edges))-aaTerm(int(a.Deg)))) < graphEpsilon {
 			continue
 		}
-		a.Deg = uint32(len(a.Edges))
-		u.touch(c)
-		for _, e := range a.Edges {
-			x := e.To
-			ax, err := u.adj(x)
-			if err != nil {
-				return err
-			}
-			if ax == nil {
-				continue
-			}
-			for i := range ax.Edges {
-				y := ax.Edges[i].To
-				if y <= x || y == c || full[edgePair{x, y}] || searchEdge(a.Edges, y) < 0 {
-					continue
-				}
-				ay, err := u.adj(y)
-				if err != nil {
-					return err
-				}
-				if ay == nil {
-					continue
-				}
-				ax.Edges[i].Weight += float32(delta)
-				if j := searchEdge(ay.Edges, x); j >= 0 {
-					ay.Edges[j].Weight += float32(delta)
-				}
-				u.touch(x)
-				u.touch(y)
-			}
+		if err := u.shiftDegree(c, a, func(x, y uint32) bool { return full[edgePair{x, y}] }); err != nil {
+			return err
 		}
 	}
-	degree := u.accountedDegree
 	for p := range full {
-		a, err := u.adj(p.a)
-		if err != nil {
+		if err := u.reweigh(p); err != nil {
 			return err
-		}
-		b, err := u.adj(p.b)
-		if err != nil {
-			return err
-		}
-		if a == nil || b == nil {
-			continue
-		}
-		i, j := searchEdge(a.Edges, p.b), searchEdge(b.Edges, p.a)
-		if i < 0 || j < 0 {
-			continue // the edge is gone
-		}
-		w, err := weight(a, b, p.a, p.b, degree)
-		if err != nil {
-			return err
-		}
-		if a.Edges[i].Weight != float32(w) {
-			a.Edges[i].Weight, b.Edges[j].Weight = float32(w), float32(w)
-			u.touch(p.a)
-			u.touch(p.b)
 		}
 	}
 	ev.reset()

@@ -101,8 +101,8 @@ func TestScan_EditOnePage(t *testing.T) {
 	}
 	// only the edited page's own lines, its new link target's lines, graph
 	// weights around them and the counters differ
-	for _, line := range diffLines(before, after) {
-		l := line[1:]
+	for _, line := range storecheck.DiffLines(before, after) {
+		l := line[2:]
 		if !strings.Contains(l, "Create a vault") && !strings.Contains(l, "Internal links") &&
 			!strings.HasPrefix(l, "counts ") && !strings.HasPrefix(l, "node ") {
 			t.Errorf("unexpected change: %s", line)
@@ -111,27 +111,6 @@ func TestScan_EditOnePage(t *testing.T) {
 	if diffs, err := storecheck.CheckGraph(ix.Store); err != nil || len(diffs) > 0 {
 		t.Fatalf("graph after edit: %v %v", err, diffs)
 	}
-}
-
-func diffLines(a, b string) []string {
-	in := map[string]int{}
-	for _, l := range strings.Split(a, "\n") {
-		in[l]++
-	}
-	var out []string
-	for _, l := range strings.Split(b, "\n") {
-		if in[l] > 0 {
-			in[l]--
-			continue
-		}
-		out = append(out, "+"+l)
-	}
-	for l, n := range in {
-		if n > 0 {
-			out = append(out, "-"+l)
-		}
-	}
-	return out
 }
 
 // TestScan_RacyEdit: a second write that keeps the size and lands on the
@@ -198,7 +177,7 @@ func incrementalMatchesRebuild(t *testing.T, seed int64) {
 		w := regexp.MustCompile(` w=[-0-9.]+`)
 		got, want = w.ReplaceAllString(got, ""), w.ReplaceAllString(want, "")
 	}
-	if d := diffLines(want, got); len(d) > 0 {
+	if d := storecheck.DiffLines(want, got); len(d) > 0 {
 		t.Fatalf("incremental store differs from a rebuild:\n%s", strings.Join(d[:min(20, len(d))], "\n"))
 	}
 }
@@ -261,7 +240,7 @@ func interruptedFullScan(t *testing.T, seed int64) {
 		t.Fatal(err)
 	}
 	want, _ := storecheck.Fingerprint(fresh.Store)
-	if d := diffLines(want, got); len(d) > 0 {
+	if d := storecheck.DiffLines(want, got); len(d) > 0 {
 		t.Fatalf("after an interrupted full scan the store differs from a rebuild:\n%s", strings.Join(d[:min(20, len(d))], "\n"))
 	}
 	if diffs, err := storecheck.CheckGraph(ix.Store); err != nil || len(diffs) > 0 {

@@ -243,3 +243,27 @@ func aaTerm(deg int) float64 {
 	}
 	return 0
 }
+
+// DiffLines lists the lines of b missing from a ("+ ") and of a missing
+// from b ("- "), as multisets.
+func DiffLines(a, b string) []string {
+	in := map[string]int{}
+	for _, l := range strings.Split(a, "\n") {
+		in[l]++
+	}
+	var out []string
+	for _, l := range strings.Split(b, "\n") {
+		if in[l] > 0 {
+			in[l]--
+			continue
+		}
+		out = append(out, "+ "+l)
+	}
+	for l, n := range in {
+		for ; n > 0; n-- {
+			out = append(out, "- "+l)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
