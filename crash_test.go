@@ -61,6 +61,20 @@ func fingerprint(t *testing.T, dbPath string) string {
 	return fp
 }
 
+// generatedVault makes a vault in a temporary folder filled by vaultgen.
+func generatedVault(t *testing.T, o vaultgen.Options) *vault.Vault {
+	t.Helper()
+	v, _, err := vault.Init(filepath.Join(t.TempDir(), "v"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.CorpusDir = testvault.CorpusDir()
+	if _, err := vaultgen.Generate(v.Root, o); err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
 // TestCrash_KillDuringReindex kills `synapse reindex` with SIGKILL at
 // several moments and shows that the next run — a plain incremental rescan —
 // leaves a store identical to one built from scratch, with the review queue
@@ -70,13 +84,7 @@ func TestCrash_KillDuringReindex(t *testing.T) {
 		t.Skip("builds the binary and a 1500-page vault")
 	}
 	bin := synapseBinary(t)
-	v, _, err := vault.Init(filepath.Join(t.TempDir(), "v"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := vaultgen.Generate(v.Root, vaultgen.Options{Pages: 1500, Sources: 200, Seed: 3, BodyWords: 200, CorpusDir: testvault.CorpusDir()}); err != nil {
-		t.Fatal(err)
-	}
+	v := generatedVault(t, vaultgen.Options{Pages: 1500, Sources: 200, Seed: 3, BodyWords: 200})
 	run := func(args ...string) (string, error) {
 		cmd := exec.Command(bin, append(args, "--vault", v.Root)...)
 		out, err := cmd.CombinedOutput()

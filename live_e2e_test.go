@@ -8,7 +8,6 @@ import (
 	"math/rand/v2"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -223,13 +222,7 @@ func TestCrash_KillServe(t *testing.T) {
 		t.Skip("builds the binary and kills servers")
 	}
 	bin := synapseBinary(t)
-	v, _, err := vault.Init(filepath.Join(t.TempDir(), "v"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := vaultgen.Generate(v.Root, vaultgen.Options{Pages: 800, Sources: 100, Seed: 11, BodyWords: 150, CorpusDir: testvault.CorpusDir()}); err != nil {
-		t.Fatal(err)
-	}
+	v := generatedVault(t, vaultgen.Options{Pages: 800, Sources: 100, Seed: 11, BodyWords: 150})
 	if r := binCLI(bin, v, "", "reindex"); r.code != 0 {
 		t.Fatalf("reindex: %+v", r)
 	}
