@@ -14,7 +14,26 @@ var errCorrupt = errors.New("store: corrupt value")
 // Fold is the case- and normalization-insensitive form used for every
 // name key: NFC, then lowercase.
 func Fold(s string) string {
-	return strings.ToLower(norm.NFC.String(s))
+	upper := false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= 0x80 {
+			return strings.ToLower(norm.NFC.String(s))
+		}
+		if 'A' <= c && c <= 'Z' {
+			upper = true
+		}
+	}
+	if !upper {
+		return s // ASCII and already lower case: nothing to fold
+	}
+	b := []byte(s)
+	for i, c := range b {
+		if 'A' <= c && c <= 'Z' {
+			b[i] = c + 'a' - 'A'
+		}
+	}
+	return string(b)
 }
 
 func u32(v uint32) []byte {

@@ -206,3 +206,14 @@ func TestResetDerived_KeepsKeptDropsStale(t *testing.T) {
 		return nil
 	})
 }
+
+func TestFold(t *testing.T) {
+	for in, want := range map[string]string{
+		"abc": "abc", "Create a Vault": "create a vault", "CAFÉ": "café", "Cafe\u0301": "café",
+		"ÅNGSTRÖM": "ångström", "": "", "Straße": "straße", "x/Y.md": "x/y.md",
+	} {
+		if got := Fold(in); got != want {
+			t.Errorf("Fold(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
