@@ -17,6 +17,7 @@
 //	min:"1" max:"50"        integers are clamped into this range
 //	enum:"a,b"              allowed values (documented; checked by the operation)
 //	required:"true"         must be present and non-empty
+//	raw:"true"              kept byte for byte (string fields are trimmed otherwise)
 //	mcp:"-"                 not part of the MCP tool's input schema
 //	cli:"-"                 not a CLI flag; cli:"stdin" reads the value from --file or stdin;
 //	                        cli:"stdin-list" on a []string argument reads the list from
@@ -280,6 +281,7 @@ type Field struct {
 	NoMCP    bool
 	CLI      string // "", "-", "stdin" or "stdin-list"
 	Query    string // REST query parameter name (the json name unless tagged)
+	Raw      bool   // raw:"true": the value is kept byte for byte (not trimmed)
 }
 
 // Fields returns the described fields of an input struct type.
@@ -299,7 +301,8 @@ func Fields(t reflect.Type) []Field {
 		}
 		f := Field{Index: i, Name: name, Type: sf.Type, Desc: sf.Tag.Get("desc"), Arg: -1,
 			Flag: sf.Tag.Get("flag"), Short: sf.Tag.Get("short"), Default: sf.Tag.Get("default"),
-			Required: sf.Tag.Get("required") == "true", NoMCP: sf.Tag.Get("mcp") == "-", CLI: sf.Tag.Get("cli")}
+			Required: sf.Tag.Get("required") == "true", NoMCP: sf.Tag.Get("mcp") == "-", CLI: sf.Tag.Get("cli"),
+			Raw: sf.Tag.Get("raw") == "true"}
 		if a := sf.Tag.Get("arg"); a != "" {
 			f.Arg, _ = strconv.Atoi(a)
 		}
@@ -353,7 +356,7 @@ func Normalize(in any) error {
 			}
 			v.SetInt(n)
 		}
-		if v.Kind() == reflect.String {
+		if v.Kind() == reflect.String && !f.Raw {
 			v.SetString(strings.TrimSpace(v.String()))
 		}
 		if f.Required && v.IsZero() {

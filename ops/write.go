@@ -41,7 +41,7 @@ import (
 // `updated` is always set by synapse.
 type WritePageIn struct {
 	Title       string         `json:"title" arg:"0" required:"true" desc:"Page title (≤ 200 characters); an existing page with this title is updated in place"`
-	Content     string         `json:"content" cli:"stdin" desc:"Markdown body (≤ 1 MiB, UTF-8); a frontmatter block at its top is merged into the page's frontmatter"`
+	Content     string         `json:"content" cli:"stdin" raw:"true" required:"true" desc:"Markdown body (≤ 1 MiB, UTF-8); a frontmatter block at its top is merged into the page's frontmatter"`
 	Frontmatter map[string]any `json:"frontmatter,omitempty" cli:"-" desc:"Frontmatter keys: type, aliases, tags, sources and any others (a null value removes a key); keys not given are kept"`
 	Type        string         `json:"type,omitempty" mcp:"-" desc:"Page type (entity, concept, source, synthesis, comparison, query, note; default concept)"`
 	Tags        []string       `json:"tags,omitempty" flag:"tag" mcp:"-" desc:"Tag (trimmed, lowercased, one word)"`

@@ -1054,3 +1054,23 @@ func TestWritePage_NFCTitle(t *testing.T) {
 		t.Fatalf("second write %+v", again)
 	}
 }
+
+// TestWritePage_ContentKeptByteForByte: content goes through the operation
+// table unchanged — leading indentation (an indented code block) and
+// trailing blanks are the caller's, on every surface.
+func TestWritePage_ContentKeptByteForByte(t *testing.T) {
+	v := testvault.New(t)
+	e, _ := openEnv(t, v)
+	body := "    indented code block\n\ntext with trailing blanks  \n"
+	raw, _ := json.Marshal(map[string]any{"title": "Indented", "content": body})
+	if _, err := Lookup("page.write").Call(context.Background(), e, raw); err != nil {
+		t.Fatal(err)
+	}
+	g, err := getPage(context.Background(), e, &GetPageIn{Title: "Indented"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g.Content != body {
+		t.Fatalf("content changed on the way in:\n%q\nwant\n%q", g.Content, body)
+	}
+}
