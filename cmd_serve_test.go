@@ -182,13 +182,6 @@ func doREST(t *testing.T, ts *httptest.Server, method, path, body string, hdr ..
 	return r
 }
 
-func errMessage(r restResult) string {
-	if e, ok := r.body["error"].(map[string]any); ok {
-		return fmt.Sprint(e["code"], ": ", e["message"])
-	}
-	return r.raw
-}
-
 func TestServe_REST(t *testing.T) {
 	tr := newTestRows()
 	s, _ := newTestService(t, tr.list)

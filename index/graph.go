@@ -25,6 +25,16 @@ func (u *updater) adj(doc uint32) (*store.AdjRec, error) {
 	return a, nil
 }
 
+// adjPair returns both ends of an edge pair (nil for an absent node).
+func (u *updater) adjPair(p edgePair) (*store.AdjRec, *store.AdjRec, error) {
+	a, err := u.adj(p.a)
+	if err != nil {
+		return nil, nil, err
+	}
+	b, err := u.adj(p.b)
+	return a, b, err
+}
+
 func (u *updater) touch(doc uint32) { u.adjDirty[doc] = true }
 
 // accountedDegree is a node's Deg: from the cache when this transaction
@@ -575,11 +585,7 @@ func (u *updater) shiftDegree(c uint32, a *store.AdjRec, skip func(x, y uint32) 
 // reweigh recomputes the weight of the edge p from the accounted degrees
 // and writes it to both ends (nothing when the edge is gone).
 func (u *updater) reweigh(p edgePair) error {
-	a, err := u.adj(p.a)
-	if err != nil {
-		return err
-	}
-	b, err := u.adj(p.b)
+	a, b, err := u.adjPair(p)
 	if err != nil {
 		return err
 	}
@@ -655,34 +661,6 @@ func (g *graphEvents) reset() {
 	g.dropped = nil
 }
 
-// commonNeighbours calls fn for every node in both sorted lists.
-func commonNeighbours(a, b []store.Edge, fn func(uint32)) {
-	if len(a) > len(b) {
-		a, b = b, a
-	}
-	if len(b) > 8*len(a) {
-		for _, x := range a {
-			if searchEdge(b, x.To) >= 0 {
-				fn(x.To)
-			}
-		}
-		return
-	}
-	i, j := 0, 0
-	for i < len(a) && j < len(b) {
-		switch x, y := a[i].To, b[j].To; {
-		case x < y:
-			i++
-		case x > y:
-			j++
-		default:
-			fn(x)
-			i++
-			j++
-		}
-	}
-}
-
 // applyGraphEvents re-weighs, inside the transaction that changed them,
 // exactly the edges a small graph change affects:
 //   - an edge that appeared, disappeared or changed direction, and the
@@ -728,11 +706,7 @@ func (u *updater) applyGraphEvents() error {
 		}
 	}
 	for p := range ev.exist {
-		a, err := u.adj(p.a)
-		if err != nil {
-			return err
-		}
-		b, err := u.adj(p.b)
+		a, b, err := u.adjPair(p)
 		if err != nil {
 			return err
 		}

@@ -76,15 +76,6 @@ func init() {
 	}
 }
 
-// TextExtensions returns the allow-list of source file extensions.
-func TextExtensions() []string {
-	out := make([]string, 0, len(textExtensions))
-	for e := range textExtensions {
-		out = append(out, e)
-	}
-	return out
-}
-
 // sourceRel validates a requested source path lexically and returns it
 // relative to raw/sources/ (clean, forward slashes).
 func sourceRel(v *vault.Vault, p string) (rel string, err error) {

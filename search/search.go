@@ -280,11 +280,6 @@ func (b bitset) and(o bitset) {
 		b[i] &= o[i]
 	}
 }
-func (b bitset) or(o bitset) {
-	for i := range b {
-		b[i] |= o[i]
-	}
-}
 func (r *run) postings(id uint32, fn func(uint32, [store.SearchFields]uint32)) error {
 	return r.tx.SearchPostings(id, fn)
 }
@@ -548,16 +543,6 @@ func (r *run) rerank(c []candidate) error {
 	}
 	sortCands(c)
 	return nil
-}
-
-func distinct(s []string) []string {
-	out := make([]string, 0, len(s))
-	for _, x := range s {
-		if !slices.Contains(out, x) {
-			out = append(out, x)
-		}
-	}
-	return out
 }
 
 // highlightTerms returns the query's positive terms with their idf, for
