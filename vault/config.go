@@ -1,0 +1,92 @@
+package vault
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/synapse-wiki/synapse/errs"
+)
+
+// ConfigFile is the vault's optional configuration, YAML, relative to the
+// vault root. A vault without it uses the defaults of every section.
+const ConfigFile = ".synapse/config.yaml"
+
+// maxConfigBytes bounds the configuration file: it is small by nature.
+const maxConfigBytes = 64 << 10
+
+// Config is the vault's configuration (ConfigFile). Each section belongs
+// to one subsystem and documents its own keys; environment variables may
+// override a section's values where that section says so. Unknown keys
+// are an error naming them, so a typo never silently falls back to a
+// default.
+type Config struct {
+	// Search configures ranking and analysis (see package search).
+	Search SearchConfig `yaml:"search"`
+	// Embeddings configures the optional embedding provider (off when
+	// empty).
+	Embeddings EmbeddingsConfig `yaml:"embeddings"`
+}
+
+// SearchConfig is the `search:` section of the configuration.
+type SearchConfig struct {
+	// Language is the vault's default language for stemming pages that do
+	// not declare one and cannot be detected (e.g. "english", "german").
+	// Empty means the built-in default.
+	Language string `yaml:"language,omitempty"`
+}
+
+// EmbeddingsConfig is the `embeddings:` section of the configuration.
+type EmbeddingsConfig struct {
+	// URL is an OpenAI-compatible embeddings endpoint
+	// (e.g. http://127.0.0.1:11434/v1/embeddings). Empty: no provider.
+	URL string `yaml:"url,omitempty"`
+	// Model is the model name sent with each request.
+	Model string `yaml:"model,omitempty"`
+	// APIKeyEnv names the environment variable holding the API key (the
+	// key itself is never stored in the vault).
+	APIKeyEnv string `yaml:"api_key_env,omitempty"`
+}
+
+// LoadConfig reads the vault's configuration. A missing file gives the
+// zero Config; a malformed one is errs.Invalid naming the file and the
+// problem.
+func (v *Vault) LoadConfig() (*Config, error) {
+	var c Config
+	data, err := readSmallFile(v.Abs(ConfigFile), maxConfigBytes)
+	if errors.Is(err, fs.ErrNotExist) {
+		return &c, nil
+	}
+	if err != nil {
+		return nil, errs.Wrap(errs.Invalid, err, "%s: %v", ConfigFile, err)
+	}
+	if len(bytes.TrimSpace(data)) == 0 {
+		return &c, nil
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	if err := dec.Decode(&c); err != nil {
+		return nil, errs.Wrap(errs.Invalid, err, "%s: %v", ConfigFile, err)
+	}
+	return &c, nil
+}
+
+// readSmallFile reads at most max bytes of a regular file; a larger file
+// or anything but a regular file is an error.
+func readSmallFile(path string, max int64) ([]byte, error) {
+	st, err := os.Lstat(path)
+	if err != nil {
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("not a regular file")
+	}
+	if st.Size() > max {
+		return nil, fmt.Errorf("larger than %d bytes", max)
+	}
+	return os.ReadFile(path)
+}
