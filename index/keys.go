@@ -5,43 +5,20 @@
 package index
 
 import (
-	"path"
-	"strings"
-
 	"github.com/synapse-wiki/synapse/markdown"
 	"github.com/synapse-wiki/synapse/store"
-	"github.com/synapse-wiki/synapse/vault"
 )
 
 // LinkKey returns the folded resolution key of a link target (see
 // store.LinkKey).
 func LinkKey(target string) string { return store.LinkKey(target) }
 
-// SourceKey returns the vault path a `sources` entry names: entries may be
-// written as "raw/sources/x.md", "x.md" or "sources/x.md"; "" for an entry
-// that escapes raw/sources/.
-func SourceKey(s string) string {
-	s = strings.TrimSpace(strings.ReplaceAll(s, "\\", "/"))
-	s = strings.TrimPrefix(s, "./")
-	s = strings.TrimPrefix(s, "/")
-	// a [[wikilink]] form is common in hand-written frontmatter
-	s = strings.TrimSuffix(strings.TrimPrefix(s, "[["), "]]")
-	if s == "" {
-		return ""
-	}
-	switch {
-	case strings.HasPrefix(s, vault.SourcesDir+"/"):
-	case strings.HasPrefix(s, "sources/"):
-		s = "raw/" + s
-	default:
-		s = vault.SourcesDir + "/" + s
-	}
-	c := path.Clean(s)
-	if !strings.HasPrefix(c, vault.SourcesDir+"/") {
-		return ""
-	}
-	return c
-}
+// SourceKey returns the vault path of the file under raw/sources/ that a
+// `sources` entry names ("raw/sources/x.md", "x.md", "sources/x.md"), or ""
+// for an entry that names no such file: an external citation, a wikilink,
+// free text, a bare name or a path outside raw/sources/ (see
+// markdown.ClassifySource, the one place entries are classified).
+func SourceKey(s string) string { return markdown.ClassifySource(s).Path }
 
 // typeAffinity is the type term of the SPEC §2.3 edge weight.
 func typeAffinity(a, b string) float64 {

@@ -83,7 +83,7 @@ func Parse(rel string, data []byte) *Page {
 	}
 	p.Type = strings.ToLower(fm.String("type"))
 	p.Aliases = dedupe(append(fm.List("aliases", true), fm.List("alias", true)...), false)
-	p.Sources = dedupe(fm.List("sources", true), false)
+	p.Sources = dedupe(fm.SourceEntries("sources"), false)
 	p.Created = fm.String("created")
 	p.Updated = fm.String("updated")
 

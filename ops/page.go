@@ -172,7 +172,7 @@ func sortRefs(r []PageRef) {
 
 // ListPagesIn is the input of list_pages.
 type ListPagesIn struct {
-	Type   string `json:"type,omitempty" desc:"Only pages of this type (entity, concept, source, synthesis, comparison, query, note)"`
+	Type   string `json:"type,omitempty" desc:"Only pages of this type: any type the vault uses (entity, concept, source, synthesis, comparison, query, note, or the vault's own, e.g. topic); a type no page has matches nothing"`
 	Tag    string `json:"tag,omitempty" mcp:"-" desc:"Only pages with this tag"`
 	Limit  int    `json:"limit,omitempty" default:"100" min:"1" max:"1000" desc:"Maximum pages to return (1..1000, default 100)"`
 	Offset int    `json:"offset,omitempty" mcp:"-" min:"0" desc:"Pages to skip"`
@@ -201,9 +201,11 @@ var opListPages = register(Op{
 
 func listPages(ctx context.Context, e *Env, in *ListPagesIn) (*ListPagesOut, error) {
 	if in.Type != "" {
-		in.Type = strings.ToLower(in.Type)
-		if !vault.ValidType(in.Type) {
-			return nil, errs.E(errs.Invalid, "unknown page type %q; valid types: %s", in.Type, strings.Join(vault.PageTypes, ", "))
+		// open types (SPEC §2.1): a well-formed type no page has matches
+		// nothing; only a malformed one is invalid
+		in.Type = strings.ToLower(strings.TrimSpace(in.Type))
+		if !vault.WellFormedType(in.Type) {
+			return nil, errs.E(errs.Invalid, "%s", vault.TypeProblem(in.Type))
 		}
 	}
 	out := &ListPagesOut{Pages: []PageItem{}}

@@ -184,7 +184,7 @@ func parseWriteCall(in *WritePageIn) (*writeCall, error) {
 		}
 		if fm.Has("sources") {
 			c.given["sources"] = true
-			sources = append(sources, fm.List("sources", true)...)
+			sources = append(sources, fm.SourceEntries("sources")...)
 		}
 		c.created = fm.String("created")
 	}
@@ -290,12 +290,7 @@ func parseWriteCall(in *WritePageIn) (*writeCall, error) {
 		c.typ = t
 	}
 	if c.typ != "" && !vault.ValidType(c.typ) {
-		for _, r := range vault.ReservedTypes {
-			if r == c.typ {
-				return nil, errs.E(errs.Invalid, "type %q is reserved for wiki/%s.md; valid types: %s", c.typ, r, strings.Join(vault.PageTypes, ", "))
-			}
-		}
-		return nil, errs.E(errs.Invalid, "unknown page type %q; valid types: %s", c.typ, strings.Join(vault.PageTypes, ", "))
+		return nil, errs.E(errs.Invalid, "%s", vault.TypeProblem(c.typ))
 	}
 	var err error
 	if c.lists.tags, err = normalizeTags(tags); err != nil {
@@ -377,6 +372,9 @@ func (c *writeCall) parseContent(content string) error {
 // raw/sources/.
 func (c *writeCall) checkSources(v *vault.Vault) error {
 	for _, s := range c.lists.sources {
+		if !markdown.ClassifySource(s).IsFile() {
+			continue // an external citation, link or free text: never checked
+		}
 		st, err := os.Stat(v.Abs(s))
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
@@ -503,9 +501,13 @@ func normalizeSources(in []string) ([]string, error) {
 		if strings.ContainsRune(s, 0) || hasControl(s) {
 			return nil, errs.E(errs.Invalid, "source %q contains a control character", s)
 		}
-		k := index.SourceKey(s)
-		if k == "" || k == vault.SourcesDir {
-			return nil, errs.E(errs.Invalid, "source %q is not a file under %s/", s, vault.SourcesDir)
+		src := markdown.ClassifySource(s)
+		k := src.Raw // external citations, links, free text: kept as given
+		switch src.Kind {
+		case markdown.SourceFile:
+			k = src.Path
+		case markdown.SourceOutside:
+			return nil, errs.E(errs.Invalid, "source %q is not a file under %s/ (cite a file there as x.md or %s/x.md, a web page by its URL, or an id such as doi:…)", s, vault.SourcesDir, vault.SourcesDir)
 		}
 		if !seen[k] {
 			seen[k] = true
@@ -1090,8 +1092,12 @@ func currentTags(fm *markdown.Frontmatter) []string {
 
 func currentSources(fm *markdown.Frontmatter) []string {
 	var out []string
-	for _, s := range fm.List("sources", true) {
-		out = append(out, index.SourceKey(s))
+	for _, s := range fm.SourceEntries("sources") {
+		if src := markdown.ClassifySource(s); src.IsFile() {
+			out = append(out, src.Path)
+		} else {
+			out = append(out, src.Raw)
+		}
 	}
 	return out
 }

@@ -317,7 +317,7 @@ func TestWritePage_Invalid(t *testing.T) {
 		{"bad utf-8", WritePageIn{Title: "T", Content: "ok \xff\xfe"}, errs.Invalid, "content is not valid UTF-8 (bad byte at offset 3)"},
 		{"nul", WritePageIn{Title: "T", Content: "a\x00b"}, errs.Invalid, "content contains a NUL byte"},
 		{"bad block", WritePageIn{Title: "T", Content: "---\nx: [\n---\nb\n"}, errs.Invalid, "frontmatter block that is not valid YAML"},
-		{"unknown type", WritePageIn{Title: "T", Content: "x", Type: "person"}, errs.Invalid, `unknown page type "person"; valid types: entity, concept`},
+		{"malformed type", WritePageIn{Title: "T", Content: "x", Type: "per son"}, errs.Invalid, `type "per son" is not a well-formed type: use a lower-case word`},
 		{"reserved type", WritePageIn{Title: "T", Content: "x", Type: "index"}, errs.Invalid, `type "index" is reserved`},
 		{"map type", WritePageIn{Title: "T", Content: "x", Frontmatter: map[string]any{"type": 3.0}}, errs.Invalid, "frontmatter.type must be a string"},
 		{"map tags", WritePageIn{Title: "T", Content: "x", Frontmatter: map[string]any{"tags": []any{"a", 2.0}}}, errs.Invalid, "frontmatter.tags must be a list of strings"},
