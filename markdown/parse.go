@@ -9,6 +9,7 @@ package markdown
 import (
 	"net/url"
 	"path"
+	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -43,7 +44,8 @@ type Heading struct {
 // Page is a parsed page.
 type Page struct {
 	Frontmatter *Frontmatter
-	FMError     string // non-empty when the frontmatter block is not valid YAML (then ignored)
+	FMError     string // non-empty when the frontmatter block is not valid YAML (then ignored): "line N: what"
+	FMLine      int    // the 1-based line of the file FMError is about (0 unknown)
 	HasFM       bool   // a frontmatter block was present
 	Body        string // the document after the frontmatter block
 
@@ -66,14 +68,19 @@ func Parse(rel string, data []byte) *Page {
 	if !utf8.ValidString(doc) {
 		doc = strings.ToValidUTF8(doc, "\uFFFD")
 	}
-	p := &Page{Frontmatter: &Frontmatter{}, Body: doc}
-	if fmText, body, ok := SplitFrontmatter(doc); ok {
+	d := SplitDocument(doc)
+	p := &Page{Frontmatter: &Frontmatter{}, Body: d.Body} // the body never starts with a BOM
+	if d.HasFM {
 		p.HasFM = true
-		p.Body = body
-		if fm, err := ParseFrontmatter(fmText); err != nil {
-			p.FMError = err.Error()
-		} else {
-			p.Frontmatter = fm
+		p.Frontmatter = KeepFrontmatter(d.FM) // broken text is kept (no keys), never lost
+		if err := p.Frontmatter.Err(); err != nil {
+			// the line counts from the top of the file (the opening fence
+			// is line 1), as an editor shows it
+			p.FMError = strings.TrimPrefix(err.Error(), "frontmatter: ")
+			if l := p.Frontmatter.ErrLine(); l > 0 {
+				p.FMLine = l + 1
+				p.FMError = "line " + strconv.Itoa(p.FMLine) + ": " + strings.TrimPrefix(p.FMError, "line "+strconv.Itoa(l)+": ")
+			}
 		}
 	}
 	fm := p.Frontmatter

@@ -54,10 +54,14 @@ type GetPageOut struct {
 	Type        string                `json:"type"`
 	Path        string                `json:"path"`
 	Frontmatter *markdown.Frontmatter `json:"frontmatter"`
-	Content     string                `json:"content"`
-	SHA256      string                `json:"sha256"`
-	Links       []LinkOut             `json:"links"`
-	Backlinks   []PageRef             `json:"backlinks"`
+	// FrontmatterError says why the file's frontmatter block is not valid
+	// YAML ("line N: …", N counting from the top of the file); the block is
+	// then kept as it is and Frontmatter is empty.
+	FrontmatterError string    `json:"frontmatter_error,omitempty"`
+	Content          string    `json:"content"`
+	SHA256           string    `json:"sha256"`
+	Links            []LinkOut `json:"links"`
+	Backlinks        []PageRef `json:"backlinks"`
 	// BacklinksTotal counts every page linking here; Backlinks holds at
 	// most MaxPageBacklinks of them (graph backlinks lists all).
 	BacklinksTotal int `json:"backlinks_total"`
@@ -155,7 +159,7 @@ func getPage(ctx context.Context, e *Env, in *GetPageIn) (*GetPageOut, error) {
 	}
 	return &GetPageOut{
 		ID: rec.ID, Title: rec.Title, Type: rec.Type, Path: rec.Path,
-		Frontmatter: parsed.Frontmatter, Content: parsed.Body, SHA256: hex.EncodeToString(sum[:]),
+		Frontmatter: parsed.Frontmatter, FrontmatterError: parsed.FMError, Content: parsed.Body, SHA256: hex.EncodeToString(sum[:]),
 		Links: links, Backlinks: backlinks, BacklinksTotal: backlinksTotal,
 	}, nil
 }
