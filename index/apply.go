@@ -241,6 +241,12 @@ func (u *updater) markLinkers(r *store.PageRec) error {
 					continue
 				}
 				seenDoc[c.Doc] = true
+				// the page itself: a link of its own that reaches it (a
+				// self-link, which is no graph edge) may now reach the
+				// other page, or the reverse
+				if !vault.IsReserved(c.Path) {
+					u.markLinks(c.Doc)
+				}
 				// the node as this transaction left it: links resolved
 				// earlier in the same transaction count too
 				a, err := u.adj(c.Doc)
