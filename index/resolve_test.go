@@ -310,3 +310,43 @@ func TestResolve_FolderTieBreakIncremental(t *testing.T) {
 		}
 	}
 }
+
+// TestResolve_FileLinks: links to files outside wiki/ (raw sources,
+// assets, top-level files) are no page links: never dangling; one into
+// raw/sources/ cites that source (SPEC §2.4), whether or not it exists.
+func TestResolve_FileLinks(t *testing.T) {
+	v := testvault.New(t)
+	w := func(rel, body string) { testvault.Write(t, v, rel, body) }
+	w("raw/sources/x.md", "source x\n")
+	w("wiki/sources/p.md", "---\nsources: [raw/sources/fm.md]\n---\n"+
+		"[[../../raw/sources/x.md|original]] [[raw/sources/y]] [md](../../raw/sources/z.md)\n"+
+		"![[../../raw/assets/pic.md]] [top](../../schema.md) [[Nowhere]] [[./sibling]]\n")
+	w("wiki/index.md", "[x](raw/sources/x.md)\n")
+	ix := openIndexer(t, v)
+	scan(t, ix)
+	err := ix.Store.View(func(tx *store.Tx) error {
+		p, _ := tx.Page(tx.DocByPath("wiki/sources/p.md"))
+		var links []string
+		for _, l := range p.Links {
+			links = append(links, l.Target)
+		}
+		if strings.Join(links, ",") != "Nowhere,./sibling" {
+			t.Errorf("page links %q, want only Nowhere and ./sibling", links)
+		}
+		want := "raw/sources/fm.md,raw/sources/x.md,raw/sources/y.md,raw/sources/z.md"
+		if got := strings.Join(p.SourceKeys, ","); got != want {
+			t.Errorf("source keys %s, want %s", got, want)
+		}
+		var dangling []string
+		for _, d := range tx.Dangling() {
+			dangling = append(dangling, d.Key)
+		}
+		if strings.Join(dangling, ",") != "nowhere,sibling" {
+			t.Errorf("dangling %q", dangling)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
