@@ -13,7 +13,7 @@
 //	flag:"name"             CLI flag name when it differs from the json name
 //	query:"q"               REST query-string name when it differs from the json name
 //	short:"k"               CLI flag alias
-//	default:"5"             applied when the field is zero
+//	default:"5"             applied when the parameter is absent (a given 0 is clamped)
 //	min:"1" max:"50"        integers are clamped into this range
 //	enum:"a,b"              allowed values (documented; checked by the operation)
 //	required:"true"         must be present and non-empty
@@ -157,8 +157,14 @@ func (op *Op) NewIn() any { return reflect.New(op.In).Interface() }
 
 // Decode parses a JSON object strictly into a fresh input: unknown
 // parameters and wrong types are invalid errors naming the parameter.
+// Defaults are filled in before decoding, so they stand for parameters
+// that are absent: a parameter given as 0 is clamped to its minimum by
+// Normalize (k=0 is k=1), not replaced by the default.
 func (op *Op) Decode(raw []byte) (any, error) {
 	in := op.NewIn()
+	if err := applyDefaults(in); err != nil {
+		return nil, err
+	}
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || string(raw) == "null" {
 		raw = []byte("{}")
@@ -394,23 +400,38 @@ func Fields(t reflect.Type) []Field {
 	return out
 }
 
-// Normalize applies defaults, clamps integers into [min, max] and checks
-// required fields of a decoded input (a pointer to struct).
+// applyDefaults sets every field of a fresh input (a pointer to struct)
+// that has a default to it.
+func applyDefaults(in any) error {
+	rv := reflect.ValueOf(in).Elem()
+	for _, f := range Fields(rv.Type()) {
+		if f.Default == "" {
+			continue
+		}
+		v := rv.Field(f.Index)
+		switch v.Kind() {
+		case reflect.Int, reflect.Int64:
+			n, err := strconv.Atoi(f.Default)
+			if err != nil {
+				return fmt.Errorf("default of %s: %w", f.Name, err)
+			}
+			v.SetInt(int64(n))
+		case reflect.String:
+			v.SetString(f.Default)
+		}
+	}
+	return nil
+}
+
+// Normalize clamps integers into [min, max], gives empty strings their
+// default and checks required fields of a decoded input (a pointer to
+// struct). Integer defaults are Decode's: here a zero is a value given.
 func Normalize(in any) error {
 	rv := reflect.ValueOf(in).Elem()
 	for _, f := range Fields(rv.Type()) {
 		v := rv.Field(f.Index)
-		if v.IsZero() && f.Default != "" {
-			switch v.Kind() {
-			case reflect.Int, reflect.Int64:
-				n, err := strconv.Atoi(f.Default)
-				if err != nil {
-					return fmt.Errorf("default of %s: %w", f.Name, err)
-				}
-				v.SetInt(int64(n))
-			case reflect.String:
-				v.SetString(f.Default)
-			}
+		if v.Kind() == reflect.String && v.String() == "" && f.Default != "" {
+			v.SetString(f.Default)
 		}
 		if v.Kind() == reflect.Int || v.Kind() == reflect.Int64 {
 			n := v.Int()
