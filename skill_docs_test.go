@@ -136,7 +136,7 @@ func docCommand(path string, c *cli.Command, op *ops.Op) (docCmd, error) {
 		}
 		return d, nil
 	}
-	d.Access = string(op.Access)
+	d.Access = op.AccessText()
 	fields := ops.Fields(op.In)
 	byFlag := map[string]ops.Field{}
 	var parts []string
@@ -293,6 +293,15 @@ func renderBlock(file, name string, cmds []docCmd) (string, error) {
 		}
 	case "skill/SKILL.md:writes":
 		for _, d := range cmds {
+			if d.Op != nil && d.Op.WriteWith != "" {
+				// a read that one flag turns into a write: list the flag
+				for _, f := range ops.Fields(d.Op.In) {
+					if f.Name == d.Op.WriteWith {
+						fmt.Fprintf(&b, "- `synapse %s --%s`: %s\n", d.Path, f.Flag, f.Desc)
+					}
+				}
+				continue
+			}
 			if d.Access != "write" {
 				continue
 			}
