@@ -341,3 +341,19 @@ func TestLinks_FrontmatterLinkInBacklinksAndGraph(t *testing.T) {
 		t.Errorf("missing-page items %+v", l.Items)
 	}
 }
+
+// TestGraph_BacklinksAndOrphansPaged: backlinks and orphans are paged
+// with totals (SPEC §4).
+func TestGraph_BacklinksAndOrphansPaged(t *testing.T) {
+	e := newTestEnv(t, testvault.WithCorpus(t))
+	all := mustCall[BacklinksOut](t, e, opBacklinks, obj{"title": "Internal links"})
+	two := mustCall[BacklinksOut](t, e, opBacklinks, obj{"title": "Internal links", "limit": 2, "offset": 1})
+	if all.Total != 13 || two.Total != 13 || len(two.Backlinks) != 2 || two.Backlinks[0] != all.Backlinks[1] {
+		t.Errorf("backlinks: %d of %d; paged %d of %d", len(all.Backlinks), all.Total, len(two.Backlinks), two.Total)
+	}
+	o := mustCall[PagesOut](t, e, opOrphans, obj{})
+	o1 := mustCall[PagesOut](t, e, opOrphans, obj{"limit": 1, "offset": 7})
+	if o.Total != 8 || len(o.Pages) != 8 || o1.Total != 8 || len(o1.Pages) != 1 || o1.Pages[0] != o.Pages[7] {
+		t.Errorf("orphans %+v, paged %+v", o, o1)
+	}
+}
