@@ -32,7 +32,10 @@ type Link struct {
 	Label   string   `json:"label,omitempty"`   // display text, if given
 	Embed   bool     `json:"embed,omitempty"`   // ![[...]] or ![...](...)
 	Kind    LinkKind `json:"kind"`
-	Line    int      `json:"line"` // 1-based line in the body
+	Line    int      `json:"line"` // 1-based line in the file (frontmatter included)
+	// Property is the frontmatter key whose value holds the link ("" for
+	// a link in the body).
+	Property string `json:"property,omitempty"`
 }
 
 // Heading is an ATX heading.
@@ -57,7 +60,8 @@ type Page struct {
 	Created  string
 	Updated  string
 	Headings []Heading
-	Links    []Link
+	// Links are the frontmatter links (in file order), then the body's.
+	Links []Link
 }
 
 // Parse parses the page at vault-relative path rel. It never fails: bad
@@ -70,6 +74,7 @@ func Parse(rel string, data []byte) *Page {
 	}
 	d := SplitDocument(doc)
 	p := &Page{Frontmatter: &Frontmatter{}, Body: d.Body} // the body never starts with a BOM
+	var fmLinks []Link
 	if d.HasFM {
 		p.HasFM = true
 		p.Frontmatter = KeepFrontmatter(d.FM) // broken text is kept (no keys), never lost
@@ -81,8 +86,13 @@ func Parse(rel string, data []byte) *Page {
 				p.FMLine = l + 1
 				p.FMError = "line " + strconv.Itoa(p.FMLine) + ": " + strings.TrimPrefix(p.FMError, "line "+strconv.Itoa(l)+": ")
 			}
+		} else {
+			// the text starts on line 2, after the opening ---
+			fmLinks = frontmatterLinks(d.FM, 2)
 		}
 	}
+	// body lines are counted from the top of the file
+	bodyLine := 1 + strings.Count(doc[:len(doc)-len(p.Body)], "\n")
 	fm := p.Frontmatter
 	p.Title = fm.String("title")
 	if p.Title == "" {
@@ -96,7 +106,7 @@ func Parse(rel string, data []byte) *Page {
 
 	masked := Mask(p.Body)
 	p.Headings = headings(masked, p.Body)
-	p.Links = links(masked, p.Body)
+	p.Links = append(fmLinks, links(masked, p.Body, bodyLine)...)
 	var tags []string
 	for _, t := range fm.List("tags", true) {
 		// a frontmatter string may also be space separated: "tags: a b"
@@ -319,9 +329,11 @@ func hasScheme(dest string) bool {
 	return false
 }
 
-func links(masked, body string) []Link {
+// links finds the links of a body whose first line is line firstLine of
+// the file.
+func links(masked, body string, firstLine int) []Link {
 	var out []Link
-	line := 1
+	line := firstLine
 	lineOff := 0 // offset up to which newlines are counted
 	at := func(off int) int {
 		line += strings.Count(body[lineOff:off], "\n")

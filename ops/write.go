@@ -100,6 +100,7 @@ var opWritePage = register(Op{
 	CLI: "page write", MCP: "write_page",
 	REST:   []Route{{Method: "PUT", Path: "/pages/{title}", Body: "*"}},
 	Access: Write, Limits: "title ≤ 200 characters; the page as written ≤ 1 MiB (frontmatter included); ≤ 100 aliases, ≤ 100 tags, ≤ 500 sources, ≤ 200 frontmatter keys (refused past them)",
+	Idempotent: true, // the same call again finds the same bytes: unchanged, nothing written
 }, WritePage)
 
 // writeMu serializes writes within a process (serve answers requests

@@ -151,11 +151,8 @@ func newPageDir(tx *store.Tx, typ string) string {
 		builtin += "/" + f
 	}
 	counts := map[string]int{}
-	tx.EachCatalog([]string{typ}, func(t, _, p string) bool {
-		if t != typ {
-			return false // the given type comes first: its pages are done
-		}
-		counts[path.Dir(p)]++
+	tx.EachCatalogType(typ, func(en store.CatalogEntry) bool {
+		counts[path.Dir(en.Path)]++
 		return true
 	})
 	best, n := "", 0
