@@ -280,3 +280,45 @@ func TestRoundTrip_MCPAndREST(t *testing.T) {
 		})
 	}
 }
+
+// TestWild_TypesCLIAndREST: on the wild vault, `page list --type T` and
+// `search 'x type:T'` work for every type present; a new question page
+// lands beside the other questions, through the CLI and REST.
+func TestWild_TypesCLIAndREST(t *testing.T) {
+	v := testvault.New(t)
+	m, err := wildgen.Generate(v.Root, wildgen.Options{Seed: 4, NoHuge: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pagePaths(t, v)
+	count := map[string]int{}
+	for _, p := range m.Pages {
+		count[p.Type]++
+	}
+	for _, typ := range m.Types() {
+		out, stderr, code := cliRun(v, "", "page", "list", "--type", typ, "--limit", "1000", "--json")
+		var l ops.ListPagesOut
+		if code != 0 || json.Unmarshal([]byte(out), &l) != nil || l.Total != count[typ] {
+			t.Errorf("page list --type %s: exit %d, %d pages (want %d) %s", typ, code, l.Total, count[typ], stderr)
+		}
+		out, stderr, code = cliRun(v, "", "search", "alpha type:"+typ, "--json")
+		var s ops.SearchOut
+		if code != 0 || json.Unmarshal([]byte(out), &s) != nil {
+			t.Errorf("search 'alpha type:%s': exit %d %s", typ, code, stderr)
+		}
+		for _, h := range s.Hits {
+			if h.Type != typ {
+				t.Errorf("search 'alpha type:%s': hit %s is a %s", typ, h.Path, h.Type)
+			}
+		}
+	}
+	out, stderr, code := cliRun(v, "What is a new question?\n", "page", "write", "A fresh question", "--type", "question", "--json")
+	if code != 0 || !strings.Contains(out, `"path":"wiki/questions/a-fresh-question.md"`) {
+		t.Errorf("page write --type question: exit %d %s%s", code, out, stderr)
+	}
+	_, ts := startWriteServer(t, v)
+	r := doREST(t, ts, "PUT", "/pages/"+url.PathEscape("Another question"), `{"content":"Why?\n","type":"question"}`)
+	if r.status/100 != 2 || r.body["path"] != "wiki/questions/another-question.md" || r.body["type"] != "question" {
+		t.Errorf("PUT with type question: %d %s", r.status, r.raw)
+	}
+}

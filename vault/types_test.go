@@ -1,6 +1,9 @@
 package vault
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestTypes(t *testing.T) {
 	for _, c := range []struct {
@@ -28,6 +31,14 @@ func TestTypes(t *testing.T) {
 		"source_summary": "source-summary", "index": "", "a.b": "", "": ""} {
 		if got := NormalizeType(in); got != want {
 			t.Errorf("NormalizeType(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestSchemaDocumentsTypes(t *testing.T) {
+	for _, s := range []string{"## Page types", "--type question", "type:question", "`index`, `log` and `overview`", "wiki/<type>/"} {
+		if !strings.Contains(schemaTemplate, s) {
+			t.Errorf("schema.md does not say %q", s)
 		}
 	}
 }
