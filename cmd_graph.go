@@ -65,7 +65,15 @@ func init() {
 			}
 		}
 		o.table([]string{"TARGET", "LINKS", "LINKED FROM", "PATH", "COUNT"}, rows)
-		o.note("%d missing pages", m.Total)
+		scope := ""
+		if m.Page != nil {
+			scope = fmt.Sprintf(" linked from %q", m.Page.Title)
+		}
+		note := fmt.Sprintf("%d missing %s%s", m.Total, lintPlural(m.Total, "page", "pages"), scope)
+		if len(m.Targets) < m.Total {
+			note += fmt.Sprintf(" (%d listed; --offset and --limit page through them)", len(m.Targets))
+		}
+		o.note("%s", note)
 		return nil
 	}
 }

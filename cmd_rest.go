@@ -266,6 +266,9 @@ func restRoutes(list []*ops.Op) []*restRoute {
 				}
 			}
 			for _, f := range ops.Fields(op.In) {
+				if f.Name == op.WriteWith && !hasBody(r.method) {
+					continue // a GET never writes
+				}
 				r.fields[f.Name] = f
 				if hasBody(r.method) && !inPath[f.Name] && (listed == nil || listed[f.Name]) {
 					r.body[f.Name] = true

@@ -470,7 +470,7 @@ func (s *service) call(ctx context.Context, env *ops.Env, op *ops.Op, raw []byte
 		s.rebuild.Lock()
 		defer s.rebuild.Unlock()
 	}
-	if op.Access == ops.Write && !env.ReadOnly {
+	if op.WritesRaw(raw) && !env.ReadOnly {
 		// a write that has started runs to completion: neither a client
 		// that goes away nor a shutdown signal cuts it short
 		ctx = context.WithoutCancel(ctx)

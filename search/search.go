@@ -109,6 +109,8 @@ func SearchWith(s *store.Store, query string, o Options, p Params) ([]Hit, error
 		if err := checkIndex(tx); err != nil {
 			return err
 		}
+		// a -word the wiki holds with its dash is a flag to find
+		q.Resolve(func(t string) bool { _, ok := tx.LookupSearchTerm(t); return ok })
 		r := newRun(tx, q, p)
 		depth := max(k, rerankDepth)
 		if phrases {

@@ -158,7 +158,9 @@ func TestSearch_Syntax(t *testing.T) {
 		{`engine -tag:people`, []string{"Analytical Engine"}},
 		{`type:entity`, []string{"Ada Lovelace", "Charles Babbage"}},
 		{`tag:machines`, []string{"Analytical Engine"}},
-		{`-vault -engine`, []string{"Language models"}},
+		// nothing but exclusions: a search for those words (issue 17)
+		{`-vault -engine`, []string{"Remote vault", "Server storage", "Analytical Engine", "Charles Babbage", "Ada Lovelace"}},
+		{`-vault -engine type:entity`, []string{"Charles Babbage", "Ada Lovelace"}},
 		{`gpt-4o`, []string{"Language models"}},
 		{`GPT 4o`, []string{"Language models"}},
 		{`v1.2`, []string{"Language models"}},
