@@ -8,62 +8,84 @@ import (
 	"github.com/synapse-wiki/synapse/store"
 )
 
-// Top-k retrieval with dynamic pruning (issue 15). The docs are walked in
-// windows; within one, every term has at most one postings block, whose
-// header bounds what any of its docs can score (store.SearchBlock: the
-// highest tf and the shortest field of the block). Per window:
+// Top-k retrieval with dynamic pruning (issue 15). A term's postings come
+// in chunks of up to 128 docs (store.SearchBlock), each with a bound on
+// what any of its docs can score: the highest tf and the shortest field
+// among them. The docs are walked in windows; per window:
 //
 //   - when the bounds of all terms together cannot beat the current k-th
-//     best score (θ), the window is skipped without decoding a block;
+//     best score (θ), the window is skipped without decoding anything;
 //   - otherwise the terms are sorted by bound, and those whose bounds sum
 //     to at most θ are non-essential (MaxScore): a doc holding only them
 //     cannot enter the top k. The essential terms' postings in the window
 //     are added up into a score buffer; each doc they hold is then
 //     completed with the non-essential terms, highest bound first, and
-//     dropped as soon as what it has plus what it could still get is at
-//     most θ. A non-essential block is decoded only when a doc needs it.
+//     dropped as soon as what it has plus what the chunks holding it
+//     could still add is at most θ. A chunk is decoded only when a doc
+//     needs it.
 //
 // With required terms (a phrase's words), a doc must hold them all: the
 // rarest one leads (its docs are the candidates) and the others are
 // checked first. The result is exactly the top k of an exhaustive scoring
 // (ties go to the lower doc), which TestTopK checks.
 
-// windowMax bounds a window's doc span (the score buffer's size).
-const windowMax = 4096
+// Window sizes in docs: a window ends where a term's chunk ends or the
+// next begins, but spans at least windowMin docs (a dense term then has
+// several chunks in it, under the highest of their bounds) and at most
+// windowMax (the score buffer's size).
+const (
+	windowMin = 512
+	windowMax = 4096
+)
 
 // boundSlack widens every bound a little so that float rounding never
 // prunes a doc whose score equals its bound.
 const boundSlack = 1 + 1e-4
 
-// cursor walks one query term's postings, block by block.
+// cursor walks one query term's postings, chunk by chunk.
 type cursor struct {
 	t        *qterm
 	idf      float32
 	required bool
-	blocks   []store.SearchBlock
-	ubs      []float32 // per block: the most a doc of it can score
-	bi       int       // the current block: the first whose Last ≥ the window's start
-	decoded  bool      // buf holds blocks[bi]
+	blocks   []store.SearchBlock // chunks
+	ubs      []float32           // per chunk: the most a doc of it can score
+	bi       int                 // the first chunk whose Last ≥ the window's start
+	ci       int                 // the chunk lookups are in (≥ bi)
+	dec      int                 // the chunk buf holds (-1: none)
 	buf      []store.SearchPosting
-	pos      int     // in buf: postings before it are below the window
-	wub      float32 // the current block's bound when it overlaps the window, else 0
+	pos      int     // in buf: postings before it are done with
+	wub      float32 // the highest bound of its chunks in the window (0: none)
 }
 
-// block returns the current block's postings, decoding them once.
-func (c *cursor) block() ([]store.SearchPosting, error) {
-	if !c.decoded {
+// load decodes chunk j into buf (once).
+func (c *cursor) load(j int) ([]store.SearchPosting, error) {
+	if c.dec != j {
 		var err error
-		if c.buf, err = c.blocks[c.bi].Decode(c.buf[:0]); err != nil {
+		if c.buf, err = c.blocks[j].Decode(c.buf[:0]); err != nil {
 			return nil, err
 		}
-		c.decoded, c.pos = true, 0
+		c.dec, c.pos = j, 0
 	}
 	return c.buf, nil
 }
 
-// find advances to doc d in the current block and returns its posting.
+// chunkAt moves ci to the chunk that may hold doc d (docs come in
+// ascending order) and returns its bound, 0 when no chunk can hold d.
+func (c *cursor) chunkAt(d uint32) float32 {
+	c.ci = max(c.ci, c.bi)
+	for c.ci < len(c.blocks) && c.blocks[c.ci].Last < d {
+		c.ci++
+	}
+	if c.ci == len(c.blocks) || c.blocks[c.ci].First > d {
+		return 0
+	}
+	return c.ubs[c.ci]
+}
+
+// find returns the posting of doc d in chunk ci (after chunkAt(d) > 0),
+// or nil.
 func (c *cursor) find(d uint32) (*store.SearchPosting, error) {
-	ps, err := c.block()
+	ps, err := c.load(c.ci)
 	if err != nil {
 		return nil, err
 	}
@@ -211,6 +233,9 @@ func (h candHeap) down(i int) {
 // topK returns the best n docs for the run's scoring terms among those ok
 // allows, best first.
 func (r *run) topK(n int, ok func(uint32) bool) ([]candidate, error) {
+	if r.impossible {
+		return nil, nil
+	}
 	sc := newScorer(r)
 	var cs []*cursor
 	required := 0
@@ -225,7 +250,7 @@ func (r *run) topK(n int, ok func(uint32) bool) ([]candidate, error) {
 			}
 			continue
 		}
-		c := &cursor{t: t, idf: float32(t.idf * t.weight), required: t.required, blocks: t.blocks}
+		c := &cursor{t: t, idf: float32(t.idf * t.weight), required: t.required, blocks: t.blocks, dec: -1}
 		c.ubs = make([]float32, len(t.blocks))
 		for b := range t.blocks {
 			c.ubs[b] = sc.bound(&t.blocks[b], c.idf)
@@ -235,48 +260,29 @@ func (r *run) topK(n int, ok func(uint32) bool) ([]candidate, error) {
 		}
 		cs = append(cs, c)
 	}
-	if r.impossible {
-		return nil, nil
-	}
 	top := &topHeap{n: n}
 	var acc [windowMax]float32
 	var seen [windowMax / 64]uint64
 	order := make([]*cursor, 0, len(cs))
 	var checks []*cursor
-	var rem []float32
+	var cub []float32
 	lo := uint32(0)
 	for {
 		var done bool
 		if lo, done = advance(cs, lo, required > 0); done {
 			break
 		}
-		// the window ends where a term's block ends or the next begins,
-		// so that each term has at most one block in it
-		hi := lo + windowMax
-		if hi < lo {
-			hi = math.MaxUint32
-		}
-		for _, c := range cs {
-			if c.bi >= len(c.blocks) {
-				continue
-			}
-			if b := &c.blocks[c.bi]; b.First <= lo {
-				if b.Last < math.MaxUint32 {
-					hi = min(hi, b.Last+1)
-				}
-			} else {
-				hi = min(hi, b.First)
-			}
-		}
+		hi := windowEnd(cs, lo)
 		// the terms' bounds in [lo, hi)
 		order = order[:0]
 		var total float32
 		skip := false
 		for _, c := range cs {
 			c.wub = 0
-			if c.bi < len(c.blocks) && c.blocks[c.bi].First < hi {
-				c.wub = c.ubs[c.bi]
-			} else if c.required {
+			for j := c.bi; j < len(c.blocks) && c.blocks[j].First < hi; j++ {
+				c.wub = max(c.wub, c.ubs[j])
+			}
+			if c.wub == 0 && c.required {
 				skip = true
 			}
 			total += c.wub
@@ -284,19 +290,20 @@ func (r *run) topK(n int, ok func(uint32) bool) ([]candidate, error) {
 		}
 		theta := top.threshold()
 		if skip || total <= theta {
-			lo = hi
 			if hi == math.MaxUint32 {
 				break
 			}
+			lo = hi
 			continue
 		}
-		// essential terms and the checks the candidates go through
+		// the lead terms, whose docs are the candidates, and the checks
+		// the candidates go through
 		checks = checks[:0]
 		var lead []*cursor
 		if required > 0 {
 			var best *cursor
 			for _, c := range cs {
-				if c.required && (best == nil || c.blocks[c.bi].Count < best.blocks[best.bi].Count) {
+				if c.required && (best == nil || c.wub > 0 && c.t.df < best.t.df) {
 					best = c
 				}
 			}
@@ -332,42 +339,35 @@ func (r *run) topK(n int, ok func(uint32) bool) ([]candidate, error) {
 				}
 			}
 		}
-		rem = rem[:0]
-		for range checks {
-			rem = append(rem, 0)
-		}
-		for i := len(checks) - 1; i >= 0; i-- {
-			rem[i] = checks[i].wub
-			if i+1 < len(checks) {
-				rem[i] += rem[i+1]
-			}
-		}
 		// the lead terms' postings in the window, added up
 		for _, c := range lead {
-			ps, err := c.block()
-			if err != nil {
-				return nil, err
-			}
-			i := c.pos
-			if i < len(ps) && ps[i].Doc < lo {
-				i += sortSearch(ps[i:], lo)
-			}
-			for ; i < len(ps) && ps[i].Doc < hi; i++ {
-				d := ps[i].Doc
-				if !ok(d) {
-					continue
+			for j := c.bi; j < len(c.blocks) && c.blocks[j].First < hi; j++ {
+				ps, err := c.load(j)
+				if err != nil {
+					return nil, err
 				}
-				s := sc.score(&ps[i], c.idf)
-				if s == 0 {
-					continue
+				i := c.pos
+				if i < len(ps) && ps[i].Doc < lo {
+					i += sortSearch(ps[i:], lo)
 				}
-				w := d - lo
-				acc[w] += s
-				seen[w/64] |= 1 << (w % 64)
+				for ; i < len(ps) && ps[i].Doc < hi; i++ {
+					d := ps[i].Doc
+					if !ok(d) {
+						continue
+					}
+					s := sc.score(&ps[i], c.idf)
+					if s == 0 {
+						continue
+					}
+					w := d - lo
+					acc[w] += s
+					seen[w/64] |= 1 << (w % 64)
+				}
+				c.pos = i
 			}
-			c.pos = i
 		}
 		// the candidates, in doc order, completed by the checks
+		cub = slices.Grow(cub[:0], len(checks))[:len(checks)]
 		for wi := range seen {
 			for seen[wi] != 0 {
 				b := bits.TrailingZeros64(seen[wi])
@@ -377,11 +377,25 @@ func (r *run) topK(n int, ok func(uint32) bool) ([]candidate, error) {
 				s := acc[w]
 				acc[w] = 0
 				theta := top.threshold()
+				// what the checks' chunks holding d could add
+				var rest float32
+				for i, c := range checks {
+					cub[i] = c.chunkAt(d)
+					rest += cub[i]
+				}
 				keep := true
-				for ci, c := range checks {
-					if s+rem[ci] <= theta {
+				for i, c := range checks {
+					if s+rest <= theta {
 						keep = false
 						break
+					}
+					rest -= cub[i]
+					if cub[i] == 0 {
+						if c.required {
+							keep = false
+							break
+						}
+						continue
 					}
 					p, err := c.find(d)
 					if err != nil {
@@ -409,6 +423,24 @@ func (r *run) topK(n int, ok func(uint32) bool) ([]candidate, error) {
 	return out, nil
 }
 
+// windowEnd returns the end of the window starting at lo: where a term's
+// chunk ends or its next begins, kept within [lo+windowMin, lo+windowMax].
+func windowEnd(cs []*cursor, lo uint32) uint32 {
+	hi := uint64(lo) + windowMax
+	for _, c := range cs {
+		if c.bi >= len(c.blocks) {
+			continue
+		}
+		if b := &c.blocks[c.bi]; b.First <= lo {
+			hi = min(hi, uint64(b.Last)+1)
+		} else {
+			hi = min(hi, uint64(b.First))
+		}
+	}
+	hi = max(hi, uint64(lo)+windowMin)
+	return uint32(min(hi, math.MaxUint32))
+}
+
 // advance moves every cursor to its first block ending at or after lo and
 // returns the first doc at or after lo that a window must start at: the
 // lowest first doc of those blocks, or with required terms the highest of
@@ -421,7 +453,6 @@ func advance(cs []*cursor, lo uint32, required bool) (uint32, bool) {
 		for _, c := range cs {
 			for c.bi < len(c.blocks) && c.blocks[c.bi].Last < lo {
 				c.bi++
-				c.decoded = false
 			}
 			if c.bi >= len(c.blocks) {
 				if c.required {

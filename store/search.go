@@ -36,15 +36,20 @@ import (
 //	bound: the highest tf of each field in the block, as a tf byte (below),
 //	  then per field one byte: the lowest quantized length of that field
 //	  among the block's docs with a tf > 0 in it (255 when there is none)
+//	uvarint chunks: 0 when the block is one chunk, else that many entries
+//	  of: uvarint count, uvarint last doc − the previous chunk's last doc
+//	  (the key doc for the first), uvarint bytes of its postings, bound
 //	count × posting: uvarint doc delta (the first relative to the key's doc,
 //	  then to the previous doc), then a term-frequency byte c:
 //	  c&0x0f < 15: title tf = c>>6, heading tf = c>>4&3, body tf = c&0x0f
 //	  c&0x0f == 15: three uvarints follow: title, heading, body tf
 //
-// The header lets a scorer bound what any document of the block can score
-// (more tf, a shorter field: a higher score) and skip the block without
-// decoding it (SearchBlocks). Bounds are exact: every write that changes a
-// block recomputes them from its postings and the norms.
+// A chunk is a run of up to searchChunk consecutive postings. The header
+// lets a scorer bound what any document of a chunk can score (more tf, a
+// shorter field: a higher score), skip the chunk without decoding it, and
+// decode only the chunk it needs (SearchBlocks lists chunks). Bounds are
+// exact: every write that changes a block recomputes them from its
+// postings and the norms.
 //
 // A term's document frequency is the sum of its blocks' counts, read at
 // query time, so adding a page rewrites no per-term counter.
@@ -86,6 +91,8 @@ func init() {
 }
 
 const (
+	// searchChunk is the number of postings under one bound in a block.
+	searchChunk = 128
 	// searchBlock is the size blocks are cut to; a block that grows past
 	// searchBlockMax by inserts is split into searchBlock-sized ones.
 	searchBlock    = 128
@@ -338,12 +345,14 @@ type SearchBlock struct {
 	// No doc of the block has more of the term in a shorter field.
 	MaxTF  [SearchFields]uint16
 	MinLen [SearchFields]uint8
+	base   uint32 // the doc the first posting's delta is relative to
 	data   []byte // encoded postings, valid for the transaction
 }
 
-// SearchBlocks appends the blocks of term id to dst, in doc order, without
-// decoding their postings; the sum of their counts is the term's document
-// frequency. Blocks are valid for the life of the transaction.
+// SearchBlocks appends the blocks of term id to dst — a chunk of a stored
+// block each — in doc order, without decoding their postings; the sum of
+// their counts is the term's document frequency. Blocks are valid for the
+// life of the transaction.
 func (tx *Tx) SearchBlocks(id uint32, dst []SearchBlock) ([]SearchBlock, error) {
 	c := tx.b(bSearchPost).Cursor()
 	prefix := u32(id)
@@ -355,15 +364,24 @@ func (tx *Tx) SearchBlocks(id uint32, dst []SearchBlock) ([]SearchBlock, error) 
 		if err != nil {
 			return dst, fmt.Errorf("search postings of term %d: %w", id, err)
 		}
-		dst = append(dst, SearchBlock{First: h.key, Last: h.last, Count: uint32(h.count),
-			MaxTF: h.bound.tf, MinLen: h.bound.len, data: h.payload})
+		if h.chunks == nil {
+			dst = append(dst, SearchBlock{First: h.key, Last: h.last, Count: uint32(h.count),
+				MaxTF: h.bound.tf, MinLen: h.bound.len, base: h.key, data: h.payload})
+			continue
+		}
+		first, base, data := h.key, h.key, h.payload
+		for _, c := range h.chunks {
+			dst = append(dst, SearchBlock{First: first, Last: c.last, Count: uint32(c.count),
+				MaxTF: c.bound.tf, MinLen: c.bound.len, base: base, data: data[:c.size]})
+			first, base, data = c.last+1, c.last, data[c.size:]
+		}
 	}
 	return dst, nil
 }
 
 // Decode appends the block's postings to dst, in doc order.
 func (b *SearchBlock) Decode(dst []SearchPosting) ([]SearchPosting, error) {
-	out, err := decodeInto(dst, b.data, int(b.Count), b.First)
+	out, err := decodeInto(dst, b.data, int(b.Count), b.base)
 	if err != nil {
 		return out, fmt.Errorf("search postings block at doc %d: %w", b.First, err)
 	}
@@ -401,7 +419,27 @@ type blockHead struct {
 	key, last uint32
 	count     int
 	bound     blockBound
-	payload   []byte // the postings
+	chunks    []chunk // nil when the block is one chunk
+	payload   []byte  // the postings
+}
+
+// chunk is a run of a block's postings under one bound.
+type chunk struct {
+	count int
+	last  uint32
+	size  int // bytes of its postings
+	bound blockBound
+}
+
+// chunkList returns the block's chunks (one for a block without a table).
+func (h *blockHead) chunkList() []chunk {
+	if h.chunks != nil {
+		return h.chunks
+	}
+	if h.count == 0 {
+		return nil
+	}
+	return []chunk{{count: h.count, last: h.last, size: len(h.payload), bound: h.bound}}
 }
 
 // parseBlock reads a block's header.
@@ -425,7 +463,42 @@ func parseBlock(v []byte, key uint32) (blockHead, error) {
 	}
 	h.bound.tf = tf
 	copy(h.bound.len[:], v[:SearchFields])
-	h.payload = v[SearchFields:]
+	v = v[SearchFields:]
+	nc, w := binary.Uvarint(v)
+	if w <= 0 || nc > uint64(len(v)) {
+		return h, errCorrupt
+	}
+	v = v[w:]
+	if nc > 0 {
+		h.chunks = make([]chunk, nc)
+		prev, total, bytes := key, 0, 0
+		for i := range h.chunks {
+			c := &h.chunks[i]
+			var x [3]uint64
+			for j := range x {
+				if x[j], w = binary.Uvarint(v); w <= 0 {
+					return h, errCorrupt
+				}
+				v = v[w:]
+			}
+			if x[1] > math.MaxUint32-uint64(prev) {
+				return h, errCorrupt
+			}
+			c.count, c.last, c.size = int(x[0]), prev+uint32(x[1]), int(x[2])
+			prev = c.last
+			if c.bound.tf, v, err = readTF(v); err != nil || len(v) < SearchFields {
+				return h, errCorrupt
+			}
+			copy(c.bound.len[:], v[:SearchFields])
+			v = v[SearchFields:]
+			total += c.count
+			bytes += c.size
+		}
+		if total != h.count || bytes > len(v) || prev != h.last {
+			return h, errCorrupt
+		}
+	}
+	h.payload = v
 	return h, nil
 }
 
@@ -652,23 +725,69 @@ func decodeBlock(v []byte, keyDoc uint32, out []posting, normOf func(uint32) [Se
 
 // appendBlock encodes ps (ascending, all ≥ keyDoc) as a block.
 func appendBlock(b []byte, keyDoc uint32, ps []posting) []byte {
-	bound := emptyBound
-	for _, p := range ps {
-		bound.add(p.tf, p.norm)
-	}
-	b = appendHeader(b, len(ps), keyDoc, ps[len(ps)-1].doc, bound)
+	chunks := addChunks(nil, keyDoc, ps)
+	b = appendHeader(b, len(ps), keyDoc, chunks)
 	return appendPostingsTo(b, keyDoc, ps)
 }
 
-func appendHeader(b []byte, count int, key, last uint32, bound blockBound) []byte {
+// addChunks extends chunks (of postings ending at doc prev) with ps: the
+// last chunk is filled up to searchChunk postings, then new ones follow.
+func addChunks(chunks []chunk, prev uint32, ps []posting) []chunk {
+	for _, p := range ps {
+		if len(chunks) == 0 || chunks[len(chunks)-1].count >= searchChunk {
+			chunks = append(chunks, chunk{bound: emptyBound})
+		}
+		c := &chunks[len(chunks)-1]
+		c.count++
+		c.size += uvarintLen(p.doc-prev) + tfLen(p.tf)
+		c.last, prev = p.doc, p.doc
+		c.bound.add(p.tf, p.norm)
+	}
+	return chunks
+}
+
+// appendHeader writes a block header for chunks (which hold count
+// postings after key).
+func appendHeader(b []byte, count int, key uint32, chunks []chunk) []byte {
+	bound := emptyBound
+	for _, c := range chunks {
+		bound.merge(c.bound)
+	}
+	last := chunks[len(chunks)-1].last
 	b = binary.AppendUvarint(b, uint64(count))
 	b = binary.AppendUvarint(b, uint64(last-key))
 	b = appendTF(b, bound.tf)
-	return append(b, bound.len[:]...)
+	b = append(b, bound.len[:]...)
+	if len(chunks) == 1 {
+		return append(b, 0)
+	}
+	b = binary.AppendUvarint(b, uint64(len(chunks)))
+	prev := key
+	for _, c := range chunks {
+		b = binary.AppendUvarint(b, uint64(c.count))
+		b = binary.AppendUvarint(b, uint64(c.last-prev))
+		b = binary.AppendUvarint(b, uint64(c.size))
+		b = appendTF(b, c.bound.tf)
+		b = append(b, c.bound.len[:]...)
+		prev = c.last
+	}
+	return b
 }
 
-// headerMax is the most a block header takes.
-const headerMax = 2*binary.MaxVarintLen32 + 1 + 3*binary.MaxVarintLen16 + SearchFields
+// headerMax is the most a block header takes, and chunkMax the most a
+// chunk table entry takes.
+const (
+	headerMax = 3*binary.MaxVarintLen32 + 1 + 3*binary.MaxVarintLen16 + SearchFields
+	chunkMax  = 3*binary.MaxVarintLen32 + 1 + 3*binary.MaxVarintLen16 + SearchFields
+)
+
+// tfLen is the size of a tf byte and its escape.
+func tfLen(tf [SearchFields]uint16) int {
+	if tf[0] <= 3 && tf[1] <= 3 && tf[2] < 15 {
+		return 1
+	}
+	return 1 + uvarintLen(uint32(tf[0])) + uvarintLen(uint32(tf[1])) + uvarintLen(uint32(tf[2]))
+}
 
 // appendPostingsTo encodes postings after prev (the key's doc or the last
 // doc already in the block).
@@ -684,13 +803,10 @@ func appendPostingsTo(b []byte, prev uint32, ps []posting) []byte {
 // encodedSize returns the size of postings encoded after prev, plus room
 // for a block header.
 func encodedSize(prev uint32, ps []posting) int {
-	n := headerMax
+	n := headerMax + (len(ps)/searchChunk+2)*chunkMax
 	for _, p := range ps {
-		n += uvarintLen(p.doc-prev) + 1
+		n += uvarintLen(p.doc-prev) + tfLen(p.tf)
 		prev = p.doc
-		if t, h, x := p.tf[0], p.tf[1], p.tf[2]; t > 3 || h > 3 || x >= 15 {
-			n += uvarintLen(uint32(t)) + uvarintLen(uint32(h)) + uvarintLen(uint32(x))
-		}
 	}
 	return n
 }
@@ -1232,12 +1348,9 @@ func (u *searchUpdate) appendPostings(post *bolt.Bucket, c *bolt.Cursor, id uint
 			return false, nil
 		}
 		if h.count+len(ps) <= searchBlockMax {
-			bound := h.bound
-			for _, p := range ps {
-				bound.add(p.tf, p.norm)
-			}
-			b := u.arena.alloc(len(h.payload) + encodedSize(h.last, ps))
-			b = appendHeader(b, h.count+len(ps), h.key, ps[len(ps)-1].doc, bound)
+			chunks := addChunks(slices.Clone(h.chunkList()), h.last, ps)
+			b := u.arena.alloc(len(h.payload) + encodedSize(h.last, ps) + len(chunks)*chunkMax)
+			b = appendHeader(b, h.count+len(ps), h.key, chunks)
 			b = append(b, h.payload...)
 			b = appendPostingsTo(b, h.last, ps)
 			return true, post.Put(postKey(id, h.key), b)
