@@ -245,8 +245,8 @@ func (q *Query) filter(word string, neg bool) (bool, error) {
 	switch strings.ToLower(key) {
 	case "type":
 		t := strings.ToLower(val)
-		if !vault.ValidType(t) {
-			return false, errs.E(errs.Invalid, "type:%s: unknown page type; use one of %s", val, strings.Join(vault.PageTypes, ", "))
+		if !vault.WellFormedType(t) { // open types: a well-formed one no page has matches nothing
+			return false, errs.E(errs.Invalid, "type:%s: not a page type (a lower-case word of letters, digits and '-', at most 32 characters)", val)
 		}
 		if neg {
 			q.NotTypes = append(q.NotTypes, t)
