@@ -377,9 +377,9 @@ var simpleResolution = map[string]string{
 // ListReviewsIn is the input of list_reviews.
 type ListReviewsIn struct {
 	Status string `json:"status,omitempty" default:"pending" desc:"pending (default; open is an alias), created, skipped, dismissed, deep_researched, auto_resolved, resolved (every decided item) or all"`
-	Type   string `json:"type,omitempty" mcp:"-" desc:"Only items of this type (missing-page, suggestion, contradiction, duplicate, confirm, purpose-suggestion, schema-suggestion)"`
+	Type   string `json:"type,omitempty" desc:"Only items of this type (missing-page, suggestion, contradiction, duplicate, confirm, purpose-suggestion, schema-suggestion)"`
 	Limit  int    `json:"limit,omitempty" default:"50" min:"1" max:"100" desc:"Maximum items to return (1..100, default 50; larger values are clamped)"`
-	Offset int    `json:"offset,omitempty" mcp:"-" min:"0" desc:"Items to skip"`
+	Offset int    `json:"offset,omitempty" min:"0" desc:"Items to skip"`
 }
 
 // ListReviewsOut is the result of list_reviews: the matching items, oldest
@@ -447,6 +447,9 @@ var opResolveReview = register(Op{
 	CLI: "review resolve", MCP: "resolve_review",
 	REST:   []Route{{Method: "POST", Path: "/review/queue/{id}/{action}"}},
 	Access: Write, Limits: "a decided item is never changed (conflict)",
+	// deep-research runs $SYNAPSE_RESEARCH_CMD; a repeated call is refused
+	// (conflict), so it has no further effect
+	OpenWorld: true, Idempotent: true,
 }, func(ctx context.Context, e *Env, in *ResolveReviewIn) (*ResolveReviewOut, error) {
 	return resolveReview(ctx, e, in.ID, in.Action)
 })
@@ -572,6 +575,10 @@ func resolveWithEffect(ctx context.Context, e *Env, id, act string) (*ResolveRev
 			pages = []PageRef{*p}
 			resolution = "created " + p.Path
 		}
+	}
+	if err == nil && act == ActionDeepResearch && callerContext(ctx).Err() != nil {
+		// the caller cancelled: the research is not recorded (Detach)
+		err = errs.E(errs.Unavailable, "deep-research cancelled; the item stays pending")
 	}
 	out := &ResolveReviewOut{Pages: pages}
 	uerr := e.Store.Update(func(tx *store.Tx) error {
