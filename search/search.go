@@ -96,8 +96,8 @@ func SearchWith(s *store.Store, query string, o Options, p Params) ([]Hit, error
 		if err := checkIndex(tx); err != nil {
 			return err
 		}
-		// a -word the wiki holds with its dash is a flag to find
-		q.Resolve(func(t string) bool { _, ok := tx.LookupSearchTerm(t); return ok })
+		// the query's language, and -words the wiki holds as flags
+		q.Resolve(func(t string) int { st, _ := tx.LookupSearchTerm(t); return int(st.DF) })
 		r := newRun(tx, q, p)
 		depth := max(k, rerankDepth)
 		if len(q.Phrases)+len(q.ExPhrase) > 0 && o.ReadFile != nil {
@@ -567,6 +567,7 @@ func (r *run) highlightTerms() map[string]float64 {
 func phraseOK(q *Query, text string) bool {
 	a := Acquire()
 	defer Release(a)
+	a.SetLanguage(q.Language())
 	stream := baseTerms(a, text)
 	for _, ph := range q.Phrases {
 		if !containsSeq(stream, ph) {
