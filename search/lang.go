@@ -1,6 +1,7 @@
 package search
 
 import (
+	"math/bits"
 	"slices"
 	"strings"
 	"unicode"
@@ -229,6 +230,44 @@ var englishStop, germanStop = func() (en, de map[string]bool) {
 	return
 }()
 
+// stopMask maps a folded function word to the languages it is one in
+// (bit l for Language l), for detection.
+var stopMask = func() map[string]uint32 {
+	m := map[string]uint32{}
+	for w := range englishStop {
+		m[w] |= 1 << English
+	}
+	for w := range germanStop {
+		m[w] |= 1 << German
+	}
+	for l, words := range langStop {
+		for w := range words {
+			m[w] |= 1 << l
+		}
+	}
+	return m
+}()
+
+// maxStopBytes bounds the function words detection looks up.
+const maxStopBytes = 16
+
+// stopMaskOf returns stopMask of a word's folded form; ASCII words are
+// lowercased without allocating.
+func stopMaskOf(w string) uint32 {
+	var buf [maxStopBytes]byte
+	for i := 0; i < len(w); i++ {
+		c := w[i]
+		if c >= utf8.RuneSelf {
+			return stopMask[fold(w)]
+		}
+		if c >= 'A' && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		buf[i] = c
+	}
+	return stopMask[string(buf[:len(w)])]
+}
+
 // isStop reports whether a folded word is a stopword in language l: the
 // shared English and German list counts in every language (wikis mix
 // English words into other languages), l's own list besides.
@@ -244,7 +283,8 @@ func isStop(l Language, f string) bool {
 // trusts them; detectWords is how many words it reads at most.
 const (
 	detectMinWords = 3
-	detectWords    = 2000
+	detectWords    = 300
+	detectBytes    = 2 << 10
 )
 
 // DetectLanguage guesses the language of a text from its script and its
@@ -273,20 +313,11 @@ func detectLanguage(text string, min int) (Language, bool) {
 		default:
 			continue
 		}
-		w := fold(f)
-		if len(w) < 2 {
-			continue // one letter (a, e, y, c'…) says little
+		if len(f) < 2 || len(f) > maxStopBytes {
+			continue // one letter (a, e, y, c'…) says little; long words are no function words
 		}
-		if englishStop[w] {
-			counts[English]++
-		}
-		if germanStop[w] {
-			counts[German]++
-		}
-		for l := range langStop {
-			if m := langStop[l]; m != nil && m[w] {
-				counts[l]++
-			}
+		for m := stopMaskOf(f); m != 0; m &= m - 1 {
+			counts[bits.TrailingZeros32(m)]++
 		}
 	}
 	switch {
@@ -351,6 +382,10 @@ func PageLanguage(fm *markdown.Frontmatter, title, body string, def Language) La
 				}
 			}
 		}
+	}
+	// detection reads a few hundred words: the start of the body will do
+	if len(body) > detectBytes {
+		body = body[:detectBytes]
 	}
 	if l, ok := DetectLanguage(title + "\n" + body); ok {
 		return l
