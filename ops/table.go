@@ -18,7 +18,7 @@
 //	enum:"a,b"              allowed values (documented; checked by the operation)
 //	required:"true"         must be present and non-empty
 //	raw:"true"              kept byte for byte (string fields are trimmed otherwise)
-//	mcp:"-"                 not part of the MCP tool's input schema
+//	mcp:"-"                 not an MCP parameter: absent from the tool schema and refused when sent
 //	cli:"-"                 not a CLI flag; cli:"stdin" reads the value from --file or stdin;
 //	                        cli:"stdin-list" on a []string argument reads the list from
 //	                        stdin (whitespace-separated) when the argument is "-"
@@ -99,6 +99,10 @@ type Op struct {
 	// zero value is the cautious "may overwrite"). Idempotent: repeating the
 	// call with the same input has no further effect.
 	Additive, Idempotent bool
+	// OpenWorld marks an operation that may reach beyond the vault: it can
+	// run a command the user configured (deep-research runs
+	// $SYNAPSE_RESEARCH_CMD), so MCP clients see openWorldHint.
+	OpenWorld bool
 
 	In, Out reflect.Type
 	run     func(ctx context.Context, e *Env, in any) (any, error)
