@@ -109,8 +109,8 @@ func SearchWith(s *store.Store, query string, o Options, p Params) ([]Hit, error
 		if err := checkIndex(tx); err != nil {
 			return err
 		}
-		// a -word the wiki holds with its dash is a flag to find
-		q.Resolve(func(t string) bool { _, ok := tx.LookupSearchTerm(t); return ok })
+		// the query's language, and -words the wiki holds as flags
+		q.Resolve(func(t string) int { st, _ := tx.LookupSearchTerm(t); return int(st.DF) })
 		r := newRun(tx, q, p)
 		depth := max(k, rerankDepth)
 		if phrases {
@@ -559,6 +559,7 @@ func (r *run) highlightTerms() map[string]float64 {
 func phraseOK(q *Query, text []byte) bool {
 	a := Acquire()
 	defer Release(a)
+	a.SetLanguage(q.Language())
 	all := append(append([][]string{}, q.Phrases...), q.ExPhrase...)
 	longest := 0
 	for _, ph := range all {
