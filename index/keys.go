@@ -132,10 +132,11 @@ func linkRecs(srcPath string, ls []markdown.Link) []store.LinkRec {
 // a raw source (`[[../../raw/sources/x.md|original]]`), an asset, a
 // top-level file. The link's path is taken relative to the linking page
 // when it is a markdown link or starts with "./" or "../", and relative to
-// the vault when it starts with "raw/". A wikilink without an extension
-// names a .md file, as in Obsidian. "" for every other link, and for one
-// that leaves the vault. The rule is by path alone (no file is looked at),
-// so it cannot change when files come and go.
+// the vault when it starts with "raw/"; ".." never climbs above the vault
+// (joinInVault: "../../raw/sources/x.md" written one folder too deep still
+// names raw/sources/x.md). A wikilink without an extension names a .md
+// file, as in Obsidian. "" for every other link. The rule is by path alone
+// (no file is looked at), so it cannot change when files come and go.
 func FileTarget(srcPath string, l markdown.Link) string {
 	t := strings.TrimSpace(strings.ReplaceAll(l.Target, "\\", "/"))
 	if t == "" {
@@ -143,7 +144,7 @@ func FileTarget(srcPath string, l markdown.Link) string {
 	}
 	p := ""
 	if l.Kind == markdown.MarkdownLink || strings.HasPrefix(t, "./") || strings.HasPrefix(t, "../") {
-		p = path.Join(path.Dir(srcPath), t)
+		p = joinInVault(path.Dir(srcPath), t)
 		if isWikiPath(p) && strings.HasPrefix(t, ".") {
 			return "" // an explicit relative path into wiki/: a page link
 		}
@@ -162,6 +163,13 @@ func FileTarget(srcPath string, l markdown.Link) string {
 		p += ".md"
 	}
 	return p
+}
+
+// joinInVault joins a relative path to a vault folder as a URL path is
+// resolved (RFC 3986): ".." at the vault root stays at the root, so the
+// result never leaves the vault.
+func joinInVault(dir, rel string) string {
+	return strings.TrimPrefix(path.Join("/"+dir, rel), "/")
 }
 
 func isWikiPath(p string) bool { return p == vault.WikiDir || strings.HasPrefix(p, vault.WikiDir+"/") }

@@ -175,7 +175,6 @@ func lint(ctx context.Context, e *Env, in *LintIn) (*LintOut, error) {
 	if err != nil {
 		return nil, err
 	}
-	listed := 0
 	for _, c := range LintCategories {
 		if in.Category == "" || in.Category == c {
 			out.Findings += out.Counts.of(c)
@@ -184,7 +183,7 @@ func lint(ctx context.Context, e *Env, in *LintIn) (*LintOut, error) {
 	if in.Category != "" {
 		keepCategory(out, in.Category)
 	}
-	listed = len(out.BrokenLinks) + len(out.Orphans) + len(out.NoOutlinks) + len(out.MissingSources) +
+	listed := len(out.BrokenLinks) + len(out.Orphans) + len(out.NoOutlinks) + len(out.MissingSources) +
 		len(out.DuplicateTitles) + len(out.FrontmatterErrors)
 	out.Failed = in.FailOnFindings && out.Findings > 0
 	if in.ToReview {

@@ -115,7 +115,12 @@ func TestQuery_Resolve(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		q.Resolve(func(term string) bool { return slices.Contains(c.indexed, term) })
+		q.Resolve(func(term string) int {
+			if slices.Contains(c.indexed, term) {
+				return 1
+			}
+			return 0
+		})
 		if got := describe(q); got != c.want {
 			t.Errorf("Resolve(%q, %v)\n got %s\nwant %s", c.in, c.indexed, got, c.want)
 		}
