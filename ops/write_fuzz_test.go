@@ -36,7 +36,8 @@ func FuzzSlug(f *testing.F) {
 
 // FuzzWritePage_RoundTrip: whatever a page file holds (frontmatter of any
 // shape, broken YAML, CRLF, a BOM), writing back what get_page returned
-// (content and frontmatter, as MCP and REST callers do) changes nothing.
+// (content and frontmatter, as MCP and REST callers do, or the text the
+// CLI prints) changes nothing.
 func FuzzWritePage_RoundTrip(f *testing.F) {
 	for _, s := range []string{
 		"---\ntitle: A\ntags: [x, Y]\ncreated: 2024-01-05\nupdated: \"2024-02-01\"\n---\nBody [[B]].\n",
@@ -77,6 +78,21 @@ func FuzzWritePage_RoundTrip(f *testing.F) {
 		}
 		if !out.Unchanged || readFile(t, v, p) != file {
 			t.Fatalf("writing back %q changed it to %q", file, readFile(t, v, p))
+		}
+		// the text `page get` prints on a pipe (cmd_page.go), piped back
+		text := g.Content
+		if y, _ := g.Frontmatter.YAML(); y != "" || strings.HasPrefix(text, "---") {
+			text = "---\n" + y + "---\n" + text
+		}
+		if !strings.HasSuffix(text, "\n") {
+			text += "\n"
+		}
+		out, err = WritePage(context.Background(), e, &WritePageIn{Title: p, Content: text})
+		if err != nil {
+			t.Fatalf("piping back %q as %q: %v", file, text, err)
+		}
+		if !out.Unchanged || readFile(t, v, p) != file {
+			t.Fatalf("piping back %q as %q changed it to %q", file, text, readFile(t, v, p))
 		}
 	})
 }
