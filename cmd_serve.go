@@ -358,6 +358,16 @@ func (s *service) onScan(kind string, rep *index.Report, err error) {
 	switch {
 	case err != nil && !errors.Is(err, context.Canceled):
 		s.log.Printf("%s scan: %s", kind, errDetail(err))
+	case err == nil && rep.RefusedCount > 0:
+		for i, r := range rep.Refused {
+			if i == 10 {
+				s.log.Printf("%s scan: %d more files not read (`synapse status` lists them)", kind, rep.RefusedCount-i)
+				break
+			}
+			s.log.Printf("%s scan: not read: %s", kind, r.Message)
+		}
+	}
+	switch {
 	case err == nil && kind == "reconcile":
 		watching := "watching for changes"
 		if n := s.unwatched.Load(); n > 0 {

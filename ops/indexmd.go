@@ -2,6 +2,7 @@ package ops
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"errors"
 	"fmt"
@@ -171,7 +172,7 @@ func regenerateIndex(e *Env) (*catalogWrite, error) {
 	if statErr == nil {
 		cw.before, perm = st, st.Mode().Perm()
 		if st.Size() == int64(len(data)) {
-			if cur, err := os.ReadFile(abs); err == nil && bytes.Equal(cur, data) {
+			if cur, _, err := e.files().ReadFile(context.Background(), vault.IndexPage, maxReservedRead); err == nil && bytes.Equal(cur, data) {
 				cw.unchanged, cw.size, cw.mtimeNS = true, st.Size(), st.ModTime().UnixNano()
 				return cw, nil // only the stamp is recorded
 			}

@@ -591,6 +591,9 @@ func contains(s []string, x string) bool {
 func (w *pageWrite) attempt(ctx context.Context) (*WritePageOut, error) {
 	e, c := w.e, w.c
 	w.t = time.Now()
+	if err := checkReservedWritable(e.Vault); err != nil {
+		return nil, err
+	}
 	t, err := w.locate()
 	if err != nil {
 		return nil, err
@@ -618,11 +621,11 @@ func (w *pageWrite) attempt(ctx context.Context) (*WritePageOut, error) {
 		abs := e.Vault.Abs(p)
 		// the file must still be what was read (another editor may have
 		// saved it meanwhile)
-		if st, err := os.Stat(abs); err != nil || st.Size() != t.info.Size() || !st.ModTime().Equal(t.info.ModTime()) {
+		if st, err := statVaultFile(abs); err != nil || st.Size() != t.info.Size() || !st.ModTime().Equal(t.info.ModTime()) {
 			return nil, errs.E(errs.Conflict, "%s changed while it was being written; read it again and retry", p)
 		}
 		if err := writeAtomic(abs, data, t.info.Mode().Perm(), false); err != nil {
-			return nil, errs.Wrap(errs.Internal, err, "write %s: %v (the file is unchanged)", p, err)
+			return nil, fileError(err, "write %s: %v (the file is unchanged)", p, err)
 		}
 	default:
 		if p, err = w.create(data, t); err != nil {
@@ -801,13 +804,13 @@ func (w *pageWrite) locate() (*target, error) {
 	t.path = t.rec.Path
 	abs := e.Vault.Abs(t.path)
 	// stat, read, stat: the bytes merged below are the file as stat saw it
-	before, err := os.Stat(abs)
+	before, err := statVaultFile(abs)
 	var data []byte
 	if err == nil {
-		data, err = os.ReadFile(abs)
+		data, err = readVaultFile(abs)
 	}
 	if err == nil {
-		t.info, err = os.Stat(abs)
+		t.info, err = statVaultFile(abs)
 	}
 	if errors.Is(err, fs.ErrNotExist) {
 		// the index is behind the disk: the file is gone
@@ -815,7 +818,7 @@ func (w *pageWrite) locate() (*target, error) {
 		return w.newTarget(t)
 	}
 	if err != nil {
-		return nil, errs.Wrap(errs.Internal, err, "read %s: %v", t.path, err)
+		return nil, fileError(err, "read %s: %v", t.path, err)
 	}
 	if t.info.Size() != int64(len(data)) || !t.info.ModTime().Equal(before.ModTime()) || t.info.Size() != before.Size() {
 		return nil, errs.E(errs.Conflict, "%s is being changed by another program; retry", t.path)
@@ -875,7 +878,7 @@ func (w *pageWrite) create(data []byte, t *target) (string, error) {
 		dir += "/" + f
 	}
 	if err := mkdirDurable(e.Vault.Abs(dir)); err != nil {
-		return "", errs.Wrap(errs.Internal, err, "create %s/: %v", dir, err)
+		return "", fileError(err, "create %s/: %v", dir, err)
 	}
 	slug := Slug(w.c.title)
 	for n := 1; n <= 1000; n++ {
@@ -904,7 +907,7 @@ func (w *pageWrite) create(data []byte, t *target) (string, error) {
 			// page, written by hand; index it and look again
 			return "", &errUnknownFile{path: p}
 		}
-		return "", errs.Wrap(errs.Internal, err, "write %s: %v (nothing was written)", p, err)
+		return "", fileError(err, "write %s: %v (nothing was written)", p, err)
 	}
 	return "", errs.E(errs.Conflict, "no free file name for %q under %s/ (tried %s.md to %s-1000.md)", w.c.title, dir, slug, slug)
 }
