@@ -119,13 +119,11 @@ func (l *connLimiter) cutReads() {
 }
 
 // shutdown stops the server within lim.Grace + lim.Stop whatever is in
-// flight: it stops accepting, ends the MCP event streams and sessions,
-// and cuts off the connections still reading a request, again and again
+// flight: it stops accepting and cuts off the connections still reading a request, again and again
 // during the grace while the handlers running finish; then it cancels the
 // reads among the handlers left (a write runs to completion: see
 // service.call), waits lim.Stop more, and closes every connection.
 func (hs *httpServer) shutdown() error {
-	hs.stopStreams()
 	stopCutting := make(chan struct{})
 	go func() {
 		t := time.NewTicker(50 * time.Millisecond)
@@ -143,7 +141,7 @@ func (hs *httpServer) shutdown() error {
 	}()
 	defer close(stopCutting)
 	ctx, cancel := context.WithTimeout(context.Background(), hs.lim.Grace)
-	err := hs.mcp.Shutdown(ctx)
+	err := hs.srv.Shutdown(ctx)
 	cancel()
 	if err == nil {
 		return nil

@@ -20,7 +20,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	mcpserver "github.com/mark3labs/mcp-go/server"
 	"github.com/synapse-wiki/synapse/errs"
 	"github.com/synapse-wiki/synapse/ops"
 )
@@ -30,7 +29,6 @@ const (
 	maxBodyBytes   = 4 << 20 // write_page content is ≤ 1 MiB; JSON escaping may grow it
 	maxHeaderBytes = 64 << 10
 	writeTimeout   = 10 * time.Minute // bounds one response (a rescan of a big vault included)
-	sessionIdleTTL = 30 * time.Minute // MCP sessions nobody uses
 )
 
 // httpServer is the one HTTP server of `serve --http`: MCP streamable HTTP
@@ -38,7 +36,7 @@ const (
 // Origin check and the bearer token.
 type httpServer struct {
 	srv *http.Server
-	mcp *mcpserver.StreamableHTTPServer
+	mcp *mcpHTTP
 	lim httpLimits
 	log interface{ Printf(string, ...any) }
 	// conns is the listener (set by serve): per-client caps, and the
@@ -49,11 +47,6 @@ type httpServer struct {
 	base       context.Context
 	cancelBase context.CancelFunc
 	active     atomic.Int64 // handlers running
-	// streams ends the long-lived MCP event streams (GET /mcp) at
-	// shutdown, which would otherwise hold it up; requests in flight
-	// finish normally.
-	streams     context.Context
-	stopStreams context.CancelFunc
 }
 
 func (s *service) newHTTPServer(cfg serveConfig, token string) *httpServer {
@@ -61,7 +54,6 @@ func (s *service) newHTTPServer(cfg serveConfig, token string) *httpServer {
 	if cfg.limits != nil {
 		hs.lim = *cfg.limits
 	}
-	hs.streams, hs.stopStreams = context.WithCancel(context.Background())
 	hs.base, hs.cancelBase = context.WithCancel(context.Background())
 	hs.srv = &http.Server{
 		ReadHeaderTimeout: hs.lim.ReadHeader,
@@ -72,30 +64,9 @@ func (s *service) newHTTPServer(cfg serveConfig, token string) *httpServer {
 		ConnContext:       connContext,
 		BaseContext:       func(net.Listener) context.Context { return hs.base },
 	}
-	hs.mcp = mcpserver.NewStreamableHTTPServer(s.newMCPServer(!cfg.write),
-		mcpserver.WithEndpointPath("/mcp"),
-		mcpserver.WithStreamableHTTPServer(hs.srv),
-		// hostGuard checks Host and Origin for every route, /mcp included
-		mcpserver.WithDisableLocalhostProtection(true),
-		mcpserver.WithSessionIdleTTL(sessionIdleTTL),
-		mcpserver.WithStreamableHTTPLogger(slogTo(s.log.Writer())),
-	)
-	hs.srv.Handler = hs.guard(s.httpHandler(cfg, token, hs.endStreams(hs.mcp)))
+	hs.mcp = s.newMCPHTTP(!cfg.write)
+	hs.srv.Handler = hs.guard(s.httpHandler(cfg, token, hs.mcp))
 	return hs
-}
-
-// endStreams ties GET /mcp event streams to the server's lifetime.
-func (hs *httpServer) endStreams(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method == http.MethodGet {
-			ctx, cancel := context.WithCancel(r.Context())
-			defer cancel()
-			stop := context.AfterFunc(hs.streams, cancel)
-			defer stop()
-			r = r.WithContext(ctx)
-		}
-		next.ServeHTTP(w, r)
-	})
 }
 
 // serve serves on ln, through the per-client connection caps.
@@ -278,6 +249,9 @@ func restRoutes(list []*ops.Op) []*restRoute {
 				}
 			}
 			for _, f := range ops.Fields(op.In) {
+				if f.Name == op.WriteWith && !hasBody(r.method) {
+					continue // a GET never writes
+				}
 				r.fields[f.Name] = f
 				if hasBody(r.method) && !inPath[f.Name] && (listed == nil || listed[f.Name]) {
 					r.body[f.Name] = true

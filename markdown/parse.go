@@ -9,6 +9,7 @@ package markdown
 import (
 	"net/url"
 	"path"
+	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -31,7 +32,10 @@ type Link struct {
 	Label   string   `json:"label,omitempty"`   // display text, if given
 	Embed   bool     `json:"embed,omitempty"`   // ![[...]] or ![...](...)
 	Kind    LinkKind `json:"kind"`
-	Line    int      `json:"line"` // 1-based line in the body
+	Line    int      `json:"line"` // 1-based line in the file (frontmatter included)
+	// Property is the frontmatter key whose value holds the link ("" for
+	// a link in the body).
+	Property string `json:"property,omitempty"`
 }
 
 // Heading is an ATX heading.
@@ -43,7 +47,8 @@ type Heading struct {
 // Page is a parsed page.
 type Page struct {
 	Frontmatter *Frontmatter
-	FMError     string // non-empty when the frontmatter block is not valid YAML (then ignored)
+	FMError     string // non-empty when the frontmatter block is not valid YAML (then ignored): "line N: what"
+	FMLine      int    // the 1-based line of the file FMError is about (0 unknown)
 	HasFM       bool   // a frontmatter block was present
 	Body        string // the document after the frontmatter block
 
@@ -55,7 +60,8 @@ type Page struct {
 	Created  string
 	Updated  string
 	Headings []Heading
-	Links    []Link
+	// Links are the frontmatter links (in file order), then the body's.
+	Links []Link
 }
 
 // Parse parses the page at vault-relative path rel. It never fails: bad
@@ -66,16 +72,27 @@ func Parse(rel string, data []byte) *Page {
 	if !utf8.ValidString(doc) {
 		doc = strings.ToValidUTF8(doc, "\uFFFD")
 	}
-	p := &Page{Frontmatter: &Frontmatter{}, Body: doc}
-	if fmText, body, ok := SplitFrontmatter(doc); ok {
+	d := SplitDocument(doc)
+	p := &Page{Frontmatter: &Frontmatter{}, Body: d.Body} // the body never starts with a BOM
+	var fmLinks []Link
+	if d.HasFM {
 		p.HasFM = true
-		p.Body = body
-		if fm, err := ParseFrontmatter(fmText); err != nil {
-			p.FMError = err.Error()
+		p.Frontmatter = KeepFrontmatter(d.FM) // broken text is kept (no keys), never lost
+		if err := p.Frontmatter.Err(); err != nil {
+			// the line counts from the top of the file (the opening fence
+			// is line 1), as an editor shows it
+			p.FMError = strings.TrimPrefix(err.Error(), "frontmatter: ")
+			if l := p.Frontmatter.ErrLine(); l > 0 {
+				p.FMLine = l + 1
+				p.FMError = "line " + strconv.Itoa(p.FMLine) + ": " + strings.TrimPrefix(p.FMError, "line "+strconv.Itoa(l)+": ")
+			}
 		} else {
-			p.Frontmatter = fm
+			// the text starts on line 2, after the opening ---
+			fmLinks = frontmatterLinks(d.FM, 2)
 		}
 	}
+	// body lines are counted from the top of the file
+	bodyLine := 1 + strings.Count(doc[:len(doc)-len(p.Body)], "\n")
 	fm := p.Frontmatter
 	p.Title = fm.String("title")
 	if p.Title == "" {
@@ -83,13 +100,13 @@ func Parse(rel string, data []byte) *Page {
 	}
 	p.Type = strings.ToLower(fm.String("type"))
 	p.Aliases = dedupe(append(fm.List("aliases", true), fm.List("alias", true)...), false)
-	p.Sources = dedupe(fm.List("sources", true), false)
+	p.Sources = dedupe(fm.SourceEntries("sources"), false)
 	p.Created = fm.String("created")
 	p.Updated = fm.String("updated")
 
 	masked := Mask(p.Body)
 	p.Headings = headings(masked, p.Body)
-	p.Links = links(masked, p.Body)
+	p.Links = append(fmLinks, links(masked, p.Body, bodyLine)...)
 	var tags []string
 	for _, t := range fm.List("tags", true) {
 		// a frontmatter string may also be space separated: "tags: a b"
@@ -312,9 +329,11 @@ func hasScheme(dest string) bool {
 	return false
 }
 
-func links(masked, body string) []Link {
+// links finds the links of a body whose first line is line firstLine of
+// the file.
+func links(masked, body string, firstLine int) []Link {
 	var out []Link
-	line := 1
+	line := firstLine
 	lineOff := 0 // offset up to which newlines are counted
 	at := func(off int) int {
 		line += strings.Count(body[lineOff:off], "\n")

@@ -145,7 +145,7 @@ func TestWritePage_Create(t *testing.T) {
 	if log := readFile(t, v, vault.LogPage); !strings.HasSuffix(log, "\n\n## [2026-05-01] write | Birdsong\n") {
 		t.Fatalf("log.md:\n%s", log)
 	}
-	if idxmd := readFile(t, v, vault.IndexPage); !strings.Contains(idxmd, "## Concepts (1)\n\n- [[wiki/concepts/birdsong|Birdsong]]\n") {
+	if idxmd := readFile(t, v, vault.IndexPage); !strings.Contains(idxmd, "## concept (1)\n\n- [[wiki/concepts/birdsong|Birdsong]]\n") {
 		t.Fatalf("index.md:\n%s", idxmd)
 	}
 }
@@ -163,10 +163,11 @@ func TestWritePage_UpdateInPlace(t *testing.T) {
 	if out.Path != rel || out.ID != before.ID || out.Created || out.Title != "Aliases" {
 		t.Fatalf("not updated in place: %+v (was %s %s)", out, before.ID, before.Path)
 	}
-	// the hand-written frontmatter keeps its keys, order and style; tags,
-	// created and updated are added at the end
+	// the hand-written frontmatter keeps its keys, order and style; tags
+	// and updated are added at the end, and no created date (synapse did
+	// not create the file: SPEC §4.2)
 	const want = "---\naliases:\n  - alias\n  - aliases\n  - How to/Add aliases to note\npermalink: aliases\n" +
-		"cssclasses:\n  - soft-embed\ntags:\n  - help\ncreated: 2026-05-01\nupdated: 2026-05-01\n---\n" +
+		"cssclasses:\n  - soft-embed\ntags:\n  - help\nupdated: 2026-05-01\n---\n" +
 		"Rewritten body with a [[Internal links]] link.\n"
 	if got := readFile(t, v, rel); got != want {
 		t.Fatalf("file:\n%s\nwant:\n%s", got, want)
@@ -313,14 +314,16 @@ func TestWritePage_Invalid(t *testing.T) {
 		{"tab in title", WritePageIn{Title: "a\tb", Content: "x"}, errs.Invalid, "title contains a control character"},
 		{"empty content", WritePageIn{Title: "T", Content: " \n\t"}, errs.Invalid, "content is empty"},
 		{"only frontmatter", WritePageIn{Title: "T", Content: "---\ntags: [a]\n---\n"}, errs.Invalid, "content is empty"},
-		{"too large", WritePageIn{Title: "T", Content: big}, errs.TooLarge, "content exceeds the limit of 1 MiB"},
+		{"too large", WritePageIn{Title: "T", Content: big}, errs.TooLarge, "the page as written would be 1048649 bytes (frontmatter included); the limit is 1 MiB"},
+		{"too large with frontmatter", WritePageIn{Title: "T", Content: "x", Frontmatter: map[string]any{"blob": strings.Repeat("b", MaxContentBytes)}}, errs.TooLarge, "(frontmatter included); the limit is 1 MiB"},
+		{"input too large", WritePageIn{Title: "T", Content: strings.Repeat("a", 16<<20+1)}, errs.TooLarge, "content is 16777217 bytes; the limit of a page as written is 1 MiB"},
 		{"bad utf-8", WritePageIn{Title: "T", Content: "ok \xff\xfe"}, errs.Invalid, "content is not valid UTF-8 (bad byte at offset 3)"},
 		{"nul", WritePageIn{Title: "T", Content: "a\x00b"}, errs.Invalid, "content contains a NUL byte"},
 		{"bad block", WritePageIn{Title: "T", Content: "---\nx: [\n---\nb\n"}, errs.Invalid, "frontmatter block that is not valid YAML"},
-		{"unknown type", WritePageIn{Title: "T", Content: "x", Type: "person"}, errs.Invalid, `unknown page type "person"; valid types: entity, concept`},
+		{"malformed type", WritePageIn{Title: "T", Content: "x", Type: "per son"}, errs.Invalid, `type "per son" is not a well-formed type: use a lower-case word`},
 		{"reserved type", WritePageIn{Title: "T", Content: "x", Type: "index"}, errs.Invalid, `type "index" is reserved`},
 		{"map type", WritePageIn{Title: "T", Content: "x", Frontmatter: map[string]any{"type": 3.0}}, errs.Invalid, "frontmatter.type must be a string"},
-		{"map tags", WritePageIn{Title: "T", Content: "x", Frontmatter: map[string]any{"tags": []any{"a", 2.0}}}, errs.Invalid, "frontmatter.tags must be a list of strings"},
+		{"map tags", WritePageIn{Title: "T", Content: "x", Frontmatter: map[string]any{"tags": []any{"a", map[string]any{"b": 1.0}}}}, errs.Invalid, "frontmatter.tags must be a list of strings"},
 		{"tag with space", WritePageIn{Title: "T", Content: "x", Tags: []string{"machine learning"}}, errs.Invalid, `tag "machine learning" contains a space or comma; tags are single words such as "machine-learning"`},
 		{"missing source", WritePageIn{Title: "T", Content: "x", Sources: []string{"nope.md"}}, errs.Invalid, `source "raw/sources/nope.md" does not exist`},
 		{"escaping source", WritePageIn{Title: "T", Content: "x", Sources: []string{"../../etc/passwd"}}, errs.Invalid, "is not a file under raw/sources/"},
@@ -334,7 +337,8 @@ func TestWritePage_Invalid(t *testing.T) {
 		{"reserved log", WritePageIn{Title: "Log", Content: "x"}, errs.Invalid, "wiki/log.md, which synapse maintains"},
 		{"reserved overview", WritePageIn{Title: "overview", Content: "x"}, errs.Invalid, "wiki/overview.md"},
 		{"ambiguous", WritePageIn{Title: "dup", Content: "x"}, errs.Conflict, `title "dup" matches 2 pages (wiki/concepts/dup.md, wiki/entities/dup.md)`},
-		{"broken frontmatter", WritePageIn{Title: "broken", Content: "x"}, errs.Conflict, "wiki/broken.md has frontmatter that is not valid YAML"},
+		{"broken frontmatter", WritePageIn{Title: "broken", Content: "x", Tags: []string{"a"}}, errs.Conflict, "wiki/broken.md has frontmatter that is not valid YAML (line 2: did not find expected ',' or ']'), which synapse keeps as it is; tags cannot be changed until it is fixed"},
+		{"broken block", WritePageIn{Title: "broken", Content: "---\ntitle: [other\n---\nx"}, errs.Invalid, "content starts with a frontmatter block that is not valid YAML (line 2: did not find expected ',' or ']'); fix it"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -573,7 +577,8 @@ func TestWritePage_IndexDeterministic(t *testing.T) {
 	write(t, e, &WritePageIn{Title: "Weird [title] | #tag", Content: "w\n", Type: "query"})
 	got := readFile(t, v, vault.IndexPage)
 	// entity section: sorted case-insensitively
-	if !strings.Contains(got, "## Entities (2)\n\n- [[wiki/entities/alpha|alpha]]\n- [[wiki/entities/zeta|Zeta]]\n\n## Queries (1)\n\n- [Weird \\[title\\] | \\#tag](queries/weird-title-tag.md)\n\n## Notes (") {
+	if !strings.Contains(got, "## entity (2)\n\n- [[wiki/entities/alpha|alpha]]\n- [[wiki/entities/zeta|Zeta]]\n\n## note (") ||
+		!strings.HasSuffix(got, "\n\n## query (1)\n\n- [Weird \\[title\\] | \\#tag](queries/weird-title-tag.md)\n") {
 		t.Fatalf("index.md:\n%s", got[:min(len(got), 800)])
 	}
 	st1, _ := os.Stat(v.Abs(vault.IndexPage))
@@ -1005,7 +1010,7 @@ func TestWritePage_MissingFilesAndFolders(t *testing.T) {
 	if got := readFile(t, v, vault.LogPage); got != logHeader+"\n## [2026-05-01] write | Why is the sky blue?\n" {
 		t.Fatalf("log.md:\n%q", got)
 	}
-	if got := readFile(t, v, vault.IndexPage); got != indexHeader+"\n## Queries (1)\n\n- [[wiki/queries/why-is-the-sky-blue|Why is the sky blue?]]\n" {
+	if got := readFile(t, v, vault.IndexPage); got != indexHeader+"\n## query (1)\n\n- [[wiki/queries/why-is-the-sky-blue|Why is the sky blue?]]\n" {
 		t.Fatalf("index.md:\n%s", got)
 	}
 	// a log edited by hand without a final newline
@@ -1029,8 +1034,9 @@ func TestWritePage_IndexOtherTypes(t *testing.T) {
 	testvault.Write(t, v, "wiki/animals/yak.md", "---\ntype: animal\ntitle: Yak\n---\nYak.\n")
 	e, _ := openEnv(t, v)
 	write(t, e, &WritePageIn{Title: "Note", Content: "n\n", Type: "note"})
-	want := indexHeader + "\n## Notes (1)\n\n- [[wiki/note|Note]]\n" +
-		"\n## animal (1)\n\n- [[wiki/animals/yak|Yak]]\n" +
+	// every type alike (issue 12): one heading style, counts, by type
+	want := indexHeader + "\n## animal (1)\n\n- [[wiki/animals/yak|Yak]]\n" +
+		"\n## note (1)\n\n- [[wiki/note|Note]]\n" +
 		"\n## person (1)\n\n- [[wiki/people/ada|ada]]\n"
 	if got := readFile(t, v, vault.IndexPage); got != want {
 		t.Fatalf("index.md:\n%s\nwant:\n%s", got, want)
