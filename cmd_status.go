@@ -37,8 +37,14 @@ func init() {
 		if s.PendingLinks+s.PendingGraph > 0 {
 			pairs = append(pairs, [2]string{"pending", fmt.Sprintf("%d link resolutions, %d graph updates", s.PendingLinks, s.PendingGraph)})
 		}
+		if s.RefusedCount > 0 {
+			pairs = append(pairs, [2]string{"refused", fmt.Sprintf("%d files not read (named pipes, symlinks out of the vault, …)", s.RefusedCount)})
+		}
 		pairs = append(pairs, [2]string{"version", s.Version})
 		o.kv(pairs)
+		for _, r := range s.Refused {
+			o.printf("  refused  %s\n", r.Message)
+		}
 		return nil
 	}
 	renderers["reindex"] = renderReport
@@ -62,6 +68,9 @@ func renderReport(o *output, v any) error {
 		for _, p := range l.paths {
 			o.printf("  %-8s %s\n", l.label, p)
 		}
+	}
+	for _, rf := range r.Refused {
+		o.printf("  refused  %s\n", rf.Message)
 	}
 	if hidden {
 		o.note("lists of more than 20 paths are not printed; --json gives the first %d of each", index.ReportCap)
