@@ -216,10 +216,12 @@ func TestHardenLive_Symlinks(t *testing.T) {
 	os.Remove(v.Abs("wiki/concepts"))
 	os.MkdirAll(v.Abs("wiki/concepts"), 0o755)
 	os.Symlink(filepath.Join(outside, "secret.md"), v.Abs("wiki/concepts/mine.md"))
-	if r := quickCLI(t, bin, v, "", "page", "get", "Mine"); r.code != 5 || strings.Contains(r.stdout+r.stderr, "OUTSIDE-SECRET") {
+	// forbidden while the index still holds the page; not found once the
+	// watcher's rescan has refused the link (both read nothing)
+	if r := quickCLI(t, bin, v, "", "page", "get", "Mine"); (r.code != 5 && r.code != 3) || strings.Contains(r.stdout+r.stderr, "OUTSIDE-SECRET") {
 		t.Errorf("CLI get of a page linked out: %+v", r)
 	}
-	if st, body := srv.rest(t, "GET", "/pages/Mine", ""); st != 403 || strings.Contains(body, "OUTSIDE-SECRET") {
+	if st, body := srv.rest(t, "GET", "/pages/Mine", ""); (st != 403 && st != 404) || strings.Contains(body, "OUTSIDE-SECRET") {
 		t.Errorf("REST get of a page linked out: %d %s", st, body)
 	}
 	// log.md a symlink to the outside file
