@@ -30,7 +30,7 @@ func renderSearch(o *output, v any) error {
 		for _, h := range r.Hits {
 			rows = append(rows, []string{strconv.FormatFloat(h.Score, 'f', 3, 64), h.Title, h.Type, h.Path, h.Snippet})
 		}
-		o.table([]string{"SCORE", "TITLE", "TYPE", "PATH", "SNIPPET"}, rows)
+		o.table([]col{numCol("SCORE"), flexCol("TITLE"), fixedCol("TYPE"), flexCol("PATH"), flexCol("SNIPPET")}, rows)
 		return nil
 	}
 	width := 100

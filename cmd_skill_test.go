@@ -305,7 +305,7 @@ func checkCommandLine(app *cli.App, line string) error {
 	var cmd *cli.Command
 	var path []string
 	for _, w := range words[1:] {
-		if strings.HasPrefix(w, "-") {
+		if strings.HasPrefix(w, "-") && w != "-" { // "-" is standard input, an argument
 			name, _, _ := strings.Cut(strings.TrimLeft(w, "-"), "=")
 			known := knownFlag(flags, w) || knownFlag(app.Flags, w)
 			if !known {

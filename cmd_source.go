@@ -42,9 +42,11 @@ func init() {
 					cited += fmt.Sprintf(" +%d", s.CitedByCount-1)
 				}
 			}
-			rows = append(rows, []string{o.stateStyle(s.State).Render(s.State), s.Path, size, orDash(s.LastChanged), cited})
+			rows = append(rows, []string{s.State, s.Path, size, orDash(s.LastChanged), cited})
 		}
-		o.table([]string{"STATE", "PATH", "SIZE", "LAST CHANGED", "CITED BY"}, rows)
+		state := fixedCol("STATE")
+		state.style = o.stateStyle
+		o.table([]col{state, flexCol("PATH"), numCol("SIZE"), fixedCol("LAST CHANGED"), flexCol("CITED BY")}, rows)
 		c := l.Counts
 		n := c.New + c.Changed + c.Missing + c.Ingested
 		noun := "sources"

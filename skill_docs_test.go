@@ -168,14 +168,17 @@ func docCommand(path string, c *cli.Command, op *ops.Op) (docCmd, error) {
 		if !ok {
 			return d, fmt.Errorf("`synapse %s --%s` matches no field of %s", path, n, op.In)
 		}
-		syn := flagSynopsis(fl, f.Required)
+		// the field a flag fills may be required while the flag is not:
+		// --file FILE is one way to give the content, standard input the other
+		required := f.Required && f.CLI != "stdin"
+		syn := flagSynopsis(fl, required)
 		parts = append(parts, syn)
 		desc := flagUsage(fl)
 		if f.CLI == "stdin" {
-			desc = "the " + f.Name + ", read from FILE instead of standard input: " + f.Desc
+			desc = "read the " + f.Name + " from FILE; without --file (or with --file -) it is read from standard input. The " + f.Name + ": " + f.Desc
 			syn = "--file FILE"
 		}
-		if f.Required {
+		if required {
 			desc += " (required)"
 		}
 		d.Params = append(d.Params, docParam{strings.Trim(syn, "[]."), desc})

@@ -23,11 +23,18 @@ type GraphNode struct {
 	Hop   int    `json:"hop"`
 }
 
-// GraphEdge is a weighted, undirected edge between two page ids.
+// GraphEdge is a weighted, undirected edge between two page ids: the
+// pair is joined by at least one link, in either direction. Source and
+// Target name the two ends (in id order, not a link direction); the link
+// counts say which page links to which.
 type GraphEdge struct {
 	Source string  `json:"source"`
 	Target string  `json:"target"`
 	Weight float64 `json:"weight"`
+	// SourceToTarget counts the links in the source page to the target,
+	// TargetToSource those in the target to the source; one may be 0.
+	SourceToTarget int `json:"source_to_target"`
+	TargetToSource int `json:"target_to_source"`
 }
 
 // Center is the centre node of a neighbourhood.
@@ -154,7 +161,8 @@ func neighbors(ctx context.Context, e *Env, in *NeighborhoodIn) (*NeighborhoodOu
 		for _, d := range order {
 			for _, edge := range seen[d].adj.Edges {
 				if _, ok := ids[edge.To]; ok && d < edge.To {
-					out.Edges = append(out.Edges, GraphEdge{Source: ids[d], Target: ids[edge.To], Weight: round3(edge.Weight)})
+					out.Edges = append(out.Edges, GraphEdge{Source: ids[d], Target: ids[edge.To], Weight: round3(edge.Weight),
+						SourceToTarget: int(edge.Out), TargetToSource: int(edge.In)})
 				}
 			}
 		}
