@@ -56,7 +56,7 @@ func init() {
 				for _, r := range s.refs {
 					rows = append(rows, []string{r.Title, r.Path})
 				}
-				o.table([]col{flexCol("TITLE"), flexCol("PATH")}, rows)
+				o.table([]col{flexCol("TITLE"), pathCol("PATH")}, rows)
 			}
 		}
 		if section(ops.LintMissingSources, "Missing source files", len(l.MissingSources)) {
@@ -71,7 +71,7 @@ func init() {
 				}
 				rows = append(rows, []string{s.Source, strings.Join(by, ", ")})
 			}
-			o.table([]col{flexCol("SOURCE"), flexCol("CITED BY")}, rows)
+			o.table([]col{pathCol("SOURCE"), flexCol("CITED BY")}, rows)
 		}
 		if section(ops.LintDuplicateTitles, "Duplicate titles", len(l.DuplicateTitles)) {
 			rows = rows[:0]
@@ -80,7 +80,7 @@ func init() {
 					rows = append(rows, []string{d.Title, p.Path})
 				}
 			}
-			o.table([]col{flexCol("TITLE"), flexCol("PATH")}, rows)
+			o.table([]col{flexCol("TITLE"), pathCol("PATH")}, rows)
 		}
 		if section(ops.LintFrontmatterErrors, "Frontmatter that does not parse", len(l.FrontmatterErrors)) {
 			rows = rows[:0]
@@ -91,7 +91,7 @@ func init() {
 				}
 				rows = append(rows, []string{f.Path, line, f.Error})
 			}
-			o.table([]col{flexCol("PATH"), numCol("LINE"), flexCol("ERROR")}, rows)
+			o.table([]col{pathCol("PATH"), numCol("LINE"), flexCol("ERROR")}, rows)
 		}
 		scope := ""
 		if l.Page != nil {

@@ -20,6 +20,7 @@ type col struct {
 	flex  bool                          // may be cut to fit the terminal
 	min   int                           // a flexible column's narrowest width (default 12)
 	right bool                          // numbers: right-aligned
+	mid   bool                          // paths: cut in the middle, keeping the file name
 	style func(v string) lipgloss.Style // per-cell style on a terminal (states); nil: plain
 }
 
@@ -27,6 +28,7 @@ type col struct {
 func fixedCol(head string) col { return col{head: head} }
 func numCol(head string) col   { return col{head: head, right: true} }
 func flexCol(head string) col  { return col{head: head, flex: true} }
+func pathCol(head string) col  { return col{head: head, flex: true, mid: true} }
 
 const ellipsis = "…"
 
@@ -73,7 +75,7 @@ func (o *output) table(cols []col, rows [][]string) {
 			if j < len(r) {
 				v = strings.Join(strings.Fields(r[j]), " ")
 			}
-			cut[i][j] = runewidth.Truncate(v, widths[j], ellipsis)
+			cut[i][j] = cutTo(v, widths[j], cols[j].mid)
 		}
 	}
 	heads := make([]string, len(cols))
@@ -126,32 +128,35 @@ func fitWidths(cols []col, rows [][]string, width int) []int {
 	}
 	over -= width
 	for over > 0 {
-		// shrink the widest flexible column that is above its minimum
-		best := -1
+		// the widest flexible columns give way together, down to the
+		// next narrower one (or their minimum): widths level out
+		top := -1
 		for j, c := range cols {
-			if !c.flex || w[j] <= flexMin(c) {
-				continue
-			}
-			if best < 0 || w[j] > w[best] {
-				best = j
+			if c.flex && w[j] > flexMin(c) && w[j] > top {
+				top = w[j]
 			}
 		}
-		if best < 0 {
+		if top < 0 {
 			break // only fixed columns left: the table is as narrow as it goes
 		}
-		// down to the next widest flexible column, or by what is over
-		next := flexMin(cols[best])
+		var at []int
+		next := 0
 		for j, c := range cols {
-			if c.flex && j != best && w[j] < w[best] && w[j] > next {
-				next = w[j]
+			switch {
+			case !c.flex:
+			case w[j] == top && w[j] > flexMin(c):
+				at = append(at, j)
+				next = max(next, flexMin(c))
+			case w[j] < top:
+				next = max(next, w[j])
 			}
 		}
-		step := min(over, w[best]-next)
-		if step <= 0 {
-			step = 1
+		step := max(1, min(top-next, (over+len(at)-1)/len(at)))
+		for _, j := range at {
+			d := min(step, over)
+			w[j] -= d
+			over -= d
 		}
-		w[best] -= step
-		over -= step
 	}
 	return w
 }
@@ -162,6 +167,25 @@ func flexMin(c col) int {
 		m = 12
 	}
 	return max(m, runewidth.StringWidth(c.head))
+}
+
+// cutTo fits v into width display columns: cut at the end with "…", or
+// in the middle (paths: the folder gives way, the file name stays).
+func cutTo(v string, width int, middle bool) string {
+	if runewidth.StringWidth(v) <= width {
+		return v
+	}
+	if !middle || width < 8 {
+		return runewidth.Truncate(v, width, ellipsis)
+	}
+	tail := (width - 1) * 3 / 5 // most of the room for the end: the file name
+	head := width - 1 - tail
+	r := []rune(v)
+	var end []rune
+	for i := len(r) - 1; i >= 0 && runewidth.StringWidth(string(append([]rune{r[i]}, end...))) <= tail; i-- {
+		end = append([]rune{r[i]}, end...)
+	}
+	return runewidth.Truncate(v, head, "") + ellipsis + string(end)
 }
 
 // plural says "1 page", "2 pages".
