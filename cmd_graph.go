@@ -55,7 +55,7 @@ func init() {
 		if b.Total == 1 {
 			verb = "page links"
 		}
-		o.note("%d %s to %q", b.Total, verb, b.Page.Title)
+		o.note("%d %s to %q%s", b.Total, verb, b.Page.Title, listedNote(len(b.Backlinks), b.Total))
 		return nil
 	}
 	renderers["graph.orphans"] = func(o *output, v any) error {
@@ -65,7 +65,7 @@ func init() {
 			rows = append(rows, []string{x.Title, x.Type, x.Path})
 		}
 		o.table([]col{flexCol("TITLE"), fixedCol("TYPE"), flexCol("PATH")}, rows)
-		o.note("%s (no page links to them)", plural(p.Total, "orphan page", "orphan pages"))
+		o.note("%s (no page links to them)%s", plural(p.Total, "orphan page", "orphan pages"), listedNote(len(p.Pages), p.Total))
 		return nil
 	}
 	renderers["graph.missing"] = func(o *output, v any) error {
@@ -81,11 +81,15 @@ func init() {
 		if m.Page != nil {
 			scope = fmt.Sprintf(" linked from %q", m.Page.Title)
 		}
-		note := fmt.Sprintf("%d missing %s%s", m.Total, lintPlural(m.Total, "page", "pages"), scope)
-		if len(m.Targets) < m.Total {
-			note += fmt.Sprintf(" (%d listed; --offset and --limit page through them)", len(m.Targets))
-		}
-		o.note("%s", note)
+		o.note("%d missing %s%s%s", m.Total, lintPlural(m.Total, "page", "pages"), scope, listedNote(len(m.Targets), m.Total))
 		return nil
 	}
+}
+
+// listedNote says how many of a paged list were printed, when not all.
+func listedNote(listed, total int) string {
+	if listed >= total {
+		return ""
+	}
+	return fmt.Sprintf("; %d listed (--offset and --limit page through them)", listed)
 }

@@ -44,6 +44,36 @@ func SourceKey(s string) string {
 	return c
 }
 
+// ParseVersion names how files are parsed into page records. Bump it when
+// a change to parsing or to link classification leaves the records of an
+// existing store stale: the next scan of a store holding pages parsed by
+// another version re-parses every file (a full scan, as reindex), once.
+// 2: links in frontmatter, link lines counted from the top of the file,
+// links to files outside wiki/ (no page links; raw/sources/ ones cite).
+const ParseVersion = "2"
+
+const metaParseVersion = "parse_version"
+
+// parseStale reports whether the store holds pages parsed by another
+// ParseVersion. A store without pages is marked with this version.
+func (ix *Indexer) parseStale() (bool, error) {
+	var mismatch, pages bool
+	err := ix.Store.View(func(tx *store.Tx) error {
+		mismatch = string(tx.Meta(metaParseVersion)) != ParseVersion
+		pages = tx.PageCount() > 0
+		return nil
+	})
+	if err != nil || !mismatch {
+		return false, err
+	}
+	if pages {
+		return true, nil
+	}
+	return false, ix.Store.Update(func(tx *store.Tx) error {
+		return tx.SetMeta(metaParseVersion, []byte(ParseVersion))
+	})
+}
+
 // typeAffinity is the type term of the SPEC §2.3 edge weight.
 func typeAffinity(a, b string) float64 {
 	if a > b {

@@ -176,7 +176,9 @@ func neighbors(ctx context.Context, e *Env, in *NeighborhoodIn) (*NeighborhoodOu
 
 // BacklinksIn is the input of graph backlinks.
 type BacklinksIn struct {
-	Title string `json:"title" arg:"0" required:"true" desc:"Page whose backlinks to list"`
+	Title  string `json:"title" arg:"0" required:"true" desc:"Page whose backlinks to list"`
+	Limit  int    `json:"limit,omitempty" default:"100" min:"1" max:"1000" desc:"Maximum pages to return (1..1000, default 100; larger values are clamped)"`
+	Offset int    `json:"offset,omitempty" min:"0" desc:"Pages to skip"`
 }
 
 // BacklinkItem is a page linking to another, with its link count.
@@ -195,7 +197,7 @@ type BacklinksOut struct {
 var opBacklinks = register(Op{
 	Name: "graph.backlinks", Summary: "Pages that link to a page",
 	CLI: "graph backlinks", REST: []Route{{Method: "GET", Path: "/graph/backlinks"}},
-	Access: Read,
+	Access: Read, Limits: "limit 1..1000 (default 100); total counts all",
 }, backlinks)
 
 func backlinks(ctx context.Context, e *Env, in *BacklinksIn) (*BacklinksOut, error) {
@@ -219,6 +221,8 @@ func backlinks(ctx context.Context, e *Env, in *BacklinksIn) (*BacklinksOut, err
 			return lessRef(out.Backlinks[i].PageRef, out.Backlinks[j].PageRef)
 		})
 		out.Total = len(out.Backlinks)
+		lo, hi := window{offset: in.Offset, limit: in.Limit}.cut(out.Total)
+		out.Backlinks = out.Backlinks[lo:hi]
 		return nil
 	})
 	if err != nil {
@@ -235,8 +239,11 @@ func lessRef(a, b PageRef) bool {
 	return a.Path < b.Path
 }
 
-// OrphansIn is the (empty) input of graph orphans.
-type OrphansIn struct{}
+// OrphansIn is the input of graph orphans.
+type OrphansIn struct {
+	Limit  int `json:"limit,omitempty" default:"100" min:"1" max:"1000" desc:"Maximum pages to return (1..1000, default 100; larger values are clamped)"`
+	Offset int `json:"offset,omitempty" min:"0" desc:"Pages to skip"`
+}
 
 // PagesOut is a list of pages with a total.
 type PagesOut struct {
@@ -247,27 +254,24 @@ type PagesOut struct {
 var opOrphans = register(Op{
 	Name: "graph.orphans", Summary: "Pages no other page links to",
 	CLI: "graph orphans", REST: []Route{{Method: "GET", Path: "/graph/orphans"}},
-	Access: Read,
+	Access: Read, Limits: "limit 1..1000 (default 100); total counts all",
 }, orphans)
 
+// orphans lists the pages without backlinks in title order; page records
+// are read for the listed ones only.
 func orphans(ctx context.Context, e *Env, in *OrphansIn) (*PagesOut, error) {
 	out := &PagesOut{Pages: []PageRef{}}
+	w := window{offset: in.Offset, limit: in.Limit}
 	err := e.Store.View(func(tx *store.Tx) error {
 		var err error
 		tx.EachTitle(func(doc uint32, _ string) bool {
 			if tx.HasBacklinks(doc) {
 				return true
 			}
-			var p *store.PageRec
-			if p, err = tx.Page(doc); err != nil {
-				return false
-			}
-			if p != nil {
-				out.Pages = append(out.Pages, refOf(p))
-			}
-			return true
+			err = listRef(tx, doc, w.has(out.Total), &out.Pages)
+			out.Total++
+			return err == nil
 		})
-		out.Total = len(out.Pages)
 		return err
 	})
 	if err != nil {

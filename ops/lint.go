@@ -218,15 +218,19 @@ func keepCategory(out *LintOut, category string) {
 	}
 }
 
-// window is one page of a list: the items at [offset, offset+limit).
+// window is one page of a list: the items at [offset, offset+limit). A
+// limit of 0 (a direct call that skipped Normalize) lists everything.
 type window struct{ offset, limit int }
 
 // has reports whether the i-th item (0-based) is listed.
-func (w window) has(i int) bool { return i >= w.offset && i < w.offset+w.limit }
+func (w window) has(i int) bool { return i >= w.offset && (w.limit <= 0 || i < w.offset+w.limit) }
 
 // cut returns the listed part of a list of n items.
 func (w window) cut(n int) (lo, hi int) {
-	lo = min(w.offset, n)
+	lo = min(max(w.offset, 0), n)
+	if w.limit <= 0 {
+		return lo, n
+	}
 	return lo, min(lo+w.limit, n)
 }
 

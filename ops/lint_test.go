@@ -300,3 +300,60 @@ func TestTable_WriteWith(t *testing.T) {
 		}
 	}
 }
+
+// TestLinks_FrontmatterLinkInBacklinksAndGraph: a wikilink in a
+// frontmatter value is a link from that page (SPEC §2.2): backlinks, the
+// graph, dangling targets and missing-page reviews, with its file line.
+func TestLinks_FrontmatterLinkInBacklinksAndGraph(t *testing.T) {
+	v := testvault.New(t)
+	testvault.Write(t, v, "wiki/target.md", "---\ntitle: Target\n---\nNo links.\n")
+	testvault.Write(t, v, "wiki/src.md", "---\ntitle: Src\nrelated: [\"[[Target]]\"]\nsources: [[Gone page]]\n---\nbody without links\n")
+	e := newTestEnv(t, v)
+	bl := mustCall[BacklinksOut](t, e, opBacklinks, obj{"title": "Target"})
+	if bl.Total != 1 || bl.Backlinks[0].Title != "Src" {
+		t.Errorf("backlinks of Target %+v", bl.Backlinks)
+	}
+	nb := mustCall[NeighborhoodOut](t, e, opNeighbors, obj{"title": "Target"})
+	if len(nb.Nodes) != 1 || nb.Nodes[0].Title != "Src" || len(nb.Edges) != 1 {
+		t.Errorf("graph around Target %+v", nb)
+	}
+	p := mustCall[GetPageOut](t, e, opGetPage, obj{"title": "Src"})
+	var lines []string
+	for _, l := range p.Links {
+		lines = append(lines, l.Target+"@"+strconv.Itoa(l.Line))
+	}
+	if strings.Join(lines, ",") != "Target@3,Gone page@4" {
+		t.Errorf("links of Src %v", lines)
+	}
+	gm := mustCall[MissingOut](t, e, opMissing, obj{})
+	if gm.Total != 1 || gm.Targets[0].Target != "Gone page" {
+		t.Errorf("missing %+v", gm.Targets)
+	}
+	// write_page reports a frontmatter link that dangles and files it
+	w := mustCall[WritePageOut](t, e, opWritePage, obj{"title": "Writer", "content": "body\n", "frontmatter": obj{"related": "[[Nope]]"}})
+	if !slices.Equal(w.Dangling, []string{"Nope"}) {
+		t.Errorf("write_page dangling %v", w.Dangling)
+	}
+	// lint --to-review files the missing page
+	mustCall[LintOut](t, e, opLint, obj{"to_review": true, "category": "broken_links"})
+	l := mustCall[ListReviewsOut](t, e, opListReviews, obj{"type": "missing-page"})
+	if l.Total != 2 || l.Items[0].Title != "Nope" || l.Items[1].Title != "Gone page" {
+		t.Errorf("missing-page items %+v", l.Items)
+	}
+}
+
+// TestGraph_BacklinksAndOrphansPaged: backlinks and orphans are paged
+// with totals (SPEC §4).
+func TestGraph_BacklinksAndOrphansPaged(t *testing.T) {
+	e := newTestEnv(t, testvault.WithCorpus(t))
+	all := mustCall[BacklinksOut](t, e, opBacklinks, obj{"title": "Internal links"})
+	two := mustCall[BacklinksOut](t, e, opBacklinks, obj{"title": "Internal links", "limit": 2, "offset": 1})
+	if all.Total != 13 || two.Total != 13 || len(two.Backlinks) != 2 || two.Backlinks[0] != all.Backlinks[1] {
+		t.Errorf("backlinks: %d of %d; paged %d of %d", len(all.Backlinks), all.Total, len(two.Backlinks), two.Total)
+	}
+	o := mustCall[PagesOut](t, e, opOrphans, obj{})
+	o1 := mustCall[PagesOut](t, e, opOrphans, obj{"limit": 1, "offset": 7})
+	if o.Total != 8 || len(o.Pages) != 8 || o1.Total != 8 || len(o1.Pages) != 1 || o1.Pages[0] != o.Pages[7] {
+		t.Errorf("orphans %+v, paged %+v", o, o1)
+	}
+}
