@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -106,6 +107,31 @@ func TestSkill_ExitCodes(t *testing.T) {
 	}
 	if !strings.Contains(rows[0], "ok") {
 		t.Errorf("SKILL.md's exit code 0 row is %q", rows[0])
+	}
+}
+
+// TestSkill_OneSourceOfTruth: the hand-written parts of the skill state no
+// cap, range or size of their own: those come from the operation table in
+// the generated blocks (Caps, the command reference), so the two cannot
+// disagree (issue 14).
+func TestSkill_OneSourceOfTruth(t *testing.T) {
+	var prose []string
+	in := false
+	for _, l := range strings.Split(string(skillMD), "\n") {
+		switch {
+		case strings.HasPrefix(l, "<!-- BEGIN GENERATED"):
+			in = true
+		case strings.HasPrefix(l, "<!-- END GENERATED"):
+			in = false
+		case !in:
+			prose = append(prose, l)
+		}
+	}
+	caps := regexp.MustCompile(`\b\d+ ?(MiB|KiB|GiB|ids|hits|characters|items|nodes|pages|bytes)\b|at most \d+|\b\d+\.\.\d+\b|≤ ?\d+`)
+	for i, l := range prose {
+		if m := caps.FindString(l); m != "" {
+			t.Errorf("SKILL.md states a cap by hand (%q in %q, prose line %d): refer to the generated Caps instead", m, strings.TrimSpace(l), i+1)
+		}
 	}
 }
 
@@ -362,7 +388,8 @@ func skillRun(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	var match []string
 	for _, l := range skillLines(string(skillMD)) {
-		if strings.HasPrefix(l, args[0]) {
+		// a line the skill gives twice (page get, in two workflows) is one
+		if strings.HasPrefix(l, args[0]) && !slices.Contains(match, l) {
 			match = append(match, l)
 		}
 	}

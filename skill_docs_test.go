@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"reflect"
 	"sort"
 	"strings"
 	"testing"
@@ -26,7 +27,7 @@ const regenerate = "go generate .   (runs: go test -run TestDocs_Generated -upda
 
 // docFiles lists each file's generated blocks.
 var docFiles = map[string][]string{
-	"skill/SKILL.md": {"writes", "caps", "tools", "commands", "search-syntax"},
+	"skill/SKILL.md": {"writes", "caps", "tools", "commands", "search-syntax", "graph-edges"},
 	"README.md":      {"commands"},
 }
 
@@ -347,6 +348,14 @@ func renderBlock(file, name string, cmds []docCmd) (string, error) {
 		}
 		if len(cliOnly) > 0 {
 			fmt.Fprintf(&b, "\nNo tool, CLI only: %s.\n", strings.Join(cliOnly, ", "))
+		}
+	case "skill/SKILL.md:graph-edges":
+		// what an edge of get_graph_neighborhood says, as its type does
+		t := reflect.TypeFor[ops.GraphEdge]()
+		for i := 0; i < t.NumField(); i++ {
+			f := t.Field(i)
+			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+			fmt.Fprintf(&b, "- `%s`: %s\n", name, f.Tag.Get("desc"))
 		}
 	case "skill/SKILL.md:search-syntax":
 		// the query language, as package search documents it

@@ -27,14 +27,17 @@ type GraphNode struct {
 // pair is joined by at least one link, in either direction. Source and
 // Target name the two ends (in id order, not a link direction); the link
 // counts say which page links to which.
+//
+// The desc tags are the one statement of what the fields mean: the tool's
+// output schema and the skill (a generated block) quote them.
 type GraphEdge struct {
-	Source string  `json:"source"`
-	Target string  `json:"target"`
-	Weight float64 `json:"weight"`
+	Source string  `json:"source" desc:"One page of the pair, by id. The pair is unordered: source is not the page that links"`
+	Target string  `json:"target" desc:"The other page of the pair, by id"`
+	Weight float64 `json:"weight" desc:"How closely the two pages are tied, higher is closer (SPEC §2.3): 3 for each direction that has a link, 4 for each raw source both cite, 1.5 × the Adamic–Adar score of their common neighbours (a rare shared neighbour counts more than a hub) and 0.5 to 1.2 for how related their types are. Compare weights within one vault"`
 	// SourceToTarget counts the links in the source page to the target,
 	// TargetToSource those in the target to the source; one may be 0.
-	SourceToTarget int `json:"source_to_target"`
-	TargetToSource int `json:"target_to_source"`
+	SourceToTarget int `json:"source_to_target" desc:"Links written in the source page to the target page (0: source does not link to target)"`
+	TargetToSource int `json:"target_to_source" desc:"Links written in the target page to the source page (0: target does not link to source)"`
 }
 
 // Center is the centre node of a neighbourhood.
