@@ -330,12 +330,18 @@ func checkCommandLine(app *cli.App, line string) error {
 	cmds, flags := app.Commands, app.Flags
 	var cmd *cli.Command
 	var path []string
-	for _, w := range words[1:] {
+	rest := words[1:]
+	for i := 0; i < len(rest); i++ {
+		w := rest[i]
 		if strings.HasPrefix(w, "-") && w != "-" { // "-" is standard input, an argument
 			name, _, _ := strings.Cut(strings.TrimLeft(w, "-"), "=")
 			known := knownFlag(flags, w) || knownFlag(app.Flags, w)
 			if !known {
 				return errs.E(errs.Invalid, "`synapse %s` has no flag -%s", strings.Join(path, " "), name)
+			}
+			// a global flag's value before the verb (--vault DIR) is no command word
+			if cmd == nil && knownFlag(app.Flags, w) && flagArity(app.Flags, w) == 1 {
+				i++
 			}
 			continue
 		}
