@@ -274,9 +274,10 @@ func isLastArg(fields []ops.Field, f ops.Field) bool {
 	return true
 }
 
-// maxStdin bounds content read from stdin or --file (write_page caps
-// content at 1 MiB; one byte more lets it report too_large).
-const maxStdin = 1<<20 + 1
+// maxStdin bounds content read from stdin or --file (write_page caps the
+// content it accepts at all; one byte more lets it report too_large, and
+// a page over 1 MiB can still be written back unchanged).
+const maxStdin = ops.MaxInputBytes + 1
 
 func readContent(c *cli.Context) (string, bool, error) {
 	var r io.Reader

@@ -352,10 +352,9 @@ func restoreFrontmatter(out any, list []*string) error {
 			return
 		}
 		if y := list[i]; y != nil && fm.CanSet() {
-			var f *markdown.Frontmatter
-			if f, err = markdown.ParseFrontmatter(*y); err == nil {
-				fm.Set(reflect.ValueOf(f))
-			}
+			// kept, not parsed: a page's frontmatter that is not valid
+			// YAML travels as its text (Err set), as in-process
+			fm.Set(reflect.ValueOf(markdown.KeepFrontmatter(*y)))
 		}
 		i++
 	})

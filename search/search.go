@@ -109,8 +109,8 @@ func SearchWith(s *store.Store, query string, o Options, p Params) ([]Hit, error
 		if err := checkIndex(tx); err != nil {
 			return err
 		}
-		// a -word the wiki holds with its dash is a flag to find
-		q.Resolve(func(t string) bool { _, ok := tx.LookupSearchTerm(t); return ok })
+		// the query's language, and -words the wiki holds as flags
+		q.Resolve(func(t string) int { st, _ := tx.LookupSearchTerm(t); return int(st.DF) })
 		r := newRun(tx, q, p)
 		depth := max(k, rerankDepth)
 		if phrases {
@@ -201,6 +201,7 @@ type run struct {
 	slots  [][]string // the query's words for name matching: each a term and its synonyms
 	// impossible: a phrase word is in no page, so nothing matches
 	impossible bool
+	err        error // reading the postings failed
 }
 
 func newRun(tx *store.Tx, q *Query, p Params) *run {
@@ -272,14 +273,7 @@ func newRun(tx *store.Tx, q *Query, p Params) *run {
 		if !ok {
 			return
 		}
-		qt := qterm{term: term, id: id, weight: w, required: required[term]}
-		var err error
-		if qt.blocks, err = tx.SearchBlocks(id, nil); err != nil {
-			qt.blocks = nil
-		}
-		for _, b := range qt.blocks {
-			qt.df += b.Count
-		}
+		qt := qterm{term: term, id: id, weight: w, required: required[term], df: tx.SearchDF(id)}
 		if qt.df == 0 {
 			return
 		}
@@ -304,6 +298,17 @@ func newRun(tx *store.Tx, q *Query, p Params) *run {
 		}
 	}
 	r.capTerms()
+	// the postings chunks of the terms that are scored
+	for i := range r.terms {
+		t := &r.terms[i]
+		if t.weight == 0 {
+			continue
+		}
+		var err error
+		if t.blocks, err = tx.SearchBlocks(t.id, make([]store.SearchBlock, 0, t.df/96+4)); err != nil {
+			r.err = err
+		}
+	}
 	return r
 }
 
@@ -340,7 +345,6 @@ func (r *run) capTerms() {
 	})
 	for _, i := range opt[keep:] {
 		r.terms[i].weight = 0
-		r.terms[i].blocks = nil
 	}
 }
 
@@ -445,6 +449,9 @@ func (r *run) rank(n int) ([]candidate, error) {
 	}
 	if !r.scoring() {
 		return r.listing(n, ok), nil
+	}
+	if r.err != nil {
+		return nil, r.err
 	}
 	return r.topK(n, ok)
 }
@@ -552,6 +559,7 @@ func (r *run) highlightTerms() map[string]float64 {
 func phraseOK(q *Query, text []byte) bool {
 	a := Acquire()
 	defer Release(a)
+	a.SetLanguage(q.Language())
 	all := append(append([][]string{}, q.Phrases...), q.ExPhrase...)
 	longest := 0
 	for _, ph := range all {

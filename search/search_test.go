@@ -180,8 +180,12 @@ func TestSearch_Syntax(t *testing.T) {
 	if got := w.titles("type:entity"); !slices.Equal(got, []string{"Ada Lovelace", "Charles Babbage"}) {
 		t.Errorf("type:entity → %v, want title order", got)
 	}
-	if _, err := w.search("engine type:robot", 5); errs.CodeOf(err) != errs.Invalid {
-		t.Errorf("type:robot: err %v, want invalid", err)
+	// open types: a well-formed type no page has matches nothing
+	if hits, err := w.search("engine type:robot", 5); err != nil || len(hits) != 0 {
+		t.Errorf("type:robot: %v %v, want no hits", hits, err)
+	}
+	if _, err := w.search("engine type:ro_bot", 5); errs.CodeOf(err) != errs.Invalid {
+		t.Errorf("type:ro_bot: err %v, want invalid", err)
 	}
 }
 
