@@ -66,6 +66,9 @@ func TestHelp_EveryVerb(t *testing.T) {
 					t.Errorf("%s: example %q does not run `synapse %s`", path, e.cmd, path)
 				}
 			}
+			if !hasJSON(c) {
+				t.Errorf("`synapse %s` does not take --json", path)
+			}
 			if !strings.Contains(c.CustomHelpTemplate, "EXAMPLES:") || !strings.Contains(c.CustomHelpTemplate, "EXIT CODES:\n   0  ok") {
 				t.Errorf("%s: the help template lacks its sections", path)
 			}
