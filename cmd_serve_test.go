@@ -132,9 +132,7 @@ func newTestHTTP(t *testing.T, s *service, write bool) *httptest.Server {
 	hs := s.newHTTPServer(serveConfig{http: true, write: write}, testToken)
 	ts := httptest.NewServer(hs.srv.Handler)
 	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		hs.shutdown(ctx)
+		hs.shutdown()
 		ts.Close()
 	})
 	return ts

@@ -37,14 +37,23 @@ func init() {
 		if s.PendingLinks+s.PendingGraph > 0 {
 			pairs = append(pairs, [2]string{"pending", fmt.Sprintf("%d link resolutions, %d graph updates", s.PendingLinks, s.PendingGraph)})
 		}
+		if s.RefusedCount > 0 {
+			pairs = append(pairs, [2]string{"refused", fmt.Sprintf("%d files not read (named pipes, symlinks out of the vault, …)", s.RefusedCount)})
+		}
 		pairs = append(pairs, [2]string{"version", s.Version})
 		o.kv(pairs)
+		for _, r := range s.Refused {
+			o.printf("  refused  %s\n", r.Message)
+		}
 		return nil
 	}
 	renderers["reindex"] = func(o *output, v any) error {
 		r := v.(*ops.ReindexOut)
 		o.printf("rebuilt the index from %s in %d ms: %s and %s indexed; the review queue is kept\n",
 			plural(r.Scanned, "file", "files"), r.DurationMS, plural(r.Pages, "page", "pages"), plural(r.Sources, "source", "sources"))
+		for _, rf := range r.Refused {
+			o.printf("  refused  %s\n", rf.Message)
+		}
 		return nil
 	}
 	renderers["source.rescan"] = func(o *output, v any) error {
@@ -73,6 +82,9 @@ func renderReport(o *output, r *index.Report) {
 		if shown < l.n {
 			o.note("%d of %d %s paths listed; --json gives the first %d", shown, l.n, l.label, min(l.n, index.ReportCap))
 		}
+	}
+	for _, rf := range r.Refused {
+		o.printf("  refused  %s\n", rf.Message)
 	}
 }
 

@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"io/fs"
-	"os"
 	"sort"
 	"strings"
 	"time"
@@ -140,12 +139,15 @@ func getPage(ctx context.Context, e *Env, in *GetPageIn) (*GetPageOut, error) {
 	if err != nil {
 		return nil, err
 	}
-	data, err := os.ReadFile(e.Vault.Abs(rec.Path))
+	data, _, err := e.files().ReadFile(ctx, rec.Path, index.MaxPageBytes)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, errs.E(errs.NotFound, "page %q was indexed at %s but the file is gone; run `synapse source rescan`", rec.Title, rec.Path)
 		}
-		return nil, errs.Wrap(errs.Internal, err, "read %s: %v", rec.Path, err)
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, fileError(err, "page %q cannot be read: %v", rec.Title, err)
 	}
 	sum := sha256.Sum256(data)
 	parsed := markdown.Parse(rec.Path, data)

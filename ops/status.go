@@ -30,7 +30,17 @@ type StatusOut struct {
 	PendingGraph   int    `json:"pending_graph"`
 	// Reviews counts review items by status (filled by the review queue).
 	Reviews map[string]int `json:"reviews"`
+	// Refused lists the files the scans skipped instead of reading (named
+	// pipes, sockets, devices, symlinks out of the vault, symlink loops,
+	// unreadable folders, oversized pages), as the last scan of their
+	// folder found them: the first MaxStatusRefused; RefusedCount counts
+	// them all.
+	Refused      []index.Refused `json:"refused"`
+	RefusedCount int             `json:"refused_count"`
 }
+
+// MaxStatusRefused caps the refused files status lists.
+const MaxStatusRefused = 100
 
 // statusHooks let other parts of the domain add to the status (the review
 // queue registers its counts).
@@ -62,6 +72,8 @@ func status(ctx context.Context, e *Env, in *StatusIn) (*StatusOut, error) {
 		if t, ok := tx.LastScan(); ok {
 			out.LastScan = t.UTC().Format(time.RFC3339)
 		}
+		rl := index.RefusedFiles(tx)
+		out.Refused, out.RefusedCount = rl.Files[:min(len(rl.Files), MaxStatusRefused)], rl.Count
 		out.PendingLinks = len(tx.LinksDirty(0))
 		out.PendingGraph = tx.GraphDirtyCount()
 		for _, h := range statusHooks {

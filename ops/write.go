@@ -185,6 +185,11 @@ func (w *pageWrite) run(ctx context.Context) (*WritePageOut, error) {
 
 func (w *pageWrite) attempt(ctx context.Context) (*WritePageOut, error) {
 	w.t = time.Now()
+	// log.md and index.md are written after the page: refuse up front when
+	// they cannot be (a named pipe or a symlink there)
+	if err := checkReservedWritable(w.e.Vault); err != nil {
+		return nil, err
+	}
 	t, err := w.locate() // stage 2
 	if err != nil {
 		return nil, err
