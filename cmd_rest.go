@@ -380,8 +380,26 @@ func (rt *restRouter) serve(w http.ResponseWriter, r *http.Request, route *restR
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(http.StatusOK)
+	w.WriteHeader(restStatus(route.op, out))
 	w.Write(data)
+}
+
+// restStatus is 201 Created for a result that created what it names (a
+// new page on PUT /pages/{title}, a new item on POST /review/queue),
+// else 200. A result forwarded by the server holding the vault comes as
+// JSON and is decoded to tell.
+func restStatus(op *ops.Op, out any) int {
+	if raw, ok := out.(json.RawMessage); ok && op.Out != nil {
+		v := reflect.New(op.Out).Interface()
+		if _, isCreator := v.(ops.Creator); !isCreator || json.Unmarshal(raw, v) != nil {
+			return http.StatusOK
+		}
+		out = v
+	}
+	if c, ok := out.(ops.Creator); ok && c.WasCreated() {
+		return http.StatusCreated
+	}
+	return http.StatusOK
 }
 
 // input builds the operation's JSON input from the path, the query string

@@ -59,6 +59,7 @@ func init() {
 			&cli.StringSliceFlag{Name: "allow-host", Usage: "extra DNS name accepted in the Host and Origin headers (repeatable)"},
 			&cli.BoolFlag{Name: "log-requests", Usage: "log one line per HTTP request on standard error"},
 			&cli.StringFlag{Name: "vault", Usage: "vault folder"},
+			&cli.BoolFlag{Name: "json", Usage: "report a start-up error as JSON on standard error (the logs stay text)"},
 		},
 		OnUsageError: usageError,
 		Action:       serveAction,

@@ -477,6 +477,10 @@ func MarshalJSON(v any) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
+// Creator is a result that says whether its operation created what it
+// names (a new page, a new review item): REST answers it with 201 Created.
+type Creator interface{ WasCreated() bool }
+
 // ErrorBody is the JSON error envelope of REST and --json.
 type ErrorBody struct {
 	Error ErrorDetail `json:"error"`
