@@ -527,6 +527,10 @@ func (route *restRoute) readBody(r *http.Request, in map[string]json.RawMessage,
 	if err := checkObject(data); err != nil {
 		return err
 	}
+	// a repeated key would collapse in the map below: refuse it first
+	if err := ops.CheckDuplicateKeys(data); err != nil {
+		return err
+	}
 	var body map[string]json.RawMessage
 	if err := json.Unmarshal(data, &body); err != nil {
 		return errs.E(errs.Invalid, "the request body is not valid JSON: %v", err)
