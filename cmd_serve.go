@@ -710,10 +710,11 @@ func (s *service) run(ctx context.Context, cfg serveConfig, token string, stdin 
 	var hs *httpServer
 	if cfg.http {
 		hs = s.newHTTPServer(cfg, token)
+		hs.listen(ln)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errc <- hs.serve(ln)
+			errc <- hs.serve()
 		}()
 		mode := "read-only (restart with --write to allow writes)"
 		if cfg.write {
