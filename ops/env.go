@@ -9,6 +9,7 @@ import (
 	"github.com/synapse-wiki/synapse/search"
 	"github.com/synapse-wiki/synapse/store"
 	"github.com/synapse-wiki/synapse/vault"
+	"github.com/synapse-wiki/synapse/vaultfs"
 )
 
 // Version is the synapse version, set by main.
@@ -91,10 +92,15 @@ func OpenEnv(ctx context.Context, v *vault.Vault, o OpenOptions) (*Env, error) {
 
 // NewEnv wraps an already open store.
 func NewEnv(v *vault.Vault, s *store.Store) *Env {
+	vaultfs.For(v.Root) // the write primitives find the vault's file layer by path
 	e := &Env{Vault: v, Store: s, Now: time.Now}
 	e.Index = &index.Indexer{Vault: v, Store: s, Pages: search.Indexer{}, Now: e.now}
 	return e
 }
+
+// files is the vault's confined file layer: every read and write of a
+// vault file goes through it.
+func (e *Env) files() *vaultfs.FS { return vaultfs.For(e.Vault.Root) }
 
 func (e *Env) now() time.Time {
 	if e.Now != nil {

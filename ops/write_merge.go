@@ -274,7 +274,7 @@ func (w *pageWrite) applyType(t *target, m *merged) error {
 		return err
 	}
 	cur := m.fm.String("type")
-	if strings.ToLower(cur) == typ || cur == "" && typ == t.rec.Type {
+	if strings.ToLower(cur) == typ || vault.NormalizeType(cur) == typ || cur == "" && typ == t.rec.Type {
 		return nil // the page's type already (as written, or from its folder)
 	}
 	if !vault.ValidType(typ) {
