@@ -21,6 +21,9 @@ func init() {
 // marked; in a pipe one tab-separated line per hit.
 func renderSearch(o *output, v any) error {
 	r := v.(*ops.SearchOut)
+	if r.Note != "" {
+		o.note("note: %s", r.Note)
+	}
 	if len(r.Hits) == 0 {
 		o.note("no pages match %q", r.Query)
 		return nil
@@ -46,7 +49,7 @@ func renderSearch(o *output, v any) error {
 		}
 		title := mark(o.st.Title, o.st.Mark.Bold(true), h.Title, search.Highlight(r.Query, h.Title))
 		o.printf("%s %s  %s\n", o.st.Dim.Render(fmt.Sprintf("%2d", i+1)), title,
-			o.st.Dim.Render(fmt.Sprintf("%s · %s · %.2f", h.Type, h.Path, h.Score)))
+			o.st.Dim.Render(fmt.Sprintf("%s · %s · %.2f%s", h.Type, h.Path, h.Score, signalsNote(r.Mode, h.Signals))))
 		if h.Snippet != "" {
 			o.printf("%s\n", body.Render(mark(o.r.NewStyle(), o.st.Mark, h.Snippet, search.Highlight(r.Query, h.Snippet))))
 		}
@@ -68,4 +71,12 @@ func mark(base, marked lipgloss.Style, text string, spans [][2]int) string {
 	}
 	b.WriteString(base.Render(text[at:]))
 	return b.String()
+}
+
+// signalsNote names what found a hit when search ranked by more than words.
+func signalsNote(mode string, signals []string) string {
+	if mode == "" || mode == "lexical" || len(signals) == 0 {
+		return ""
+	}
+	return " · " + strings.Join(signals, "+")
 }

@@ -27,6 +27,9 @@ type StatusOut struct {
 	PendingGraph int    `json:"pending_graph"`
 	// Reviews counts review items by status (filled by the review queue).
 	Reviews map[string]int `json:"reviews"`
+	// Embeddings describes the optional embedding provider and vectors
+	// (ops/embed.go).
+	Embeddings *EmbedStatus `json:"embeddings"`
 }
 
 // statusHooks let other parts of the domain add to the status (the review
@@ -70,6 +73,7 @@ func status(ctx context.Context, e *Env, in *StatusIn) (*StatusOut, error) {
 	if err != nil {
 		return nil, err
 	}
+	embedStatus(ctx, e, out)
 	return out, nil
 }
 

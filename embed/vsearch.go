@@ -1,0 +1,171 @@
+package embed
+
+import (
+	"container/heap"
+	"math"
+	"sync"
+
+	"github.com/synapse-wiki/synapse/store"
+)
+
+// matrix is every embedded chunk of a store at one generation, in memory:
+// chunk i belongs to docs[i], its quantized vector is q[i·dim:(i+1)·dim]
+// times scale[i]. Chunks of one page are adjacent (pageStart).
+type matrix struct {
+	s     *store.Store
+	gen   uint64
+	model string
+	dim   int
+	pages []pageSpan
+	keys  []store.ChunkKey
+	heads []string
+	scale []float32
+	q     []int8
+}
+
+type pageSpan struct {
+	doc        uint32
+	start, end int // chunk range
+}
+
+// cache holds the matrix last loaded (a process serves one store; a CLI
+// verb loads it once). Loading reads every chunk list and vector once;
+// queries after it only read the generation.
+var cache struct {
+	sync.Mutex
+	m *matrix
+}
+
+// loadMatrix returns the chunks of s as of tx, from the cache when the
+// generation is unchanged.
+func loadMatrix(s *store.Store, tx *store.Tx) (*matrix, error) {
+	gen := tx.VecGen()
+	cache.Lock()
+	defer cache.Unlock()
+	if m := cache.m; m != nil && m.s == s && m.gen == gen {
+		return m, nil
+	}
+	model, dim := tx.VecModel()
+	m := &matrix{s: s, gen: gen, model: model, dim: dim}
+	if dim > 0 {
+		err := tx.EachVecPage(func(doc uint32, p *store.VecPage) error {
+			span := pageSpan{doc: doc, start: len(m.keys)}
+			for _, c := range p.Chunks {
+				v, ok := tx.Vector(c.Key)
+				if !ok || len(v.Q) != dim {
+					continue // (PutVecPage never lists a missing vector)
+				}
+				m.keys = append(m.keys, c.Key)
+				m.heads = append(m.heads, c.Heading)
+				m.scale = append(m.scale, v.Scale)
+				m.q = append(m.q, v.Q...)
+			}
+			span.end = len(m.keys)
+			if span.end > span.start {
+				m.pages = append(m.pages, span)
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	cache.m = m
+	return m, nil
+}
+
+// semHit is a page ranked by meaning: the cosine of its best chunk.
+type semHit struct {
+	doc   uint32
+	cos   float64
+	chunk int // index of the best chunk in the matrix
+}
+
+// quantizeQuery returns y (unit length) as int8 with its scale.
+func quantizeQuery(y []float32) ([]int8, float32) {
+	maxAbs := float32(0)
+	for _, f := range y {
+		maxAbs = max(maxAbs, float32(math.Abs(float64(f))))
+	}
+	if maxAbs == 0 {
+		return make([]int8, len(y)), 0
+	}
+	s := maxAbs / 127
+	out := make([]int8, len(y))
+	for i, f := range y {
+		out[i] = int8(math.Round(float64(f / s)))
+	}
+	return out, s
+}
+
+// dot is the int8 inner product (exact in int32 for any dimension below
+// 2^17).
+func dot(a, b []int8) int32 {
+	b = b[:len(a)]
+	var s0, s1, s2, s3 int32
+	i := 0
+	for ; i+8 <= len(a); i += 8 {
+		s0 += int32(a[i])*int32(b[i]) + int32(a[i+4])*int32(b[i+4])
+		s1 += int32(a[i+1])*int32(b[i+1]) + int32(a[i+5])*int32(b[i+5])
+		s2 += int32(a[i+2])*int32(b[i+2]) + int32(a[i+6])*int32(b[i+6])
+		s3 += int32(a[i+3])*int32(b[i+3]) + int32(a[i+7])*int32(b[i+7])
+	}
+	for ; i < len(a); i++ {
+		s0 += int32(a[i]) * int32(b[i])
+	}
+	return s0 + s1 + s2 + s3
+}
+
+// rank returns the n pages allowed by allow whose best chunk is closest to
+// the unit query vector y, best first. It is an exact scan: every chunk of
+// every allowed page.
+func (m *matrix) rank(y []float32, allow func(doc uint32) bool, n int) []semHit {
+	if m.dim == 0 || len(y) != m.dim || n <= 0 {
+		return nil
+	}
+	yq, ys := quantizeQuery(y)
+	h := &semHeap{}
+	for _, p := range m.pages {
+		if allow != nil && !allow(p.doc) {
+			continue
+		}
+		best, bestAt := float32(-2), p.start
+		for i := p.start; i < p.end; i++ {
+			c := float32(dot(m.q[i*m.dim:(i+1)*m.dim], yq)) * m.scale[i]
+			if c > best {
+				best, bestAt = c, i
+			}
+		}
+		hit := semHit{doc: p.doc, cos: float64(best * ys), chunk: bestAt}
+		if h.Len() < n {
+			heap.Push(h, hit)
+		} else if hit.cos > (*h)[0].cos {
+			(*h)[0] = hit
+			heap.Fix(h, 0)
+		}
+	}
+	out := make([]semHit, h.Len())
+	for i := len(out) - 1; i >= 0; i-- {
+		out[i] = heap.Pop(h).(semHit)
+	}
+	return out
+}
+
+// semHeap is a min-heap on cosine (ties: the higher doc is worse).
+type semHeap []semHit
+
+func (h semHeap) Len() int { return len(h) }
+func (h semHeap) Less(i, j int) bool {
+	if h[i].cos != h[j].cos {
+		return h[i].cos < h[j].cos
+	}
+	return h[i].doc > h[j].doc
+}
+func (h semHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *semHeap) Push(x any)   { *h = append(*h, x.(semHit)) }
+func (h *semHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}

@@ -1,0 +1,46 @@
+package search
+
+import "github.com/synapse-wiki/synapse/store"
+
+// Filter is a query's filters as a predicate over pages, for rankers other
+// than BM25F (semantic search, issue 16): type: and tag: filters, -word and
+// -type:/-tag: exclusions, and the phrases, whose words a page must hold.
+// Allow says whether a doc passes the postings-level checks; a page's
+// phrases are confirmed on its text with PhrasesOK.
+type Filter struct {
+	q                          *Query
+	allowed, excluded, require bitset
+}
+
+// NewFilter evaluates the filters of q inside tx.
+func NewFilter(tx *store.Tx, q *Query) (*Filter, error) {
+	r := newRun(tx, q, DefaultParams)
+	allowed, excluded, err := r.filters()
+	if err != nil {
+		return nil, err
+	}
+	req, err := r.required()
+	if err != nil {
+		return nil, err
+	}
+	return &Filter{q: q, allowed: allowed, excluded: excluded, require: req}, nil
+}
+
+// Allow reports whether doc passes the filters, exclusions and phrase words.
+func (f *Filter) Allow(doc uint32) bool {
+	return (f.allowed == nil || f.allowed.has(doc)) && (f.excluded == nil || !f.excluded.has(doc)) &&
+		(f.require == nil || f.require.has(doc))
+}
+
+// Phrases reports whether the query has phrases (required or excluded)
+// that PhrasesOK must confirm on a page's text.
+func (f *Filter) Phrases() bool { return len(f.q.Phrases)+len(f.q.ExPhrase) > 0 }
+
+// PhrasesOK checks a page's text against the query's phrases: each must
+// occur in order, no excluded one may.
+func (f *Filter) PhrasesOK(text string) bool { return phraseOK(f.q, text) }
+
+// Terms returns the query's positive terms weighted for Snippet.
+func (f *Filter) Terms(tx *store.Tx) map[string]float64 {
+	return newRun(tx, f.q, DefaultParams).highlightTerms()
+}
