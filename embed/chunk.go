@@ -92,6 +92,11 @@ func ChunkPage(title string, pg *markdown.Page) []Chunk {
 			out = append(out, newChunk(title, s.path, piece, s.head))
 		}
 	}
+	if sum := summary(pg); sum != "" && len(out) > 0 {
+		// the page as a whole: its other names, tags and sections (a
+		// question about the page rather than one of its passages)
+		out = append(out, Chunk{Key: chunkKey("\x00summary", sum), Heading: "", Text: title + "\n" + sum, Start: 0})
+	}
 	if len(out) == 0 {
 		// nothing but a title: the key holds the title, or every empty
 		// page would share one vector
@@ -100,6 +105,34 @@ func ChunkPage(title string, pg *markdown.Page) []Chunk {
 		out = append(out, c)
 	}
 	return out
+}
+
+// summary is the text of a page's summary chunk: aliases, tags and the
+// headings, bounded; "" when the page has none of them.
+func summary(pg *markdown.Page) string {
+	var parts []string
+	if len(pg.Aliases) > 0 {
+		parts = append(parts, "Also called: "+strings.Join(pg.Aliases, ", "))
+	}
+	if len(pg.Tags) > 0 {
+		parts = append(parts, "Tags: "+strings.Join(pg.Tags, ", "))
+	}
+	var hs []string
+	for _, h := range pg.Headings {
+		hs = append(hs, cleanInline(h.Text))
+	}
+	if len(hs) > 0 {
+		parts = append(parts, "Sections: "+strings.Join(hs, "; "))
+	}
+	s := strings.Join(parts, "\n")
+	if len(s) > MaxChunkBytes {
+		cut := MaxChunkBytes
+		for cut > 0 && !utf8.RuneStart(s[cut]) {
+			cut--
+		}
+		s = strings.TrimRightFunc(s[:cut], func(r rune) bool { return r != ' ' && r != ';' })
+	}
+	return s
 }
 
 func newChunk(title, path, text string, start int) Chunk {
@@ -184,6 +217,9 @@ func cleanText(s string) string {
 	s = reComment.ReplaceAllString(s, " ")
 	s = reTableRule.ReplaceAllString(s, "")
 	s = reBullet.ReplaceAllString(s, "")
+	// links before table pipes are blanked ([[Target|label]])
+	s = reEmbed.ReplaceAllString(s, " ")
+	s = reWikiLabel.ReplaceAllString(s, "$2")
 	lines := strings.Split(s, "\n")
 	for i, l := range lines {
 		lines[i] = cleanInline(strings.ReplaceAll(l, "|", " "))

@@ -55,13 +55,16 @@ func ParseMode(s string) (Mode, error) {
 type Fusion struct {
 	Method               string
 	K, Lexical, Semantic float64
+	// Gate scales the semantic weight by (bm25_2nd/bm25_best)^Gate: the
+	// more the best lexical page stands out, the less meaning counts.
+	Gate float64
 	// Depth is how many pages of each ranking take part.
 	Depth int
 }
 
 // DefaultFusion is the fusion synapse ranks with (tuned on the Obsidian
 // Help vault, see README "Semantic search").
-var DefaultFusion = Fusion{Method: "score", Lexical: 1, Semantic: 0.5, Depth: 50}
+var DefaultFusion = Fusion{Method: "score", Lexical: 1, Semantic: 0.4, Depth: 50}
 
 // QueryEmbedder returns the vector of a query text.
 type QueryEmbedder func(ctx context.Context, text string) ([]float32, error)
@@ -183,7 +186,13 @@ func Search(ctx context.Context, s *store.Store, query string, o SearchOptions) 
 	var mx *matrix
 	var terms map[string]float64
 	var filt *search.Filter
+	named := map[string]bool{} // pages whose title, alias or file name is the query
 	err = s.View(func(tx *store.Tx) error {
+		for _, kind := range []byte{store.NameTitle, store.NameAlias, store.NameFile} {
+			for _, c := range tx.LookupName(kind, strings.TrimRight(text, "?!. ")) {
+				named[c.Path] = true
+			}
+		}
 		var err error
 		if filt, err = search.NewFilter(tx, q); err != nil {
 			return err
@@ -209,7 +218,7 @@ func Search(ctx context.Context, s *store.Store, query string, o SearchOptions) 
 			return nil, err
 		}
 	}
-	res.Hits, err = fuse(s, mx, lexHits, sem, f, depth, k, mode, terms, filt, o.ReadFile)
+	res.Hits, err = fuse(s, mx, lexHits, sem, f, depth, k, mode, terms, filt, o.ReadFile, named)
 	return res, err
 }
 
@@ -225,7 +234,7 @@ type fused struct {
 }
 
 func fuse(s *store.Store, mx *matrix, lex []search.Hit, sem []semHit, f Fusion, depth, k int, mode Mode,
-	terms map[string]float64, filt *search.Filter, read func(string) ([]byte, error)) ([]search.Hit, error) {
+	terms map[string]float64, filt *search.Filter, read func(string) ([]byte, error), named map[string]bool) ([]search.Hit, error) {
 	byPath := map[string]*fused{}
 	var all []*fused
 	for i := range lex {
@@ -287,10 +296,13 @@ func fuse(s *store.Store, mx *matrix, lex []search.Hit, sem []semHit, f Fusion, 
 		}
 		c.doc, c.sem, c.sr = h.doc, h, r
 	}
-	lexBest, cosBest, cosLast := 0.0, 0.0, 0.0
+	lexBest, lexNext, cosBest, cosLast := 0.0, 0.0, 0.0, 0.0
 	for _, c := range all {
 		if c.lr == 1 {
 			lexBest = c.lex.Score
+		}
+		if c.lr == 2 {
+			lexNext = c.lex.Score
 		}
 		if c.sr == 1 {
 			cosBest = c.sem.cos
@@ -298,6 +310,10 @@ func fuse(s *store.Store, mx *matrix, lex []search.Hit, sem []semHit, f Fusion, 
 		if c.sr == r || (r > depth && c.sr == depth) {
 			cosLast = c.sem.cos
 		}
+	}
+	wSem := f.Semantic
+	if f.Gate > 0 && lexBest > 0 {
+		wSem *= math.Pow(lexNext/lexBest, f.Gate)
 	}
 	for _, c := range all {
 		if c.lr > 0 {
@@ -312,7 +328,7 @@ func fuse(s *store.Store, mx *matrix, lex []search.Hit, sem []semHit, f Fusion, 
 			if f.Method == "rrf" {
 				c.score += f.Semantic / (f.K + float64(c.sr))
 			} else if cosBest > cosLast {
-				c.score += f.Semantic * (c.sem.cos - cosLast) / (cosBest - cosLast)
+				c.score += wSem * (c.sem.cos - cosLast) / (cosBest - cosLast)
 			}
 			c.signals = append(c.signals, SignalSemantic)
 		}
@@ -321,6 +337,10 @@ func fuse(s *store.Store, mx *matrix, lex []search.Hit, sem []semHit, f Fusion, 
 			if c.sem != nil {
 				c.score = c.sem.cos
 			}
+		} else if named[c.path] && c.lr > 0 {
+			// asking for a page by its name finds that page first (as
+			// lexical ranking does), whatever the vectors say
+			c.score += f.Lexical + f.Semantic + 1
 		}
 	}
 	if mode == Semantic {

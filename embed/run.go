@@ -152,13 +152,11 @@ func Run(ctx context.Context, s *store.Store, o RunOptions) (rep *Report, err er
 	if err != nil {
 		return rep, err
 	}
-	if o.Rebuild || (storedModel != "" && storedModel != o.Model) {
-		// a model change: nothing stored is of use (the dimension is
-		// recorded with the first answer)
-		if err := s.Update(func(tx *store.Tx) error { return tx.ClearVectors() }); err != nil {
-			return rep, err
-		}
-		storedModel, storedDim = "", 0
+	// a model change or a rebuild: nothing stored is of use; what is
+	// stored is dropped with the first good answer (a provider that fails
+	// from the start leaves the store as it was)
+	fresh := o.Rebuild || storedModel != o.Model
+	if fresh {
 		rep.Current = 0
 	}
 	if len(gone) > 0 {
@@ -198,7 +196,7 @@ func Run(ctx context.Context, s *store.Store, o RunOptions) (rep *Report, err er
 					w.missing++
 					continue
 				}
-				if storedModel == o.Model && tx.HasVector(c.Key) {
+				if !fresh && tx.HasVector(c.Key) {
 					rep.Reused++
 					continue
 				}
@@ -253,11 +251,17 @@ func Run(ctx context.Context, s *store.Store, o RunOptions) (rep *Report, err er
 				for i, n := range b {
 					texts[i] = n.text
 				}
+				if ctx.Err() != nil {
+					return
+				}
 				vecs, tries, err := embedRetry(ctx, o, texts)
 				select {
 				case results <- result{b, vecs, err, tries}:
 				case <-ctx.Done():
 					return
+				}
+				if err != nil {
+					return // the run stops: no more calls from this worker
 				}
 			}
 		}()
@@ -275,9 +279,10 @@ func Run(ctx context.Context, s *store.Store, o RunOptions) (rep *Report, err er
 	go func() { wg.Wait(); close(results) }()
 
 	dim := storedDim
-	if storedModel != o.Model {
+	if fresh {
 		dim = 0
 	}
+	cleared := !fresh
 	done := 0
 	var runErr error
 	for r := range results {
@@ -300,11 +305,20 @@ func Run(ctx context.Context, s *store.Store, o RunOptions) (rep *Report, err er
 		}
 		var linked []*pageWork
 		err := s.Update(func(tx *store.Tx) error {
-			if m, d := tx.VecModel(); m != o.Model || d != dim {
-				if m == o.Model && d != 0 {
-					// another run stored this model at another dimension
-					return &ProviderError{Reason: BadAnswer, Msg: fmt.Sprintf("wrong dimension: %d, the store holds %d for %s", dim, d, o.Model)}
+			m, d := tx.VecModel()
+			switch {
+			case !cleared:
+				if err := tx.ClearVectors(); err != nil {
+					return err
 				}
+				if err := tx.SetVecModel(o.Model, dim); err != nil {
+					return err
+				}
+				cleared = true
+			case m == o.Model && d != dim:
+				// another run stored this model at another dimension
+				return &ProviderError{Reason: BadAnswer, Msg: fmt.Sprintf("wrong dimension: %d, the store holds %d for %s", dim, d, o.Model)}
+			case m != o.Model:
 				if err := tx.SetVecModel(o.Model, dim); err != nil {
 					return err
 				}

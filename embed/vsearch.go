@@ -3,6 +3,7 @@ package embed
 import (
 	"container/heap"
 	"math"
+	"math/bits"
 	"sync"
 
 	"github.com/synapse-wiki/synapse/store"
@@ -21,7 +22,22 @@ type matrix struct {
 	heads []string
 	scale []float32
 	q     []int8
+	// bits holds each chunk's sign bits, words per chunk: the prefilter
+	// of large matrices (rank).
+	bits  []uint64
+	words int
 }
+
+// Exact search scans every chunk; above exactLimit chunks (about 2,500
+// pages of 3 KB) rank first keeps the chunks whose sign bits agree most
+// with the query's (Hamming distance, 8 popcounts a chunk at 512
+// dimensions) and computes the int8 cosine for those only: candidates of
+// them, at least candidateShare of all chunks. (Variables for tests.)
+var (
+	exactLimit     = 16384
+	candidates     = 4096
+	candidateShare = 0.04
+)
 
 type pageSpan struct {
 	doc        uint32
@@ -70,8 +86,24 @@ func loadMatrix(s *store.Store, tx *store.Tx) (*matrix, error) {
 			return nil, err
 		}
 	}
+	if dim > 0 {
+		m.words = (dim + 63) / 64
+		m.bits = make([]uint64, len(m.keys)*m.words)
+		for i := range m.keys {
+			signBits(m.q[i*dim:(i+1)*dim], m.bits[i*m.words:(i+1)*m.words])
+		}
+	}
 	cache.m = m
 	return m, nil
+}
+
+// signBits sets bit j of out when q[j] > 0.
+func signBits(q []int8, out []uint64) {
+	for j, x := range q {
+		if x > 0 {
+			out[j/64] |= 1 << (j % 64)
+		}
+	}
 }
 
 // semHit is a page ranked by meaning: the cosine of its best chunk.
@@ -124,17 +156,27 @@ func (m *matrix) rank(y []float32, allow func(doc uint32) bool, n int) []semHit 
 		return nil
 	}
 	yq, ys := quantizeQuery(y)
+	var keep []bool // chunks that pass the prefilter (nil: all)
+	if len(m.keys) > exactLimit {
+		keep = m.prefilter(yq, allow, max(candidates, int(float64(len(m.keys))*candidateShare)))
+	}
 	h := &semHeap{}
 	for _, p := range m.pages {
 		if allow != nil && !allow(p.doc) {
 			continue
 		}
-		best, bestAt := float32(-2), p.start
+		best, bestAt := float32(-2), -1
 		for i := p.start; i < p.end; i++ {
+			if keep != nil && !keep[i] {
+				continue
+			}
 			c := float32(dot(m.q[i*m.dim:(i+1)*m.dim], yq)) * m.scale[i]
 			if c > best {
 				best, bestAt = c, i
 			}
+		}
+		if bestAt < 0 {
+			continue
 		}
 		hit := semHit{doc: p.doc, cos: float64(best * ys), chunk: bestAt}
 		if h.Len() < n {
@@ -149,6 +191,42 @@ func (m *matrix) rank(y []float32, allow func(doc uint32) bool, n int) []semHit 
 		out[i] = heap.Pop(h).(semHit)
 	}
 	return out
+}
+
+// prefilter marks the n chunks of allowed pages whose sign bits are
+// closest to the query's (all chunks at the cut-off distance included).
+func (m *matrix) prefilter(yq []int8, allow func(uint32) bool, n int) []bool {
+	qb := make([]uint64, m.words)
+	signBits(yq, qb)
+	dist := make([]uint16, len(m.keys))
+	hist := make([]int, m.words*64+1)
+	for _, p := range m.pages {
+		if allow != nil && !allow(p.doc) {
+			for i := p.start; i < p.end; i++ {
+				dist[i] = math.MaxUint16
+			}
+			continue
+		}
+		for i := p.start; i < p.end; i++ {
+			b := m.bits[i*m.words : (i+1)*m.words]
+			d := 0
+			for w, x := range b {
+				d += bits.OnesCount64(x ^ qb[w])
+			}
+			dist[i] = uint16(d)
+			hist[d]++
+		}
+	}
+	cut, seen := 0, 0
+	for cut < len(hist)-1 && seen+hist[cut] < n {
+		seen += hist[cut]
+		cut++
+	}
+	keep := make([]bool, len(m.keys))
+	for i, d := range dist {
+		keep[i] = int(d) <= cut
+	}
+	return keep
 }
 
 // semHeap is a min-heap on cosine (ties: the higher doc is worse).

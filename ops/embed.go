@@ -428,7 +428,7 @@ func (e *Env) StartEmbedding(logf func(format string, args ...any)) {
 	go func() {
 		defer close(done)
 		lastErr := ""
-		retry := time.Minute
+		retry := 5 * time.Second
 		var timer <-chan time.Time
 		for {
 			select {
@@ -455,13 +455,13 @@ func (e *Env) StartEmbedding(logf func(format string, args ...any)) {
 					lastErr = msg
 				}
 				timer = time.After(retry)
-				retry = min(retry*2, 15*time.Minute)
+				retry = min(retry*2, 5*time.Minute)
 				continue
 			}
 			if lastErr != "" || rep.Embedded+rep.Removed+rep.Swept > 0 {
 				logf("embedded %d pages (%d chunks sent, %d reused) in %d ms; %d pages current", rep.Embedded, rep.Chunks, rep.Reused, rep.DurationMS, rep.Current+rep.Embedded)
 			}
-			lastErr, retry = "", time.Minute
+			lastErr, retry = "", 5*time.Second
 		}
 	}()
 	e.KickEmbedding()

@@ -127,7 +127,16 @@ func TestEvalEmbeddings(t *testing.T) {
 	for _, set := range sets {
 		results[set.name] = map[embed.Mode]metrics{}
 		for _, mode := range []embed.Mode{embed.Lexical, embed.Semantic, embed.Hybrid} {
-			m := score(set.items, embedRanker(t, c.store, mode, e, model, nil), nil)
+			var miss func(knownItem, []string)
+			if os.Getenv("SEARCH_EVAL_MISSES") != "" && mode == embed.Hybrid {
+				lex := embedRanker(t, c.store, embed.Lexical, e, model, nil)
+				miss = func(it knownItem, got []string) {
+					if l := lex(it.query); len(l) > 0 && l[0] == it.target {
+						t.Logf("%s: hybrid lost %q → want %s, got %v", set.name, it.query, it.target, got[:min(3, len(got))])
+					}
+				}
+			}
+			m := score(set.items, embedRanker(t, c.store, mode, e, model, nil), miss)
 			results[set.name][mode] = m
 			t.Logf("%-10s %-8s %s", set.name, mode, m)
 		}
@@ -149,11 +158,13 @@ func TestEvalEmbeddings(t *testing.T) {
 		return
 	}
 	var grid []embed.Fusion
-	for _, ws := range []float64{0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 1} {
-		grid = append(grid, embed.Fusion{Method: "score", Lexical: 1, Semantic: ws, Depth: 50})
+	for _, gate := range []float64{0, 1, 2, 3} {
+		for _, ws := range []float64{0.3, 0.4, 0.5, 0.6, 0.8, 1, 1.5} {
+			grid = append(grid, embed.Fusion{Method: "score", Lexical: 1, Semantic: ws, Gate: gate, Depth: 50})
+		}
 	}
-	for _, k := range []float64{1, 5, 60} {
-		for _, ws := range []float64{0.25, 0.5, 1} {
+	for _, k := range []float64{1, 60} {
+		for _, ws := range []float64{0.25, 1} {
 			grid = append(grid, embed.Fusion{Method: "rrf", K: k, Lexical: 1, Semantic: ws, Depth: 50})
 		}
 	}
@@ -168,7 +179,7 @@ func TestEvalEmbeddings(t *testing.T) {
 				m := score(set.items, embedRanker(t, c.store, embed.Hybrid, e, model, f), nil)
 				line += " " + set.name + " " + strings.TrimSpace(strings.Split(m.String(), "MRR@10")[1])
 			}
-			t.Logf("%-5s K %-3g Wsem %-4g%s", f.Method, f.K, f.Semantic, line)
+			t.Logf("%-5s K %-3g Wsem %-4g gate %-3g%s", f.Method, f.K, f.Semantic, f.Gate, line)
 		}
 	}
 }

@@ -33,21 +33,23 @@ const model = await initModel(modelSource);
 await model.embed(["warm up"]);
 const loadMS = Date.now() - t0;
 
-// --cache keeps every vector in memory by text (for evaluation loops that
-// embed the same vault again; off by default so measurements are honest)
-const cache = process.argv.includes("--cache") ? new Map() : null;
+// Every vector is kept in memory by text. POST /v1/embeddings always runs
+// the model (so timings through it are honest); POST /cached/v1/embeddings
+// answers from memory what was embedded before (evaluation runs that embed
+// the same vault again).
+const cache = new Map();
 let served = 0;
 let queue = Promise.resolve();
 // one inference at a time: TF.js runs on this one thread anyway
-async function embed(texts) {
-  const todo = cache ? [...new Set(texts.filter((t) => !cache.has(t)))] : texts;
+async function embed(texts, cached) {
+  const todo = cached ? [...new Set(texts.filter((t) => !cache.has(t)))] : texts;
   let vecs = [];
   if (todo.length > 0) {
     const run = queue.then(() => model.embed(todo));
     queue = run.catch(() => {});
     vecs = await run;
   }
-  if (!cache) return vecs;
+  if (cache.size + todo.length > 200_000) cache.clear(); // a test server: bounded, not clever
   todo.forEach((t, i) => cache.set(t, Array.from(vecs[i])));
   return texts.map((t) => cache.get(t));
 }
@@ -62,7 +64,8 @@ const server = http.createServer((req, res) => {
   if (req.method === "GET" && req.url === "/health") {
     return send(res, 200, { ok: true, model: MODEL, load_ms: loadMS, served });
   }
-  if (req.method !== "POST" || req.url !== "/v1/embeddings") {
+  const cached = req.url === "/cached/v1/embeddings";
+  if (req.method !== "POST" || (req.url !== "/v1/embeddings" && !cached)) {
     return send(res, 404, { error: { message: `no route ${req.method} ${req.url}` } });
   }
   const chunks = [];
@@ -93,12 +96,12 @@ const server = http.createServer((req, res) => {
     try {
       // USE has no token limit but costs grow with length; empty strings
       // embed as a space
-      const vecs = await embed(input.map((s) => (s.trim() === "" ? " " : s)));
+      const vecs = await embed(input.map((s) => (s.trim() === "" ? " " : s)), cached);
       served += input.length;
       send(res, 200, {
         object: "list",
         model: MODEL,
-        data: vecs.map((v, i) => ({ object: "embedding", index: i, embedding: Array.from(v) })),
+        data: vecs.map((v, i) => ({ object: "embedding", index: i, embedding: v })),
         usage: { prompt_tokens: 0, total_tokens: 0 },
       });
     } catch (e) {
