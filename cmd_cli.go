@@ -358,7 +358,19 @@ func runOp(c *cli.Context, op *ops.Op, raw []byte) error {
 	if err != nil {
 		return err
 	}
-	if g.json {
+	if err := printResult(o, op, out, g.json); err != nil {
+		return err
+	}
+	// a result that reports a failure (lint --fail-on-findings) is printed,
+	// then ends the command with its own exit code
+	if f, ok := out.(interface{ Failure() string }); ok && f.Failure() != "" {
+		return cli.Exit(f.Failure(), exitFindings)
+	}
+	return nil
+}
+
+func printResult(o *output, op *ops.Op, out any, asJSON bool) error {
+	if asJSON {
 		data, err := ops.MarshalJSON(out)
 		if err != nil {
 			return err
@@ -373,7 +385,7 @@ func runOp(c *cli.Context, op *ops.Op, raw []byte) error {
 	data, _ := json.MarshalIndent(out, "", "  ")
 	buf.Write(data)
 	buf.WriteByte('\n')
-	_, err = o.w.Write(buf.Bytes())
+	_, err := o.w.Write(buf.Bytes())
 	return err
 }
 

@@ -281,7 +281,7 @@ func fuse(s *store.Store, mx *matrix, lex []search.Hit, sem []semHit, f Fusion, 
 			continue
 		}
 		if filt.Phrases() {
-			if t := readText(p.Path); t != nil && !filt.PhrasesOK(string(t)) {
+			if t := readText(p.Path); t != nil && !filt.PhrasesOK(t) {
 				continue
 			}
 		}

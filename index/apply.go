@@ -101,7 +101,7 @@ func (u *updater) applyPage(c pageChange) error {
 		// lint, and get_page reads their links from the file
 		rec.Tags = nil
 	} else {
-		rec.Links = linkRecs(c.parsed.Links)
+		rec.Links = linkRecs(c.path, c.parsed.Links)
 	}
 	// In a bulk (full) scan the other pages' names are not all present yet:
 	// links stay pending until the links drain. Otherwise they are resolved
@@ -170,6 +170,14 @@ func pageFields(path string, parsed *markdown.Page) *store.PageRec {
 	for _, s := range rec.Sources {
 		if k := SourceKey(s); k != "" && !slices.Contains(rec.SourceKeys, k) {
 			rec.SourceKeys = append(rec.SourceKeys, k)
+		}
+	}
+	if !reserved {
+		// a link into raw/sources/ cites that source too (SPEC §2.4)
+		for _, k := range linkSourceKeys(path, parsed.Links) {
+			if !slices.Contains(rec.SourceKeys, k) {
+				rec.SourceKeys = append(rec.SourceKeys, k)
+			}
 		}
 	}
 	return rec
@@ -241,6 +249,12 @@ func (u *updater) markLinkers(r *store.PageRec) error {
 					continue
 				}
 				seenDoc[c.Doc] = true
+				// the page itself: a link of its own that reaches it (a
+				// self-link, which is no graph edge) may now reach the
+				// other page, or the reverse
+				if !vault.IsReserved(c.Path) {
+					u.markLinks(c.Doc)
+				}
 				// the node as this transaction left it: links resolved
 				// earlier in the same transaction count too
 				a, err := u.adj(c.Doc)

@@ -213,14 +213,11 @@ func weight(au, av *store.AdjRec, u, v uint32, degree func(uint32) (int, error))
 }
 
 // adamicAdar sums 1/ln(deg c) over the common neighbours c of u and v with
-// deg c > 1. Two sorted lists are merged, or, when one is much longer, the
-// short one is searched in the long one (galloping from the last hit).
+// deg c > 1.
 func adamicAdar(a, b []store.Edge, u, v uint32, degree func(uint32) (int, error)) (float64, error) {
-	if len(a) > len(b) {
-		a, b = b, a
-	}
 	sum := 0.0
-	add := func(c uint32) error {
+	err := eachCommon(a, b, func(i, _ int) error {
+		c := a[i].To
 		if c == u || c == v {
 			return nil
 		}
@@ -230,10 +227,22 @@ func adamicAdar(a, b []store.Edge, u, v uint32, degree func(uint32) (int, error)
 		}
 		sum += aaTerm(d)
 		return nil
+	})
+	return sum, err
+}
+
+// eachCommon calls fn with the indexes in a and b of every neighbour the
+// two sorted lists share, in ascending order. Two lists of like length
+// are merged; when one is much longer, the short one is searched in the
+// long one (galloping from the last hit), so a hub's list costs
+// O(short·log long), not its length.
+func eachCommon(a, b []store.Edge, fn func(i, j int) error) error {
+	if len(a) > 8*len(b) {
+		return eachCommon(b, a, func(i, j int) error { return fn(j, i) })
 	}
 	if len(b) > 8*len(a) {
 		lo := 0
-		for _, x := range a {
+		for i, x := range a {
 			// binary search for x.To in b[lo:]
 			l, h := lo, len(b)
 			for l < h {
@@ -245,13 +254,13 @@ func adamicAdar(a, b []store.Edge, u, v uint32, degree func(uint32) (int, error)
 				}
 			}
 			if l < len(b) && b[l].To == x.To {
-				if err := add(x.To); err != nil {
-					return 0, err
+				if err := fn(i, l); err != nil {
+					return err
 				}
 			}
 			lo = l
 		}
-		return sum, nil
+		return nil
 	}
 	i, j := 0, 0
 	for i < len(a) && j < len(b) {
@@ -262,14 +271,14 @@ func adamicAdar(a, b []store.Edge, u, v uint32, degree func(uint32) (int, error)
 		case x > y:
 			j++
 		default:
-			if err := add(x); err != nil {
-				return 0, err
+			if err := fn(i, j); err != nil {
+				return err
 			}
 			i++
 			j++
 		}
 	}
-	return sum, nil
+	return nil
 }
 
 // aaTerm is a common neighbour's adamic_adar contribution: 1/ln(deg) for
@@ -559,17 +568,15 @@ func (u *updater) shiftDegree(c uint32, a *store.AdjRec, skip func(x, y uint32) 
 		if ax == nil {
 			continue
 		}
-		for i := range ax.Edges {
+		// the edges x–y between two of c's neighbours, each once (y > x)
+		err = eachCommon(ax.Edges, a.Edges, func(i, _ int) error {
 			y := ax.Edges[i].To
-			if y <= x || y == c || skip(x, y) || searchEdge(a.Edges, y) < 0 {
-				continue // not an edge between two of c's neighbours
+			if y <= x || y == c || skip(x, y) {
+				return nil
 			}
 			ay, err := u.adj(y)
-			if err != nil {
+			if err != nil || ay == nil {
 				return err
-			}
-			if ay == nil {
-				continue
 			}
 			ax.Edges[i].Weight += delta
 			if j := searchEdge(ay.Edges, x); j >= 0 {
@@ -577,6 +584,10 @@ func (u *updater) shiftDegree(c uint32, a *store.AdjRec, skip func(x, y uint32) 
 			}
 			u.touch(x)
 			u.touch(y)
+			return nil
+		})
+		if err != nil {
+			return err
 		}
 	}
 	return nil
@@ -693,11 +704,12 @@ func (u *updater) applyGraphEvents() error {
 			return
 		}
 		if ay != nil {
-			for _, e := range ay.Edges {
-				if e.To != x && searchEdge(ax.Edges, e.To) >= 0 {
-					full[edgeKey(x, e.To)] = true
+			_ = eachCommon(ay.Edges, ax.Edges, func(i, _ int) error {
+				if z := ay.Edges[i].To; z != x {
+					full[edgeKey(x, z)] = true
 				}
-			}
+				return nil
+			})
 		}
 		for _, z := range partners[y] {
 			if z != x && searchEdge(ax.Edges, z) >= 0 {

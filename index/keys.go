@@ -6,6 +6,7 @@ package index
 
 import (
 	"path"
+	"slices"
 	"strings"
 
 	"github.com/synapse-wiki/synapse/markdown"
@@ -41,6 +42,36 @@ func SourceKey(s string) string {
 		return ""
 	}
 	return c
+}
+
+// ParseVersion names how files are parsed into page records. Bump it when
+// a change to parsing or to link classification leaves the records of an
+// existing store stale: the next scan of a store holding pages parsed by
+// another version re-parses every file (a full scan, as reindex), once.
+// 2: links in frontmatter, link lines counted from the top of the file,
+// links to files outside wiki/ (no page links; raw/sources/ ones cite).
+const ParseVersion = "2"
+
+const metaParseVersion = "parse_version"
+
+// parseStale reports whether the store holds pages parsed by another
+// ParseVersion. A store without pages is marked with this version.
+func (ix *Indexer) parseStale() (bool, error) {
+	var mismatch, pages bool
+	err := ix.Store.View(func(tx *store.Tx) error {
+		mismatch = string(tx.Meta(metaParseVersion)) != ParseVersion
+		pages = tx.PageCount() > 0
+		return nil
+	})
+	if err != nil || !mismatch {
+		return false, err
+	}
+	if pages {
+		return true, nil
+	}
+	return false, ix.Store.Update(func(tx *store.Tx) error {
+		return tx.SetMeta(metaParseVersion, []byte(ParseVersion))
+	})
 }
 
 // typeAffinity is the type term of the SPEC §2.3 edge weight.
@@ -90,14 +121,15 @@ func sameNames(a, b *store.PageRec) bool {
 // LinkRecs converts parsed links into stored ones (unresolved), keeping
 // only page links, exactly as the scanner stores them (write_page uses it
 // for the index.md it generates).
-func LinkRecs(ls []markdown.Link) []store.LinkRec { return linkRecs(ls) }
+func LinkRecs(ls []markdown.Link) []store.LinkRec { return linkRecs(vault.IndexPage, ls) }
 
-// linkRecs converts parsed links into stored ones (unresolved), keeping
-// only page links.
-func linkRecs(ls []markdown.Link) []store.LinkRec {
+// linkRecs converts the parsed links of the page at srcPath into stored
+// ones (unresolved), keeping only page links: attachments and links to
+// files outside wiki/ (FileTarget) are no page links, so never dangling.
+func linkRecs(srcPath string, ls []markdown.Link) []store.LinkRec {
 	out := make([]store.LinkRec, 0, len(ls))
 	for _, l := range ls {
-		if !l.IsPageLink() {
+		if !l.IsPageLink() || FileTarget(srcPath, l) != "" {
 			continue
 		}
 		k := LinkKey(l.Target)
@@ -108,6 +140,59 @@ func linkRecs(ls []markdown.Link) []store.LinkRec {
 			Target: l.Target, Key: k, Heading: l.Heading,
 			Embed: l.Embed, Markdown: l.Kind == markdown.MarkdownLink, Line: l.Line,
 		})
+	}
+	return out
+}
+
+// FileTarget returns the vault path of the file a link in the page at
+// srcPath names when that file lies outside wiki/, where no page can be:
+// a raw source (`[[../../raw/sources/x.md|original]]`), an asset, a
+// top-level file. The link's path is taken relative to the linking page
+// when it is a markdown link or starts with "./" or "../", and relative to
+// the vault when it starts with "raw/". A wikilink without an extension
+// names a .md file, as in Obsidian. "" for every other link, and for one
+// that leaves the vault. The rule is by path alone (no file is looked at),
+// so it cannot change when files come and go.
+func FileTarget(srcPath string, l markdown.Link) string {
+	t := strings.TrimSpace(strings.ReplaceAll(l.Target, "\\", "/"))
+	if t == "" {
+		return ""
+	}
+	p := ""
+	if l.Kind == markdown.MarkdownLink || strings.HasPrefix(t, "./") || strings.HasPrefix(t, "../") {
+		p = path.Join(path.Dir(srcPath), t)
+		if isWikiPath(p) && strings.HasPrefix(t, ".") {
+			return "" // an explicit relative path into wiki/: a page link
+		}
+	}
+	if p == "" || isWikiPath(p) {
+		if v := strings.TrimLeft(t, "/"); strings.HasPrefix(v, "raw/") {
+			p = path.Clean(v)
+		} else {
+			return ""
+		}
+	}
+	if p == "." || p == ".." || strings.HasPrefix(p, "../") || isWikiPath(p) {
+		return ""
+	}
+	if l.Kind == markdown.WikiLink && path.Ext(p) == "" {
+		p += ".md"
+	}
+	return p
+}
+
+func isWikiPath(p string) bool { return p == vault.WikiDir || strings.HasPrefix(p, vault.WikiDir+"/") }
+
+// linkSourceKeys returns the raw sources the links of the page at srcPath
+// point into (SPEC §2.4: a link into raw/sources/ cites that source).
+func linkSourceKeys(srcPath string, ls []markdown.Link) []string {
+	var out []string
+	for _, l := range ls {
+		if f := FileTarget(srcPath, l); strings.HasPrefix(f, vault.SourcesDir+"/") {
+			if k := SourceKey(f); k != "" && !slices.Contains(out, k) {
+				out = append(out, k)
+			}
+		}
 	}
 	return out
 }

@@ -21,13 +21,26 @@ type randVault struct {
 	pages []string // vault paths that exist
 	last  string
 	n     int
+	dirs  []string // folders new pages go to
+	names []string
 }
 
 var randNames = []string{"Apple", "Banana", "Cherry", "Date", "Elder", "Fig", "Grape", "Hazel", "Iris", "Juniper"}
 var randTypes = []string{"entity", "concept", "source", "synthesis", "comparison", "query", "note", ""}
 
+// randDirs are the folders of a random vault.
+var randDirs = []string{"wiki/", "wiki/concepts/", "wiki/entities/", "wiki/deep/er/"}
+
+// twinDirs make a bilingual vault: few names, each often present in
+// several folders, so that links are decided by the folder tie-break.
+var twinDirs = []string{"wiki/en/", "wiki/ru/", "wiki/en/sub/", "wiki/"}
+
 func newRandVault(t testing.TB, v *vault.Vault, seed int64) *randVault {
-	rv := &randVault{t: t, v: v, r: rand.New(rand.NewSource(seed))}
+	return newRandVaultIn(t, v, seed, randDirs, randNames)
+}
+
+func newRandVaultIn(t testing.TB, v *vault.Vault, seed int64, dirs, names []string) *randVault {
+	rv := &randVault{t: t, v: v, r: rand.New(rand.NewSource(seed)), dirs: dirs, names: names}
 	for i := 0; i < 6; i++ {
 		testvault.Write(t, v, fmt.Sprintf("raw/sources/s%d.md", i), fmt.Sprintf("source %d\n", i))
 	}
@@ -37,7 +50,7 @@ func newRandVault(t testing.TB, v *vault.Vault, seed int64) *randVault {
 	return rv
 }
 
-func (rv *randVault) name() string { return randNames[rv.r.Intn(len(randNames))] }
+func (rv *randVault) name() string { return rv.names[rv.r.Intn(len(rv.names))] }
 
 func (rv *randVault) content() string {
 	var b strings.Builder
@@ -54,9 +67,19 @@ func (rv *randVault) content() string {
 	if rv.r.Intn(2) == 0 {
 		fmt.Fprintf(&b, "sources: [s%d.md, raw/sources/s%d.md]\n", rv.r.Intn(6), rv.r.Intn(6))
 	}
+	if rv.r.Intn(3) == 0 {
+		fmt.Fprintf(&b, "related: [\"[[%s %d]]\"]\n", rv.name(), rv.r.Intn(3)) // a frontmatter link
+	}
 	b.WriteString("---\nbody\n")
 	for i := rv.r.Intn(6); i > 0; i-- {
-		switch rv.r.Intn(4) {
+		switch rv.r.Intn(5) {
+		case 4:
+			// relative: a wikilink up one folder, or a link to a raw source
+			if rv.r.Intn(2) == 0 {
+				fmt.Fprintf(&b, "[[../%s %d]] ", rv.name(), rv.r.Intn(3))
+			} else {
+				fmt.Fprintf(&b, "[[raw/sources/s%d.md|src]] ", rv.r.Intn(8))
+			}
 		case 0:
 			fmt.Fprintf(&b, "[[%s %d]] ", rv.name(), rv.r.Intn(3))
 		case 1:
@@ -76,8 +99,7 @@ func (rv *randVault) content() string {
 
 func (rv *randVault) newPath() string {
 	rv.n++
-	dirs := []string{"wiki/", "wiki/concepts/", "wiki/entities/", "wiki/deep/er/"}
-	return fmt.Sprintf("%s%s %d.md", dirs[rv.r.Intn(len(dirs))], rv.name(), rv.n%5)
+	return fmt.Sprintf("%s%s %d.md", rv.dirs[rv.r.Intn(len(rv.dirs))], rv.name(), rv.n%5)
 }
 
 func (rv *randVault) add() {

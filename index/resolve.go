@@ -17,19 +17,41 @@ type Resolution struct {
 }
 
 // Resolve resolves a link key (see LinkKey) written in the page at
-// srcPath, as Obsidian does (SPEC §2.2): a path relative to the linking
-// page (markdown links), to the vault or to wiki/; a unique path suffix;
-// then file name, title, alias — each case-insensitive and NFC. Several
-// matches at one step resolve to the shortest path, then the
-// lexicographically first, and report the ambiguity. Reserved top files
-// are chosen only when nothing else matches.
+// srcPath, as Obsidian 1.13 does (SPEC §2.2): a path relative to the
+// linking page (markdown links, and wikilinks written "../x"), to the
+// vault or to wiki/; a unique path suffix; then file name, title, alias —
+// each case-insensitive and NFC. Several matches at one step are broken
+// by pickFrom: a match in the linking page's own folder, then the shortest
+// path, then the lexicographically first; the ambiguity is reported.
+// Reserved top files are chosen only when nothing else matches.
 func Resolve(tx *store.Tx, key, srcPath string, markdownLink bool) Resolution {
+	return lookup(tx, key, srcPath, markdownLink).pickFrom(srcPath)
+}
+
+// match is what a key matches at the deciding step of resolution, before
+// the linking page's folder breaks a tie: it depends on the linking page
+// only through relative paths (relative reports those), so a drain can
+// share it between pages.
+type match struct {
+	cands    []store.NameCandidate
+	by       string
+	relative bool // the key was tried relative to the linking page
+}
+
+// relativeKey reports whether a link is resolved against the linking
+// page's folder first: markdown links always, wikilinks written "../x".
+func relativeKey(key string, markdownLink bool) bool {
+	return markdownLink || strings.HasPrefix(key, "../")
+}
+
+func lookup(tx *store.Tx, key, srcPath string, markdownLink bool) match {
 	if key == "" {
-		return Resolution{}
+		return match{}
 	}
+	rel := relativeKey(key, markdownLink)
 	// 1. exact paths
 	var paths []string
-	if markdownLink && srcPath != "" {
+	if rel && srcPath != "" {
 		paths = append(paths, path.Join(path.Dir(srcPath), key))
 	}
 	paths = append(paths, key, vault.WikiDir+"/"+key)
@@ -38,7 +60,7 @@ func Resolve(tx *store.Tx, key, srcPath string, markdownLink bool) Resolution {
 			continue
 		}
 		if d := tx.DocByPath(p); d != 0 {
-			return Resolution{Doc: d, Candidates: 1, By: "path"}
+			return match{cands: []store.NameCandidate{{Doc: d, Path: p}}, by: "path", relative: rel}
 		}
 	}
 	seg := store.LastSegment(key)
@@ -51,56 +73,78 @@ func Resolve(tx *store.Tx, key, srcPath string, markdownLink bool) Resolution {
 				cands = append(cands, c)
 			}
 		}
-		if r, ok := pick(cands, "suffix"); ok {
-			return r
+		if len(cands) > 0 {
+			return match{cands: cands, by: "suffix", relative: rel}
 		}
 		// a title or alias may itself contain a slash
 		for _, step := range []struct {
 			kind byte
 			by   string
 		}{{store.NameTitle, "title"}, {store.NameAlias, "alias"}} {
-			if r, ok := pick(tx.LookupName(step.kind, key), step.by); ok {
-				return r
+			if c := tx.LookupName(step.kind, key); len(c) > 0 {
+				return match{cands: c, by: step.by, relative: rel}
 			}
 		}
-		return Resolution{}
+		return match{relative: rel}
 	}
 	// 3–5. file name, title, alias
 	for _, step := range []struct {
 		kind byte
 		by   string
 	}{{store.NameFile, "file"}, {store.NameTitle, "title"}, {store.NameAlias, "alias"}} {
-		if r, ok := pick(tx.LookupName(step.kind, key), step.by); ok {
-			return r
+		if c := tx.LookupName(step.kind, key); len(c) > 0 {
+			return match{cands: c, by: step.by, relative: rel}
 		}
 	}
-	return Resolution{}
+	return match{relative: rel}
 }
 
-// pick chooses among candidates: non-reserved pages first, then the
-// shortest path, then the lexicographically smallest.
-func pick(c []store.NameCandidate, by string) (Resolution, bool) {
+// pickFrom chooses among the candidates for a link in the page at
+// srcPath: non-reserved pages first, then one in the linking page's own
+// folder (ancestor folders count for nothing: en/x.md's [[y]] reaches
+// en/y.md, ru/x.md's reaches ru/y.md), then the shortest path, then the
+// lexicographically smallest. Candidates counts every match.
+func (m match) pickFrom(srcPath string) Resolution {
+	c := m.cands
 	if len(c) == 0 {
-		return Resolution{}, false
+		return Resolution{}
 	}
-	if len(c) > 1 {
-		normal := c[:0:0]
-		for _, x := range c {
-			if !vault.IsReserved(x.Path) {
-				normal = append(normal, x)
-			}
-		}
-		if len(normal) > 0 {
-			c = normal
-		}
-		sort.Slice(c, func(i, j int) bool {
-			if len(c[i].Path) != len(c[j].Path) {
-				return len(c[i].Path) < len(c[j].Path)
-			}
-			return c[i].Path < c[j].Path
-		})
+	if len(c) == 1 {
+		return Resolution{Doc: c[0].Doc, Candidates: 1, By: m.by}
 	}
-	return Resolution{Doc: c[0].Doc, Candidates: len(c), By: by}, true
+	best := -1
+	dir := path.Dir(srcPath)
+	rank := func(x store.NameCandidate) int {
+		r := 0
+		if vault.IsReserved(x.Path) {
+			r += 2
+		}
+		if srcPath == "" || path.Dir(x.Path) != dir {
+			r++
+		}
+		return r
+	}
+	for i, x := range c {
+		if best < 0 {
+			best = i
+			continue
+		}
+		b := c[best]
+		ri, rb := rank(x), rank(b)
+		switch {
+		case ri != rb:
+			if ri < rb {
+				best = i
+			}
+		case len(x.Path) != len(b.Path):
+			if len(x.Path) < len(b.Path) {
+				best = i
+			}
+		case x.Path < b.Path:
+			best = i
+		}
+	}
+	return Resolution{Doc: c[best].Doc, Candidates: len(c), By: m.by}
 }
 
 // contrib is the effect of a page's links on backlinks, dangling links and
@@ -223,7 +267,10 @@ func diffContrib(a, b contrib) contrib {
 func (u *updater) drainLinks(max int) (int, error) {
 	tx := u.tx
 	docs := tx.LinksDirty(max)
-	cache := map[string]Resolution{}
+	// names do not change during a drain, so a key that is not resolved
+	// relative to its page matches the same candidates from every page;
+	// only the folder tie-break (pickFrom) differs
+	cache := map[string]match{}
 	for _, doc := range docs {
 		p, err := tx.Page(doc)
 		if err != nil {
@@ -236,15 +283,14 @@ func (u *updater) drainLinks(max int) (int, error) {
 		changed := p.LinksPending
 		for i := range p.Links {
 			l := &p.Links[i]
-			// names do not change during a drain, so wiki links resolve
-			// the same from every page
-			r, ok := cache[l.Key]
-			if l.Markdown || !ok {
-				r = Resolve(tx, l.Key, p.Path, l.Markdown)
-				if !l.Markdown {
-					cache[l.Key] = r
+			m, ok := cache[l.Key]
+			if !ok || relativeKey(l.Key, l.Markdown) {
+				m = lookup(tx, l.Key, p.Path, l.Markdown)
+				if !m.relative {
+					cache[l.Key] = m
 				}
 			}
+			r := m.pickFrom(p.Path)
 			amb := 0
 			if r.Candidates > 1 {
 				amb = r.Candidates

@@ -2,6 +2,8 @@ package index
 
 import (
 	"context"
+	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -202,4 +204,186 @@ func TestResolve_CorpusDanglingOnlyExample(t *testing.T) {
 		t.Fatalf("graph: %v %v", err, diffs)
 	}
 	_ = vault.WikiDir
+}
+
+// TestResolve_FolderTieBreak: twin file names in en/ and ru/ resolve
+// within the linking page's own folder (SPEC §2.2, Obsidian 1.13); an
+// exact path still wins, and ancestor folders count for nothing.
+func TestResolve_FolderTieBreak(t *testing.T) {
+	v := testvault.New(t)
+	w := func(rel, body string) { testvault.Write(t, v, rel, body) }
+	w("wiki/en/a.md", "[[b]] [[ru/b]] [x](b.md)\n")
+	w("wiki/en/b.md", "# B\n")
+	w("wiki/ru/a.md", "[[b]] [[B]] [[en/b]] [[../en/b]]\n")
+	w("wiki/ru/b.md", "# Б\n")
+	w("wiki/ru/sub/c.md", "[[b]]\n")
+	w("wiki/top.md", "[[b]]\n")
+	w("wiki/zz/long-folder/b.md", "# a third b, deeper\n")
+	w("wiki/zz/long-folder/d.md", "[[b]]\n")
+	ix := openIndexer(t, v)
+	scan(t, ix)
+	cases := []struct {
+		from, target, want string
+		amb                int
+	}{
+		{"wiki/ru/a.md", "b", "wiki/ru/b.md", 3},
+		{"wiki/ru/a.md", "B", "wiki/ru/b.md", 3},
+		{"wiki/en/a.md", "b", "wiki/en/b.md", 3},
+		{"wiki/en/a.md", "ru/b", "wiki/ru/b.md", 0},    // a path wins over the folder
+		{"wiki/ru/a.md", "en/b", "wiki/en/b.md", 0},    // a path wins over the folder
+		{"wiki/ru/a.md", "../en/b", "wiki/en/b.md", 0}, // a wikilink relative to the page
+		{"wiki/en/a.md", "b.md", "wiki/en/b.md", 0},    // markdown links are relative paths
+		{"wiki/zz/long-folder/d.md", "b", "wiki/zz/long-folder/b.md", 3},
+		// no match in its own folder: the shortest path, then the first
+		{"wiki/top.md", "b", "wiki/en/b.md", 3},
+		// ancestor folders count for nothing: ru/sub/c.md is not in ru/
+		{"wiki/ru/sub/c.md", "b", "wiki/en/b.md", 3},
+	}
+	for _, c := range cases {
+		got, amb := resolved(t, ix, c.from, c.target)
+		if got != c.want || amb != c.amb {
+			t.Errorf("%s: [[%s]] → %q (ambiguous %d), want %q (%d)", c.from, c.target, got, amb, c.want, c.amb)
+		}
+	}
+	// a full rebuild (links resolved in one drain, shared between pages)
+	// agrees with the incremental resolution above
+	fresh := openIndexerAt(t, v, t.TempDir()+"/fresh.db")
+	if _, err := fresh.Scan(context.Background(), ScanOptions{Full: true}); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range cases {
+		if got, _ := resolved(t, fresh, c.from, c.target); got != c.want {
+			t.Errorf("rebuild: %s: [[%s]] → %q, want %q", c.from, c.target, got, c.want)
+		}
+	}
+}
+
+// TestResolve_FolderTieBreakIncremental: a twin appearing in, leaving or
+// moving into the linking page's folder re-resolves the link without the
+// linking page being read again; so does a page whose own link reaches
+// itself when a better match appears.
+func TestResolve_FolderTieBreakIncremental(t *testing.T) {
+	v := testvault.New(t)
+	w := func(rel, body string) { testvault.Write(t, v, rel, body) }
+	w("wiki/en/b.md", "# B\n")
+	w("wiki/ru/a.md", "[[b]]\n")
+	w("wiki/x/self.md", "---\ntitle: Gamma\n---\n[[Gamma]]\n")
+	ix := openIndexer(t, v)
+	ix.Now = func() time.Time { return time.Now().Add(time.Hour) }
+	var mu sync.Mutex
+	var read []string
+	ix.readFile = func(p string) ([]byte, error) {
+		mu.Lock()
+		read = append(read, p)
+		mu.Unlock()
+		return readFileOS(p)
+	}
+	scan(t, ix)
+	steps := []struct {
+		name               string
+		do                 func()
+		from, target, want string
+	}{
+		{"a twin appears in the linker's folder", func() { w("wiki/ru/b.md", "# Б\n") }, "wiki/ru/a.md", "b", "wiki/ru/b.md"},
+		{"the twin moves away", func() { mv(t, v, "wiki/ru/b.md", "wiki/ru/deep/b.md") }, "wiki/ru/a.md", "b", "wiki/en/b.md"},
+		{"another one moves in", func() { mv(t, v, "wiki/en/b.md", "wiki/ru/B.md") }, "wiki/ru/a.md", "b", "wiki/ru/B.md"},
+		{"it is deleted", func() { rm(t, v, "wiki/ru/B.md") }, "wiki/ru/a.md", "b", "wiki/ru/deep/b.md"},
+		{"a self-link loses to a file named like the title", func() { w("wiki/gamma.md", "# file named gamma\n") }, "wiki/x/self.md", "Gamma", "wiki/gamma.md"},
+		{"and wins again when it goes", func() { rm(t, v, "wiki/gamma.md") }, "wiki/x/self.md", "Gamma", "wiki/x/self.md"},
+	}
+	for _, s := range steps {
+		s.do()
+		mu.Lock()
+		read = nil
+		mu.Unlock()
+		scan(t, ix)
+		if got, _ := resolved(t, ix, s.from, s.target); got != s.want {
+			t.Errorf("%s: %s [[%s]] → %q, want %q", s.name, s.from, s.target, got, s.want)
+		}
+		for _, p := range read {
+			if strings.HasSuffix(p, filepath.FromSlash(s.from)) {
+				t.Errorf("%s: the scan re-read %s", s.name, s.from)
+			}
+		}
+		if diffs, err := storecheck.CheckGraph(ix.Store); err != nil || len(diffs) > 0 {
+			t.Errorf("%s: graph: %v %v", s.name, err, diffs)
+		}
+	}
+}
+
+// TestResolve_FileLinks: links to files outside wiki/ (raw sources,
+// assets, top-level files) are no page links: never dangling; one into
+// raw/sources/ cites that source (SPEC §2.4), whether or not it exists.
+func TestResolve_FileLinks(t *testing.T) {
+	v := testvault.New(t)
+	w := func(rel, body string) { testvault.Write(t, v, rel, body) }
+	w("raw/sources/x.md", "source x\n")
+	w("wiki/sources/p.md", "---\nsources: [raw/sources/fm.md]\n---\n"+
+		"[[../../raw/sources/x.md|original]] [[raw/sources/y]] [md](../../raw/sources/z.md)\n"+
+		"![[../../raw/assets/pic.md]] [top](../../schema.md) [[Nowhere]] [[./sibling]]\n")
+	w("wiki/index.md", "[x](raw/sources/x.md)\n")
+	ix := openIndexer(t, v)
+	scan(t, ix)
+	err := ix.Store.View(func(tx *store.Tx) error {
+		p, _ := tx.Page(tx.DocByPath("wiki/sources/p.md"))
+		var links []string
+		for _, l := range p.Links {
+			links = append(links, l.Target)
+		}
+		if strings.Join(links, ",") != "Nowhere,./sibling" {
+			t.Errorf("page links %q, want only Nowhere and ./sibling", links)
+		}
+		want := "raw/sources/fm.md,raw/sources/x.md,raw/sources/y.md,raw/sources/z.md"
+		if got := strings.Join(p.SourceKeys, ","); got != want {
+			t.Errorf("source keys %s, want %s", got, want)
+		}
+		var dangling []string
+		for _, d := range tx.Dangling() {
+			dangling = append(dangling, d.Key)
+		}
+		if strings.Join(dangling, ",") != "nowhere,sibling" {
+			t.Errorf("dangling %q", dangling)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestScan_ParseVersionReparses: a store whose pages were parsed by
+// another ParseVersion is re-parsed in full by its next scan, though no
+// file changed; then scans are incremental again.
+func TestScan_ParseVersionReparses(t *testing.T) {
+	v := testvault.New(t)
+	testvault.Write(t, v, "wiki/target.md", "# T\n")
+	testvault.Write(t, v, "wiki/src.md", "---\nrelated: \"[[target]]\"\n---\nbody\n")
+	ix := openIndexer(t, v)
+	ix.Now = func() time.Time { return time.Now().Add(time.Hour) }
+	scan(t, ix)
+	// as an older synapse left it: no frontmatter link, another version
+	err := ix.Store.Update(func(tx *store.Tx) error {
+		p, err := tx.Page(tx.DocByPath("wiki/src.md"))
+		if err != nil {
+			return err
+		}
+		p.Links = nil
+		if err := tx.PutPageLinks(p); err != nil {
+			return err
+		}
+		return tx.SetMeta(metaParseVersion, []byte("1"))
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep := scan(t, ix)
+	if got, _ := resolved(t, ix, "wiki/src.md", "target"); got != "wiki/target.md" {
+		t.Errorf("after the re-parse [[target]] → %q", got)
+	}
+	if rep.NewCount == 0 {
+		t.Errorf("the scan did not re-parse: %+v", rep)
+	}
+	if again := scan(t, ix); again.NewCount+again.ChangedCount != 0 {
+		t.Errorf("a second scan re-parsed again: %+v", again)
+	}
 }

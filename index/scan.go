@@ -111,9 +111,21 @@ func (ix *Indexer) Scan(ctx context.Context, opts ScanOptions) (*Report, error) 
 	defer ix.mu.Unlock()
 	start := time.Now()
 	rep := &Report{New: []string{}, Changed: []string{}, Deleted: []string{}}
+	if !opts.Full {
+		// records parsed by another version of the parser are re-parsed
+		// in full, once (see ParseVersion)
+		if stale, err := ix.parseStale(); err != nil {
+			return nil, err
+		} else if stale {
+			opts.Full, opts.Paths = true, nil
+		}
+	}
 	if opts.Full {
 		err := ix.Store.Update(func(tx *store.Tx) error {
 			if err := tx.ResetDerived(); err != nil {
+				return err
+			}
+			if err := tx.SetMeta(metaParseVersion, []byte(ParseVersion)); err != nil {
 				return err
 			}
 			return tx.SetMeta(metaGraphStale, []byte{1})

@@ -136,7 +136,13 @@ func TestScan_RacyEdit(t *testing.T) {
 // graph against a naive recomputation.
 func TestScan_IncrementalMatchesRebuild(t *testing.T) {
 	for _, seed := range []int64{7, 11, 23, 42} {
-		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) { incrementalMatchesRebuild(t, seed) })
+		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) { incrementalMatchesRebuild(t, seed, randDirs, randNames) })
+	}
+	// twin names in en/ and ru/: links decided by the folder tie-break
+	for _, seed := range []int64{3, 8, 13, 21} {
+		t.Run(fmt.Sprint("twins/seed", seed), func(t *testing.T) {
+			incrementalMatchesRebuild(t, seed, twinDirs, randNames[:3])
+		})
 	}
 	// a large lag bound makes degree shifts lag often: the weights must
 	// stay exact with respect to the degrees they account for
@@ -144,15 +150,15 @@ func TestScan_IncrementalMatchesRebuild(t *testing.T) {
 	graphEpsilon = 0.3
 	defer func() { graphEpsilon = saved }()
 	for _, seed := range []int64{5, 99} {
-		t.Run(fmt.Sprint("lagging/seed", seed), func(t *testing.T) { incrementalMatchesRebuild(t, seed) })
+		t.Run(fmt.Sprint("lagging/seed", seed), func(t *testing.T) { incrementalMatchesRebuild(t, seed, randDirs, randNames) })
 	}
 }
 
-func incrementalMatchesRebuild(t *testing.T, seed int64) {
+func incrementalMatchesRebuild(t *testing.T, seed int64, dirs, names []string) {
 	v := testvault.New(t)
 	ix := openIndexer(t, v)
 	ix.Now = func() time.Time { return time.Now().Add(time.Hour) }
-	r := newRandVault(t, v, seed)
+	r := newRandVaultIn(t, v, seed, dirs, names)
 	for step := 0; step < 60; step++ {
 		r.mutate()
 		if _, err := ix.Scan(context.Background(), ScanOptions{}); err != nil {

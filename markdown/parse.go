@@ -31,7 +31,10 @@ type Link struct {
 	Label   string   `json:"label,omitempty"`   // display text, if given
 	Embed   bool     `json:"embed,omitempty"`   // ![[...]] or ![...](...)
 	Kind    LinkKind `json:"kind"`
-	Line    int      `json:"line"` // 1-based line in the body
+	Line    int      `json:"line"` // 1-based line in the file (frontmatter included)
+	// Property is the frontmatter key whose value holds the link ("" for
+	// a link in the body).
+	Property string `json:"property,omitempty"`
 }
 
 // Heading is an ATX heading.
@@ -55,7 +58,8 @@ type Page struct {
 	Created  string
 	Updated  string
 	Headings []Heading
-	Links    []Link
+	// Links are the frontmatter links (in file order), then the body's.
+	Links []Link
 }
 
 // Parse parses the page at vault-relative path rel. It never fails: bad
@@ -67,6 +71,7 @@ func Parse(rel string, data []byte) *Page {
 		doc = strings.ToValidUTF8(doc, "\uFFFD")
 	}
 	p := &Page{Frontmatter: &Frontmatter{}, Body: doc}
+	var fmLinks []Link
 	if fmText, body, ok := SplitFrontmatter(doc); ok {
 		p.HasFM = true
 		p.Body = body
@@ -74,8 +79,12 @@ func Parse(rel string, data []byte) *Page {
 			p.FMError = err.Error()
 		} else {
 			p.Frontmatter = fm
+			// the text starts on line 2, after the opening ---
+			fmLinks = frontmatterLinks(fmText, 2)
 		}
 	}
+	// body lines are counted from the top of the file
+	bodyLine := 1 + strings.Count(doc[:len(doc)-len(p.Body)], "\n")
 	fm := p.Frontmatter
 	p.Title = fm.String("title")
 	if p.Title == "" {
@@ -89,7 +98,7 @@ func Parse(rel string, data []byte) *Page {
 
 	masked := Mask(p.Body)
 	p.Headings = headings(masked, p.Body)
-	p.Links = links(masked, p.Body)
+	p.Links = append(fmLinks, links(masked, p.Body, bodyLine)...)
 	var tags []string
 	for _, t := range fm.List("tags", true) {
 		// a frontmatter string may also be space separated: "tags: a b"
@@ -312,9 +321,11 @@ func hasScheme(dest string) bool {
 	return false
 }
 
-func links(masked, body string) []Link {
+// links finds the links of a body whose first line is line firstLine of
+// the file.
+func links(masked, body string, firstLine int) []Link {
 	var out []Link
-	line := 1
+	line := firstLine
 	lineOff := 0 // offset up to which newlines are counted
 	at := func(off int) int {
 		line += strings.Count(body[lineOff:off], "\n")

@@ -173,9 +173,9 @@ func sortRefs(r []PageRef) {
 // ListPagesIn is the input of list_pages.
 type ListPagesIn struct {
 	Type   string `json:"type,omitempty" desc:"Only pages of this type (entity, concept, source, synthesis, comparison, query, note)"`
-	Tag    string `json:"tag,omitempty" mcp:"-" desc:"Only pages with this tag"`
+	Tag    string `json:"tag,omitempty" desc:"Only pages with this tag"`
 	Limit  int    `json:"limit,omitempty" default:"100" min:"1" max:"1000" desc:"Maximum pages to return (1..1000, default 100)"`
-	Offset int    `json:"offset,omitempty" mcp:"-" min:"0" desc:"Pages to skip"`
+	Offset int    `json:"offset,omitempty" min:"0" desc:"Pages to skip"`
 }
 
 // PageItem is one row of list_pages.

@@ -13,12 +13,12 @@
 //	flag:"name"             CLI flag name when it differs from the json name
 //	query:"q"               REST query-string name when it differs from the json name
 //	short:"k"               CLI flag alias
-//	default:"5"             applied when the field is zero
+//	default:"5"             applied when the parameter is absent (a given 0 is clamped)
 //	min:"1" max:"50"        integers are clamped into this range
 //	enum:"a,b"              allowed values (documented; checked by the operation)
 //	required:"true"         must be present and non-empty
 //	raw:"true"              kept byte for byte (string fields are trimmed otherwise)
-//	mcp:"-"                 not part of the MCP tool's input schema
+//	mcp:"-"                 not an MCP parameter: absent from the tool schema and refused when sent
 //	cli:"-"                 not a CLI flag; cli:"stdin" reads the value from --file or stdin;
 //	                        cli:"stdin-list" on a []string argument reads the list from
 //	                        stdin (whitespace-separated) when the argument is "-"
@@ -72,6 +72,15 @@ type Op struct {
 	Access  Access
 	// Limits documents caps in prose (for help, the skill and OpenAPI).
 	Limits string
+	// WriteWith names (by json name) a bool input that turns a call of this
+	// read operation into a write (lint's to_review): such a call is
+	// refused in a read-only environment, never served by a GET, and the
+	// docs give the access as "read; write with --flag".
+	WriteWith string
+	// Rescans marks a read that first brings the index up to date with the
+	// files (lint): run by the CLI in its own process, it opens the store
+	// writable.
+	Rescans bool
 	// Scans marks operations that scan the vault themselves (reindex,
 	// rescan): opening the store for them skips the initial scan of a
 	// never-scanned store.
@@ -95,6 +104,10 @@ type Op struct {
 	// on a provider for minutes): serve runs it beside other writes and a
 	// reindex instead of holding them off.
 	Concurrent bool
+	// OpenWorld marks an operation that may reach beyond the vault: it can
+	// run a command the user configured (deep-research runs
+	// $SYNAPSE_RESEARCH_CMD), so MCP clients see openWorldHint.
+	OpenWorld bool
 
 	In, Out reflect.Type
 	run     func(ctx context.Context, e *Env, in any) (any, error)
@@ -153,8 +166,14 @@ func (op *Op) NewIn() any { return reflect.New(op.In).Interface() }
 
 // Decode parses a JSON object strictly into a fresh input: unknown
 // parameters and wrong types are invalid errors naming the parameter.
+// Defaults are filled in before decoding, so they stand for parameters
+// that are absent: a parameter given as 0 is clamped to its minimum by
+// Normalize (k=0 is k=1), not replaced by the default.
 func (op *Op) Decode(raw []byte) (any, error) {
 	in := op.NewIn()
+	if err := applyDefaults(in); err != nil {
+		return nil, err
+	}
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || string(raw) == "null" {
 		raw = []byte("{}")
@@ -227,6 +246,11 @@ func (op *Op) Run(ctx context.Context, e *Env, in any) (any, error) {
 	if err := op.Allowed(e); err != nil {
 		return nil, err
 	}
+	if e.ReadOnly && op.Writes(in) {
+		f, _ := op.writeField()
+		return nil, errs.E(errs.Forbidden, "%s --%s changes the vault (%s) and this server is read-only; leave it out to read, or restart the server with `synapse serve --http --write`",
+			op.displayName(), f.Flag, f.Name)
+	}
 	if err := Normalize(in); err != nil {
 		return nil, err
 	}
@@ -258,6 +282,58 @@ func (op *Op) Allowed(e *Env) error {
 		return errs.E(errs.Forbidden, "%s changes the vault and this server is read-only; restart it with `synapse serve --http --write` to allow writes", op.displayName())
 	}
 	return nil
+}
+
+// Writes reports whether a call with this decoded input changes the
+// vault: every call of a write operation, and a call of a read operation
+// whose WriteWith input is true.
+func (op *Op) Writes(in any) bool {
+	if op.Access == Write {
+		return true
+	}
+	f, ok := op.writeField()
+	if !ok || in == nil {
+		return false
+	}
+	v := reflect.ValueOf(in)
+	if v.Kind() == reflect.Pointer {
+		v = v.Elem()
+	}
+	return v.Field(f.Index).Bool()
+}
+
+// WritesRaw is Writes for a JSON input (false when it does not decode:
+// the call then fails on its input).
+func (op *Op) WritesRaw(raw []byte) bool {
+	if op.Access == Write {
+		return true
+	}
+	if op.WriteWith == "" {
+		return false
+	}
+	in, err := op.Decode(raw)
+	return err == nil && op.Writes(in)
+}
+
+// AccessText describes the access for people: "read", "write", or for a
+// read with a WriteWith input "read; write with --to-review".
+func (op *Op) AccessText() string {
+	if f, ok := op.writeField(); ok && op.Access == Read {
+		return "read; write with --" + f.Flag
+	}
+	return string(op.Access)
+}
+
+func (op *Op) writeField() (Field, bool) {
+	if op.WriteWith == "" {
+		return Field{}, false
+	}
+	for _, f := range Fields(op.In) {
+		if f.Name == op.WriteWith && f.Type.Kind() == reflect.Bool {
+			return f, true
+		}
+	}
+	return Field{}, false
 }
 
 func (op *Op) displayName() string {
@@ -333,23 +409,38 @@ func Fields(t reflect.Type) []Field {
 	return out
 }
 
-// Normalize applies defaults, clamps integers into [min, max] and checks
-// required fields of a decoded input (a pointer to struct).
+// applyDefaults sets every field of a fresh input (a pointer to struct)
+// that has a default to it.
+func applyDefaults(in any) error {
+	rv := reflect.ValueOf(in).Elem()
+	for _, f := range Fields(rv.Type()) {
+		if f.Default == "" {
+			continue
+		}
+		v := rv.Field(f.Index)
+		switch v.Kind() {
+		case reflect.Int, reflect.Int64:
+			n, err := strconv.Atoi(f.Default)
+			if err != nil {
+				return fmt.Errorf("default of %s: %w", f.Name, err)
+			}
+			v.SetInt(int64(n))
+		case reflect.String:
+			v.SetString(f.Default)
+		}
+	}
+	return nil
+}
+
+// Normalize clamps integers into [min, max], gives empty strings their
+// default and checks required fields of a decoded input (a pointer to
+// struct). Integer defaults are Decode's: here a zero is a value given.
 func Normalize(in any) error {
 	rv := reflect.ValueOf(in).Elem()
 	for _, f := range Fields(rv.Type()) {
 		v := rv.Field(f.Index)
-		if v.IsZero() && f.Default != "" {
-			switch v.Kind() {
-			case reflect.Int, reflect.Int64:
-				n, err := strconv.Atoi(f.Default)
-				if err != nil {
-					return fmt.Errorf("default of %s: %w", f.Name, err)
-				}
-				v.SetInt(int64(n))
-			case reflect.String:
-				v.SetString(f.Default)
-			}
+		if v.Kind() == reflect.String && v.String() == "" && f.Default != "" {
+			v.SetString(f.Default)
 		}
 		if v.Kind() == reflect.Int || v.Kind() == reflect.Int64 {
 			n := v.Int()

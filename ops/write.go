@@ -76,6 +76,7 @@ var opWritePage = register(Op{
 	CLI: "page write", MCP: "write_page",
 	REST:   []Route{{Method: "PUT", Path: "/pages/{title}", Body: "*"}},
 	Access: Write, Limits: "title ≤ 200 characters; content ≤ 1 MiB",
+	Idempotent: true, // the same call again finds the same bytes: unchanged, nothing written
 }, WritePage)
 
 // writeMu serializes writes within a process (serve answers requests

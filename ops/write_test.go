@@ -145,7 +145,7 @@ func TestWritePage_Create(t *testing.T) {
 	if log := readFile(t, v, vault.LogPage); !strings.HasSuffix(log, "\n\n## [2026-05-01] write | Birdsong\n") {
 		t.Fatalf("log.md:\n%s", log)
 	}
-	if idxmd := readFile(t, v, vault.IndexPage); !strings.Contains(idxmd, "## Concepts (1)\n\n- [[wiki/concepts/birdsong|Birdsong]]\n") {
+	if idxmd := readFile(t, v, vault.IndexPage); !strings.Contains(idxmd, "## concept (1)\n\n- [[wiki/concepts/birdsong|Birdsong]]\n") {
 		t.Fatalf("index.md:\n%s", idxmd)
 	}
 }
@@ -573,7 +573,8 @@ func TestWritePage_IndexDeterministic(t *testing.T) {
 	write(t, e, &WritePageIn{Title: "Weird [title] | #tag", Content: "w\n", Type: "query"})
 	got := readFile(t, v, vault.IndexPage)
 	// entity section: sorted case-insensitively
-	if !strings.Contains(got, "## Entities (2)\n\n- [[wiki/entities/alpha|alpha]]\n- [[wiki/entities/zeta|Zeta]]\n\n## Queries (1)\n\n- [Weird \\[title\\] | \\#tag](queries/weird-title-tag.md)\n\n## Notes (") {
+	if !strings.Contains(got, "## entity (2)\n\n- [[wiki/entities/alpha|alpha]]\n- [[wiki/entities/zeta|Zeta]]\n\n## note (") ||
+		!strings.HasSuffix(got, "\n\n## query (1)\n\n- [Weird \\[title\\] | \\#tag](queries/weird-title-tag.md)\n") {
 		t.Fatalf("index.md:\n%s", got[:min(len(got), 800)])
 	}
 	st1, _ := os.Stat(v.Abs(vault.IndexPage))
@@ -1005,7 +1006,7 @@ func TestWritePage_MissingFilesAndFolders(t *testing.T) {
 	if got := readFile(t, v, vault.LogPage); got != logHeader+"\n## [2026-05-01] write | Why is the sky blue?\n" {
 		t.Fatalf("log.md:\n%q", got)
 	}
-	if got := readFile(t, v, vault.IndexPage); got != indexHeader+"\n## Queries (1)\n\n- [[wiki/queries/why-is-the-sky-blue|Why is the sky blue?]]\n" {
+	if got := readFile(t, v, vault.IndexPage); got != indexHeader+"\n## query (1)\n\n- [[wiki/queries/why-is-the-sky-blue|Why is the sky blue?]]\n" {
 		t.Fatalf("index.md:\n%s", got)
 	}
 	// a log edited by hand without a final newline
@@ -1029,8 +1030,9 @@ func TestWritePage_IndexOtherTypes(t *testing.T) {
 	testvault.Write(t, v, "wiki/animals/yak.md", "---\ntype: animal\ntitle: Yak\n---\nYak.\n")
 	e, _ := openEnv(t, v)
 	write(t, e, &WritePageIn{Title: "Note", Content: "n\n", Type: "note"})
-	want := indexHeader + "\n## Notes (1)\n\n- [[wiki/note|Note]]\n" +
-		"\n## animal (1)\n\n- [[wiki/animals/yak|Yak]]\n" +
+	// every type alike (issue 12): one heading style, counts, by type
+	want := indexHeader + "\n## animal (1)\n\n- [[wiki/animals/yak|Yak]]\n" +
+		"\n## note (1)\n\n- [[wiki/note|Note]]\n" +
 		"\n## person (1)\n\n- [[wiki/people/ada|ada]]\n"
 	if got := readFile(t, v, vault.IndexPage); got != want {
 		t.Fatalf("index.md:\n%s\nwant:\n%s", got, want)

@@ -10,7 +10,7 @@ import (
 // AnalyzerVersion names the tokenizer's behaviour. It is stored with the
 // index; a build whose analyzer differs asks for `synapse reindex` rather
 // than matching terms made by different rules.
-const AnalyzerVersion = "1"
+const AnalyzerVersion = "2"
 
 // maxTermBytes bounds a term; longer runs (hashes, base64) are not
 // indexed whole.
@@ -23,10 +23,11 @@ const maxParts = 8
 type Kind uint8
 
 // Token kinds. A phrase is matched against the base stream: Word, Part and
-// Gram tokens in order (a Whole overlaps its Parts).
+// Gram tokens in order (a Whole overlaps its Parts, a flag the word after
+// its dashes).
 const (
 	Word  Kind = iota // a plain word, folded and stemmed
-	Whole             // a hyphenated, dotted or underscored compound kept whole (gpt-4o, v1.2)
+	Whole             // a hyphenated, dotted or underscored compound kept whole (gpt-4o, v1.2), or a flag with its dashes (-force, --dry-run)
 	Part              // one segment of a compound, folded and stemmed
 	Gram              // a CJK bigram, or a CJK character standing alone
 )
@@ -149,6 +150,10 @@ func (a *Analyzer) Each(s string, fn func(Token)) {
 		c := s[i]
 		if c < utf8.RuneSelf {
 			if asciiClass[c] != clsWord {
+				if c == '-' {
+					i = a.flag(s, i, fn)
+					continue
+				}
 				i++
 				continue
 			}
@@ -178,6 +183,75 @@ func (a *Analyzer) Each(s string, fn func(Token)) {
 		default:
 			i += size
 		}
+	}
+}
+
+// maxFlagDashes is the most dashes a flag starts with (--dry-run).
+const maxFlagDashes = 2
+
+// flag handles a dash at s[i]. A dash that starts a token — at the start
+// of the text or after a space or punctuation, followed by a letter or
+// digit — makes a flag: a command-line parameter such as -Force,
+// --dry-run, -v or -1, emitted whole (dashes included, folded, not
+// stemmed) as a Whole token, so that it can be searched for with its
+// dash; the word after the dashes is then analyzed as usual. flag returns
+// the offset to go on from.
+func (a *Analyzer) flag(s string, i int, fn func(Token)) int {
+	if i > 0 && !separatorBefore(s, i) {
+		return i + 1
+	}
+	k := i
+	for k < len(s) && s[k] == '-' {
+		k++
+	}
+	if k-i > maxFlagDashes || k == len(s) {
+		return k
+	}
+	if ok, _ := wordRuneAt(s, k); !ok {
+		return k
+	}
+	end := flagEnd(s, k)
+	if end-i <= maxTermBytes {
+		a.emit(s, i, end, Whole, fn)
+	}
+	return k
+}
+
+// separatorBefore reports whether the rune before s[i] separates words
+// (a space or punctuation other than a joiner).
+func separatorBefore(s string, i int) bool {
+	c := s[i-1]
+	if c < utf8.RuneSelf {
+		return asciiClass[c] == clsOther
+	}
+	r, _ := utf8.DecodeLastRuneInString(s[:i])
+	return r != utf8.RuneError && !isWordRune(r) && !isJoinerRune(r)
+}
+
+// flagEnd returns the end of the name of a flag that starts at s[k]:
+// word runes, and segments joined to them by - . or _ (--dry-run,
+// -v1.2), at most maxParts of them.
+func flagEnd(s string, k int) int {
+	parts := 0
+	for {
+		for k < len(s) {
+			ok, size := wordRuneAt(s, k)
+			if !ok {
+				break
+			}
+			k += size
+		}
+		parts++
+		if k+1 >= len(s) || parts >= maxParts {
+			return k
+		}
+		if c := s[k]; c != '-' && c != '.' && c != '_' {
+			return k
+		}
+		if ok, _ := wordRuneAt(s, k+1); !ok {
+			return k
+		}
+		k++
 	}
 }
 

@@ -6,12 +6,14 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/synapse-wiki/synapse/index"
+	"github.com/synapse-wiki/synapse/internal/testvault"
 	"github.com/synapse-wiki/synapse/markdown"
 	"github.com/synapse-wiki/synapse/search"
 	"github.com/synapse-wiki/synapse/store"
@@ -170,6 +172,118 @@ func BenchmarkQuery(b *testing.B) {
 	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
 	b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
 	b.ReportMetric(float64(lat[len(lat)*95/100].Microseconds())/1000, "p95-ms")
+}
+
+// benchQuery is one query of the repository's query set and its kind.
+type benchQuery struct{ kind, q string }
+
+// loadQuerySet reads testdata/search/bench-queries.txt (its header
+// describes the format).
+func loadQuerySet(b *testing.B) []benchQuery {
+	data, err := os.ReadFile(filepath.Join(testvault.RepoRoot(), "testdata", "search", "bench-queries.txt"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	var out []benchQuery
+	kind := ""
+	for _, line := range strings.Split(string(data), "\n") {
+		if k, ok := strings.CutPrefix(line, "#kind:"); ok {
+			kind = strings.TrimSpace(k)
+			continue
+		}
+		if strings.TrimSpace(line) == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		out = append(out, benchQuery{kind, line})
+	}
+	return out
+}
+
+// BenchmarkQuerySet measures in-process search latency (ranking, page
+// records, phrase checks and snippets read from the files) over the
+// repository's query set, overall and per kind, and reports p50 and p95:
+//
+//	SYNAPSE_BENCH_VAULT=/tmp/v100k go test ./search -run '^$' -bench QuerySet -benchtime 20x -count 6
+//
+// -benchtime Nx runs every query N times per kind.
+func BenchmarkQuerySet(b *testing.B) {
+	v := benchVault(b)
+	ix := benchIndexer(b, v, search.Indexer{})
+	var docs uint32
+	ix.Store.View(func(tx *store.Tx) error { docs = tx.SearchStats().Docs; return nil })
+	if docs == 0 {
+		if _, err := ix.Scan(context.Background(), index.ScanOptions{Full: true}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	all := loadQuerySet(b)
+	read := func(p string) ([]byte, error) { return os.ReadFile(v.Abs(p)) }
+	for _, q := range all {
+		if _, err := search.Search(ix.Store, q.q, search.Options{K: 5, ReadFile: read}); err != nil {
+			b.Fatalf("%q: %v", q.q, err)
+		}
+	}
+	kinds := []string{"all"}
+	for _, q := range all {
+		if !slices.Contains(kinds, q.kind) {
+			kinds = append(kinds, q.kind)
+		}
+	}
+	for _, kind := range kinds {
+		var qs []benchQuery
+		for _, q := range all {
+			if kind == "all" || q.kind == kind {
+				qs = append(qs, q)
+			}
+		}
+		b.Run(kind, func(b *testing.B) {
+			type timed struct {
+				q      string
+				d, cpu time.Duration
+			}
+			var lat []timed
+			c0 := search.CPUTime()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				for _, q := range qs {
+					t0, u0 := time.Now(), search.CPUTime()
+					if _, err := search.Search(ix.Store, q.q, search.Options{K: 5, ReadFile: read}); err != nil {
+						b.Fatal(err)
+					}
+					lat = append(lat, timed{q.q, time.Since(t0), search.CPUTime() - u0})
+				}
+			}
+			b.StopTimer()
+			if os.Getenv("SEARCH_BENCH_EACH") != "" && kind == "all" {
+				// each query's median wall and CPU time, by CPU time
+				wall, cpu := map[string][]time.Duration{}, map[string][]time.Duration{}
+				for _, l := range lat {
+					wall[l.q] = append(wall[l.q], l.d)
+					cpu[l.q] = append(cpu[l.q], l.cpu)
+				}
+				var med []timed
+				for q := range wall {
+					slices.Sort(wall[q])
+					slices.Sort(cpu[q])
+					med = append(med, timed{q, wall[q][len(wall[q])/2], cpu[q][len(cpu[q])/2]})
+				}
+				sort.Slice(med, func(i, j int) bool { return med[i].cpu > med[j].cpu })
+				for _, m := range med {
+					b.Logf("wall %7.2f ms  cpu %7.2f ms  %.90q", float64(m.d.Microseconds())/1000, float64(m.cpu.Microseconds())/1000, m.q)
+				}
+			}
+			b.ReportMetric(float64((search.CPUTime()-c0).Microseconds())/1000/float64(b.N*len(qs)), "cpu-ms/query")
+			sort.Slice(lat, func(i, j int) bool { return lat[i].d < lat[j].d })
+			if kind == "all" {
+				for _, s := range lat[max(0, len(lat)-3):] {
+					b.Logf("slow: %v %q", s.d, s.q)
+				}
+			}
+			b.ReportMetric(float64(lat[len(lat)/2].d.Microseconds())/1000, "p50-ms")
+			b.ReportMetric(float64(lat[len(lat)*95/100].d.Microseconds())/1000, "p95-ms")
+			b.ReportMetric(0, "ns/op")
+		})
+	}
 }
 
 // BenchmarkUpdateOnePage measures an incremental single-page update at

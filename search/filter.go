@@ -19,11 +19,35 @@ func NewFilter(tx *store.Tx, q *Query) (*Filter, error) {
 	if err != nil {
 		return nil, err
 	}
-	req, err := r.required()
+	req, err := phraseDocs(r)
 	if err != nil {
 		return nil, err
 	}
 	return &Filter{q: q, allowed: allowed, excluded: excluded, require: req}, nil
+}
+
+// phraseDocs returns the docs holding every word of every phrase (nil
+// when the query has no phrase; empty when a phrase word is unknown).
+func phraseDocs(r *run) (bitset, error) {
+	var req bitset
+	for _, ph := range r.q.Phrases {
+		for _, t := range ph {
+			st, ok := r.tx.LookupSearchTerm(t)
+			if !ok {
+				return newBitset(r.maxDoc), nil
+			}
+			b, err := r.termSet([]store.SearchTerm{st})
+			if err != nil {
+				return nil, err
+			}
+			if req == nil {
+				req = b
+			} else {
+				req.and(b)
+			}
+		}
+	}
+	return req, nil
 }
 
 // Allow reports whether doc passes the filters, exclusions and phrase words.
@@ -38,7 +62,7 @@ func (f *Filter) Phrases() bool { return len(f.q.Phrases)+len(f.q.ExPhrase) > 0 
 
 // PhrasesOK checks a page's text against the query's phrases: each must
 // occur in order, no excluded one may.
-func (f *Filter) PhrasesOK(text string) bool { return phraseOK(f.q, text) }
+func (f *Filter) PhrasesOK(text []byte) bool { return phraseOK(f.q, text) }
 
 // Terms returns the query's positive terms weighted for Snippet.
 func (f *Filter) Terms(tx *store.Tx) map[string]float64 {

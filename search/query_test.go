@@ -2,6 +2,7 @@ package search
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -56,9 +57,24 @@ func TestParseQuery(t *testing.T) {
 		{`"unclosed phrase`, `phrase["unclos" "phrase"]`},
 		{`""`, ""},
 		{`-sync vault`, `text[vault] not["sync"]`},
-		{`-"remote vault"`, `notphrase["remot" "vault"]`},
-		{`-gpt-4o`, `not["gpt-4o"]`},
-		{`-数据库`, `notphrase["数据" "据库"]`},
+		{`-"remote vault" sync`, `text[sync] notphrase["remot" "vault"]`},
+		{`x -gpt-4o`, `text[x] not["gpt-4o"]`},
+		{`x -数据库`, `text[x] notphrase["数据" "据库"]`},
+		// a query of nothing but exclusions searches for them
+		{`-"remote vault"`, `phrase["remot" "vault"]`},
+		{`-gpt-4o`, `text[=-gpt-4o =gpt-4o gpt 4o]`},
+		{`-数据库`, `text[数据 据库]`},
+		{`-sync -mobile`, `text[=-sync sync =-mobile mobil]`},
+		{`-ApprovalStatus`, `text[=-approvalstatus approvalstatus]`},
+		{`-sync type:note`, `text[=-sync sync] type:note`},
+		{`-Force -type:note`, `text[=-force forc] -type:note`},
+		// a dash that belongs to the term: never an exclusion
+		{`--dry-run vault`, `text[=--dry-run =dry-run dri run vault]`},
+		{`vault -v`, `text[vault =-v v]`},
+		{`-1 vault`, `text[=-1 1 vault]`},
+		{`-v, --verbose`, `text[=-v v =--verbose verbos]`},
+		{`vault -Force`, `text[vault] not["forc"]`},
+		{`vault -!!`, `text[vault]`},
 		{`- -- ---`, ""},
 		{`a - b`, "text[a! b]"},
 		{`type:Entity vault`, "text[vault] type:entity"},
@@ -78,6 +94,30 @@ func TestParseQuery(t *testing.T) {
 		}
 		if got := describe(q); got != c.want {
 			t.Errorf("ParseQuery(%q)\n got %s\nwant %s", c.in, got, c.want)
+		}
+	}
+}
+
+// TestQuery_Resolve: a -word the index holds with its dash (a flag) is
+// searched for, not left out.
+func TestQuery_Resolve(t *testing.T) {
+	for _, c := range []struct {
+		in      string
+		indexed []string
+		want    string
+	}{
+		{"Get-ChildItem -Force", []string{"-force"}, "text[=get-childitem get! childitem =-force forc]"},
+		{"Get-ChildItem -Force", nil, `text[=get-childitem get! childitem] not["forc"]`},
+		{"sync -mobile -Force", []string{"-force", "mobil"}, `text[sync =-force forc] not["mobil"]`},
+		{`sync -"remote vault"`, []string{"-remote"}, `text[sync] notphrase["remot" "vault"]`},
+	} {
+		q, err := ParseQuery(c.in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		q.Resolve(func(term string) bool { return slices.Contains(c.indexed, term) })
+		if got := describe(q); got != c.want {
+			t.Errorf("Resolve(%q, %v)\n got %s\nwant %s", c.in, c.indexed, got, c.want)
 		}
 	}
 }

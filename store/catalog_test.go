@@ -72,18 +72,19 @@ func TestCatalog_VersionAndOrder(t *testing.T) {
 	type row struct{ typ, title, path string }
 	var got []row
 	_ = s.View(func(tx *Tx) error {
-		tx.EachCatalog([]string{"entity", "concept"}, func(typ, title, path string) bool {
+		tx.EachCatalog(func(typ, title, path string) bool {
 			got = append(got, row{typ, title, path})
 			return true
 		})
 		return nil
 	})
+	// every type alike: by type, then folded title, then path
 	want := []row{
-		{"entity", "Eve", "wiki/entities/e.md"},
+		{"animal", "Yak", "wiki/p/y.md"},
 		{"concept", "Alpha", "wiki/concepts/a.md"},
 		{"concept", "alpha", "wiki/x/alpha.md"},
 		{"concept", "Beta", "wiki/concepts/b.md"},
-		{"animal", "Yak", "wiki/p/y.md"},
+		{"entity", "Eve", "wiki/entities/e.md"},
 		{"person", "Zed", "wiki/p/z.md"},
 	}
 	if !reflect.DeepEqual(got, want) {
@@ -102,7 +103,7 @@ func TestCatalog_VersionAndOrder(t *testing.T) {
 	}
 	n := 0
 	_ = s.View(func(tx *Tx) error {
-		tx.EachCatalog(nil, func(string, string, string) bool { n++; return true })
+		tx.EachCatalog(func(string, string, string) bool { n++; return true })
 		return nil
 	})
 	if n != 5 || version() != v1+2 {
@@ -129,7 +130,7 @@ func TestCatalog_VersionAndOrder(t *testing.T) {
 	}
 	var again []row
 	_ = s.View(func(tx *Tx) error {
-		tx.EachCatalog([]string{"entity", "concept"}, func(typ, title, path string) bool {
+		tx.EachCatalog(func(typ, title, path string) bool {
 			again = append(again, row{typ, title, path})
 			return true
 		})

@@ -208,7 +208,7 @@ func (tx *Tx) PutPage(p *PageRec, old *PageRec) error {
 		return err
 	}
 	if catalogChanged(p, old) {
-		if err := tx.bumpCatalog(); err != nil {
+		if err := tx.catalogEntryChanged(p, old); err != nil {
 			return err
 		}
 	}
@@ -231,7 +231,7 @@ func (tx *Tx) DeletePage(p *PageRec) error {
 		if err := tx.AddMetaU32("pages", -1); err != nil {
 			return err
 		}
-		if err := tx.bumpCatalog(); err != nil {
+		if err := tx.catalogEntryChanged(nil, p); err != nil {
 			return err
 		}
 	}

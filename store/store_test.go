@@ -1,6 +1,7 @@
 package store
 
 import (
+	"encoding/binary"
 	"errors"
 	"os"
 	"os/exec"
@@ -215,5 +216,44 @@ func TestFold(t *testing.T) {
 		if got := Fold(in); got != want {
 			t.Errorf("Fold(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// TestOpen_PersistsFreelist: every commit writes bbolt's freelist, so the
+// next read-write open reads it from its page instead of walking every page
+// of the store to rebuild it (which took ~0.3 s at 100,000 pages, paid by
+// every CLI write). The newest meta page must name a freelist page.
+func TestOpen_PersistsFreelist(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "s.db")
+	s, err := Open(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// some churn, so that pages are freed
+	for i := 0; i < 20; i++ {
+		if err := s.Update(func(tx *Tx) error { return tx.SetMeta("k", make([]byte, 3000+i)) }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// a meta page: 16-byte page header, then magic, version, page size,
+	// flags (4 bytes each), root bucket (16), freelist pgid, high-water
+	// pgid, txid (8 each)
+	pageSize := int(binary.LittleEndian.Uint32(data[16+8:]))
+	var freelist, txid uint64
+	for _, off := range []int{0, pageSize} {
+		m := data[off+16:]
+		if id := binary.LittleEndian.Uint64(m[48:]); id >= txid {
+			txid, freelist = id, binary.LittleEndian.Uint64(m[32:])
+		}
+	}
+	if freelist == ^uint64(0) {
+		t.Fatal("the store's freelist is not persisted: every read-write open rebuilds it by walking the whole store")
 	}
 }
