@@ -77,8 +77,9 @@ type SearchOptions struct {
 	ReadFile func(vaultPath string) ([]byte, error)
 	// Embed embeds the query; nil when no provider is configured.
 	Embed QueryEmbedder
-	// Lexical runs the lexical search for k hits (nil: search.Search).
-	Lexical func(k int) ([]search.Hit, error)
+	// Lexical runs the lexical search for k hits, with snippets (and
+	// phrase checks on the text) or without (nil: search.Search).
+	Lexical func(k int, snippets bool) ([]search.Hit, error)
 	// Model is the configured model: vectors of another model are not
 	// compared with its query vectors.
 	Model string
@@ -114,12 +115,16 @@ func Search(ctx context.Context, s *store.Store, query string, o SearchOptions) 
 	res := &Result{Mode: o.Mode}
 	lex := o.Lexical
 	if lex == nil {
-		lex = func(k int) ([]search.Hit, error) {
-			return search.Search(s, query, search.Options{K: k, ReadFile: o.ReadFile})
+		lex = func(k int, snippets bool) ([]search.Hit, error) {
+			so := search.Options{K: k}
+			if snippets {
+				so.ReadFile = o.ReadFile
+			}
+			return search.Search(s, query, so)
 		}
 	}
 	lexical := func(note string) (*Result, error) {
-		hits, err := lex(k)
+		hits, err := lex(k, true)
 		if err != nil {
 			return nil, err
 		}
@@ -142,14 +147,15 @@ func Search(ctx context.Context, s *store.Store, query string, o SearchOptions) 
 		return lexical("no embedding provider is configured (.synapse/config.yaml embeddings: url and model); lexical results")
 	}
 	var model string
-	var dim, pages int
+	var dim int
+	var embedded bool
 	_ = s.View(func(tx *store.Tx) error {
 		model, dim = tx.VecModel()
-		pages, _ = tx.VecCounts()
+		embedded = tx.HasVecPages()
 		return nil
 	})
 	switch {
-	case pages == 0:
+	case !embedded:
 		return lexical("no page is embedded yet (run `synapse embed`); lexical results")
 	case model != o.Model:
 		return lexical(fmt.Sprintf("the pages were embedded with model %q, the configured model is %q (run `synapse embed`); lexical results", model, o.Model))
@@ -214,7 +220,9 @@ func Search(ctx context.Context, s *store.Store, query string, o SearchOptions) 
 	}
 	var lexHits []search.Hit
 	if mode == Hybrid {
-		if lexHits, err = lex(depth); err != nil {
+		// snippets only for the hits shown (fuse), unless phrases need
+		// the text to be checked
+		if lexHits, err = lex(depth, filt.Phrases()); err != nil {
 			return nil, err
 		}
 	}
@@ -365,13 +373,15 @@ func fuse(s *store.Store, mx *matrix, lex []search.Hit, sem []semHit, f Fusion, 
 		var h search.Hit
 		if c.lex != nil {
 			h = *c.lex
+			if h.Snippet == "" {
+				if t := readText(h.Path); t != nil {
+					h.Snippet = search.Snippet(string(t), terms)
+				}
+			}
 		} else {
 			p := recs[c.doc]
 			h = search.Hit{ID: p.ID, Title: p.Title, Type: p.Type, Path: p.Path,
-				Snippet: sectionSnippet(readText(p.Path), p.Path, mx.keys[c.sem.chunk], terms)}
-		}
-		if mode == Semantic && c.sem != nil && c.lex == nil {
-			h.Snippet = sectionSnippet(readText(h.Path), h.Path, mx.keys[c.sem.chunk], terms)
+				Snippet: sectionSnippet(readText(p.Path), mx.heads[c.sem.chunk], terms)}
 		}
 		h.Score = math.Round(c.score*10000) / 10000
 		h.Signals = c.signals
@@ -384,18 +394,37 @@ func fuse(s *store.Store, mx *matrix, lex []search.Hit, sem []semHit, f Fusion, 
 }
 
 // sectionSnippet is the snippet of the chunk that matched: the page text
-// from that chunk's heading on.
-func sectionSnippet(text []byte, path string, key store.ChunkKey, terms map[string]float64) string {
+// from the heading that ends the chunk's heading path on (the start of the
+// body when the path is empty or the heading is not found).
+func sectionSnippet(text []byte, path string, terms map[string]float64) string {
 	if text == nil {
 		return ""
 	}
-	pg := markdown.Parse(path, text)
-	for _, c := range ChunkPage(pg.Title, pg) {
-		if c.Key == key {
-			return search.Snippet(pg.Body[c.Start:], terms)
-		}
+	_, body, ok := markdown.SplitFrontmatter(string(text))
+	if !ok {
+		body = string(text)
 	}
-	return search.Snippet(string(text), terms)
+	if path == "" {
+		return search.Snippet(body, terms)
+	}
+	last := path
+	if i := strings.LastIndex(path, " > "); i >= 0 {
+		last = path[i+len(" > "):]
+	}
+	masked := markdown.Mask(body)
+	for off := 0; off < len(masked); {
+		end := strings.IndexByte(masked[off:], '\n')
+		if end < 0 {
+			end = len(masked)
+		} else {
+			end += off
+		}
+		if _, h, ok := atx(masked[off:end], body[off:end]); ok && cleanInline(h) == last {
+			return search.Snippet(body[off:], terms)
+		}
+		off = end + 1
+	}
+	return search.Snippet(body, terms)
 }
 
 // QueryText is the part of a query that is embedded: its words and

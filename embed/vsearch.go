@@ -36,7 +36,7 @@ type matrix struct {
 var (
 	exactLimit     = 16384
 	candidates     = 4096
-	candidateShare = 0.04
+	candidateShare = 0.06
 )
 
 type pageSpan struct {
@@ -130,20 +130,21 @@ func quantizeQuery(y []float32) ([]int8, float32) {
 	return out, s
 }
 
-// dot is the int8 inner product (exact in int32 for any dimension below
-// 2^17).
-func dot(a, b []int8) int32 {
+// dot is the inner product of int8 chunk values and the query widened to
+// int32 (exact for any dimension below 2^17).
+func dot(a []int8, b []int32) int32 {
 	b = b[:len(a)]
 	var s0, s1, s2, s3 int32
 	i := 0
 	for ; i+8 <= len(a); i += 8 {
-		s0 += int32(a[i])*int32(b[i]) + int32(a[i+4])*int32(b[i+4])
-		s1 += int32(a[i+1])*int32(b[i+1]) + int32(a[i+5])*int32(b[i+5])
-		s2 += int32(a[i+2])*int32(b[i+2]) + int32(a[i+6])*int32(b[i+6])
-		s3 += int32(a[i+3])*int32(b[i+3]) + int32(a[i+7])*int32(b[i+7])
+		a, b := a[i:i+8:i+8], b[i:i+8:i+8]
+		s0 += int32(a[0])*b[0] + int32(a[4])*b[4]
+		s1 += int32(a[1])*b[1] + int32(a[5])*b[5]
+		s2 += int32(a[2])*b[2] + int32(a[6])*b[6]
+		s3 += int32(a[3])*b[3] + int32(a[7])*b[7]
 	}
 	for ; i < len(a); i++ {
-		s0 += int32(a[i]) * int32(b[i])
+		s0 += int32(a[i]) * b[i]
 	}
 	return s0 + s1 + s2 + s3
 }
@@ -156,6 +157,10 @@ func (m *matrix) rank(y []float32, allow func(doc uint32) bool, n int) []semHit 
 		return nil
 	}
 	yq, ys := quantizeQuery(y)
+	y32 := make([]int32, len(yq))
+	for i, v := range yq {
+		y32[i] = int32(v)
+	}
 	var keep []bool // chunks that pass the prefilter (nil: all)
 	if len(m.keys) > exactLimit {
 		keep = m.prefilter(yq, allow, max(candidates, int(float64(len(m.keys))*candidateShare)))
@@ -170,7 +175,7 @@ func (m *matrix) rank(y []float32, allow func(doc uint32) bool, n int) []semHit 
 			if keep != nil && !keep[i] {
 				continue
 			}
-			c := float32(dot(m.q[i*m.dim:(i+1)*m.dim], yq)) * m.scale[i]
+			c := float32(dot(m.q[i*m.dim:(i+1)*m.dim], y32)) * m.scale[i]
 			if c > best {
 				best, bestAt = c, i
 			}

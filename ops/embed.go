@@ -234,7 +234,11 @@ func searchModes(ctx context.Context, e *Env, in *SearchIn) (*SearchOut, error) 
 		return out, err
 	}
 	o := embed.SearchOptions{K: in.K, Mode: mode, ReadFile: e.readPage, Model: c.Model,
-		Lexical: func(k int) ([]searchHit, error) {
+		Lexical: func(k int, snippets bool) ([]searchHit, error) {
+			if !snippets {
+				// the depth of a fusion: snippets come for the hits shown
+				return search.Search(e.Store, in.Query, search.Options{K: k})
+			}
 			out, err := searchWiki(ctx, e, &SearchIn{Query: in.Query, K: k})
 			if err != nil {
 				return nil, err
