@@ -29,9 +29,10 @@ import (
 // defaultAddr is where `serve --http` listens unless --addr says otherwise.
 const defaultAddr = "127.0.0.1:7411"
 
-// shutdownGrace bounds how long in-flight requests may take to finish after
-// SIGINT or SIGTERM.
-const shutdownGrace = 30 * time.Second
+// shutdownGrace bounds how long the socket's calls in flight may take to
+// finish after SIGINT or SIGTERM (reads are cancelled after sockGrace;
+// HTTP has its own bounds, httpLimits.Grace and Stop).
+const shutdownGrace = 3 * time.Second
 
 func init() {
 	extraCommands = append(extraCommands, &cli.Command{
@@ -58,6 +59,7 @@ func init() {
 			&cli.StringSliceFlag{Name: "allow-host", Usage: "extra DNS name accepted in the Host and Origin headers (repeatable)"},
 			&cli.BoolFlag{Name: "log-requests", Usage: "log one line per HTTP request on standard error"},
 			&cli.StringFlag{Name: "vault", Usage: "vault folder"},
+			&cli.BoolFlag{Name: "json", Usage: "report a start-up error as JSON on standard error (the logs stay text)"},
 		},
 		OnUsageError: usageError,
 		Action:       serveAction,
@@ -70,6 +72,7 @@ type serveConfig struct {
 	addr               string
 	allowHosts         []string
 	logRequests        bool
+	limits             *httpLimits // nil: defaultLimits (tests shrink them)
 }
 
 func serveAction(c *cli.Context) error {
@@ -367,6 +370,16 @@ func (s *service) onScan(kind string, rep *index.Report, err error) {
 	switch {
 	case err != nil && !errors.Is(err, context.Canceled):
 		s.log.Printf("%s scan: %s", kind, errDetail(err))
+	case err == nil && rep.RefusedCount > 0:
+		for i, r := range rep.Refused {
+			if i == 10 {
+				s.log.Printf("%s scan: %d more files not read (`synapse status` lists them)", kind, rep.RefusedCount-i)
+				break
+			}
+			s.log.Printf("%s scan: not read: %s", kind, r.Message)
+		}
+	}
+	switch {
 	case err == nil && kind == "reconcile":
 		watching := "watching for changes"
 		if n := s.unwatched.Load(); n > 0 {
@@ -750,11 +763,9 @@ func (s *service) run(ctx context.Context, cfg serveConfig, token string, stdin 
 	}
 	cancel()
 	if hs != nil {
-		sctx, scancel := context.WithTimeout(context.Background(), shutdownGrace)
-		if serr := hs.shutdown(sctx); serr != nil {
+		if serr := hs.shutdown(); serr != nil {
 			s.log.Printf("http shutdown: %v", serr)
 		}
-		scancel()
 	}
 	wg.Wait()
 	s.close()

@@ -322,6 +322,8 @@ func TestResolve_FileLinks(t *testing.T) {
 		"[[../../raw/sources/x.md|original]] [[raw/sources/y]] [md](../../raw/sources/z.md)\n"+
 		"![[../../raw/assets/pic.md]] [top](../../schema.md) [[Nowhere]] [[./sibling]]\n")
 	w("wiki/index.md", "[x](raw/sources/x.md)\n")
+	// one folder too shallow for its ../../: ".." stops at the vault root
+	w("wiki/top.md", "[[../../raw/sources/x.md|original]] [up](../../../raw/sources/w.md) [[../../../etc/passwd]]\n")
 	ix := openIndexer(t, v)
 	scan(t, ix)
 	err := ix.Store.View(func(tx *store.Tx) error {
@@ -341,8 +343,12 @@ func TestResolve_FileLinks(t *testing.T) {
 		for _, d := range tx.Dangling() {
 			dangling = append(dangling, d.Key)
 		}
-		if strings.Join(dangling, ",") != "nowhere,sibling" {
+		if strings.Join(dangling, ",") != "nowhere,sibling" { // ../../../etc/passwd names the vault's etc/passwd.md: a file link
 			t.Errorf("dangling %q", dangling)
+		}
+		top, _ := tx.Page(tx.DocByPath("wiki/top.md"))
+		if got := strings.Join(top.SourceKeys, ","); got != "raw/sources/x.md,raw/sources/w.md" {
+			t.Errorf("top.md cites %s", got)
 		}
 		return nil
 	})

@@ -4,10 +4,12 @@ import (
 	"context"
 	"time"
 
+	"github.com/synapse-wiki/synapse/errs"
 	"github.com/synapse-wiki/synapse/index"
 	"github.com/synapse-wiki/synapse/search"
 	"github.com/synapse-wiki/synapse/store"
 	"github.com/synapse-wiki/synapse/vault"
+	"github.com/synapse-wiki/synapse/vaultfs"
 )
 
 // Version is the synapse version, set by main.
@@ -46,6 +48,14 @@ type OpenOptions struct {
 // OpenEnv opens the store of v. A store that has never completed a scan is
 // opened read-write and scanned first, so a new vault answers at once.
 func OpenEnv(ctx context.Context, v *vault.Vault, o OpenOptions) (*Env, error) {
+	cfg, err := v.LoadConfig()
+	if err != nil {
+		return nil, err
+	}
+	lang, err := search.ConfigLanguage(cfg.Search.Language)
+	if err != nil {
+		return nil, errs.Wrap(errs.Invalid, err, "%s: %v", vault.ConfigFile, err)
+	}
 	open := func(ro bool) (*store.Store, error) {
 		return store.Open(v.Abs(vault.DBFile), store.Options{ReadOnly: ro, Timeout: o.Timeout, Holder: o.Holder})
 	}
@@ -71,6 +81,7 @@ func OpenEnv(ctx context.Context, v *vault.Vault, o OpenOptions) (*Env, error) {
 		return nil, err
 	}
 	e := NewEnv(v, s)
+	e.Index.Pages = search.Indexer{Language: lang}
 	e.Progress = o.Progress
 	e.Index.Progress = o.Progress
 	if needScan && !o.NoInitialScan {
@@ -84,10 +95,15 @@ func OpenEnv(ctx context.Context, v *vault.Vault, o OpenOptions) (*Env, error) {
 
 // NewEnv wraps an already open store.
 func NewEnv(v *vault.Vault, s *store.Store) *Env {
+	vaultfs.For(v.Root) // the write primitives find the vault's file layer by path
 	e := &Env{Vault: v, Store: s, Now: time.Now, Embed: newEmbedState()}
 	e.Index = &index.Indexer{Vault: v, Store: s, Pages: vectorPages{search.Indexer{}}, Now: e.now}
 	return e
 }
+
+// files is the vault's confined file layer: every read and write of a
+// vault file goes through it.
+func (e *Env) files() *vaultfs.FS { return vaultfs.For(e.Vault.Root) }
 
 func (e *Env) now() time.Time {
 	if e.Now != nil {

@@ -175,7 +175,6 @@ func lint(ctx context.Context, e *Env, in *LintIn) (*LintOut, error) {
 	if err != nil {
 		return nil, err
 	}
-	listed := 0
 	for _, c := range LintCategories {
 		if in.Category == "" || in.Category == c {
 			out.Findings += out.Counts.of(c)
@@ -184,7 +183,7 @@ func lint(ctx context.Context, e *Env, in *LintIn) (*LintOut, error) {
 	if in.Category != "" {
 		keepCategory(out, in.Category)
 	}
-	listed = len(out.BrokenLinks) + len(out.Orphans) + len(out.NoOutlinks) + len(out.MissingSources) +
+	listed := len(out.BrokenLinks) + len(out.Orphans) + len(out.NoOutlinks) + len(out.MissingSources) +
 		len(out.DuplicateTitles) + len(out.FrontmatterErrors)
 	out.Failed = in.FailOnFindings && out.Findings > 0
 	if in.ToReview {
@@ -417,13 +416,13 @@ func linksOut(tx *store.Tx, p *store.PageRec, reserved map[uint32]bool) bool {
 // yamlLine finds the line a YAML error names ("line 3: …").
 var yamlLine = regexp.MustCompile(`\bline (\d+)\b`)
 
-// fmFinding describes a page whose frontmatter does not parse; the line
-// the parser names counts within the block, which starts on file line 2.
+// fmFinding describes a page whose frontmatter does not parse; FMError
+// names the line counting from the top of the file (markdown.Parse).
 func fmFinding(p *store.PageRec) LintFrontmatter {
 	f := LintFrontmatter{PageRef: refOf(p), Error: p.FMError}
 	if m := yamlLine.FindStringSubmatch(p.FMError); m != nil {
 		if n, err := strconv.Atoi(m[1]); err == nil && n > 0 {
-			f.Line = n + 1
+			f.Line = n
 		}
 	}
 	return f

@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"io/fs"
-	"os"
 	"sort"
 	"strings"
 	"time"
@@ -54,10 +53,14 @@ type GetPageOut struct {
 	Type        string                `json:"type"`
 	Path        string                `json:"path"`
 	Frontmatter *markdown.Frontmatter `json:"frontmatter"`
-	Content     string                `json:"content"`
-	SHA256      string                `json:"sha256"`
-	Links       []LinkOut             `json:"links"`
-	Backlinks   []PageRef             `json:"backlinks"`
+	// FrontmatterError says why the file's frontmatter block is not valid
+	// YAML ("line N: …", N counting from the top of the file); the block is
+	// then kept as it is and Frontmatter is empty.
+	FrontmatterError string    `json:"frontmatter_error,omitempty"`
+	Content          string    `json:"content"`
+	SHA256           string    `json:"sha256"`
+	Links            []LinkOut `json:"links"`
+	Backlinks        []PageRef `json:"backlinks"`
 	// BacklinksTotal counts every page linking here; Backlinks holds at
 	// most MaxPageBacklinks of them (graph backlinks lists all).
 	BacklinksTotal int `json:"backlinks_total"`
@@ -136,12 +139,15 @@ func getPage(ctx context.Context, e *Env, in *GetPageIn) (*GetPageOut, error) {
 	if err != nil {
 		return nil, err
 	}
-	data, err := os.ReadFile(e.Vault.Abs(rec.Path))
+	data, _, err := e.files().ReadFile(ctx, rec.Path, index.MaxPageBytes)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, errs.E(errs.NotFound, "page %q was indexed at %s but the file is gone; run `synapse source rescan`", rec.Title, rec.Path)
 		}
-		return nil, errs.Wrap(errs.Internal, err, "read %s: %v", rec.Path, err)
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, fileError(err, "page %q cannot be read: %v", rec.Title, err)
 	}
 	sum := sha256.Sum256(data)
 	parsed := markdown.Parse(rec.Path, data)
@@ -155,7 +161,7 @@ func getPage(ctx context.Context, e *Env, in *GetPageIn) (*GetPageOut, error) {
 	}
 	return &GetPageOut{
 		ID: rec.ID, Title: rec.Title, Type: rec.Type, Path: rec.Path,
-		Frontmatter: parsed.Frontmatter, Content: parsed.Body, SHA256: hex.EncodeToString(sum[:]),
+		Frontmatter: parsed.Frontmatter, FrontmatterError: parsed.FMError, Content: parsed.Body, SHA256: hex.EncodeToString(sum[:]),
 		Links: links, Backlinks: backlinks, BacklinksTotal: backlinksTotal,
 	}, nil
 }
@@ -172,7 +178,7 @@ func sortRefs(r []PageRef) {
 
 // ListPagesIn is the input of list_pages.
 type ListPagesIn struct {
-	Type   string `json:"type,omitempty" desc:"Only pages of this type (entity, concept, source, synthesis, comparison, query, note)"`
+	Type   string `json:"type,omitempty" desc:"Only pages of this type: any type the vault uses (entity, concept, source, synthesis, comparison, query, note, or the vault's own, e.g. topic); a type no page has matches nothing"`
 	Tag    string `json:"tag,omitempty" desc:"Only pages with this tag"`
 	Limit  int    `json:"limit,omitempty" default:"100" min:"1" max:"1000" desc:"Maximum pages to return (1..1000, default 100)"`
 	Offset int    `json:"offset,omitempty" min:"0" desc:"Pages to skip"`
@@ -184,7 +190,7 @@ type PageItem struct {
 	Title   string `json:"title"`
 	Type    string `json:"type"`
 	Path    string `json:"path"`
-	Updated string `json:"updated"`
+	Updated string `json:"updated"` // YYYY-MM-DD: frontmatter updated, else the file's modification date
 }
 
 // ListPagesOut is the result of list_pages.
@@ -201,9 +207,11 @@ var opListPages = register(Op{
 
 func listPages(ctx context.Context, e *Env, in *ListPagesIn) (*ListPagesOut, error) {
 	if in.Type != "" {
-		in.Type = strings.ToLower(in.Type)
-		if !vault.ValidType(in.Type) {
-			return nil, errs.E(errs.Invalid, "unknown page type %q; valid types: %s", in.Type, strings.Join(vault.PageTypes, ", "))
+		// open types (SPEC §2.1): a well-formed type no page has matches
+		// nothing; only a malformed one is invalid
+		in.Type = strings.ToLower(strings.TrimSpace(in.Type))
+		if !vault.WellFormedType(in.Type) {
+			return nil, errs.E(errs.Invalid, "%s", vault.TypeProblem(in.Type))
 		}
 	}
 	out := &ListPagesOut{Pages: []PageItem{}}
@@ -221,12 +229,30 @@ func listPages(ctx context.Context, e *Env, in *ListPagesIn) (*ListPagesOut, err
 	return out, err
 }
 
-// updatedOf is the frontmatter `updated` value, else the file's mtime.
+// updatedOf is when the page was last updated, always as a date
+// (YYYY-MM-DD): the frontmatter `updated` (the date of a timestamp), else
+// the file's modification time (UTC). One format on every surface, whatever
+// format each page writes (issue 14: dates and timestamps were mixed).
 func updatedOf(p *store.PageRec) string {
-	if p.Updated != "" {
-		return p.Updated
+	if d, ok := dateOfValue(p.Updated); ok {
+		return d
 	}
-	return time.Unix(0, p.MtimeNS).UTC().Format(time.RFC3339)
+	return time.Unix(0, p.MtimeNS).UTC().Format(time.DateOnly)
+}
+
+// updatedLayouts are the forms of `updated` values read as dates.
+var updatedLayouts = []string{time.RFC3339Nano, time.DateOnly, "2006-01-02T15:04:05", "2006-01-02T15:04", "2006-01-02 15:04:05", "2006-01-02 15:04", "2006/01/02"}
+
+// dateOfValue reads a frontmatter date or timestamp as a date; a
+// timestamp with a zone keeps its own calendar day.
+func dateOfValue(v string) (string, bool) {
+	v = strings.TrimSpace(v)
+	for _, l := range updatedLayouts {
+		if t, err := time.Parse(l, v); err == nil {
+			return t.Format(time.DateOnly), true
+		}
+	}
+	return "", false
 }
 
 // closestTitles ranks page titles by similarity to q.

@@ -3,7 +3,6 @@ package ops
 import (
 	"context"
 	"io"
-	"os"
 
 	"github.com/synapse-wiki/synapse/search"
 )
@@ -40,7 +39,7 @@ func searchWiki(ctx context.Context, e *Env, in *SearchIn) (*SearchOut, error) {
 	hits, err := search.Search(e.Store, in.Query, search.Options{
 		K: in.K,
 		ReadFile: func(p string) ([]byte, error) {
-			f, err := os.Open(e.Vault.Abs(p))
+			f, _, err := e.files().Open(p)
 			if err != nil {
 				return nil, err
 			}

@@ -34,6 +34,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"reflect"
 	"sort"
 	"strconv"
@@ -165,7 +166,8 @@ func ByTool(tool string) *Op {
 func (op *Op) NewIn() any { return reflect.New(op.In).Interface() }
 
 // Decode parses a JSON object strictly into a fresh input: unknown
-// parameters and wrong types are invalid errors naming the parameter.
+// parameters (names are case-sensitive), a key given twice at any depth
+// and wrong types are invalid errors naming the parameter.
 // Defaults are filled in before decoding, so they stand for parameters
 // that are absent: a parameter given as 0 is clamped to its minimum by
 // Normalize (k=0 is k=1), not replaced by the default.
@@ -177,6 +179,10 @@ func (op *Op) Decode(raw []byte) (any, error) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || string(raw) == "null" {
 		raw = []byte("{}")
+	}
+	// keys exact (case-sensitive) and each given once, at every depth
+	if err := checkKeys(raw, op.In); err != nil {
+		return nil, err
 	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
@@ -198,6 +204,8 @@ func decodeError(err error) error {
 		return errs.E(errs.Invalid, "parameter %q must be %s, not %s", te.Field, jsonKind(te.Type), te.Value)
 	case asErr(err, &se):
 		return errs.E(errs.Invalid, "parameters are not valid JSON: %v", se)
+	case err == io.ErrUnexpectedEOF:
+		return errs.E(errs.Invalid, "parameters are not valid JSON: the object is cut short")
 	case strings.HasPrefix(msg, "json: unknown field "):
 		return errs.E(errs.Invalid, "unknown parameter %s", strings.TrimPrefix(msg, "json: unknown field "))
 	}
@@ -473,6 +481,10 @@ func MarshalJSON(v any) ([]byte, error) {
 	}
 	return buf.Bytes(), nil
 }
+
+// Creator is a result that says whether its operation created what it
+// names (a new page, a new review item): REST answers it with 201 Created.
+type Creator interface{ WasCreated() bool }
 
 // ErrorBody is the JSON error envelope of REST and --json.
 type ErrorBody struct {

@@ -3,6 +3,7 @@ package search
 import (
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/synapse-wiki/synapse/index"
@@ -23,6 +24,7 @@ const (
 const (
 	typeTermPrefix = "\x00type:"
 	tagTermPrefix  = "\x00tag:"
+	langTermPrefix = "\x00lang:" // + Language.Code(): the pages stemmed in it
 )
 
 // knownKeys are frontmatter keys indexed through their own fields (or not
@@ -35,21 +37,25 @@ var knownKeys = map[string]bool{
 
 // Indexer keeps the search index in step with page changes; the scanner
 // calls it inside its write transactions (index.PageIndexer).
-type Indexer struct{}
+type Indexer struct {
+	// Language is the vault's default language: pages that neither
+	// declare one nor are detected are stemmed in it (PageLanguage).
+	Language Language
+}
 
 var _ index.PageIndexer = Indexer{}
 
 // IndexPages adds or replaces the given pages in the index. Pages are
 // analyzed in parallel; the store then merges the batch's postings into
 // its blocks in key order.
-func (Indexer) IndexPages(tx *store.Tx, pages []index.IndexedPage) error {
+func (ix Indexer) IndexPages(tx *store.Tx, pages []index.IndexedPage) error {
 	if len(pages) == 0 {
 		return nil
 	}
 	if err := tx.SetSearchVersion(AnalyzerVersion); err != nil {
 		return err
 	}
-	return tx.PutSearchDocs(analyzeBatch(pages))
+	return tx.PutSearchDocs(analyzeBatch(pages, ix.Language))
 }
 
 // RemovePages removes pages from the index.
@@ -71,7 +77,8 @@ type docWork struct {
 	cont   []uint32 // scratch: a name's terms without stopwords
 }
 
-// Name kinds stored with a doc (store.SearchName.Kind).
+// Name kinds stored with a doc (store.SearchName.Kind, low 4 bits; a
+// heading's section support, 0..3, is in the high 4 bits).
 const (
 	NameTitle   = 0
 	NameAlias   = 1
@@ -138,7 +145,7 @@ func (w *docWork) finishDoc(doc uint32, lens [store.SearchFields]uint32, filters
 
 // analyzeBatch tokenizes pages with one worker per CPU and merges the
 // workers' term numbers into one batch term list.
-func analyzeBatch(pages []index.IndexedPage) *store.SearchBatch {
+func analyzeBatch(pages []index.IndexedPage, lang Language) *store.SearchBatch {
 	workers := min(runtime.GOMAXPROCS(0), (len(pages)+15)/16)
 	works := make([]*docWork, workers)
 	var wg sync.WaitGroup
@@ -149,7 +156,7 @@ func analyzeBatch(pages []index.IndexedPage) *store.SearchBatch {
 		go func() {
 			defer wg.Done()
 			for i := wi; i < len(pages); i += workers {
-				analyzePage(w, &pages[i], i)
+				analyzePage(w, &pages[i], i, lang)
 			}
 		}()
 	}
@@ -191,8 +198,9 @@ func analyzeBatch(pages []index.IndexedPage) *store.SearchBatch {
 	return b
 }
 
-// analyzePage tokenizes one page's fields.
-func analyzePage(w *docWork, p *index.IndexedPage, slot int) {
+// analyzePage tokenizes one page's fields in the page's language (def
+// when it has none).
+func analyzePage(w *docWork, p *index.IndexedPage, slot int, def Language) {
 	var lens [store.SearchFields]uint32
 	field := func(f int) func(Token) {
 		return func(t Token) {
@@ -205,6 +213,12 @@ func analyzePage(w *docWork, p *index.IndexedPage, slot int) {
 	head, body := field(FieldHead), field(FieldBody)
 	rec, parsed := p.Rec, p.Parsed
 	a := w.a
+	lang := def
+	if parsed != nil {
+		lang = PageLanguage(parsed.Frontmatter, rec.Title, parsed.Body, def)
+	}
+	a.SetLanguage(lang)
+	defer a.SetLanguage(English)
 	w.addName(rec.Title, FieldTitle, NameTitle, &lens)
 	for _, al := range rec.Aliases {
 		w.addName(al, FieldTitle, NameAlias, &lens)
@@ -216,17 +230,17 @@ func analyzePage(w *docWork, p *index.IndexedPage, slot int) {
 		a.Each(t, head)
 	}
 	if parsed != nil {
-		for _, h := range parsed.Headings {
-			w.addName(h.Text, FieldHead, NameHeading, &lens)
+		sup := analyzeSections(w, parsed.Body, parsed.Headings, &lens)
+		for i, h := range parsed.Headings {
+			w.addName(h.Text, FieldHead, NameHeading|sup[i]<<4, &lens)
 		}
-		a.Each(parsed.Body, body)
 		eachExtraValue(parsed.Frontmatter, func(s string) { a.Each(s, body) })
 	}
 	for _, s := range rec.Sources {
 		a.Each(s, body)
 	}
-	filters := make([]string, 0, 1+len(rec.Tags))
-	filters = append(filters, typeTermPrefix+rec.Type)
+	filters := make([]string, 0, 2+len(rec.Tags))
+	filters = append(filters, typeTermPrefix+rec.Type, langTermPrefix+lang.Code())
 	for _, t := range rec.Tags {
 		filters = append(filters, tagTermPrefix+t)
 	}
@@ -249,4 +263,66 @@ func eachExtraValue(fm *markdown.Frontmatter, fn func(string)) {
 			}
 		}
 	}
+}
+
+// analyzeSections tokenizes a page body (into the body field) section by
+// section: a section is a heading's line and the text under it, up to the
+// next heading. It returns each heading's support, 0..3: how much of the
+// heading's words the text under it repeats (3: all of them), which
+// re-ranking uses to prefer a section about what its heading names.
+func analyzeSections(w *docWork, text string, hs []markdown.Heading, lens *[store.SearchFields]uint32) []uint8 {
+	a := w.a
+	sup := make([]uint8, len(hs))
+	var named []int32 // the current heading's content words
+	var found []bool  // which of them its text repeats
+	cur := -1
+	finish := func() {
+		if cur >= 0 && len(named) > 0 {
+			n := 0
+			for _, f := range found {
+				if f {
+					n++
+				}
+			}
+			sup[cur] = uint8((3*n + len(named)/2) / len(named))
+		}
+	}
+	next := 0
+	for off := 0; off < len(text); {
+		end := strings.IndexByte(text[off:], '\n')
+		if end < 0 {
+			end = len(text)
+		} else {
+			end += off
+		}
+		line := text[off:end]
+		heading := false
+		if next < len(hs) && strings.HasPrefix(strings.TrimLeft(line, " "), "#") && strings.Contains(line, hs[next].Text) {
+			finish()
+			heading, cur = true, next
+			named, found = named[:0], found[:0]
+			a.Each(hs[next].Text, func(t Token) {
+				if t.Kind != Whole && !t.Stop && !slices.Contains(named, t.ID) {
+					named = append(named, t.ID)
+					found = append(found, false)
+				}
+			})
+			next++
+		}
+		a.Each(line, func(t Token) {
+			w.add(t.ID, FieldBody)
+			if t.Kind != Whole {
+				lens[FieldBody]++
+			}
+			if heading {
+				return
+			}
+			if i := slices.Index(named, t.ID); i >= 0 {
+				found[i] = true
+			}
+		})
+		off = end + 1
+	}
+	finish()
+	return sup
 }

@@ -48,7 +48,13 @@ type Query struct {
 	// dashes are the exclusions that could also be read as text, in
 	// query order.
 	dashes []dashWord
+	raw    string   // the query text parsed
+	lang   Language // the language its words were stemmed in
+	sure   bool     // whether the query itself showed its language
 }
+
+// Language returns the language the query's words were stemmed in.
+func (q *Query) Language() Language { return q.lang }
 
 // dashWord is a -word or -"phrase" that excludes, or, read as text,
 // searches for its tokens (the flag with its dash and the word without).
@@ -69,18 +75,31 @@ func (q *Query) Filtered() bool {
 	return len(q.Types)+len(q.NotTypes)+len(q.Tags)+len(q.NotTags)+len(q.Exclude)+len(q.ExPhrase) > 0
 }
 
+// queryMinWords is how many function words a query needs to show its
+// language (see Resolve for the rest).
+const queryMinWords = 2
+
 // maxQueryBytes bounds the text a query is parsed from; the rest is
 // ignored (a query is a question, not a document).
 const maxQueryBytes = 4096
 
-// ParseQuery parses a query string.
+// ParseQuery parses a query string. Its words are stemmed in the
+// language the query shows by its script or its function words, else in
+// English; Resolve may choose another once the index is known.
 func ParseQuery(s string) (*Query, error) {
 	if len(s) > maxQueryBytes {
 		s = strings.ToValidUTF8(s[:maxQueryBytes], "")
 	}
+	l, sure := detectLanguage(s, queryMinWords)
+	return parseQuery(s, l, sure)
+}
+
+// parseQuery parses s with its words stemmed in language l.
+func parseQuery(s string, l Language, sure bool) (*Query, error) {
 	a := Acquire()
 	defer Release(a)
-	q := &Query{}
+	a.SetLanguage(l)
+	q := &Query{raw: s, lang: l, sure: sure}
 	i := 0
 	for i < len(s) {
 		r, size := utf8.DecodeRuneInString(s[i:])
@@ -176,16 +195,16 @@ func (q *Query) dash(a *Analyzer, word string) bool {
 	// a word of several base terms (a CJK run) excludes as a phrase
 	var whole string
 	for _, t := range d.text {
-		if t.Kind == Whole && t.Start > 0 {
+		if t.Kind == Whole && len(base) > 1 && t.Start == base[0].Start && t.End == base[len(base)-1].End {
 			whole = t.Term
 			break
 		}
 	}
 	switch {
-	case whole != "":
-		d.exclude = whole
 	case len(base) == 1:
 		d.exclude = base[0].Term
+	case whole != "":
+		d.exclude = whole
 	default:
 		for _, t := range base {
 			d.phrase = append(d.phrase, t.Term)
@@ -202,12 +221,64 @@ func (q *Query) dash(a *Analyzer, word string) bool {
 
 func isPunct(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }
 
-// Resolve reads as text each -word whose flag (the word with its dash,
-// e.g. -force) the index holds: the query names a command-line parameter
-// the wiki documents rather than a word to leave out. indexed reports
-// whether a term is in the index.
-func (q *Query) Resolve(indexed func(term string) bool) {
-	q.resolve(func(d dashWord) bool { return d.flag != "" && indexed(d.flag) })
+// Resolve fits the query to the index it runs against; df returns how
+// many pages hold a term (0: none).
+//
+// The language: the one the query itself showed, if the index has pages
+// in it; else the only language the index has pages in; else the one of
+// those whose stems of the query's words the index holds most (ties: the
+// language of more pages). The query is stemmed again in it.
+//
+// Flags: each -word whose flag (the word with its dash, e.g. -force) the
+// index holds is read as text — the query names a command-line parameter
+// the wiki documents rather than a word to leave out.
+func (q *Query) Resolve(df func(term string) int) {
+	if l := q.pickLanguage(df); l != q.lang {
+		if nq, err := parseQuery(q.raw, l, q.sure); err == nil {
+			*q = *nq
+		}
+	}
+	q.resolve(func(d dashWord) bool { return d.flag != "" && df(d.flag) > 0 })
+}
+
+// pickLanguage chooses the query's language for Resolve.
+func (q *Query) pickLanguage(df func(string) int) Language {
+	var docs [numLanguages]int
+	var present []Language
+	for l := range docs {
+		if docs[l] = df(langTermPrefix + Language(l).Code()); docs[l] > 0 {
+			present = append(present, Language(l))
+		}
+	}
+	switch {
+	case len(present) == 0: // an index without languages
+		return q.lang
+	case q.sure && docs[q.lang] > 0:
+		return q.lang
+	case len(present) == 1:
+		return present[0]
+	}
+	best, bestHits := q.lang, -1
+	a := Acquire()
+	defer Release(a)
+	for _, l := range present {
+		a.SetLanguage(l)
+		seen := map[string]bool{}
+		hits := 0
+		a.Each(q.raw, func(t Token) {
+			if t.Stop || t.Kind == Gram || seen[t.Term] {
+				return
+			}
+			seen[t.Term] = true
+			if df(t.Term) > 0 {
+				hits++
+			}
+		})
+		if hits > bestHits || hits == bestHits && docs[l] > docs[best] {
+			best, bestHits = l, hits
+		}
+	}
+	return best
 }
 
 // resolve turns the exclusions for which asText holds into text.
@@ -245,8 +316,8 @@ func (q *Query) filter(word string, neg bool) (bool, error) {
 	switch strings.ToLower(key) {
 	case "type":
 		t := strings.ToLower(val)
-		if !vault.ValidType(t) {
-			return false, errs.E(errs.Invalid, "type:%s: unknown page type; use one of %s", val, strings.Join(vault.PageTypes, ", "))
+		if !vault.WellFormedType(t) { // open types: a well-formed one no page has matches nothing
+			return false, errs.E(errs.Invalid, "type:%s: not a page type (a lower-case word of letters, digits and '-', at most 32 characters)", val)
 		}
 		if neg {
 			q.NotTypes = append(q.NotTypes, t)

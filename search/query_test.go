@@ -115,7 +115,12 @@ func TestQuery_Resolve(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		q.Resolve(func(term string) bool { return slices.Contains(c.indexed, term) })
+		q.Resolve(func(term string) int {
+			if slices.Contains(c.indexed, term) {
+				return 1
+			}
+			return 0
+		})
 		if got := describe(q); got != c.want {
 			t.Errorf("Resolve(%q, %v)\n got %s\nwant %s", c.in, c.indexed, got, c.want)
 		}
@@ -123,9 +128,15 @@ func TestQuery_Resolve(t *testing.T) {
 }
 
 func TestParseQuery_UnknownType(t *testing.T) {
-	_, err := ParseQuery("vault type:bogus")
-	if errs.CodeOf(err) != errs.Invalid || !strings.Contains(err.Error(), "bogus") || !strings.Contains(err.Error(), "entity") {
-		t.Fatalf("err = %v, want an invalid error naming the type and the valid ones", err)
+	// types are open (SPEC §2.1): a well-formed type is a filter, whether
+	// or not a page has it; only a malformed one is invalid
+	q, err := ParseQuery("vault type:bogus type:Question")
+	if err != nil || strings.Join(q.Types, ",") != "bogus,question" {
+		t.Fatalf("well-formed types: %+v %v", q, err)
+	}
+	_, err = ParseQuery("vault type:bo_gus")
+	if errs.CodeOf(err) != errs.Invalid || !strings.Contains(err.Error(), "bo_gus") || !strings.Contains(err.Error(), "lower-case word") {
+		t.Fatalf("err = %v, want an invalid error naming the type and what a type is", err)
 	}
 }
 

@@ -57,16 +57,21 @@ type Params struct {
 	// pages apart; the rest still count for name matching. Phrase words
 	// are always kept. 0 means no cap.
 	MaxTerms int
+	// Section scales a heading's weight in re-ranking by how much of the
+	// heading the text under it repeats (a section about what its heading
+	// names): up to 1 + Section.
+	Section float64
 }
 
 // DefaultParams are the constants synapse ranks with.
 var DefaultParams = Params{
 	K1:       1.2,
 	W:        [store.SearchFields]float64{5, 2.5, 1},
-	B:        [store.SearchFields]float64{0.4, 0.4, 0.75},
+	B:        [store.SearchFields]float64{0.4, 0.1, 0.75},
 	Name:     1,
 	NameKind: [4]float64{NameTitle: 1, NameAlias: 1, NameFile: 1, NameHeading: 0.6},
 	MaxTerms: 16,
+	Section:  0.1,
 }
 
 // rerankDepth is how many of the best BM25F candidates are re-ranked by
@@ -112,8 +117,8 @@ func SearchWith(s *store.Store, query string, o Options, p Params) ([]Hit, error
 		if err := checkIndex(tx); err != nil {
 			return err
 		}
-		// a -word the wiki holds with its dash is a flag to find
-		q.Resolve(func(t string) bool { _, ok := tx.LookupSearchTerm(t); return ok })
+		// the query's language, and -words the wiki holds as flags
+		q.Resolve(func(t string) int { st, _ := tx.LookupSearchTerm(t); return int(st.DF) })
 		r := newRun(tx, q, p)
 		depth := max(k, rerankDepth)
 		if phrases {
@@ -204,6 +209,7 @@ type run struct {
 	slots  [][]string // the query's words for name matching: each a term and its synonyms
 	// impossible: a phrase word is in no page, so nothing matches
 	impossible bool
+	err        error // reading the postings failed
 }
 
 func newRun(tx *store.Tx, q *Query, p Params) *run {
@@ -275,14 +281,7 @@ func newRun(tx *store.Tx, q *Query, p Params) *run {
 		if !ok {
 			return
 		}
-		qt := qterm{term: term, id: id, weight: w, required: required[term]}
-		var err error
-		if qt.blocks, err = tx.SearchBlocks(id, nil); err != nil {
-			qt.blocks = nil
-		}
-		for _, b := range qt.blocks {
-			qt.df += b.Count
-		}
+		qt := qterm{term: term, id: id, weight: w, required: required[term], df: tx.SearchDF(id)}
 		if qt.df == 0 {
 			return
 		}
@@ -307,6 +306,17 @@ func newRun(tx *store.Tx, q *Query, p Params) *run {
 		}
 	}
 	r.capTerms()
+	// the postings chunks of the terms that are scored
+	for i := range r.terms {
+		t := &r.terms[i]
+		if t.weight == 0 {
+			continue
+		}
+		var err error
+		if t.blocks, err = tx.SearchBlocks(t.id, make([]store.SearchBlock, 0, t.df/96+4)); err != nil {
+			r.err = err
+		}
+	}
 	return r
 }
 
@@ -343,7 +353,6 @@ func (r *run) capTerms() {
 	})
 	for _, i := range opt[keep:] {
 		r.terms[i].weight = 0
-		r.terms[i].blocks = nil
 	}
 }
 
@@ -449,6 +458,9 @@ func (r *run) rank(n int) ([]candidate, error) {
 	if !r.scoring() {
 		return r.listing(n, ok), nil
 	}
+	if r.err != nil {
+		return nil, r.err
+	}
 	return r.topK(n, ok)
 }
 
@@ -509,7 +521,8 @@ func (r *run) rerank(c []candidate) error {
 	for i := range c {
 		best := 0.0
 		err := r.tx.EachSearchName(c[i].doc, func(kind uint8, terms []uint32) {
-			if int(kind) >= len(r.p.NameKind) {
+			sup := kind >> 4
+			if kind &= 0x0f; int(kind) >= len(r.p.NameKind) {
 				return
 			}
 			clear(hit)
@@ -524,6 +537,9 @@ func (r *run) rerank(c []candidate) error {
 				return
 			}
 			m := float64(common*common) / float64(len(terms)*len(r.slots)) * r.p.NameKind[kind]
+			if kind == NameHeading {
+				m *= 1 + r.p.Section*float64(sup)/3
+			}
 			best = max(best, m)
 		})
 		if err != nil {
@@ -555,6 +571,7 @@ func (r *run) highlightTerms() map[string]float64 {
 func phraseOK(q *Query, text []byte) bool {
 	a := Acquire()
 	defer Release(a)
+	a.SetLanguage(q.Language())
 	all := append(append([][]string{}, q.Phrases...), q.ExPhrase...)
 	longest := 0
 	for _, ph := range all {

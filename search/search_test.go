@@ -180,8 +180,12 @@ func TestSearch_Syntax(t *testing.T) {
 	if got := w.titles("type:entity"); !slices.Equal(got, []string{"Ada Lovelace", "Charles Babbage"}) {
 		t.Errorf("type:entity → %v, want title order", got)
 	}
-	if _, err := w.search("engine type:robot", 5); errs.CodeOf(err) != errs.Invalid {
-		t.Errorf("type:robot: err %v, want invalid", err)
+	// open types: a well-formed type no page has matches nothing
+	if hits, err := w.search("engine type:robot", 5); err != nil || len(hits) != 0 {
+		t.Errorf("type:robot: %v %v, want no hits", hits, err)
+	}
+	if _, err := w.search("engine type:ro_bot", 5); errs.CodeOf(err) != errs.Invalid {
+		t.Errorf("type:ro_bot: err %v, want invalid", err)
 	}
 }
 
@@ -270,6 +274,19 @@ func TestSearch_Multilingual(t *testing.T) {
 		if got := w.titles(q); len(got) == 0 || got[0] != want {
 			t.Errorf("%q → %v, want %q", q, got, want)
 		}
+	}
+}
+
+// TestSearch_Sections: of two pages with the same heading and the same
+// words, the one whose section under that heading is about those words
+// ranks first for a query naming the section (issue 17).
+func TestSearch_Sections(t *testing.T) {
+	w := newTestWiki(t, map[string]string{
+		"wiki/a-elsewhere.md": "---\ntitle: Alpha\n---\n## Quokka habitat\n\nSee the other page.\n\n## Notes\n\nThe quokka habitat is dry scrub.\n",
+		"wiki/b-about.md":     "---\ntitle: Beta\n---\n## Quokka habitat\n\nThe quokka habitat is dry scrub.\n\n## Notes\n\nSee the other page.\n",
+	})
+	if got := w.titles("quokka habitat"); len(got) != 2 || got[0] != "Beta" {
+		t.Errorf("quokka habitat → %v, want Beta (whose section is about it) first", got)
 	}
 }
 

@@ -35,6 +35,7 @@ func Snippet(text string, terms map[string]float64) string {
 	var ms []match
 	if len(terms) > 0 {
 		a := Acquire()
+		a.SetLanguage(TextLanguage(text))
 		a.Each(body, func(t Token) {
 			if _, ok := terms[t.Term]; ok && len(ms) < 5000 {
 				ms = append(ms, match{t.Start, t.Term})
@@ -551,6 +552,7 @@ func Highlight(query, text string) [][2]int {
 	}
 	var spans [][2]int
 	a := Acquire()
+	a.SetLanguage(q.Language())
 	a.Each(text, func(t Token) {
 		if want[t.Term] {
 			spans = append(spans, [2]int{t.Start, t.End})

@@ -277,6 +277,10 @@ func (tx *Tx) SearchTermsWithPrefix(prefix string, limit int) []SearchTerm {
 	return out
 }
 
+// SearchDF returns the number of documents holding term id (0 for an
+// unknown id), summing its blocks' counts without parsing them further.
+func (tx *Tx) SearchDF(id uint32) uint32 { return tx.searchDF(id) }
+
 // searchDF sums the counts of a term's blocks.
 func (tx *Tx) searchDF(id uint32) uint32 {
 	c := tx.b(bSearchPost).Cursor()
@@ -356,11 +360,15 @@ type SearchBlock struct {
 func (tx *Tx) SearchBlocks(id uint32, dst []SearchBlock) ([]SearchBlock, error) {
 	c := tx.b(bSearchPost).Cursor()
 	prefix := u32(id)
+	var scratch []chunk
 	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
 		if len(k) != 8 {
 			return dst, fmt.Errorf("search postings of term %d: %w", id, errCorrupt)
 		}
-		h, err := parseBlock(v, getU32(k[4:]))
+		h, err := parseBlockInto(v, getU32(k[4:]), scratch[:0])
+		if cap(h.chunks) > cap(scratch) {
+			scratch = h.chunks
+		}
 		if err != nil {
 			return dst, fmt.Errorf("search postings of term %d: %w", id, err)
 		}
@@ -443,7 +451,11 @@ func (h *blockHead) chunkList() []chunk {
 }
 
 // parseBlock reads a block's header.
-func parseBlock(v []byte, key uint32) (blockHead, error) {
+func parseBlock(v []byte, key uint32) (blockHead, error) { return parseBlockInto(v, key, nil) }
+
+// parseBlockInto reads a block's header, its chunk table (if any) into
+// chunks' storage.
+func parseBlockInto(v []byte, key uint32, chunks []chunk) (blockHead, error) {
 	h := blockHead{key: key}
 	n, w := binary.Uvarint(v)
 	if w <= 0 || n > uint64(len(v)) {
@@ -470,7 +482,8 @@ func parseBlock(v []byte, key uint32) (blockHead, error) {
 	}
 	v = v[w:]
 	if nc > 0 {
-		h.chunks = make([]chunk, nc)
+		h.chunks = slices.Grow(chunks[:0], int(nc))[:nc]
+		clear(h.chunks)
 		prev, total, bytes := key, 0, 0
 		for i := range h.chunks {
 			c := &h.chunks[i]

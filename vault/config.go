@@ -70,6 +70,9 @@ func (v *Vault) LoadConfig() (*Config, error) {
 	if errors.Is(err, fs.ErrNotExist) {
 		return &c, nil
 	}
+	if errors.Is(err, fs.ErrPermission) {
+		return nil, errs.Wrap(errs.Forbidden, err, "%s cannot be read: permission denied (%s/ belongs to the vault's owner; run synapse as that user)", ConfigFile, StateDir)
+	}
 	if err != nil {
 		return nil, errs.Wrap(errs.Invalid, err, "%s: %v", ConfigFile, err)
 	}
