@@ -95,8 +95,12 @@ func (o *output) progress() index.Progress {
 		}
 		o.lastDraw = time.Now()
 		o.drawn = true
+		unit := "files"
+		if phase == "embed" {
+			unit = "chunks"
+		}
 		if total > 0 {
-			fmt.Fprintf(o.ew, "\r\033[K%s %d/%d files", phase, done, total)
+			fmt.Fprintf(o.ew, "\r\033[K%s %d/%d %s", phase, done, total, unit)
 		} else {
 			fmt.Fprintf(o.ew, "\r\033[K%s…", phase)
 		}

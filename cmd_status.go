@@ -21,6 +21,7 @@ func init() {
 			{"orphans", strconv.Itoa(s.Orphans)},
 			{"store", fmt.Sprintf("%s, schema %d", humanBytes(s.StoreBytes), s.Schema)},
 			{"last scan", orDash(s.LastScan)},
+			{"embeddings", embedSummary(s.Embeddings)},
 		}
 		if len(s.Reviews) > 0 {
 			var parts []string
