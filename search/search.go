@@ -75,11 +75,14 @@ var DefaultParams = Params{
 }
 
 // rerankDepth is how many of the best BM25F candidates are re-ranked by
-// name match; phraseDepth how many are checked for phrases at most.
+// name match; phraseDepth how many are checked for phrases at most, and
+// phraseBudget how much of their text (so a phrase whose words are common
+// but seldom side by side costs a bounded read, not a scan of the vault).
 const (
-	rerankDepth = 100
-	phraseDepth = 200
-	maxExpand   = 32 // dictionary terms a lone CJK character expands to
+	rerankDepth  = 100
+	phraseDepth  = 200
+	phraseBudget = 1 << 20
+	maxExpand    = 32 // dictionary terms a lone CJK character expands to
 )
 
 // Search runs a query against the store.
@@ -134,8 +137,9 @@ func SearchWith(s *store.Store, query string, o Options, p Params) ([]Hit, error
 				return err
 			}
 		}
+		checked := 0
 		for _, c := range cands {
-			if len(hits) == k {
+			if len(hits) == k || (phrases && checked >= phraseBudget) {
 				break
 			}
 			rec, err := tx.Page(c.doc)
@@ -149,8 +153,11 @@ func SearchWith(s *store.Store, query string, o Options, p Params) ([]Hit, error
 			if o.ReadFile != nil {
 				text, _ = o.ReadFile(rec.Path)
 			}
-			if phrases && text != nil && !phraseOK(q, text) {
-				continue
+			if phrases && text != nil {
+				checked += len(text)
+				if !phraseOK(q, text) {
+					continue
+				}
 			}
 			hits = append(hits, found{c, rec, text})
 		}
