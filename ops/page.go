@@ -36,12 +36,12 @@ type GetPageIn struct {
 
 // LinkOut is one outgoing link of a page.
 type LinkOut struct {
-	Target    string `json:"target"`
-	Heading   string `json:"heading,omitempty"`
-	Resolved  bool   `json:"resolved"`
-	ID        string `json:"id,omitempty"`
-	Title     string `json:"title,omitempty"`
-	Path      string `json:"path,omitempty"`
+	Target   string `json:"target"`
+	Heading  string `json:"heading,omitempty"`
+	Resolved bool   `json:"resolved"`
+	ID       string `json:"id,omitempty"`
+	Title    string `json:"title,omitempty"`
+	Path     string `json:"path,omitempty"`
 	// File is the vault path of the file that is no page (a raw source,
 	// an attachment) the link reaches when no page answers to its name.
 	File      string `json:"file,omitempty"`

@@ -11,17 +11,17 @@ import (
 // resolves by, and what it resolved to. Labels and block ids are not
 // stored (nothing reads them from the store).
 type LinkRec struct {
-	Target    string // as written (without #heading, |label)
-	Key       string // LinkKey(Target); derived, not stored
-	Heading   string // #heading
-	Embed     bool   // ![[…]]
-	Markdown  bool   // [label](x.md) rather than [[x]]
-	Line      int    // 1-based body line
-	To        uint32 // resolved doc; 0 = dangling (unless File is set)
+	Target   string // as written (without #heading, |label)
+	Key      string // LinkKey(Target); derived, not stored
+	Heading  string // #heading
+	Embed    bool   // ![[…]]
+	Markdown bool   // [label](x.md) rather than [[x]]
+	Line     int    // 1-based body line
+	To       uint32 // resolved doc; 0 = dangling (unless File is set)
 	// ToReserved is set when To is a reserved top file (index, log,
 	// overview): no graph node, whether or not the file still exists.
 	ToReserved bool
-	Ambiguous int    // candidates when more than one page (or file) matched
+	Ambiguous  int // candidates when more than one page (or file) matched
 	// File is the vault path of the file that is no page (a raw source,
 	// an attachment) that the link reached when To is 0: a page link
 	// whose name no page answers to but a file does, or a link in
