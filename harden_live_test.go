@@ -279,3 +279,49 @@ func TestHardenLive_PermissionDenied(t *testing.T) {
 		t.Fatalf("a non-owner's status: %v %s", err, out)
 	}
 }
+
+// The CLI stops at SIGTERM during a long read: a reindex hashing an
+// 8 GiB (sparse) source exits at once, and a read of it answers at once
+// (main hashed the whole file for both, ignoring the signal).
+func TestHardenLive_CLIStopsOnSignal(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	bin := synapseBinary(t)
+	v := testvault.New(t)
+	if r := quickCLI(t, bin, v, "", "status"); r.code != 0 { // the first scan, before the huge file
+		t.Fatalf("status: %+v", r)
+	}
+	f, err := os.Create(v.Abs("raw/sources/huge.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString(strings.Repeat(`{"line":"text"}`+"\n", 1000))
+	if err := f.Truncate(8 << 30); err != nil {
+		t.Skip("no sparse files here:", err)
+	}
+	f.Close()
+	if r := quickCLI(t, bin, v, "", "source", "read", "huge.jsonl", "--json"); r.code != 0 || !strings.Contains(r.stdout, `"truncated":true`) || !strings.Contains(r.stdout, `"size_bytes":8589934592`) || !strings.Contains(r.stdout, `"sha256_of":"content"`) {
+		t.Errorf("source read: %d %.300s %s", r.code, r.stdout, r.stderr)
+	}
+	cmd := exec.Command(bin, "reindex", "--vault", v.Root)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(500 * time.Millisecond)
+	cmd.Process.Signal(syscall.SIGTERM)
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		ee, _ := err.(*exec.ExitError)
+		if ee == nil || ee.ExitCode() != 5 || !strings.Contains(stderr.String(), "interrupted") {
+			t.Errorf("reindex after SIGTERM: %v %s", err, stderr.String())
+		}
+	case <-time.After(15 * time.Second):
+		cmd.Process.Kill()
+		t.Fatal("reindex ignores SIGTERM")
+	}
+}
