@@ -230,6 +230,9 @@ func TestHardenLive_Symlinks(t *testing.T) {
 	if r := quickCLI(t, bin, v, "x\n", "page", "write", "Logged"); r.code != 5 {
 		t.Errorf("CLI write with log.md linked out: %+v", r)
 	}
+	if st, body := srv.rest(t, "PUT", "/pages/Logged%20Too", `{"content":"x\n"}`); st != 403 || !strings.Contains(body, "log.md") {
+		t.Errorf("REST write with log.md linked out: %d %s", st, body)
+	}
 	// purpose.md a symlink: review create copies nothing in
 	os.Remove(v.Abs(vault.PurposeFile))
 	os.Symlink(filepath.Join(outside, "secret.md"), v.Abs(vault.PurposeFile))
@@ -237,6 +240,9 @@ func TestHardenLive_Symlinks(t *testing.T) {
 	id := strings.TrimSpace(r.stdout)
 	if st, body := srv.rest(t, "POST", "/review/queue/"+id+"/create", ""); st != 403 || strings.Contains(body, "OUTSIDE-SECRET") {
 		t.Errorf("REST review create with purpose.md linked out: %d %s", st, body)
+	}
+	if r := quickCLI(t, bin, v, "", "review", "resolve", id, "--action", "create"); r.code != 5 || strings.Contains(r.stdout+r.stderr, "OUTSIDE-SECRET") {
+		t.Errorf("CLI review create with purpose.md linked out: %+v", r)
 	}
 	srv.stop(t)
 	entries, _ := os.ReadDir(outside)
