@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+	"time"
 )
 
 // chunk is how much a cancellable read takes at a time: a cancelled
@@ -20,10 +21,11 @@ const chunk = 1 << 20
 // to the vault or to one folder of it (ReaderUnder). A scan uses one for
 // all its reads; Close it when done. It is safe for concurrent use.
 type Reader struct {
-	fs      *FS
-	root    *os.Root
-	base    string        // "" for the vault root, else the folder the root is on
-	private []fs.FileInfo // the store and the token, when they exist
+	fs    *FS
+	root  *os.Root
+	base  string   // "" for the vault root, else the folder the root is on
+	dir   *os.File // the root's folder, for the Linux fast path (nil without)
+	dirfd int
 }
 
 // Reader opens a reader confined to the vault.
@@ -58,16 +60,55 @@ func (f *FS) ReaderUnder(dir string) (*Reader, error) {
 
 func (f *FS) newReader(root *os.Root, base string) *Reader {
 	r := &Reader{fs: f, root: root, base: base}
-	for _, p := range []string{dbFile, tokenFile} {
-		if st, err := os.Stat(f.Abs(p)); err == nil {
-			r.private = append(r.private, st)
-		}
-	}
+	r.dir, r.dirfd = rootFD(root)
 	return r
 }
 
+// privateEvery is how long the identities of the store and the token are
+// remembered before they are looked at again (the token appears on the
+// first serve).
+const privateEvery = time.Second
+
+// privateFiles returns the store and the token, as they are (within
+// privateEvery).
+func (f *FS) privateFiles() []fs.FileInfo {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if now := time.Now(); now.Sub(f.privAt) > privateEvery {
+		var priv []fs.FileInfo // a new slice: readers may hold the old one
+		for _, p := range []string{dbFile, tokenFile} {
+			if st, err := os.Stat(f.Abs(p)); err == nil {
+				priv = append(priv, st)
+			}
+		}
+		f.priv, f.privAt = priv, now
+	}
+	return f.priv
+}
+
+// shared is the reader FS.Open, ReadFile and Stat use: one os.Root on
+// the vault, opened on first use and kept (an os.Root is safe for
+// concurrent use), so a read costs no open of the vault folder.
+func (f *FS) shared() (*Reader, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.sharedR == nil {
+		root, err := os.OpenRoot(f.root)
+		if err != nil {
+			return nil, err
+		}
+		f.sharedR = f.newReader(root, "")
+	}
+	return f.sharedR, nil
+}
+
 // Close releases the reader's root.
-func (r *Reader) Close() error { return r.root.Close() }
+func (r *Reader) Close() error {
+	if r.dir != nil {
+		r.dir.Close()
+	}
+	return r.root.Close()
+}
 
 // Base returns the folder the reader is confined to ("" for the vault).
 func (r *Reader) Base() string { return r.base }
@@ -134,6 +175,9 @@ func (r *Reader) Stat(p string) (fs.FileInfo, error) {
 	if err != nil {
 		return nil, err
 	}
+	if st, ok, err := r.statFast(c, in); ok {
+		return st, err
+	}
 	st, err := r.root.Stat(in)
 	if err != nil {
 		return nil, openError(c, r.where(), err)
@@ -163,6 +207,9 @@ func (r *Reader) Open(p string) (*os.File, fs.FileInfo, error) {
 	c, in, err := r.inRoot(p)
 	if err != nil {
 		return nil, nil, err
+	}
+	if f, st, ok, err := r.openFast(c, in); ok {
+		return f, st, err
 	}
 	st, err := r.root.Stat(in)
 	if err != nil {
@@ -198,8 +245,8 @@ func (r *Reader) check(p string, st fs.FileInfo) error {
 	if !st.Mode().IsRegular() {
 		return notRegular(p, st.Mode())
 	}
-	for _, pi := range r.private {
-		if os.SameFile(st, pi) {
+	for _, pi := range r.fs.privateFiles() {
+		if sameFile(st, pi) {
 			return refuse(p, Private, "synapse's private %s (through a link); it is never read", filepath.Base(pi.Name()))
 		}
 	}
@@ -210,6 +257,11 @@ func (r *Reader) check(p string, st fs.FileInfo) error {
 // A file larger than limit bytes is refused (TooLarge) without reading
 // past the limit.
 func (r *Reader) ReadFile(ctx context.Context, p string, limit int64) ([]byte, fs.FileInfo, error) {
+	if c, in, err := r.inRoot(p); err != nil {
+		return nil, nil, err
+	} else if data, st, ok, err := r.readFast(ctx, c, in, limit); ok {
+		return data, st, err
+	}
 	f, st, err := r.Open(p)
 	if err != nil {
 		return nil, nil, err
@@ -281,30 +333,27 @@ func Hash(ctx context.Context, prefix []byte, rd io.Reader) ([32]byte, int64, er
 // Open opens the regular file p of the vault for reading (see
 // Reader.Open).
 func (f *FS) Open(p string) (*os.File, fs.FileInfo, error) {
-	r, err := f.Reader()
+	r, err := f.shared()
 	if err != nil {
 		return nil, nil, err
 	}
-	defer r.Close()
 	return r.Open(p)
 }
 
 // ReadFile reads the regular file p of the vault (see Reader.ReadFile).
 func (f *FS) ReadFile(ctx context.Context, p string, limit int64) ([]byte, fs.FileInfo, error) {
-	r, err := f.Reader()
+	r, err := f.shared()
 	if err != nil {
 		return nil, nil, err
 	}
-	defer r.Close()
 	return r.ReadFile(ctx, p, limit)
 }
 
 // Stat returns what p of the vault leads to (see Reader.Stat).
 func (f *FS) Stat(p string) (fs.FileInfo, error) {
-	r, err := f.Reader()
+	r, err := f.shared()
 	if err != nil {
 		return nil, err
 	}
-	defer r.Close()
 	return r.Stat(p)
 }

@@ -375,3 +375,26 @@ func TestLocate(t *testing.T) {
 		t.Error("a path outside every vault was located")
 	}
 }
+
+// BenchmarkReadFile: a page read through the layer against os.ReadFile
+// (the cost of the confinement: a stat through the root, an open through
+// it, a second stat).
+func BenchmarkReadFile(b *testing.B) {
+	f, _ := fixture(b)
+	ctx := context.Background()
+	b.Run("vaultfs", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			if _, _, err := f.ReadFile(ctx, "wiki/sub/b.md", 1<<20); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("os", func(b *testing.B) {
+		p := f.Abs("wiki/sub/b.md")
+		for i := 0; i < b.N; i++ {
+			if _, err := os.ReadFile(p); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
