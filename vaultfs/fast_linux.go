@@ -171,4 +171,3 @@ func rootFD(root *os.Root) (*os.File, int) {
 	}
 	return d, fd
 }
-
