@@ -109,10 +109,10 @@ func requireToken(token string, next http.Handler) http.Handler {
 		switch {
 		case !ok:
 			w.Header().Set("WWW-Authenticate", `Bearer realm="synapse"`)
-			writeError(w, http.StatusUnauthorized, errs.E(errs.Forbidden, "missing 'Authorization: Bearer <token>'; the token is in $%s or %s", tokenEnv, vault.TokenFile))
+			writeError(w, http.StatusUnauthorized, errs.E(errs.Unauthorized, "missing 'Authorization: Bearer <token>'; the token is in $%s or %s", tokenEnv, vault.TokenFile))
 		case !tokenMatch(got, token):
 			w.Header().Set("WWW-Authenticate", `Bearer realm="synapse", error="invalid_token"`)
-			writeError(w, http.StatusUnauthorized, errs.E(errs.Forbidden, "wrong bearer token; the token is in $%s or %s", tokenEnv, vault.TokenFile))
+			writeError(w, http.StatusUnauthorized, errs.E(errs.Unauthorized, "wrong bearer token; the token is in $%s or %s", tokenEnv, vault.TokenFile))
 		default:
 			next.ServeHTTP(w, r)
 		}

@@ -69,11 +69,13 @@ func (s *service) newHTTPServer(cfg serveConfig, token string) *httpServer {
 	return hs
 }
 
-// serve serves on ln, through the per-client connection caps.
-func (hs *httpServer) serve(ln net.Listener) error {
-	hs.conns = newConnLimiter(ln, hs.lim)
-	return hs.srv.Serve(hs.conns)
-}
+// listen puts the per-client connection caps around ln. It runs before
+// serve starts in a goroutine of its own, so that a shutdown (or a test)
+// running beside serve sees the caps (a data race otherwise).
+func (hs *httpServer) listen(ln net.Listener) { hs.conns = newConnLimiter(ln, hs.lim) }
+
+// serve serves on the listener listen wrapped.
+func (hs *httpServer) serve() error { return hs.srv.Serve(hs.conns) }
 
 // httpHandler composes the routes and the guards around them.
 func (s *service) httpHandler(cfg serveConfig, token string, mcpHandler http.Handler) http.Handler {
@@ -380,8 +382,26 @@ func (rt *restRouter) serve(w http.ResponseWriter, r *http.Request, route *restR
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(http.StatusOK)
+	w.WriteHeader(restStatus(route.op, out))
 	w.Write(data)
+}
+
+// restStatus is 201 Created for a result that created what it names (a
+// new page on PUT /pages/{title}, a new item on POST /review/queue),
+// else 200. A result forwarded by the server holding the vault comes as
+// JSON and is decoded to tell.
+func restStatus(op *ops.Op, out any) int {
+	if raw, ok := out.(json.RawMessage); ok && op.Out != nil {
+		v := reflect.New(op.Out).Interface()
+		if _, isCreator := v.(ops.Creator); !isCreator || json.Unmarshal(raw, v) != nil {
+			return http.StatusOK
+		}
+		out = v
+	}
+	if c, ok := out.(ops.Creator); ok && c.WasCreated() {
+		return http.StatusCreated
+	}
+	return http.StatusOK
 }
 
 // input builds the operation's JSON input from the path, the query string

@@ -51,8 +51,8 @@ func TestStrict_KeysExactOnce(t *testing.T) {
 	if r := doREST(t, ts, "GET", "/pages/Strict%20Page", ""); r.status != 404 {
 		t.Fatalf("a refused write wrote a page: %d %s", r.status, r.raw)
 	}
-	// exact keys work
-	if r := doREST(t, ts, "PUT", "/pages/Strict%20Page", `{"content":"x\n","frontmatter":{"Tags":["a"],"tags":["b"]}}`); r.status != 200 {
+	// exact keys work (201: the page was created)
+	if r := doREST(t, ts, "PUT", "/pages/Strict%20Page", `{"content":"x\n","frontmatter":{"Tags":["a"],"tags":["b"]}}`); r.status != 201 {
 		t.Fatalf("exact keys: %d %s", r.status, r.raw)
 	}
 }

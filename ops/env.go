@@ -29,6 +29,9 @@ type Env struct {
 	Rescan func(ctx context.Context) (*index.Report, error)
 	// Progress receives scan progress (the CLI draws it on a TTY).
 	Progress index.Progress
+	// Embed is the process's embedding state (ops/embed.go), shared by
+	// the copies of an Env.
+	Embed *EmbedState
 }
 
 // OpenOptions tune OpenEnv.
@@ -78,7 +81,7 @@ func OpenEnv(ctx context.Context, v *vault.Vault, o OpenOptions) (*Env, error) {
 		return nil, err
 	}
 	e := NewEnv(v, s)
-	e.Index.Pages = search.Indexer{Language: lang}
+	e.Index.Pages = vectorPages{search.Indexer{Language: lang}}
 	e.Progress = o.Progress
 	e.Index.Progress = o.Progress
 	if needScan && !o.NoInitialScan {
@@ -93,8 +96,8 @@ func OpenEnv(ctx context.Context, v *vault.Vault, o OpenOptions) (*Env, error) {
 // NewEnv wraps an already open store.
 func NewEnv(v *vault.Vault, s *store.Store) *Env {
 	vaultfs.For(v.Root) // the write primitives find the vault's file layer by path
-	e := &Env{Vault: v, Store: s, Now: time.Now}
-	e.Index = &index.Indexer{Vault: v, Store: s, Pages: search.Indexer{}, Now: e.now}
+	e := &Env{Vault: v, Store: s, Now: time.Now, Embed: newEmbedState()}
+	e.Index = &index.Indexer{Vault: v, Store: s, Pages: vectorPages{search.Indexer{}}, Now: e.now}
 	return e
 }
 

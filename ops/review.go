@@ -800,7 +800,8 @@ type TerminalRef struct {
 // BulkResolveOut is the result of bulk-resolve: what was decided now, what
 // had been decided before (left unchanged) and which ids match no item.
 type BulkResolveOut struct {
-	Count           int           `json:"count"` // items decided by this request
+	Count           int           `json:"count"`  // items decided by this request
+	Status          string        `json:"status"` // the status they now have: skipped, dismissed or auto_resolved
 	Resolved        []string      `json:"resolved"`
 	AlreadyTerminal []TerminalRef `json:"already_terminal"`
 	NotFound        []string      `json:"not_found"`
@@ -870,7 +871,7 @@ func bulkResolve(ctx context.Context, e *Env, ids []string, action string) (*Bul
 	if len(uniq) == 0 {
 		return nil, errs.E(errs.Invalid, "no review ids given")
 	}
-	out := &BulkResolveOut{Resolved: []string{}, AlreadyTerminal: []TerminalRef{}, NotFound: []string{}}
+	out := &BulkResolveOut{Status: actionStatus[act], Resolved: []string{}, AlreadyTerminal: []TerminalRef{}, NotFound: []string{}}
 	err = e.Store.Update(func(tx *store.Tx) error {
 		now := e.now()
 		seen := map[string]bool{} // item ids: one item may be named in several spellings
@@ -926,6 +927,9 @@ type AddReviewOut struct {
 	Outcome string     `json:"outcome"` // added, refreshed or already_terminal
 	Item    ReviewItem `json:"item"`
 }
+
+// WasCreated reports a new item (REST: 201 Created).
+func (o *AddReviewOut) WasCreated() bool { return o.Outcome == EnqueueAdded }
 
 var opAddReview = register(Op{
 	Name: "review.add", Summary: "Propose a review item (idempotent: the same type and title never pile up)",

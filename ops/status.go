@@ -37,6 +37,9 @@ type StatusOut struct {
 	// them all.
 	Refused      []index.Refused `json:"refused"`
 	RefusedCount int             `json:"refused_count"`
+	// Embeddings describes the optional embedding provider and vectors
+	// (ops/embed.go).
+	Embeddings *EmbedStatus `json:"embeddings"`
 }
 
 // MaxStatusRefused caps the refused files status lists.
@@ -86,6 +89,7 @@ func status(ctx context.Context, e *Env, in *StatusIn) (*StatusOut, error) {
 	if err != nil {
 		return nil, err
 	}
+	embedStatus(ctx, e, out)
 	return out, nil
 }
 
@@ -97,8 +101,29 @@ var opReindex = register(Op{
 	CLI: "reindex", Access: Write, Scans: true,
 }, reindex)
 
-func reindex(ctx context.Context, e *Env, in *ReindexIn) (*index.Report, error) {
-	return e.Index.Scan(ctx, index.ScanOptions{Full: true})
+// ReindexOut is the result of reindex: the scan that rebuilt the index
+// (every file counts as new in it: the index was emptied first) and what
+// the rebuilt index holds.
+type ReindexOut struct {
+	index.Report
+	Pages   int `json:"pages"`   // pages indexed (the reserved index, log and overview not counted)
+	Sources int `json:"sources"` // files tracked under raw/sources/
+}
+
+func reindex(ctx context.Context, e *Env, in *ReindexIn) (*ReindexOut, error) {
+	rep, err := e.Index.Scan(ctx, index.ScanOptions{Full: true})
+	if err != nil {
+		return nil, err
+	}
+	out := &ReindexOut{Report: *rep}
+	err = e.Store.View(func(tx *store.Tx) error {
+		out.Pages = tx.PageCount()
+		return tx.EachFile("raw/sources/", func(string, store.FileRec) bool { out.Sources++; return true })
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 // RescanIn is the (empty) input of trigger_source_rescan.

@@ -73,6 +73,9 @@ type WritePageOut struct {
 	Unchanged bool `json:"unchanged,omitempty"`
 }
 
+// WasCreated reports a new page (REST: 201 Created).
+func (o *WritePageOut) WasCreated() bool { return o.Created }
+
 // Limits of write_page (SPEC §4.2, issue 13). A write that exceeds one is
 // refused before anything changes.
 const (

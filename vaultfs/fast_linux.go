@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"runtime"
 	"sync/atomic"
 
 	"golang.org/x/sys/unix"
@@ -23,9 +24,9 @@ var noOpenat2 atomic.Bool
 
 const beneath = unix.RESOLVE_BENEATH | unix.RESOLVE_NO_MAGICLINKS
 
-func openat2(dir int, name string, flags uint64) (int, error) {
+func openat2(dir int, name string, flags, resolve uint64) (int, error) {
 	for {
-		fd, err := unix.Openat2(dir, name, &unix.OpenHow{Flags: flags | unix.O_CLOEXEC, Resolve: beneath})
+		fd, err := unix.Openat2(dir, name, &unix.OpenHow{Flags: flags | unix.O_CLOEXEC, Resolve: resolve})
 		if err != unix.EINTR && err != unix.EAGAIN {
 			return fd, err
 		}
@@ -41,39 +42,49 @@ func (r *Reader) fastErr(c string, err error) error {
 }
 
 // fastStat resolves in (relative to the root) and stats what it leads
-// to; ok is false when the fast path is not available.
-func (r *Reader) fastStat(c, in string) (st unix.Stat_t, ok bool, err error) {
+// to; ok is false when the fast path is not available. The path is first
+// resolved with no symlink allowed (the common case); only when one is
+// met is it resolved again following those inside the root, and resolve
+// says which the second open must use.
+func (r *Reader) fastStat(c, in string) (st unix.Stat_t, resolve uint64, ok bool, err error) {
 	if r.dirfd < 0 || noOpenat2.Load() {
-		return st, false, nil
+		return st, 0, false, nil
 	}
-	pfd, err := openat2(r.dirfd, in, unix.O_PATH)
+	resolve = beneath | unix.RESOLVE_NO_SYMLINKS
+	pfd, err := openat2(r.dirfd, in, unix.O_PATH, resolve)
+	if err == unix.ELOOP {
+		resolve = beneath
+		pfd, err = openat2(r.dirfd, in, unix.O_PATH, resolve)
+	}
+	runtime.KeepAlive(r) // r.dir holds dirfd open
 	if err == unix.ENOSYS || err == unix.EPERM {
 		if err == unix.ENOSYS {
 			noOpenat2.Store(true)
 		}
-		return st, false, nil
+		return st, 0, false, nil
 	}
 	if err != nil {
-		return st, true, r.fastErr(c, err)
+		return st, 0, true, r.fastErr(c, err)
 	}
 	err = unix.Fstat(pfd, &st)
 	unix.Close(pfd)
 	if err != nil {
-		return st, true, &fs.PathError{Op: "stat", Path: c, Err: err}
+		return st, 0, true, &fs.PathError{Op: "stat", Path: c, Err: err}
 	}
-	return st, true, nil
+	return st, resolve, true, nil
 }
 
 // fastOpen opens the regular file in for reading (see Open).
 func (r *Reader) fastOpen(c, in string) (fd int, st unix.Stat_t, ok bool, err error) {
-	st, ok, err = r.fastStat(c, in)
+	st, resolve, ok, err := r.fastStat(c, in)
 	if !ok || err != nil {
 		return -1, st, ok, err
 	}
-	if err := r.checkStat(c, &st); err != nil {
+	if err := r.checkStat(c, &st, resolve); err != nil {
 		return -1, st, true, err
 	}
-	fd, err = openat2(r.dirfd, in, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_NOCTTY)
+	fd, err = openat2(r.dirfd, in, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_NOCTTY, resolve)
+	runtime.KeepAlive(r)
 	if err != nil {
 		return -1, st, true, r.fastErr(c, err)
 	}
@@ -84,7 +95,7 @@ func (r *Reader) fastOpen(c, in string) (fd int, st unix.Stat_t, ok bool, err er
 	}
 	if now.Dev != st.Dev || now.Ino != st.Ino {
 		// swapped between the two opens: check what was opened
-		if err := r.checkStat(c, &now); err != nil {
+		if err := r.checkStat(c, &now, beneath); err != nil {
 			unix.Close(fd)
 			return -1, st, true, err
 		}
@@ -92,9 +103,16 @@ func (r *Reader) fastOpen(c, in string) (fd int, st unix.Stat_t, ok bool, err er
 	return fd, now, true, nil
 }
 
-// checkStat is check for a raw stat.
-func (r *Reader) checkStat(c string, st *unix.Stat_t) error {
-	return r.check(c, &statInfo{name: path.Base(c), st: *st})
+// checkStat is check for a raw stat. The store and the token are looked
+// for only when they could be what was reached: through a symlink, or a
+// file with more than one link (a path that names neither lexically and
+// met no symlink is neither, unless hard-linked).
+func (r *Reader) checkStat(c string, st *unix.Stat_t, resolve uint64) error {
+	fi := &statInfo{name: path.Base(c), st: *st}
+	if resolve&unix.RESOLVE_NO_SYMLINKS != 0 && st.Nlink <= 1 && fi.Mode().IsRegular() {
+		return nil
+	}
+	return r.check(c, fi)
 }
 
 // openFast is Open's fast path.
@@ -103,7 +121,8 @@ func (r *Reader) openFast(c, in string) (*os.File, fs.FileInfo, bool, error) {
 	if !ok || err != nil {
 		return nil, nil, ok, err
 	}
-	if err := unix.SetNonblock(fd, false); err != nil {
+	// back to blocking (the flags are known: one fcntl)
+	if _, err := unix.FcntlInt(uintptr(fd), unix.F_SETFL, unix.O_RDONLY); err != nil {
 		unix.Close(fd)
 		return nil, nil, true, err
 	}
@@ -112,7 +131,7 @@ func (r *Reader) openFast(c, in string) (*os.File, fs.FileInfo, bool, error) {
 
 // statFast is Stat's fast path.
 func (r *Reader) statFast(c, in string) (fs.FileInfo, bool, error) {
-	st, ok, err := r.fastStat(c, in)
+	st, _, ok, err := r.fastStat(c, in)
 	if !ok || err != nil {
 		return nil, ok, err
 	}
@@ -130,7 +149,7 @@ func (r *Reader) readFast(ctx context.Context, c, in string, limit int64) ([]byt
 	if st.Size > limit {
 		return nil, nil, true, refuse(c, TooLarge, "%d bytes; the limit is %d", st.Size, limit)
 	}
-	buf := make([]byte, 0, st.Size+1)
+	buf := make([]byte, 0, min(st.Size+1, initialRead))
 	for int64(len(buf)) <= limit {
 		if err := ctx.Err(); err != nil {
 			return nil, nil, true, err

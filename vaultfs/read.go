@@ -10,12 +10,15 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
-	"time"
 )
 
 // chunk is how much a cancellable read takes at a time: a cancelled
 // context stops a read or a hash within one chunk.
 const chunk = 1 << 20
+
+// initialRead bounds the buffer a whole-file read starts with (it grows
+// past it as the file is read): a huge limit never allocates up front.
+const initialRead = 64 << 20
 
 // Reader reads the files of one vault through one open os.Root, confined
 // to the vault or to one folder of it (ReaderUnder). A scan uses one for
@@ -64,40 +67,44 @@ func (f *FS) newReader(root *os.Root, base string) *Reader {
 	return r
 }
 
-// privateEvery is how long the identities of the store and the token are
-// remembered before they are looked at again (the token appears on the
-// first serve).
-const privateEvery = time.Second
-
-// privateFiles returns the store and the token, as they are (within
-// privateEvery).
+// privateFiles returns the store and the token as they are now (stat'ed
+// on every check: an identity remembered could be a dead file's, whose
+// inode a page has since been given, or miss a token just created).
 func (f *FS) privateFiles() []fs.FileInfo {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if now := time.Now(); now.Sub(f.privAt) > privateEvery {
-		var priv []fs.FileInfo // a new slice: readers may hold the old one
-		for _, p := range []string{dbFile, tokenFile} {
-			if st, err := os.Stat(f.Abs(p)); err == nil {
-				priv = append(priv, st)
-			}
+	var priv []fs.FileInfo
+	for _, p := range []string{dbFile, tokenFile} {
+		if st, err := os.Stat(f.Abs(p)); err == nil {
+			priv = append(priv, st)
 		}
-		f.priv, f.privAt = priv, now
 	}
-	return f.priv
+	return priv
 }
 
 // shared is the reader FS.Open, ReadFile and Stat use: one os.Root on
 // the vault, opened on first use and kept (an os.Root is safe for
-// concurrent use), so a read costs no open of the vault folder.
+// concurrent use), so a read costs no open of the vault folder. A vault
+// folder removed and made again at the same path (a fresh clone, a
+// restore) is noticed by its identity and opened again; the reader of the
+// old one is left to the garbage collector, as calls in flight may hold it.
 func (f *FS) shared() (*Reader, error) {
+	st, err := os.Stat(f.root)
+	if err != nil {
+		return nil, err
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.sharedR == nil {
+	if f.sharedR == nil || !os.SameFile(st, f.sharedSt) {
 		root, err := os.OpenRoot(f.root)
 		if err != nil {
 			return nil, err
 		}
-		f.sharedR = f.newReader(root, "")
+		r := f.newReader(root, "")
+		f.sharedR, f.sharedSt = r, st
+		if r.dir != nil {
+			if ds, err := r.dir.Stat(); err == nil {
+				f.sharedSt = ds // what was opened, should the path have moved meanwhile
+			}
+		}
 	}
 	return f.sharedR, nil
 }
@@ -270,7 +277,7 @@ func (r *Reader) ReadFile(ctx context.Context, p string, limit int64) ([]byte, f
 	if st.Size() > limit {
 		return nil, nil, refuse(p, TooLarge, "%d bytes; the limit is %d", st.Size(), limit)
 	}
-	data, err := ReadUpTo(ctx, f, make([]byte, 0, st.Size()+1), limit+1)
+	data, err := ReadUpTo(ctx, f, make([]byte, 0, min(st.Size()+1, initialRead)), limit+1)
 	if err != nil {
 		return nil, nil, err
 	}

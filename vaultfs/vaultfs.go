@@ -39,7 +39,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"time"
 )
 
 // Names of the vault's private files, relative to the vault root.
@@ -106,10 +105,9 @@ func refuse(p string, reason Reason, format string, args ...any) *Refusal {
 type FS struct {
 	root string // absolute, clean
 
-	mu      sync.Mutex
-	sharedR *Reader       // see shared
-	priv    []fs.FileInfo // see privateFiles
-	privAt  time.Time
+	mu       sync.Mutex
+	sharedR  *Reader     // see shared
+	sharedSt fs.FileInfo // the vault folder sharedR is on
 }
 
 var (

@@ -398,3 +398,23 @@ func BenchmarkReadFile(b *testing.B) {
 		}
 	})
 }
+
+// A vault folder removed and made again at the same path is read afresh,
+// not through the layer's view of the old one.
+func TestRead_VaultRecreated(t *testing.T) {
+	f, _ := fixture(t)
+	ctx := context.Background()
+	if data, _, err := f.ReadFile(ctx, "wiki/a.md", 100); err != nil || string(data) != "page a\n" {
+		t.Fatalf("before: %q %v", data, err)
+	}
+	if err := os.RemoveAll(f.Root()); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(f.Root(), "wiki"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(f.Root(), "wiki/a.md"), []byte("new a\n"), 0o644)
+	if data, _, err := f.ReadFile(ctx, "wiki/a.md", 100); err != nil || string(data) != "new a\n" {
+		t.Fatalf("after: %q %v", data, err)
+	}
+}
