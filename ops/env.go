@@ -40,6 +40,9 @@ type OpenOptions struct {
 	Timeout  time.Duration // lock wait bound
 	Holder   string        // holder description for a read-write open
 	Progress index.Progress
+	// Notify receives what a scan does that a person should know of (the
+	// one-time re-parse after an upgrade): the CLI prints it on stderr.
+	Notify func(msg string)
 	// NoInitialScan skips the scan of a never-scanned store (for
 	// operations that scan anyway).
 	NoInitialScan bool
@@ -84,6 +87,7 @@ func OpenEnv(ctx context.Context, v *vault.Vault, o OpenOptions) (*Env, error) {
 	e.Index.Pages = vectorPages{search.Indexer{Language: lang}}
 	e.Progress = o.Progress
 	e.Index.Progress = o.Progress
+	e.Index.Notify = o.Notify
 	if needScan && !o.NoInitialScan {
 		if _, err := e.Index.Scan(ctx, index.ScanOptions{}); err != nil {
 			s.Close()
