@@ -31,6 +31,7 @@ var verbDocs = map[string]verbDoc{
 			{`synapse search "how do I sync notes across devices"`, "a question works: words are OR-ranked"},
 			{`synapse search '"daily notes" -template type:concept' -k 10`, "a phrase, an exclusion and a type filter; ten hits"},
 			{`synapse search 'tag:plugins canvas' --json`, "the hits as JSON: id, title, type, path, score, snippet"},
+			{`synapse search "keep my notes safe" --mode hybrid`, "words and meaning fused (needs an embedding provider; else lexical, with a note)"},
 		},
 		exits: map[int]string{5: storeBusy},
 		more: "QUERY SYNTAX:\n" + indent(strings.TrimPrefix(search.SyntaxHelp, "Query syntax:\n"), "   ") +
@@ -143,6 +144,14 @@ var verbDocs = map[string]verbDoc{
 	"status": {
 		examples: []example{{`synapse status --json`, "pages, sources, links, orphans, reviews and the store's size"}},
 		exits:    map[int]string{5: storeBusy},
+	},
+	"embed": {
+		examples: []example{
+			{`synapse embed`, "embed new and changed pages with the provider in .synapse/config.yaml (embeddings: url, model)"},
+			{`SYNAPSE_EMBED_URL=http://127.0.0.1:11434/v1/embeddings SYNAPSE_EMBED_MODEL=nomic-embed-text synapse embed --json`, "a provider from the environment; the run's report as JSON"},
+			{`synapse embed --rebuild`, "drop every vector and embed all pages again"},
+		},
+		exits: map[int]string{5: "unavailable: no provider is configured, or it is down, slow or answers garbage (the message says which; what was stored stays)"},
 	},
 	"reindex": {
 		examples: []example{{`synapse reindex`, "rebuild the index from the files (the review queue is kept)"}},

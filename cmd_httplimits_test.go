@@ -26,7 +26,8 @@ func limitServerRows(t *testing.T, lim httpLimits) (*httpServer, string, *testRo
 	if err != nil {
 		t.Fatal(err)
 	}
-	go hs.serve(ln)
+	hs.listen(ln)
+	go hs.serve()
 	t.Cleanup(func() { hs.shutdown() })
 	return hs, ln.Addr().String(), tr
 }

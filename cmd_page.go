@@ -11,9 +11,12 @@ func init() {
 	renderers["page.get"] = func(o *output, v any) error {
 		p := v.(*ops.GetPageOut)
 		if !o.tty {
-			// a pipe gets the page as a file: frontmatter and body
+			// a pipe gets the page as a file: frontmatter (as written, even
+			// when it is not valid YAML) and body, so that piping it back to
+			// `page write` changes nothing; a body that itself starts with
+			// "---" gets fences, or it would be read as the frontmatter
 			fm, _ := p.Frontmatter.YAML()
-			if fm != "" {
+			if fm != "" || strings.HasPrefix(p.Content, "---") {
 				o.printf("---\n%s---\n", fm)
 			}
 			o.printf("%s", p.Content)

@@ -69,11 +69,13 @@ func (s *service) newHTTPServer(cfg serveConfig, token string) *httpServer {
 	return hs
 }
 
-// serve serves on ln, through the per-client connection caps.
-func (hs *httpServer) serve(ln net.Listener) error {
-	hs.conns = newConnLimiter(ln, hs.lim)
-	return hs.srv.Serve(hs.conns)
-}
+// listen puts the per-client connection caps around ln. It runs before
+// serve starts in a goroutine of its own, so that a shutdown (or a test)
+// running beside serve sees the caps (a data race otherwise).
+func (hs *httpServer) listen(ln net.Listener) { hs.conns = newConnLimiter(ln, hs.lim) }
+
+// serve serves on the listener listen wrapped.
+func (hs *httpServer) serve() error { return hs.srv.Serve(hs.conns) }
 
 // httpHandler composes the routes and the guards around them.
 func (s *service) httpHandler(cfg serveConfig, token string, mcpHandler http.Handler) http.Handler {

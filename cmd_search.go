@@ -20,6 +20,9 @@ func init() {
 // marked; in a pipe one tab-separated line per hit.
 func renderSearch(o *output, v any) error {
 	r := v.(*ops.SearchOut)
+	if r.Note != "" {
+		o.note("note: %s", r.Note)
+	}
 	if len(r.Hits) == 0 {
 		o.note("no pages match %q", r.Query)
 		return nil
@@ -40,7 +43,7 @@ func renderSearch(o *output, v any) error {
 		}
 		// one line: number, title, then type · path · score, the path
 		// (then the title) cut to fit the terminal
-		score := strconv.FormatFloat(h.Score, 'f', 2, 64)
+		score := strconv.FormatFloat(h.Score, 'f', 2, 64) + signalsNote(r.Mode, h.Signals)
 		titleText, path := h.Title, h.Path
 		fixed := 3 + 2 + runewidth.StringWidth(h.Type+" ·  · "+score)
 		if room := width - fixed - runewidth.StringWidth(titleText); runewidth.StringWidth(path) > room {
@@ -85,4 +88,12 @@ func trimLines(s string) string {
 		lines[i] = strings.TrimRight(l, " ")
 	}
 	return strings.Join(lines, "\n")
+}
+
+// signalsNote names what found a hit when search ranked by more than words.
+func signalsNote(mode string, signals []string) string {
+	if mode == "" || mode == "lexical" || len(signals) == 0 {
+		return ""
+	}
+	return " · " + strings.Join(signals, "+")
 }

@@ -326,6 +326,7 @@ func (s *service) startPrimary(ctx context.Context) {
 	var scanned bool
 	_ = env.Store.View(func(tx *store.Tx) error { _, scanned = tx.LastScan(); return nil })
 	env.Index.Progress = s.progress.set
+	env.Index.Notify = func(msg string) { s.log.Printf("%s", msg) }
 	// the watcher outlives ctx (cancelled at shutdown) until close: a
 	// rescan still in flight on the socket gets its answer
 	w, err := env.Index.Watch(context.WithoutCancel(ctx), index.WatchOptions{Reconcile: true, OnScan: s.onScan, OnWatchError: s.onWatchError})
@@ -347,6 +348,8 @@ func (s *service) startPrimary(ctx context.Context) {
 			}(w.Ready(), s.indexed)
 		}
 	}
+	// embeddings follow the lexical index in the background (issue 16)
+	env.StartEmbedding(s.log.Printf)
 	ss, err := s.listenSocket(s.vault)
 	if err != nil {
 		s.log.Printf("CLI verbs cannot reach this server: listen on %s: %v; they fail while it runs", sockFile, err)
@@ -358,6 +361,13 @@ func (s *service) startPrimary(ctx context.Context) {
 // onScan logs what the watcher's scans found worth saying.
 func (s *service) onScan(kind string, rep *index.Report, err error) {
 	s.scans.Add(1)
+	if err == nil {
+		s.mu.RLock()
+		if s.env != nil {
+			s.env.KickEmbedding()
+		}
+		s.mu.RUnlock()
+	}
 	switch {
 	case err != nil && !errors.Is(err, context.Canceled):
 		s.log.Printf("%s scan: %s", kind, errDetail(err))
@@ -376,8 +386,12 @@ func (s *service) onScan(kind string, rep *index.Report, err error) {
 		if n := s.unwatched.Load(); n > 0 {
 			watching = fmt.Sprintf("%d folders are not watched", n)
 		}
-		s.log.Printf("start-up scan: %d new, %d changed, %d deleted, %d unchanged in %d ms; %s",
-			rep.NewCount, rep.ChangedCount, rep.DeletedCount, rep.Unchanged, rep.DurationMS, watching)
+		reparsed := ""
+		if rep.Reparsed > 0 {
+			reparsed = fmt.Sprintf(", %d re-read after an upgrade", rep.Reparsed)
+		}
+		s.log.Printf("start-up scan: %d new, %d changed, %d deleted, %d unchanged%s in %d ms; %s",
+			rep.NewCount, rep.ChangedCount, rep.DeletedCount, rep.Unchanged, reparsed, rep.DurationMS, watching)
 	}
 }
 
@@ -433,6 +447,9 @@ func (s *service) close() {
 				s.log.Printf("close watcher: %v", err)
 			}
 		}
+		if env != nil {
+			env.StopEmbedding()
+		}
 		s.writeMu.Lock()
 		defer s.writeMu.Unlock()
 		if err := env.Close(); err != nil {
@@ -474,16 +491,22 @@ func (s *service) call(ctx context.Context, env *ops.Env, op *ops.Op, raw []byte
 		if err := s.waitIndexed(ctx, indexed); err != nil {
 			return nil, err
 		}
-		// nothing answers from an index a reindex has emptied
-		if err := s.waitRebuilt(ctx); err != nil {
-			return nil, err
+		// nothing answers from an index a reindex has emptied (a
+		// concurrent write checks what it writes against the store)
+		if !op.Concurrent {
+			if err := s.waitRebuilt(ctx); err != nil {
+				return nil, err
+			}
+			defer s.rebuild.RUnlock()
 		}
-		defer s.rebuild.RUnlock()
 	} else if op.Access == ops.Write && !env.ReadOnly && !coalescing(op) {
 		s.rebuild.Lock()
 		defer s.rebuild.Unlock()
 	}
-	if op.WritesRaw(raw) && !env.ReadOnly {
+	// a concurrent write (embed) serializes itself, holds the store's
+	// write lock only for short transactions and may be cut short (it is
+	// resumable): it runs beside other writes, with the caller's context
+	if op.WritesRaw(raw) && !env.ReadOnly && !op.Concurrent {
 		if !coalescing(op) {
 			s.writeMu.Lock()
 			defer s.writeMu.Unlock()
@@ -710,10 +733,11 @@ func (s *service) run(ctx context.Context, cfg serveConfig, token string, stdin 
 	var hs *httpServer
 	if cfg.http {
 		hs = s.newHTTPServer(cfg, token)
+		hs.listen(ln)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errc <- hs.serve(ln)
+			errc <- hs.serve()
 		}()
 		mode := "read-only (restart with --write to allow writes)"
 		if cfg.write {

@@ -519,6 +519,7 @@ func invokeVerb(c *cli.Context, v *vault.Vault, op *ops.Op, raw []byte, o *outpu
 			Timeout:       lockPoll,
 			Holder:        "synapse " + op.CLI,
 			Progress:      o.progress(),
+			Notify:        o.scanNote,
 			NoInitialScan: op.Scans,
 		})
 		if err == nil {

@@ -21,6 +21,7 @@ func init() {
 			{"orphans", strconv.Itoa(s.Orphans)},
 			{"store", fmt.Sprintf("%s, schema %d", humanBytes(s.StoreBytes), s.Schema)},
 			{"last scan", orDash(s.LastScan)},
+			{"embeddings", embedSummary(s.Embeddings)},
 		}
 		if len(s.Reviews) > 0 {
 			var parts []string
@@ -70,6 +71,9 @@ const reportListed = 20
 func renderReport(o *output, r *index.Report) {
 	o.printf("scanned %s in %d ms: %d new, %d changed, %d deleted, %d unchanged\n",
 		plural(r.Scanned, "file", "files"), r.DurationMS, r.NewCount, r.ChangedCount, r.DeletedCount, r.Unchanged)
+	if r.Reparsed > 0 {
+		o.printf("re-read %s parsed by an older synapse (once, after an upgrade)\n", plural(r.Reparsed, "unchanged page", "unchanged pages"))
+	}
 	for _, l := range []struct {
 		label string
 		paths []string

@@ -58,7 +58,7 @@ var extraAccess = map[string]string{
 
 // groupOrder is the order of verbs in the docs: the way a user meets them.
 // Verbs of an unknown group come last, alphabetically.
-var groupOrder = []string{"init", "search", "page", "graph", "source", "review", "lint", "status", "reindex", "serve", "openapi", "skill", "version"}
+var groupOrder = []string{"init", "search", "page", "graph", "source", "review", "lint", "status", "reindex", "embed", "serve", "openapi", "skill", "version"}
 
 func groupRank(path string) int {
 	g, _, _ := strings.Cut(path, " ")

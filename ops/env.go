@@ -29,6 +29,9 @@ type Env struct {
 	Rescan func(ctx context.Context) (*index.Report, error)
 	// Progress receives scan progress (the CLI draws it on a TTY).
 	Progress index.Progress
+	// Embed is the process's embedding state (ops/embed.go), shared by
+	// the copies of an Env.
+	Embed *EmbedState
 }
 
 // OpenOptions tune OpenEnv.
@@ -37,6 +40,9 @@ type OpenOptions struct {
 	Timeout  time.Duration // lock wait bound
 	Holder   string        // holder description for a read-write open
 	Progress index.Progress
+	// Notify receives what a scan does that a person should know of (the
+	// one-time re-parse after an upgrade): the CLI prints it on stderr.
+	Notify func(msg string)
 	// NoInitialScan skips the scan of a never-scanned store (for
 	// operations that scan anyway).
 	NoInitialScan bool
@@ -78,9 +84,10 @@ func OpenEnv(ctx context.Context, v *vault.Vault, o OpenOptions) (*Env, error) {
 		return nil, err
 	}
 	e := NewEnv(v, s)
-	e.Index.Pages = search.Indexer{Language: lang}
+	e.Index.Pages = vectorPages{search.Indexer{Language: lang}}
 	e.Progress = o.Progress
 	e.Index.Progress = o.Progress
+	e.Index.Notify = o.Notify
 	if needScan && !o.NoInitialScan {
 		if _, err := e.Index.Scan(ctx, index.ScanOptions{}); err != nil {
 			s.Close()
@@ -93,8 +100,8 @@ func OpenEnv(ctx context.Context, v *vault.Vault, o OpenOptions) (*Env, error) {
 // NewEnv wraps an already open store.
 func NewEnv(v *vault.Vault, s *store.Store) *Env {
 	vaultfs.For(v.Root) // the write primitives find the vault's file layer by path
-	e := &Env{Vault: v, Store: s, Now: time.Now}
-	e.Index = &index.Indexer{Vault: v, Store: s, Pages: search.Indexer{}, Now: e.now}
+	e := &Env{Vault: v, Store: s, Now: time.Now, Embed: newEmbedState()}
+	e.Index = &index.Indexer{Vault: v, Store: s, Pages: vectorPages{search.Indexer{}}, Now: e.now}
 	return e
 }
 

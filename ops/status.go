@@ -37,6 +37,9 @@ type StatusOut struct {
 	// them all.
 	Refused      []index.Refused `json:"refused"`
 	RefusedCount int             `json:"refused_count"`
+	// Embeddings describes the optional embedding provider and vectors
+	// (ops/embed.go).
+	Embeddings *EmbedStatus `json:"embeddings"`
 }
 
 // MaxStatusRefused caps the refused files status lists.
@@ -86,6 +89,7 @@ func status(ctx context.Context, e *Env, in *StatusIn) (*StatusOut, error) {
 	if err != nil {
 		return nil, err
 	}
+	embedStatus(ctx, e, out)
 	return out, nil
 }
 

@@ -100,6 +100,11 @@ type Op struct {
 	// zero value is the cautious "may overwrite"). Idempotent: repeating the
 	// call with the same input has no further effect.
 	Additive, Idempotent bool
+	// Concurrent marks a write that serializes itself and holds the
+	// store's write lock only for short transactions (embed, which waits
+	// on a provider for minutes): serve runs it beside other writes and a
+	// reindex instead of holding them off.
+	Concurrent bool
 	// OpenWorld marks an operation that may reach beyond the vault: it can
 	// run a command the user configured (deep-research runs
 	// $SYNAPSE_RESEARCH_CMD), so MCP clients see openWorldHint.

@@ -27,6 +27,9 @@ type Hit struct {
 	Path    string  `json:"path"`
 	Score   float64 `json:"score"`
 	Snippet string  `json:"snippet"`
+	// Signals names what found the hit: "lexical" (BM25F), "semantic"
+	// (embeddings, issue 16) or both; set by the search operation.
+	Signals []string `json:"signals,omitempty"`
 }
 
 // Options tune a search.
