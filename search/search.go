@@ -80,8 +80,8 @@ var DefaultParams = Params{
 // but seldom side by side costs a bounded read, not a scan of the vault).
 const (
 	rerankDepth  = 100
-	phraseDepth  = 200
-	phraseBudget = 1 << 20
+	phraseDepth  = 100
+	phraseBudget = 512 << 10
 	maxExpand    = 32 // dictionary terms a lone CJK character expands to
 )
 
