@@ -46,9 +46,12 @@ type Params struct {
 	B  [store.SearchFields]float64 // field length normalization
 	// Name scales the re-ranking bonus of a name (title, alias, file
 	// name, heading) that matches the query (0 turns re-ranking off);
-	// NameKind weighs each kind of name.
+	// NameKind weighs each kind of name. StemName is what a name word
+	// counts for that shares only its stem with a query word (Вкладки
+	// for Вкладка), where an exact word counts 1.
 	Name     float64
 	NameKind [4]float64
+	StemName float64
 	// MaxTerms caps the query terms that are scored: a longer query (a
 	// pasted paragraph) keeps its MaxTerms rarest, the words that tell
 	// pages apart; the rest still count for name matching. Phrase words
@@ -63,6 +66,7 @@ var DefaultParams = Params{
 	B:        [store.SearchFields]float64{0.4, 0.4, 0.75},
 	Name:     1,
 	NameKind: [4]float64{NameTitle: 1, NameAlias: 1, NameFile: 1, NameHeading: 0.6},
+	StemName: 0.5,
 	MaxTerms: 16,
 }
 
@@ -199,6 +203,7 @@ type run struct {
 	maxDoc uint32
 	terms  []qterm
 	slots  [][]string // the query's words for name matching: each a term and its synonyms
+	exact  []string   // per slot: the word as written where its stem differs ("" for a phrase word: any form will do)
 	// impossible: a phrase word is in no page, so nothing matches
 	impossible bool
 	err        error // reading the postings failed
@@ -224,15 +229,22 @@ func newRun(tx *store.Tx, q *Query, p Params) *run {
 		}
 		weights[term] += w
 	}
-	slot := func(term string, syn []string) {
+	slot := func(term, exact string, syn []string) {
 		for _, sl := range r.slots {
 			if sl[0] == term {
 				return
 			}
 		}
 		r.slots = append(r.slots, append([]string{term}, syn...))
+		r.exact = append(r.exact, exact)
 	}
-	for _, t := range q.Text {
+	for i, t := range q.Text {
+		// the word as written: its surface form, which follows it, or the
+		// term itself
+		exact := t.Term
+		if i+1 < len(q.Text) && q.Text[i+1].Surface {
+			exact = q.Text[i+1].Term
+		}
 		// synonyms count for name matching only: as ranked terms they
 		// would pull in every page that uses the other word. A stopword
 		// with synonyms (make) is matched against names but not ranked.
@@ -243,10 +255,13 @@ func newRun(tx *store.Tx, q *Query, p Params) *run {
 				for _, x := range syn {
 					add(x, 0)
 				}
-				slot(t.Term, syn)
+				slot(t.Term, exact, syn)
 			}
 			continue
 		}
+		// (a word's surface form, the word as written, is ranked too: it
+		// finds pages whose stem of another form is this word — Russian
+		// stems псевдонимы to псевдоним, the singular псевдоним to псевдон)
 		add(t.Term, 1)
 		if t.Kind == Whole {
 			continue
@@ -254,7 +269,7 @@ func newRun(tx *store.Tx, q *Query, p Params) *run {
 		for _, x := range syn {
 			add(x, 0)
 		}
-		slot(t.Term, syn)
+		slot(t.Term, exact, syn)
 	}
 	a := Acquire()
 	for _, ph := range q.Phrases {
@@ -262,7 +277,7 @@ func newRun(tx *store.Tx, q *Query, p Params) *run {
 			add(t, 1)
 			required[t] = true
 			if !stopTerm(a, t) {
-				slot(t, nil)
+				slot(t, "", nil)
 			}
 		}
 	}
@@ -495,44 +510,114 @@ func (h candHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
 // a heading — matches the query as a whole: (shared words / name words) ·
 // (shared words / query words) · the kind's weight, so 1 when the title
 // holds exactly the query's words. A query word matches through its
-// synonyms too.
+// synonyms too; a name word that shares only the stem of a query word
+// (the name's exact words, stored after it, hold neither the query word
+// as written nor its stem as a word) counts Params.StemName.
 func (r *run) rerank(c []candidate) error {
 	if r.p.Name == 0 || len(r.slots) == 0 {
 		return nil
 	}
 	slotOf := map[uint32]int{}
+	stemID := make([]uint32, len(r.slots))
+	for i := range stemID {
+		stemID[i] = math.MaxUint32
+	}
 	for _, t := range r.terms {
 		for i, sl := range r.slots {
 			if slices.Contains(sl, t.term) {
 				slotOf[t.id] = i
+				if t.term == sl[0] {
+					stemID[i] = t.id
+				}
 				break
 			}
 		}
 	}
-	hit := make([]bool, len(r.slots))
+	// the id of each slot's exact form (none: no name holds it)
+	exactID := make([]uint32, len(r.slots))
+	for i, x := range r.exact {
+		exactID[i] = math.MaxUint32
+		if x == "" {
+			continue
+		}
+		if id, ok := r.tx.SearchTermID(x); ok {
+			exactID[i] = id
+		}
+	}
+	const (
+		hitNone  = iota
+		hitStem  // by the stem only
+		hitExact // by the stem, and the name has the word as written
+		hitFull  // by a synonym, or a phrase word (any form will do)
+	)
+	hit := make([]uint8, len(r.slots))
 	for i := range c {
 		best := 0.0
-		err := r.tx.EachSearchName(c[i].doc, func(kind uint8, terms []uint32) {
-			if int(kind) >= len(r.p.NameKind) {
+		var kind uint8
+		n := 0 // the pending name's terms (0: none pending)
+		flush := func() {
+			if n == 0 {
+				return
+			}
+			common := 0.0
+			for _, h := range hit {
+				switch h {
+				case hitStem:
+					common += r.p.StemName
+				case hitExact, hitFull:
+					common++
+				}
+			}
+			m := common * common / float64(n*len(r.slots)) * r.p.NameKind[kind]
+			best = max(best, m)
+			n = 0
+		}
+		err := r.tx.EachSearchName(c[i].doc, func(k uint8, terms []uint32) {
+			if k&nameExact != 0 {
+				// the exact words of the name just seen
+				if n == 0 || k&^nameExact != kind {
+					return
+				}
+				for s, h := range hit {
+					if h == hitStem || h == hitExact {
+						hit[s] = hitStem
+						if slices.Contains(terms, exactID[s]) {
+							hit[s] = hitExact
+						}
+					}
+				}
+				flush()
+				return
+			}
+			flush()
+			if int(k) >= len(r.p.NameKind) {
 				return
 			}
 			clear(hit)
 			common := 0
 			for _, t := range terms {
-				if s, ok := slotOf[t]; ok && !hit[s] {
-					hit[s] = true
-					common++
+				s, ok := slotOf[t]
+				if !ok || hit[s] != hitNone {
+					continue
+				}
+				common++
+				switch {
+				case t != stemID[s] || r.exact[s] == "":
+					hit[s] = hitFull
+				case slices.Contains(terms, exactID[s]):
+					hit[s] = hitExact
+				default:
+					hit[s] = hitStem
 				}
 			}
-			if common == 0 {
-				return
+			if common > 0 {
+				kind, n = k, len(terms)
 			}
-			m := float64(common*common) / float64(len(terms)*len(r.slots)) * r.p.NameKind[kind]
-			best = max(best, m)
 		})
 		if err != nil {
 			return err
 		}
+		flush()
 		c[i].score *= 1 + r.p.Name*best
 	}
 	sortCands(c)

@@ -277,6 +277,32 @@ func TestSearch_Multilingual(t *testing.T) {
 	}
 }
 
+// TestSearch_ExactNameBeatsStem: outside English a name that holds the
+// query's word as written outranks one that only shares its stem (a
+// glossary entry "Вкладка" over the page titled "Вкладки" for the query
+// Вкладка), while the stem still finds both; English loanword plurals
+// meet their singular in German, Spanish and Italian.
+func TestSearch_ExactNameBeatsStem(t *testing.T) {
+	w := newTestWiki(t, map[string]string{
+		"wiki/Вкладки.md": "---\nlang: ru\n---\nВкладки позволяют открыть несколько заметок в одном окне: каждая вкладка показывает одну заметку.\n",
+		"wiki/Словарь.md": "---\nlang: ru\n---\nТермины, которые встречаются в справке.\n\n## Вкладка\n\nВкладка показывает одну заметку.\n\n" +
+			"## Хранилище\n\nПапка с заметками.\n",
+		"wiki/Sicherung.md": "---\nlang: de\n---\nSo machst du Backups deiner Notizen mit jedem Werkzeug.\n",
+		"wiki/Ayuda.md":     "---\nlang: es\n---\nLos plugins de la comunidad amplían la aplicación.\n",
+	})
+	for q, want := range map[string][]string{
+		"Вкладка":                  {"Словарь", "Вкладки"},
+		"Вкладки":                  {"Вкладки", "Словарь"},
+		"Backup":                   {"Sicherung"},
+		"¿cómo instalo un plugin?": {"Ayuda"},
+	} {
+		got := w.titles(q)
+		if len(got) < len(want) || !slices.Equal(got[:len(want)], want) {
+			t.Errorf("%q → %v, want %v first", q, got, want)
+		}
+	}
+}
+
 // TestSnippet_Markup: a snippet shows what a reader of the rendered page
 // sees, never raw markup (issue 14).
 func TestSnippet_Markup(t *testing.T) {

@@ -105,7 +105,7 @@ const (
 	normsPerChunk = 256
 	// maxSearchNames and maxNameTerms bound what is stored of a doc's
 	// names.
-	maxSearchNames = 128
+	maxSearchNames = 256
 	maxNameTerms   = 24
 )
 
