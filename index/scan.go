@@ -39,7 +39,11 @@ type Indexer struct {
 	Store    *store.Store
 	Pages    PageIndexer // the search index; may be nil
 	Progress Progress    // may be nil
-	Now      func() time.Time
+	// Note receives a sentence about a scan worth telling whoever runs it
+	// (a derived index rebuilt because another version built it); may be
+	// nil.
+	Note func(string)
+	Now  func() time.Time
 
 	// readFile is os.ReadFile; tests count calls through it.
 	readFile func(string) ([]byte, error)
@@ -118,6 +122,12 @@ func (ix *Indexer) Scan(ctx context.Context, opts ScanOptions) (*Report, error) 
 			return nil, err
 		} else if stale {
 			opts.Full, opts.Paths = true, nil
+		}
+	}
+	if !opts.Full {
+		// a search index built by other rules is rebuilt alone (fillPages)
+		if err := ix.resetStalePages(); err != nil {
+			return nil, err
 		}
 	}
 	if opts.Full {
@@ -313,6 +323,9 @@ func (ix *Indexer) Scan(ctx context.Context, opts ScanOptions) (*Report, error) 
 		ix.progress("index", done, total)
 	}
 	if err := ix.settle(ctx, opts.Full); err != nil {
+		return nil, err
+	}
+	if err := ix.fillPages(ctx); err != nil {
 		return nil, err
 	}
 	if len(opts.Paths) == 0 {

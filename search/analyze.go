@@ -7,9 +7,10 @@ import (
 	"github.com/kljensen/snowball/english"
 )
 
-// AnalyzerVersion names the tokenizer's behaviour. It is stored with the
-// index; a build whose analyzer differs asks for `synapse reindex` rather
-// than matching terms made by different rules.
+// AnalyzerVersion names the tokenizer's and the indexer's behaviour. It
+// is stored with the index; a build whose version differs rebuilds the
+// search index on its next scan (see rebuild.go) rather than matching
+// terms made by different rules.
 const AnalyzerVersion = "4"
 
 // maxTermBytes bounds a term; longer runs (hashes, base64) are not

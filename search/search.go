@@ -166,18 +166,25 @@ func SearchWith(s *store.Store, query string, o Options, p Params) ([]Hit, error
 	return out, nil
 }
 
-// checkIndex refuses to answer from an index that is missing or was built
-// by other analyzer rules.
+// checkIndex refuses to answer from an index that is missing, was built
+// by other analyzer rules or is being rebuilt (see rebuild.go). A process
+// that could write the store would have rebuilt it before asking, so one
+// that sees this is reading beside another that holds the store.
 func checkIndex(tx *store.Tx) error {
+	const later = "the next synapse command that can write to the store (or a running `synapse serve`) rebuilds it"
 	if !tx.SearchReady() {
-		return errs.E(errs.Unavailable, "the search index has not been built yet; run `synapse reindex`")
+		return errs.E(errs.Unavailable, "the search index has not been built yet; %s", later)
+	}
+	if tx.SearchMeta(metaRebuilding) != nil {
+		return errs.E(errs.Unavailable, "the search index is being rebuilt for this version of synapse (%d of %d pages so far); try again shortly",
+			tx.SearchStats().Docs, tx.PageCount())
 	}
 	v := tx.SearchVersion()
 	if v != "" && v != AnalyzerVersion {
-		return errs.E(errs.Unavailable, "the search index was built by another version of synapse; run `synapse reindex`")
+		return errs.E(errs.Unavailable, "the search index was built by another version of synapse; %s", later)
 	}
 	if tx.SearchStats().Docs == 0 && tx.PageCount() > 0 {
-		return errs.E(errs.Unavailable, "the search index is empty but the vault has %d pages; run `synapse reindex`", tx.PageCount())
+		return errs.E(errs.Unavailable, "the search index is empty but the vault has %d pages; %s", tx.PageCount(), later)
 	}
 	return nil
 }

@@ -241,8 +241,15 @@ func TestSearch_NotIndexed(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = search.Search(s, "alpha", search.Options{K: 5})
-	if errs.CodeOf(err) != errs.Unavailable || !strings.Contains(err.Error(), "reindex") {
-		t.Fatalf("err = %v, want unavailable asking for a reindex", err)
+	if errs.CodeOf(err) != errs.Unavailable || !strings.Contains(err.Error(), "rebuilds it") {
+		t.Fatalf("err = %v, want unavailable saying what rebuilds it", err)
+	}
+	// the next scan with the search indexer builds it
+	if _, err := (&index.Indexer{Vault: v, Store: s, Pages: search.Indexer{}}).Scan(context.Background(), index.ScanOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if hits, err := search.Search(s, "alpha", search.Options{K: 5}); err != nil || len(hits) != 1 {
+		t.Fatalf("after a scan with the search indexer: %v %v", hits, err)
 	}
 	// an empty vault answers with no hits
 	v2 := testvault.New(t)
