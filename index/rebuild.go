@@ -14,7 +14,8 @@ import (
 // at the files, indexes the pages it finds changed as usual, then feeds
 // every other page to IndexPages, read from its file (the "search" progress
 // phase), and marks the index complete (PagesComplete). A rebuild that
-// stops half way (an interrupted command) goes on at the next scan.
+// stops half way (an interrupted command) goes on at the next scan. A
+// PageIndexer that wraps one says so with Unwrap() PageIndexer.
 type PageRebuilder interface {
 	PageIndexer
 	// PagesStale returns why the index must be emptied and rebuilt, as a
@@ -29,11 +30,28 @@ type PageRebuilder interface {
 	PagesComplete(tx *store.Tx) error
 }
 
+// pageRebuilder returns the PageRebuilder of ix.Pages, looking through
+// wrappers around one (a PageIndexer with Unwrap() PageIndexer), or nil.
+func (ix *Indexer) pageRebuilder() PageRebuilder {
+	p := ix.Pages
+	for p != nil {
+		if rb, ok := p.(PageRebuilder); ok {
+			return rb
+		}
+		u, ok := p.(interface{ Unwrap() PageIndexer })
+		if !ok {
+			return nil
+		}
+		p = u.Unwrap()
+	}
+	return nil
+}
+
 // resetStalePages empties the page index when it was built by other
 // rules, and tells why through Note.
 func (ix *Indexer) resetStalePages() error {
-	rb, ok := ix.Pages.(PageRebuilder)
-	if !ok {
+	rb := ix.pageRebuilder()
+	if rb == nil {
 		return nil
 	}
 	var why string
@@ -49,9 +67,9 @@ func (ix *Indexer) resetStalePages() error {
 // batches read and parsed outside the write transactions, then marks it
 // complete. A page whose file cannot be read now is left out: it is
 // indexed again when its file changes, as any page is.
-func (ix *Indexer) fillPages(ctx context.Context) error {
-	rb, ok := ix.Pages.(PageRebuilder)
-	if !ok {
+func (ix *Indexer) fillPages(ctx context.Context, rd *readers) error {
+	rb := ix.pageRebuilder()
+	if rb == nil {
 		return nil
 	}
 	var todo []diskFile
@@ -83,7 +101,7 @@ func (ix *Indexer) fillPages(ctx context.Context) error {
 			bytes += todo[j].size
 			j++
 		}
-		batch := ix.prepare(todo[i:j], nil)
+		batch := ix.prepare(ctx, rd, todo[i:j], nil)
 		pages := make([]IndexedPage, 0, len(batch))
 		for _, it := range batch {
 			if it.err == nil && it.parsed != nil {

@@ -27,6 +27,9 @@ type Hit struct {
 	Path    string  `json:"path"`
 	Score   float64 `json:"score"`
 	Snippet string  `json:"snippet"`
+	// Signals names what found the hit: "lexical" (BM25F), "semantic"
+	// (embeddings, issue 16) or both; set by the search operation.
+	Signals []string `json:"signals,omitempty"`
 }
 
 // Options tune a search.
@@ -46,28 +49,40 @@ type Params struct {
 	B  [store.SearchFields]float64 // field length normalization
 	// Name scales the re-ranking bonus of a name (title, alias, file
 	// name, heading) that matches the query (0 turns re-ranking off);
-	// NameKind weighs each kind of name. StemName is what a name word
-	// counts for that shares only its stem with a query word (Вкладки
-	// for Вкладка), where an exact word counts 1.
+	// NameKind weighs each kind of name. StemName multiplies the match
+	// of a name for each query word it holds only by its stem (Вкладки
+	// for the query Вкладка), not as written.
 	Name     float64
 	NameKind [4]float64
 	StemName float64
+	// ExactName is the least weight of a name that holds the query's
+	// words exactly as written and nothing else, in a language whose index
+	// keeps words as written beside their stems (all but English): a
+	// heading the query repeats word for word weighs nearly as a title,
+	// above the headings and titles that only share stems with it.
+	ExactName float64
 	// MaxTerms caps the query terms that are scored: a longer query (a
 	// pasted paragraph) keeps its MaxTerms rarest, the words that tell
 	// pages apart; the rest still count for name matching. Phrase words
 	// are always kept. 0 means no cap.
 	MaxTerms int
+	// Section scales a heading's weight in re-ranking by how much of the
+	// heading the text under it repeats (a section about what its heading
+	// names): up to 1 + Section.
+	Section float64
 }
 
 // DefaultParams are the constants synapse ranks with.
 var DefaultParams = Params{
-	K1:       1.2,
-	W:        [store.SearchFields]float64{5, 2.5, 1},
-	B:        [store.SearchFields]float64{0.4, 0.4, 0.75},
-	Name:     1,
-	NameKind: [4]float64{NameTitle: 1, NameAlias: 1, NameFile: 1, NameHeading: 0.6},
-	StemName: 0.5,
-	MaxTerms: 16,
+	K1:        1.2,
+	W:         [store.SearchFields]float64{5, 2.5, 1},
+	B:         [store.SearchFields]float64{0.4, 0.1, 0.75},
+	Name:      1,
+	NameKind:  [4]float64{NameTitle: 1, NameAlias: 1, NameFile: 1, NameHeading: 0.6},
+	StemName:  0.5,
+	ExactName: 0.8,
+	MaxTerms:  16,
+	Section:   0.1,
 }
 
 // rerankDepth is how many of the best BM25F candidates are re-ranked by
@@ -517,9 +532,11 @@ func (h candHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
 // a heading — matches the query as a whole: (shared words / name words) ·
 // (shared words / query words) · the kind's weight, so 1 when the title
 // holds exactly the query's words. A query word matches through its
-// synonyms too; a name word that shares only the stem of a query word
-// (the name's exact words, stored after it, hold neither the query word
-// as written nor its stem as a word) counts Params.StemName.
+// synonyms too. Outside English, where a name's exact words are stored
+// after it: each query word the name holds only by its stem (its exact
+// words hold neither the word as written nor its stem as a word)
+// multiplies m by Params.StemName, and a name that holds the query's
+// words exactly and nothing else weighs at least Params.ExactName.
 func (r *run) rerank(c []candidate) error {
 	if r.p.Name == 0 || len(r.slots) == 0 {
 		return nil
@@ -558,31 +575,46 @@ func (r *run) rerank(c []candidate) error {
 		hitFull  // by a synonym, or a phrase word (any form will do)
 	)
 	hit := make([]uint8, len(r.slots))
+	// outside English the index keeps the words of names as written too
+	// (English keeps stems only: there an exact name is no different)
+	written := r.q.Language() != English
 	for i := range c {
 		best := 0.0
-		var kind uint8
-		n := 0 // the pending name's terms (0: none pending)
+		var kind, sup uint8 // the pending name's kind and section support
+		n := 0              // the pending name's terms (0: none pending)
 		flush := func() {
 			if n == 0 {
 				return
 			}
-			common := 0.0
+			common, exact := 0, 0
+			w := r.p.NameKind[kind]
 			for _, h := range hit {
 				switch h {
 				case hitStem:
-					common += r.p.StemName
-				case hitExact, hitFull:
+					common++
+					w *= r.p.StemName
+				case hitExact:
+					common++
+					exact++
+				case hitFull:
 					common++
 				}
 			}
-			m := common * common / float64(n*len(r.slots)) * r.p.NameKind[kind]
+			if written && exact == n && n == len(r.slots) {
+				w = max(w, r.p.ExactName)
+			}
+			m := float64(common*common) / float64(n*len(r.slots)) * w
+			if kind == NameHeading {
+				m *= 1 + r.p.Section*float64(sup)/3
+			}
 			best = max(best, m)
 			n = 0
 		}
 		err := r.tx.EachSearchName(c[i].doc, func(k uint8, terms []uint32) {
+			ks, k := k>>4, k&0x0f
 			if k&nameExact != 0 {
 				// the exact words of the name just seen
-				if n == 0 || k&^nameExact != kind {
+				if n == 0 || k&^nameExact != kind || ks != sup {
 					return
 				}
 				for s, h := range hit {
@@ -618,7 +650,7 @@ func (r *run) rerank(c []candidate) error {
 				}
 			}
 			if common > 0 {
-				kind, n = k, len(terms)
+				kind, sup, n = k, ks, len(terms)
 			}
 		})
 		if err != nil {
