@@ -331,7 +331,7 @@ func (s *service) startPrimary(ctx context.Context) {
 		return nil
 	})
 	env.Index.Progress = s.progress.set
-	env.Index.Note = func(msg string) { s.log.Printf("%s", msg) }
+	env.Index.Notify = func(msg string) { s.log.Printf("%s", msg) }
 	// the watcher outlives ctx (cancelled at shutdown) until close: a
 	// rescan still in flight on the socket gets its answer
 	w, err := env.Index.Watch(context.WithoutCancel(ctx), index.WatchOptions{Reconcile: true, OnScan: s.onScan, OnWatchError: s.onWatchError})
@@ -391,8 +391,12 @@ func (s *service) onScan(kind string, rep *index.Report, err error) {
 		if n := s.unwatched.Load(); n > 0 {
 			watching = fmt.Sprintf("%d folders are not watched", n)
 		}
-		s.log.Printf("start-up scan: %d new, %d changed, %d deleted, %d unchanged in %d ms; %s",
-			rep.NewCount, rep.ChangedCount, rep.DeletedCount, rep.Unchanged, rep.DurationMS, watching)
+		reparsed := ""
+		if rep.Reparsed > 0 {
+			reparsed = fmt.Sprintf(", %d re-read after an upgrade", rep.Reparsed)
+		}
+		s.log.Printf("start-up scan: %d new, %d changed, %d deleted, %d unchanged%s in %d ms; %s",
+			rep.NewCount, rep.ChangedCount, rep.DeletedCount, rep.Unchanged, reparsed, rep.DurationMS, watching)
 	}
 }
 

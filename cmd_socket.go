@@ -519,8 +519,8 @@ func invokeVerb(c *cli.Context, v *vault.Vault, op *ops.Op, raw []byte, o *outpu
 			Timeout:       lockPoll,
 			Holder:        "synapse " + op.CLI,
 			Progress:      o.progress(),
+			Notify:        o.scanNote,
 			NoInitialScan: op.Scans,
-			Note:          func(msg string) { o.endProgress(); o.note("%s", msg) },
 		})
 		if err == nil {
 			defer e.Close()

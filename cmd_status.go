@@ -71,6 +71,9 @@ const reportListed = 20
 func renderReport(o *output, r *index.Report) {
 	o.printf("scanned %s in %d ms: %d new, %d changed, %d deleted, %d unchanged\n",
 		plural(r.Scanned, "file", "files"), r.DurationMS, r.NewCount, r.ChangedCount, r.DeletedCount, r.Unchanged)
+	if r.Reparsed > 0 {
+		o.printf("re-read %s parsed by an older synapse (once, after an upgrade)\n", plural(r.Reparsed, "unchanged page", "unchanged pages"))
+	}
 	for _, l := range []struct {
 		label string
 		paths []string

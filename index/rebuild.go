@@ -10,10 +10,11 @@ import (
 // PageRebuilder is a PageIndexer that knows when its index was built by
 // rules other than its own (another version of synapse, or a store from
 // before it existed), and can then be rebuilt alone, without a full
-// reindex. Scan does it: it empties the index (ResetPages) before looking
-// at the files, indexes the pages it finds changed as usual, then feeds
-// every other page to IndexPages, read from its file (the "search" progress
-// phase), and marks the index complete (PagesComplete). A rebuild that
+// reindex. Scan does it: it empties the index (ResetPages, announced
+// through Notify) before looking at the files, indexes the pages it finds
+// changed as usual, then feeds every other page to IndexPages, read from
+// its file (the "search" progress phase), and marks the index complete
+// (PagesComplete). A rebuild that
 // stops half way (an interrupted command) goes on at the next scan. A
 // PageIndexer that wraps one says so with Unwrap() PageIndexer.
 type PageRebuilder interface {
@@ -48,7 +49,7 @@ func (ix *Indexer) pageRebuilder() PageRebuilder {
 }
 
 // resetStalePages empties the page index when it was built by other
-// rules, and tells why through Note.
+// rules, and tells why through Notify.
 func (ix *Indexer) resetStalePages() error {
 	rb := ix.pageRebuilder()
 	if rb == nil {
@@ -59,7 +60,7 @@ func (ix *Indexer) resetStalePages() error {
 	if why == "" {
 		return nil
 	}
-	ix.note("the search index " + why + "; rebuilding it")
+	ix.notify("the search index " + why + "; rebuilding it")
 	return ix.Store.Update(rb.ResetPages)
 }
 
@@ -118,8 +119,8 @@ func (ix *Indexer) fillPages(ctx context.Context, rd *readers) error {
 	return ix.Store.Update(rb.PagesComplete)
 }
 
-func (ix *Indexer) note(s string) {
-	if ix.Note != nil {
-		ix.Note(s)
+func (ix *Indexer) notify(msg string) {
+	if ix.Notify != nil {
+		ix.Notify(msg)
 	}
 }

@@ -386,10 +386,10 @@ func TestScan_ParseVersionReparses(t *testing.T) {
 	if got, _ := resolved(t, ix, "wiki/src.md", "target"); got != "wiki/target.md" {
 		t.Errorf("after the re-parse [[target]] → %q", got)
 	}
-	if rep.NewCount == 0 {
+	if rep.Reparsed == 0 {
 		t.Errorf("the scan did not re-parse: %+v", rep)
 	}
-	if again := scan(t, ix); again.NewCount+again.ChangedCount != 0 {
+	if again := scan(t, ix); again.Reparsed+again.NewCount+again.ChangedCount != 0 {
 		t.Errorf("a second scan re-parsed again: %+v", again)
 	}
 }

@@ -46,11 +46,11 @@ type Indexer struct {
 	Store    *store.Store
 	Pages    PageIndexer // the search index; may be nil
 	Progress Progress    // may be nil
-	// Note receives a sentence about a scan worth telling whoever runs it
-	// (a derived index rebuilt because another version built it); may be
-	// nil.
-	Note func(string)
-	Now  func() time.Time
+	// Notify, when set, is told what a scan does that a person should
+	// know of (the one-time re-parse after an upgrade); the CLI prints it
+	// on stderr, serve logs it.
+	Notify func(msg string)
+	Now    func() time.Time
 
 	// readFile, when set, replaces the file layer's reads (tests count
 	// calls through it); it gets absolute paths.
@@ -63,15 +63,19 @@ type Indexer struct {
 
 // Report is the result of a scan (SPEC §6 trigger_source_rescan).
 type Report struct {
-	Scanned      int      `json:"scanned"`
-	New          []string `json:"new"`
-	Changed      []string `json:"changed"`
-	Deleted      []string `json:"deleted"`
-	Unchanged    int      `json:"unchanged"`
-	NewCount     int      `json:"new_count"`
-	ChangedCount int      `json:"changed_count"`
-	DeletedCount int      `json:"deleted_count"`
-	Truncated    bool     `json:"truncated"`
+	Scanned   int      `json:"scanned"`
+	New       []string `json:"new"`
+	Changed   []string `json:"changed"`
+	Deleted   []string `json:"deleted"`
+	Unchanged int      `json:"unchanged"`
+	// Reparsed counts the unchanged pages read and parsed again because
+	// an older synapse had parsed them (once, after an upgrade; they are
+	// not counted as unchanged).
+	Reparsed     int  `json:"reparsed,omitempty"`
+	NewCount     int  `json:"new_count"`
+	ChangedCount int  `json:"changed_count"`
+	DeletedCount int  `json:"deleted_count"`
+	Truncated    bool `json:"truncated"`
 	// Refused lists what the scan skipped and reported instead of reading:
 	// named pipes, sockets and devices, symlinks that lead out of the
 	// vault (or out of raw/sources/), symlink loops, unreadable folders,
@@ -134,6 +138,7 @@ type diskFile struct {
 	path    string
 	size    int64
 	mtimeNS int64
+	reparse bool // an unchanged page read again (see reparse)
 }
 
 func (ix *Indexer) now() time.Time {
@@ -157,13 +162,15 @@ func (ix *Indexer) Scan(ctx context.Context, opts ScanOptions) (*Report, error) 
 	defer ix.mu.Unlock()
 	start := time.Now()
 	rep := &Report{New: []string{}, Changed: []string{}, Deleted: []string{}, Refused: []Refused{}}
+	var rp *reparse
 	if !opts.Full {
 		// records parsed by another version of the parser are re-parsed
-		// in full, once (see ParseVersion)
-		if stale, err := ix.parseStale(); err != nil {
+		// in place, once, by a scan of the whole vault (reparse.go)
+		var err error
+		if rp, err = ix.startReparse(); err != nil {
 			return nil, err
-		} else if stale {
-			opts.Full, opts.Paths = true, nil
+		} else if rp != nil {
+			opts.Paths = nil
 		}
 	}
 	if !opts.Full {
@@ -178,6 +185,9 @@ func (ix *Indexer) Scan(ctx context.Context, opts ScanOptions) (*Report, error) 
 				return err
 			}
 			if err := tx.SetMeta(metaParseVersion, []byte(ParseVersion)); err != nil {
+				return err
+			}
+			if err := tx.DeleteMeta(metaReparseAfter); err != nil {
 				return err
 			}
 			return tx.SetMeta(metaGraphStale, []byte{1})
@@ -216,7 +226,9 @@ func (ix *Indexer) Scan(ctx context.Context, opts ScanOptions) (*Report, error) 
 		compare := func(i int, f store.FileRec) {
 			checked[i] = true
 			d := disk[i]
-			if f.Size == d.size && f.MtimeNS == d.mtimeNS && !f.Racy() {
+			if rp.wants(d.path, f) {
+				disk[i].reparse = true // read again, whatever its stat says
+			} else if f.Size == d.size && f.MtimeNS == d.mtimeNS && !f.Racy() {
 				rep.Unchanged++
 				return
 			}
@@ -257,7 +269,7 @@ func (ix *Indexer) Scan(ctx context.Context, opts ScanOptions) (*Report, error) 
 				compare(i, f)
 			}
 			if _, ok := known[d.path]; ok {
-				todo = append(todo, d) // size or mtime changed
+				todo = append(todo, disk[i]) // size or mtime changed, or re-parsed
 			}
 		}
 		return nil
@@ -295,6 +307,10 @@ func (ix *Indexer) Scan(ctx context.Context, opts ScanOptions) (*Report, error) 
 		items []prepared
 		n     int
 	}
+	phase, limit := "index", batchFiles
+	if rp != nil {
+		phase, limit = "reparse", reparseBatch
+	}
 	stop := make(chan struct{})
 	defer close(stop)
 	batches := make(chan preparedBatch, 1)
@@ -302,7 +318,7 @@ func (ix *Indexer) Scan(ctx context.Context, opts ScanOptions) (*Report, error) 
 		defer close(batches)
 		for i := 0; i < len(todo); {
 			j, bytes := i, int64(0)
-			for j < len(todo) && j-i < batchFiles && bytes < batchBytes {
+			for j < len(todo) && j-i < limit && bytes < batchBytes {
 				bytes += todo[j].size
 				j++
 			}
@@ -337,6 +353,10 @@ func (ix *Indexer) Scan(ctx context.Context, opts ScanOptions) (*Report, error) 
 				case had && old.SHA256 == it.file.SHA256 && old.Kind == it.file.Kind:
 					// touched, not changed: remember the new size and mtime
 					it.file.FirstSeen, it.file.LastChanged, it.file.Doc = old.FirstSeen, old.LastChanged, old.Doc
+					if it.parsed != nil {
+						rep.Reparsed++ // the same bytes, parsed again (reparse.go)
+						break
+					}
 					if err := tx.PutFile(it.d.path, it.file); err != nil {
 						return err
 					}
@@ -366,15 +386,21 @@ func (ix *Indexer) Scan(ctx context.Context, opts ScanOptions) (*Report, error) 
 					return err
 				}
 			}
+			if err := rp.committed(tx, batch); err != nil {
+				return err
+			}
 			return u.finish(ix.Pages)
 		})
 		if err != nil {
 			return nil, err
 		}
 		done += pb.n
-		ix.progress("index", done, total)
+		ix.progress(phase, done, total)
 	}
 	if err := ix.settle(ctx, opts.Full); err != nil {
+		return nil, err
+	}
+	if err := ix.finishReparse(rp); err != nil {
 		return nil, err
 	}
 	if err := ix.fillPages(ctx, rd); err != nil {
@@ -638,7 +664,7 @@ func (ix *Indexer) prepare(ctx context.Context, rd *readers, batch []diskFile, k
 				}
 				if page {
 					it.file.Kind = store.KindPage
-					if old, ok := known[d.path]; !ok || old.SHA256 != it.file.SHA256 {
+					if old, ok := known[d.path]; !ok || old.SHA256 != it.file.SHA256 || d.reparse {
 						it.parsed = markdown.Parse(d.path, data)
 					}
 				}

@@ -40,12 +40,13 @@ type OpenOptions struct {
 	Timeout  time.Duration // lock wait bound
 	Holder   string        // holder description for a read-write open
 	Progress index.Progress
+	// Notify receives what a scan does that a person should know of (the
+	// one-time re-parse after an upgrade, a search index rebuilt): the CLI
+	// prints it on stderr.
+	Notify func(msg string)
 	// NoInitialScan skips the scan of a never-scanned store (for
 	// operations that scan anyway).
 	NoInitialScan bool
-	// Note receives what is worth telling the user about the opening (a
-	// search index rebuilt because another version built it); may be nil.
-	Note func(string)
 }
 
 // OpenEnv opens the store of v. A store that has never completed a scan is
@@ -101,7 +102,7 @@ func OpenEnv(ctx context.Context, v *vault.Vault, o OpenOptions) (*Env, error) {
 	e.Index.Pages = vectorPages{search.Indexer{Language: lang}}
 	e.Progress = o.Progress
 	e.Index.Progress = o.Progress
-	e.Index.Note = o.Note
+	e.Index.Notify = o.Notify
 	if (needScan || rebuild) && !o.NoInitialScan {
 		if _, err := e.Index.Scan(ctx, index.ScanOptions{}); err != nil {
 			s.Close()

@@ -16,7 +16,7 @@ import (
 
 // TestOpenEnv_RebuildsAStaleSearchIndex: a read-only command on a store
 // whose search index another version of synapse built takes the write
-// lock, rebuilds the search index (telling why through Note) and answers;
+// lock, rebuilds the search index (telling why through Notify) and answers;
 // with the store held by a reader that cannot write it, it answers
 // unavailable saying what will rebuild it.
 func TestOpenEnv_RebuildsAStaleSearchIndex(t *testing.T) {
@@ -54,7 +54,7 @@ func TestOpenEnv_RebuildsAStaleSearchIndex(t *testing.T) {
 	ro.Close()
 
 	var notes []string
-	e, err = OpenEnv(context.Background(), v, OpenOptions{ReadOnly: true, Note: func(s string) { notes = append(notes, s) }})
+	e, err = OpenEnv(context.Background(), v, OpenOptions{ReadOnly: true, Notify: func(s string) { notes = append(notes, s) }})
 	if err != nil {
 		t.Fatal(err)
 	}

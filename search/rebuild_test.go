@@ -18,7 +18,7 @@ import (
 // TestSearch_RebuildsAStaleIndex: a search index another analyzer version
 // built answers unavailable; the next scan (incremental, the files
 // unchanged but one) rebuilds the search index alone, says so through
-// Note, and search answers again — the edited page with its new text.
+// Notify, and search answers again — the edited page with its new text.
 func TestSearch_RebuildsAStaleIndex(t *testing.T) {
 	w := newTestWiki(t, basicWiki)
 	s := w.ix.Store
@@ -31,7 +31,7 @@ func TestSearch_RebuildsAStaleIndex(t *testing.T) {
 	testvault.Write(t, w.v, "wiki/concepts/analytical-engine.md", "---\ntitle: Analytical Engine\ntype: concept\n---\nNow about jacquard looms.\n")
 	var notes []string
 	var phases []string
-	w.ix.Note = func(s string) { notes = append(notes, s) }
+	w.ix.Notify = func(s string) { notes = append(notes, s) }
 	w.ix.Progress = func(phase string, done, total int) {
 		if phase == "search" && !slices.Contains(phases, phase) {
 			phases = append(phases, phase)

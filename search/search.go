@@ -86,11 +86,14 @@ var DefaultParams = Params{
 }
 
 // rerankDepth is how many of the best BM25F candidates are re-ranked by
-// name match; phraseDepth how many are checked for phrases at most.
+// name match; phraseDepth how many are checked for phrases at most, and
+// phraseBudget how much of their text (so a phrase whose words are common
+// but seldom side by side costs a bounded read, not a scan of the vault).
 const (
-	rerankDepth = 100
-	phraseDepth = 200
-	maxExpand   = 32 // dictionary terms a lone CJK character expands to
+	rerankDepth  = 100
+	phraseDepth  = 200
+	phraseBudget = 1 << 20
+	maxExpand    = 32 // dictionary terms a lone CJK character expands to
 )
 
 // Search runs a query against the store.
@@ -141,12 +144,20 @@ func SearchWith(s *store.Store, query string, o Options, p Params) ([]Hit, error
 		}
 		terms = r.highlightTerms()
 		if r.scoring() {
-			if err := r.rerank(cands); err != nil {
+			// the hits come from the best k after re-ranking, and a
+			// reserved page (index, log, overview) among them is passed
+			// over; a phrase may fail its check on any number of them
+			need := k + 3
+			if phrases {
+				need = 0
+			}
+			if cands, err = r.rerank(cands, need); err != nil {
 				return err
 			}
 		}
+		checked := 0
 		for _, c := range cands {
-			if len(hits) == k {
+			if len(hits) == k || (phrases && checked >= phraseBudget) {
 				break
 			}
 			rec, err := tx.Page(c.doc)
@@ -160,8 +171,11 @@ func SearchWith(s *store.Store, query string, o Options, p Params) ([]Hit, error
 			if o.ReadFile != nil {
 				text, _ = o.ReadFile(rec.Path)
 			}
-			if phrases && text != nil && !phraseOK(q, text) {
-				continue
+			if phrases && text != nil {
+				checked += len(text)
+				if !phraseOK(q, text) {
+					continue
+				}
 			}
 			hits = append(hits, found{c, rec, text})
 		}
@@ -537,10 +551,27 @@ func (h candHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
 // words hold neither the word as written nor its stem as a word)
 // multiplies m by Params.StemName, and a name that holds the query's
 // words exactly and nothing else weighs at least Params.ExactName.
-func (r *run) rerank(c []candidate) error {
+//
+// c comes best first. When need > 0, only the best need candidates after
+// re-ranking matter: re-ranking stops at the first candidate that, even
+// with the highest bonus, cannot reach the need-th best score so far (nor
+// can any after it), and returns the candidates it re-ranked. Each
+// candidate costs a read of its names, so a query whose best pages stand
+// out reads a few instead of all.
+func (r *run) rerank(c []candidate, need int) ([]candidate, error) {
 	if r.p.Name == 0 || len(r.slots) == 0 {
-		return nil
+		return c, nil
 	}
+	maxBonus := 0.0
+	for kind, w := range r.p.NameKind {
+		w = max(w, r.p.ExactName) // (StemName only lowers a weight)
+		if kind == NameHeading {
+			w *= 1 + max(r.p.Section, 0)
+		}
+		maxBonus = max(maxBonus, w)
+	}
+	maxMul := 1 + r.p.Name*maxBonus
+	var bestScores []float64 // the need best scores so far, descending
 	slotOf := map[uint32]int{}
 	stemID := make([]uint32, len(r.slots))
 	for i := range stemID {
@@ -579,6 +610,10 @@ func (r *run) rerank(c []candidate) error {
 	// (English keeps stems only: there an exact name is no different)
 	written := r.q.Language() != English
 	for i := range c {
+		if need > 0 && len(bestScores) == need && c[i].score*maxMul < bestScores[need-1] {
+			c = c[:i]
+			break
+		}
 		best := 0.0
 		var kind, sup uint8 // the pending name's kind and section support
 		n := 0              // the pending name's terms (0: none pending)
@@ -654,13 +689,30 @@ func (r *run) rerank(c []candidate) error {
 			}
 		})
 		if err != nil {
-			return err
+			return nil, err
 		}
 		flush()
 		c[i].score *= 1 + r.p.Name*best
+		if need > 0 {
+			j, _ := slices.BinarySearchFunc(bestScores, c[i].score, func(a, b float64) int { return cmpFloat(b, a) })
+			if j < need {
+				bestScores = slices.Insert(bestScores, j, c[i].score)
+				bestScores = bestScores[:min(len(bestScores), need)]
+			}
+		}
 	}
 	sortCands(c)
-	return nil
+	return c, nil
+}
+
+func cmpFloat(a, b float64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
 }
 
 // highlightTerms returns the query's scored terms with their idf, for
