@@ -173,6 +173,12 @@ func (ix *Indexer) Scan(ctx context.Context, opts ScanOptions) (*Report, error) 
 			opts.Paths = nil
 		}
 	}
+	if !opts.Full {
+		// a search index built by other rules is rebuilt alone (fillPages)
+		if err := ix.resetStalePages(); err != nil {
+			return nil, err
+		}
+	}
 	if opts.Full {
 		err := ix.Store.Update(func(tx *store.Tx) error {
 			if err := tx.ResetDerived(); err != nil {
@@ -395,6 +401,9 @@ func (ix *Indexer) Scan(ctx context.Context, opts ScanOptions) (*Report, error) 
 		return nil, err
 	}
 	if err := ix.finishReparse(rp); err != nil {
+		return nil, err
+	}
+	if err := ix.fillPages(ctx, rd); err != nil {
 		return nil, err
 	}
 	if err := ix.Store.Update(func(tx *store.Tx) error {
