@@ -12,7 +12,7 @@ func init() {
 	renderers["lint"] = func(o *output, v any) error {
 		l := v.(*ops.LintOut)
 		counts := map[string]int{
-			ops.LintBrokenLinks: l.Counts.BrokenLinks, ops.LintOrphans: l.Counts.Orphans,
+			ops.LintBrokenLinks: l.Counts.BrokenLinks, ops.LintBrokenFileLinks: l.Counts.BrokenFileLinks, ops.LintOrphans: l.Counts.Orphans,
 			ops.LintNoOutlinks: l.Counts.NoOutlinks, ops.LintMissingSources: l.Counts.MissingSources,
 			ops.LintDuplicateTitles: l.Counts.DuplicateTitles, ops.LintFrontmatterErrors: l.Counts.FrontmatterErrors,
 		}
@@ -46,6 +46,25 @@ func init() {
 				rows = append(rows, []string{b.Target, strconv.Itoa(b.Links), strings.Join(from, ", ")})
 			}
 			o.table([]col{flexCol("TARGET"), numCol("LINKS"), flexCol("LINKED FROM")}, rows)
+		}
+		if section(ops.LintBrokenFileLinks, "Links to files that do not exist", len(l.BrokenFileLinks)) {
+			rows = rows[:0]
+			for _, b := range l.BrokenFileLinks {
+				var from []string
+				for _, p := range b.Pages {
+					lines := make([]string, len(p.Lines))
+					for i, n := range p.Lines {
+						lines[i] = strconv.Itoa(n)
+					}
+					from = append(from, p.Title+":"+strings.Join(lines, ","))
+				}
+				target := b.Target
+				if b.Path != "" && b.Path != b.Target {
+					target += " (" + b.Path + ")"
+				}
+				rows = append(rows, []string{target, strconv.Itoa(b.Links), strings.Join(from, ", ")})
+			}
+			o.table([]col{flexCol("TARGET"), numCol("LINKS"), flexCol("LINKED FROM (LINES)")}, rows)
 		}
 		for _, s := range []struct {
 			category, title string

@@ -18,6 +18,7 @@ import (
 // Lint categories, in report order.
 const (
 	LintBrokenLinks       = "broken_links"
+	LintBrokenFileLinks   = "broken_file_links"
 	LintOrphans           = "orphans"
 	LintNoOutlinks        = "no_outlinks"
 	LintMissingSources    = "missing_sources"
@@ -26,13 +27,13 @@ const (
 )
 
 // LintCategories lists the lint categories in report order.
-var LintCategories = []string{LintBrokenLinks, LintOrphans, LintNoOutlinks, LintMissingSources,
+var LintCategories = []string{LintBrokenLinks, LintBrokenFileLinks, LintOrphans, LintNoOutlinks, LintMissingSources,
 	LintDuplicateTitles, LintFrontmatterErrors}
 
 // LintIn is the input of lint.
 type LintIn struct {
-	Page           string `json:"page,omitempty" desc:"Only findings on or from this page (resolved like a [[link]]): its broken links, missing sources and frontmatter error, whether it is an orphan or links nowhere, and the pages sharing its title"`
-	Category       string `json:"category,omitempty" enum:"broken_links,orphans,no_outlinks,missing_sources,duplicate_titles,frontmatter_errors" desc:"Only this category: broken_links, orphans, no_outlinks, missing_sources, duplicate_titles or frontmatter_errors"`
+	Page           string `json:"page,omitempty" desc:"Only findings on or from this page (resolved like a [[link]]): its broken links and broken file links, missing sources and frontmatter error, whether it is an orphan or links nowhere, and the pages sharing its title"`
+	Category       string `json:"category,omitempty" enum:"broken_links,broken_file_links,orphans,no_outlinks,missing_sources,duplicate_titles,frontmatter_errors" desc:"Only this category: broken_links, broken_file_links, orphans, no_outlinks, missing_sources, duplicate_titles or frontmatter_errors"`
 	Limit          int    `json:"limit,omitempty" default:"50" min:"1" max:"1000" desc:"Findings listed per category (1..1000, default 50; larger values are clamped); the counts always cover every finding"`
 	Offset         int    `json:"offset,omitempty" min:"0" desc:"Findings skipped in each category before the listed ones"`
 	ToReview       bool   `json:"to_review,omitempty" desc:"File the listed findings in the review queue (idempotent, origin lint; bounded by --page, --category, --limit and --offset) and auto-resolve missing-page items whose page now exists. This makes lint a write: refused on a read-only server"`
@@ -44,6 +45,25 @@ type LintSource struct {
 	Source     string    `json:"source"`      // vault path under raw/sources/, as cited
 	Pages      []PageRef `json:"pages"`       // pages citing it (at most 20)
 	PagesTotal int       `json:"pages_total"` // every page citing it
+}
+
+// LintFileLink is a link naming a file that does not exist: an
+// attachment ([[diagram.png]]) that no file under raw/ or wiki/ answers to
+// by name, or an explicit path into raw/ (outside raw/sources/: a cited
+// source that is gone is a missing source) with no file there. It is
+// never a missing page.
+type LintFileLink struct {
+	Target string `json:"target"`         // as first written
+	Path   string `json:"path,omitempty"` // the vault path the link names, when it names one
+	Links  int    `json:"links"`          // links to it (from the page of --page only, with --page)
+	// Pages are the linking pages with the lines of their links.
+	Pages []LintLinkingPage `json:"pages"`
+}
+
+// LintLinkingPage is a page holding broken file links, with their lines.
+type LintLinkingPage struct {
+	PageRef
+	Lines []int `json:"lines"`
 }
 
 // LintDuplicate is a title shared by several pages.
@@ -65,6 +85,7 @@ type LintFrontmatter struct {
 // --page, or the vault), whatever was listed.
 type LintCounts struct {
 	BrokenLinks       int `json:"broken_links"`
+	BrokenFileLinks   int `json:"broken_file_links"`
 	Orphans           int `json:"orphans"`
 	NoOutlinks        int `json:"no_outlinks"`
 	MissingSources    int `json:"missing_sources"`
@@ -76,6 +97,8 @@ func (c LintCounts) of(category string) int {
 	switch category {
 	case LintBrokenLinks:
 		return c.BrokenLinks
+	case LintBrokenFileLinks:
+		return c.BrokenFileLinks
 	case LintOrphans:
 		return c.Orphans
 	case LintNoOutlinks:
@@ -115,7 +138,8 @@ type LintOut struct {
 	Limit    int        `json:"limit"`
 	Offset   int        `json:"offset"`
 
-	BrokenLinks       []MissingTarget   `json:"broken_links"`       // link targets that match no page
+	BrokenLinks       []MissingTarget   `json:"broken_links"`       // link targets that match no page (nor file)
+	BrokenFileLinks   []LintFileLink    `json:"broken_file_links"`  // links naming files that do not exist
 	Orphans           []PageRef         `json:"orphans"`            // pages no page links to
 	NoOutlinks        []PageRef         `json:"no_outlinks"`        // pages linking to no other page
 	MissingSources    []LintSource      `json:"missing_sources"`    // cited source files that do not exist
@@ -143,7 +167,7 @@ func pluralWord(n int, one, many string) string {
 }
 
 var opLint = register(Op{
-	Name: "lint", Summary: "Check the wiki: broken links, orphans, pages without outlinks, missing source files, duplicate titles, frontmatter that does not parse",
+	Name: "lint", Summary: "Check the wiki: broken links, links to files that do not exist, orphans, pages without outlinks, missing source files, duplicate titles, frontmatter that does not parse",
 	CLI: "lint", REST: []Route{{Method: "GET", Path: "/lint"}, {Method: "POST", Path: "/lint", Body: "*"}},
 	Access: Read, WriteWith: "to_review", Rescans: true,
 	Limits: "rescans changed files first; limit 1..1000 findings listed per category (default 50), counts cover all; --to-review files only the listed findings",
@@ -163,7 +187,7 @@ func lint(ctx context.Context, e *Env, in *LintIn) (*LintOut, error) {
 		}
 	}
 	out := &LintOut{Category: in.Category, Limit: in.Limit, Offset: in.Offset,
-		BrokenLinks: []MissingTarget{}, Orphans: []PageRef{}, NoOutlinks: []PageRef{},
+		BrokenLinks: []MissingTarget{}, BrokenFileLinks: []LintFileLink{}, Orphans: []PageRef{}, NoOutlinks: []PageRef{},
 		MissingSources: []LintSource{}, DuplicateTitles: []LintDuplicate{}, FrontmatterErrors: []LintFrontmatter{}}
 	w := window{offset: in.Offset, limit: in.Limit}
 	var err error
@@ -183,7 +207,7 @@ func lint(ctx context.Context, e *Env, in *LintIn) (*LintOut, error) {
 	if in.Category != "" {
 		keepCategory(out, in.Category)
 	}
-	listed := len(out.BrokenLinks) + len(out.Orphans) + len(out.NoOutlinks) + len(out.MissingSources) +
+	listed := len(out.BrokenLinks) + len(out.BrokenFileLinks) + len(out.Orphans) + len(out.NoOutlinks) + len(out.MissingSources) +
 		len(out.DuplicateTitles) + len(out.FrontmatterErrors)
 	out.Failed = in.FailOnFindings && out.Findings > 0
 	if in.ToReview {
@@ -199,6 +223,9 @@ func lint(ctx context.Context, e *Env, in *LintIn) (*LintOut, error) {
 func keepCategory(out *LintOut, category string) {
 	if category != LintBrokenLinks {
 		out.BrokenLinks = []MissingTarget{}
+	}
+	if category != LintBrokenFileLinks {
+		out.BrokenFileLinks = []LintFileLink{}
 	}
 	if category != LintOrphans {
 		out.Orphans = []PageRef{}
@@ -310,16 +337,20 @@ func lintVault(ctx context.Context, e *Env, w window, out *LintOut) error {
 			return err
 		}
 		// frontmatter that does not parse (few pages: all are collected)
+		// and links to files that do not exist, in one pass
 		var fm []LintFrontmatter
+		files := newFileFindings()
 		err = tx.EachPage(func(p *store.PageRec) bool {
 			if !p.Reserved && p.FMError != "" {
 				fm = append(fm, fmFinding(p))
 			}
+			files.add(tx, p)
 			return true
 		})
 		if err != nil {
 			return err
 		}
+		out.Counts.BrokenFileLinks, out.BrokenFileLinks = files.list(w)
 		sort.Slice(fm, func(i, j int) bool { return fm[i].Path < fm[j].Path })
 		out.Counts.FrontmatterErrors = len(fm)
 		lo, hi := w.cut(len(fm))
@@ -446,6 +477,9 @@ func lintPage(tx *store.Tx, title string, w window, out *LintOut) error {
 	out.Counts.BrokenLinks = len(broken)
 	lo, hi := w.cut(len(broken))
 	out.BrokenLinks = append(out.BrokenLinks, broken[lo:hi]...)
+	ff := newFileFindings()
+	ff.add(tx, p)
+	out.Counts.BrokenFileLinks, out.BrokenFileLinks = ff.list(w)
 	in, outl, err := degree(tx, p.Doc, p.LinksPending, reservedDocs(tx))
 	if err != nil {
 		return err
@@ -554,6 +588,25 @@ func lintProposals(out *LintOut) []*Proposal {
 		}
 		add(p)
 	}
+	for _, b := range out.BrokenFileLinks {
+		name := b.Path
+		if name == "" {
+			name = b.Target
+		}
+		var refs []PageRef
+		var where []string
+		for _, p := range b.Pages {
+			refs = append(refs, p.PageRef)
+			where = append(where, fmt.Sprintf("[[%s]] (line %s)", p.Title, joinInts(p.Lines)))
+		}
+		p := &Proposal{Type: TypeConfirm, Title: "Missing file: " + name, ReferencedPages: titles(refs),
+			Rationale: fmt.Sprintf("%s %s to %q, but no such file is in the vault (synapse looks under raw/ and wiki/). Add the file or correct the %s.",
+				strings.Join(where, ", "), pluralWord(len(b.Pages), "links", "link"), b.Target, pluralWord(b.Links, "link", "links"))}
+		if len(refs) > 0 {
+			p.Page = refs[0].Path
+		}
+		add(p)
+	}
 	// page findings are keyed by title; a title shared by several pages
 	// (a duplicate-title finding) gets the path, so each page has its item
 	shared := map[string]bool{}
@@ -635,14 +688,18 @@ func fileLint(e *Env, out *LintOut) (*LintFiled, error) {
 			}
 		}
 		type stale struct {
-			name, path string
+			name, path string // path: the resolution
 		}
 		var found []stale
 		var perr error
 		err := tx.EachPendingReview(TypeMissingPage, func(r *store.ReviewRec) bool {
 			var p *store.PageRec
 			if p, perr = pageAnswering(tx, ProposedTitle(r.Title)); p != nil {
-				found = append(found, stale{r.Title, p.Path})
+				found = append(found, stale{r.Title, "page exists: " + p.Path})
+			} else if res := index.Resolve(tx, index.LinkKey(ProposedTitle(r.Title)), "", false); res.File != "" {
+				// a link by that name reaches a file now (a raw source,
+				// an attachment): no page is missing
+				found = append(found, stale{r.Title, "a file answers to the name: " + res.File})
 			}
 			return perr == nil
 		})
@@ -653,7 +710,7 @@ func fileLint(e *Env, out *LintOut) (*LintFiled, error) {
 			return perr
 		}
 		for _, s := range found {
-			ok, err := autoResolveMissing(tx, s.name, "page exists: "+s.path, now)
+			ok, err := autoResolveMissing(tx, s.name, s.path, now)
 			if err != nil {
 				return err
 			}
