@@ -37,7 +37,9 @@ func SourceKey(s string) string { return markdown.ClassifySource(s).Path }
 // or an attachment by name, file links (attachments, explicit paths into
 // raw/) kept and resolved, links to the reserved top files filed as
 // off-graph links; tracked files indexed by name.
-const ParseVersion = "4"
+// 5: markdown links to attachments (![d](../raw/assets/d.png)) are file
+// links; schema.md and purpose.md are tracked files.
+const ParseVersion = "5"
 
 const metaParseVersion = "parse_version"
 
