@@ -15,6 +15,7 @@ func init() {
 			ops.LintBrokenLinks: l.Counts.BrokenLinks, ops.LintBrokenFileLinks: l.Counts.BrokenFileLinks, ops.LintOrphans: l.Counts.Orphans,
 			ops.LintNoOutlinks: l.Counts.NoOutlinks, ops.LintMissingSources: l.Counts.MissingSources,
 			ops.LintDuplicateTitles: l.Counts.DuplicateTitles, ops.LintFrontmatterErrors: l.Counts.FrontmatterErrors,
+			ops.LintReservedFiles: l.Counts.ReservedFiles,
 		}
 		// the counts on top, by the names --category takes
 		rows := [][]string{}
@@ -111,6 +112,11 @@ func init() {
 				rows = append(rows, []string{f.Path, line, f.Error})
 			}
 			o.table([]col{pathCol("PATH"), numCol("LINE"), flexCol("ERROR")}, rows)
+		}
+		if section(ops.LintReservedFiles, "Top files synapse leaves alone", len(l.ReservedFiles)) {
+			for _, r := range l.ReservedFiles {
+				o.printf("%s: %s\n  fix: %s\n", r.Path, r.Problem, r.Fix)
+			}
 		}
 		scope := ""
 		if l.Page != nil {

@@ -24,16 +24,17 @@ const (
 	LintMissingSources    = "missing_sources"
 	LintDuplicateTitles   = "duplicate_titles"
 	LintFrontmatterErrors = "frontmatter_errors"
+	LintReservedFiles     = "reserved_files"
 )
 
 // LintCategories lists the lint categories in report order.
 var LintCategories = []string{LintBrokenLinks, LintBrokenFileLinks, LintOrphans, LintNoOutlinks, LintMissingSources,
-	LintDuplicateTitles, LintFrontmatterErrors}
+	LintDuplicateTitles, LintFrontmatterErrors, LintReservedFiles}
 
 // LintIn is the input of lint.
 type LintIn struct {
 	Page           string `json:"page,omitempty" desc:"Only findings on or from this page (resolved like a [[link]]): its broken links and broken file links, missing sources and frontmatter error, whether it is an orphan or links nowhere, and the pages sharing its title"`
-	Category       string `json:"category,omitempty" enum:"broken_links,broken_file_links,orphans,no_outlinks,missing_sources,duplicate_titles,frontmatter_errors" desc:"Only this category: broken_links, broken_file_links, orphans, no_outlinks, missing_sources, duplicate_titles or frontmatter_errors"`
+	Category       string `json:"category,omitempty" enum:"broken_links,broken_file_links,orphans,no_outlinks,missing_sources,duplicate_titles,frontmatter_errors,reserved_files" desc:"Only this category: broken_links, broken_file_links, orphans, no_outlinks, missing_sources, duplicate_titles, frontmatter_errors or reserved_files"`
 	Limit          int    `json:"limit,omitempty" default:"50" min:"1" max:"1000" desc:"Findings listed per category (1..1000, default 50; larger values are clamped); the counts always cover every finding"`
 	Offset         int    `json:"offset,omitempty" min:"0" desc:"Findings skipped in each category before the listed ones"`
 	ToReview       bool   `json:"to_review,omitempty" desc:"File the listed findings in the review queue (idempotent, origin lint; bounded by --page, --category, --limit and --offset) and auto-resolve missing-page items whose page now exists. This makes lint a write: refused on a read-only server"`
@@ -91,6 +92,7 @@ type LintCounts struct {
 	MissingSources    int `json:"missing_sources"`
 	DuplicateTitles   int `json:"duplicate_titles"`
 	FrontmatterErrors int `json:"frontmatter_errors"`
+	ReservedFiles     int `json:"reserved_files"`
 }
 
 func (c LintCounts) of(category string) int {
@@ -109,6 +111,8 @@ func (c LintCounts) of(category string) int {
 		return c.DuplicateTitles
 	case LintFrontmatterErrors:
 		return c.FrontmatterErrors
+	case LintReservedFiles:
+		return c.ReservedFiles
 	}
 	return 0
 }
@@ -145,6 +149,7 @@ type LintOut struct {
 	MissingSources    []LintSource      `json:"missing_sources"`    // cited source files that do not exist
 	DuplicateTitles   []LintDuplicate   `json:"duplicate_titles"`   // titles shared by several pages
 	FrontmatterErrors []LintFrontmatter `json:"frontmatter_errors"` // pages whose frontmatter does not parse
+	ReservedFiles     []ReservedFile    `json:"reserved_files"`     // top files synapse leaves alone (a hand-written index.md), vault-wide only
 	Filed             *LintFiled        `json:"filed,omitempty"`    // with to_review
 	// Failed is set with fail_on_findings when there are findings.
 	Failed bool `json:"failed,omitempty"`
@@ -167,7 +172,7 @@ func pluralWord(n int, one, many string) string {
 }
 
 var opLint = register(Op{
-	Name: "lint", Summary: "Check the wiki: broken links, links to files that do not exist, orphans, pages without outlinks, missing source files, duplicate titles, frontmatter that does not parse",
+	Name: "lint", Summary: "Check the wiki: broken links, links to files that do not exist, orphans, pages without outlinks, missing source files, duplicate titles, frontmatter that does not parse, a hand-written index.md synapse leaves alone",
 	CLI: "lint", REST: []Route{{Method: "GET", Path: "/lint"}, {Method: "POST", Path: "/lint", Body: "*"}},
 	Access: Read, WriteWith: "to_review", Rescans: true,
 	Limits: "rescans changed files first; limit 1..1000 findings listed per category (default 50), counts cover all; --to-review files only the listed findings",
@@ -188,7 +193,8 @@ func lint(ctx context.Context, e *Env, in *LintIn) (*LintOut, error) {
 	}
 	out := &LintOut{Category: in.Category, Limit: in.Limit, Offset: in.Offset,
 		BrokenLinks: []MissingTarget{}, BrokenFileLinks: []LintFileLink{}, Orphans: []PageRef{}, NoOutlinks: []PageRef{},
-		MissingSources: []LintSource{}, DuplicateTitles: []LintDuplicate{}, FrontmatterErrors: []LintFrontmatter{}}
+		MissingSources: []LintSource{}, DuplicateTitles: []LintDuplicate{}, FrontmatterErrors: []LintFrontmatter{},
+		ReservedFiles: []ReservedFile{}}
 	w := window{offset: in.Offset, limit: in.Limit}
 	var err error
 	if in.Page != "" {
@@ -208,7 +214,7 @@ func lint(ctx context.Context, e *Env, in *LintIn) (*LintOut, error) {
 		keepCategory(out, in.Category)
 	}
 	listed := len(out.BrokenLinks) + len(out.BrokenFileLinks) + len(out.Orphans) + len(out.NoOutlinks) + len(out.MissingSources) +
-		len(out.DuplicateTitles) + len(out.FrontmatterErrors)
+		len(out.DuplicateTitles) + len(out.FrontmatterErrors) + len(out.ReservedFiles)
 	out.Failed = in.FailOnFindings && out.Findings > 0
 	if in.ToReview {
 		if out.Filed, err = fileLint(e, out); err != nil {
@@ -242,6 +248,9 @@ func keepCategory(out *LintOut, category string) {
 	if category != LintFrontmatterErrors {
 		out.FrontmatterErrors = []LintFrontmatter{}
 	}
+	if category != LintReservedFiles {
+		out.ReservedFiles = []ReservedFile{}
+	}
 }
 
 // window is one page of a list: the items at [offset, offset+limit). A
@@ -273,6 +282,10 @@ func lintVault(ctx context.Context, e *Env, w window, out *LintOut) error {
 	for _, s := range src.Sources {
 		out.MissingSources = append(out.MissingSources, LintSource{Source: s.Path, Pages: s.CitedBy, PagesTotal: s.CitedByCount})
 	}
+	rf := reservedFiles(e) // a hand-written index.md (reserved.go)
+	out.Counts.ReservedFiles = len(rf)
+	lo, hi := w.cut(len(rf))
+	out.ReservedFiles = append(out.ReservedFiles, rf[lo:hi]...)
 	return e.Store.View(func(tx *store.Tx) error {
 		var err error
 		out.Counts.BrokenLinks, out.BrokenLinks, err = vaultDangling(tx, w)
