@@ -565,7 +565,8 @@ func (rd *readers) forPath(p string) (*vaultfs.Reader, error) {
 func (ix *Indexer) walk(ctx context.Context, rd *readers, rep *Report, paths []string) ([]diskFile, []string, error) {
 	roots := slices.Clone(paths)
 	if len(roots) == 0 {
-		roots = []string{vault.WikiDir, vault.SourcesDir, rawDir}
+		// schema.md and purpose.md are assets (links may name them)
+		roots = []string{vault.WikiDir, vault.SourcesDir, rawDir, vault.SchemaFile, vault.PurposeFile}
 	}
 	var out []diskFile
 	var byReader = map[*vaultfs.Reader][]string{}
