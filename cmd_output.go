@@ -128,7 +128,7 @@ func (o *output) progress() index.Progress {
 		o.lastDraw = time.Now()
 		o.drawn = true
 		if total > 0 {
-			fmt.Fprintf(o.ew, "\r\033[K%s %d/%d files", phase, done, total)
+			fmt.Fprintf(o.ew, "\r\033[K%s %d/%d %s", phase, done, total, index.PhaseUnit(phase))
 		} else {
 			fmt.Fprintf(o.ew, "\r\033[K%s…", phase)
 		}

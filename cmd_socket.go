@@ -497,6 +497,7 @@ func invokeVerb(c *cli.Context, v *vault.Vault, op *ops.Op, raw []byte, o *outpu
 			Holder:        "synapse " + op.CLI,
 			Progress:      o.progress(),
 			NoInitialScan: op.Scans,
+			Notice:        func(msg string) { o.note("%s", msg) },
 		})
 		if err == nil {
 			defer e.Close()

@@ -340,6 +340,11 @@ func (ix *Indexer) rebuildGraph(ctx context.Context, fromRecords bool) error {
 		go func(wk int) {
 			defer wg.Done()
 			for u := wk; u < len(nodes); u += workers {
+				if wk == 0 && u%8192 == 0 {
+					// weighing is the first half of the phase, writing
+					// the second
+					ix.progress("graph", u/2, len(nodes))
+				}
 				au := nodes[u]
 				if au == nil || ctx.Err() != nil {
 					continue
@@ -385,7 +390,7 @@ func (ix *Indexer) rebuildGraph(ctx context.Context, fromRecords bool) error {
 		if err != nil {
 			return err
 		}
-		ix.progress("graph", hi, len(nodes))
+		ix.progress("graph", (len(nodes)+hi)/2, len(nodes))
 	}
 	return ix.Store.Update(func(tx *store.Tx) error {
 		if fromRecords {

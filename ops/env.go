@@ -38,6 +38,10 @@ type OpenOptions struct {
 	// NoInitialScan skips the scan of a never-scanned store (for
 	// operations that scan anyway).
 	NoInitialScan bool
+	// Notice, when set, is told (one line, for a human) about work the
+	// open does before the operation can run: finishing an index that an
+	// interrupted reindex or first index left half built.
+	Notice func(msg string)
 }
 
 // OpenEnv opens the store of v. A store that has never completed a scan is
@@ -47,11 +51,12 @@ func OpenEnv(ctx context.Context, v *vault.Vault, o OpenOptions) (*Env, error) {
 		return store.Open(v.Abs(vault.DBFile), store.Options{ReadOnly: ro, Timeout: o.Timeout, Holder: o.Holder})
 	}
 	s, err := open(o.ReadOnly)
-	needScan := false
+	needScan, partial := false, false
 	if err == nil {
 		_ = s.View(func(tx *store.Tx) error {
 			_, ok := tx.LastScan()
 			needScan = !ok
+			partial = !ok && tx.HasFiles()
 			return nil
 		})
 		if needScan && o.ReadOnly && !o.NoInitialScan {
@@ -71,6 +76,9 @@ func OpenEnv(ctx context.Context, v *vault.Vault, o OpenOptions) (*Env, error) {
 	e.Progress = o.Progress
 	e.Index.Progress = o.Progress
 	if needScan && !o.NoInitialScan {
+		if partial && o.Notice != nil {
+			o.Notice("the index was left half built (an interrupted reindex or first index); finishing it first")
+		}
 		if _, err := e.Index.Scan(ctx, index.ScanOptions{}); err != nil {
 			s.Close()
 			return nil, err

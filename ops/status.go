@@ -27,6 +27,12 @@ type StatusOut struct {
 	PendingGraph int    `json:"pending_graph"`
 	// Reviews counts review items by status (filled by the review queue).
 	Reviews map[string]int `json:"reviews"`
+	// Indexing is the progress of the index being built from scratch in
+	// this process (a server's first index, a reindex, or the completion
+	// of one that was interrupted), absent when none runs. A server
+	// answers status at once meanwhile (REST); other reads wait for it or
+	// answer unavailable with the same progress.
+	Indexing *index.Activity `json:"indexing,omitempty"`
 }
 
 // statusHooks let other parts of the domain add to the status (the review
@@ -36,7 +42,7 @@ var statusHooks []func(tx *store.Tx, out *StatusOut) error
 var opStatus = register(Op{
 	Name: "status", Summary: "Counts and health of the vault and its index",
 	CLI: "status", REST: []Route{{Method: "GET", Path: "/status"}},
-	Access: Read,
+	Access: Read, Always: true,
 }, status)
 
 func status(ctx context.Context, e *Env, in *StatusIn) (*StatusOut, error) {
@@ -69,6 +75,9 @@ func status(ctx context.Context, e *Env, in *StatusIn) (*StatusOut, error) {
 	})
 	if err != nil {
 		return nil, err
+	}
+	if a, ok := e.Index.Activity(); ok && a.Rebuild {
+		out.Indexing = &a
 	}
 	return out, nil
 }

@@ -292,6 +292,10 @@ func (tx *Tx) MarkLinksDirty(doc uint32) error { return tx.b(bLinksDirty).Put(u3
 // LinksDirty returns up to max pages whose links await resolution.
 func (tx *Tx) LinksDirty(max int) []uint32 { return tx.docSet(bLinksDirty, max) }
 
+// LinksDirtyCount returns the number of pages whose links await
+// resolution.
+func (tx *Tx) LinksDirtyCount() int { return tx.b(bLinksDirty).Stats().KeyN }
+
 // ClearLinksDirty removes docs from the links dirty set.
 func (tx *Tx) ClearLinksDirty(docs []uint32) error { return tx.clearDocSet(bLinksDirty, docs) }
 
