@@ -257,9 +257,10 @@ func isLastArg(fields []ops.Field, f ops.Field) bool {
 	return true
 }
 
-// maxStdin bounds content read from stdin or --file (write_page caps
-// content at 1 MiB; one byte more lets it report too_large).
-const maxStdin = 1<<20 + 1
+// maxStdin bounds content read from stdin or --file (write_page caps the
+// content it accepts at all; one byte more lets it report too_large, and
+// a page over 1 MiB can still be written back unchanged).
+const maxStdin = ops.MaxInputBytes + 1
 
 func readContent(c *cli.Context) (string, bool, error) {
 	var r io.Reader
@@ -358,7 +359,19 @@ func runOp(c *cli.Context, op *ops.Op, raw []byte) error {
 	if err != nil {
 		return err
 	}
-	if g.json {
+	if err := printResult(o, op, out, g.json); err != nil {
+		return err
+	}
+	// a result that reports a failure (lint --fail-on-findings) is printed,
+	// then ends the command with its own exit code
+	if f, ok := out.(interface{ Failure() string }); ok && f.Failure() != "" {
+		return cli.Exit(f.Failure(), exitFindings)
+	}
+	return nil
+}
+
+func printResult(o *output, op *ops.Op, out any, asJSON bool) error {
+	if asJSON {
 		data, err := ops.MarshalJSON(out)
 		if err != nil {
 			return err
@@ -373,7 +386,7 @@ func runOp(c *cli.Context, op *ops.Op, raw []byte) error {
 	data, _ := json.MarshalIndent(out, "", "  ")
 	buf.Write(data)
 	buf.WriteByte('\n')
-	_, err = o.w.Write(buf.Bytes())
+	_, err := o.w.Write(buf.Bytes())
 	return err
 }
 

@@ -43,7 +43,7 @@ func init() {
 			rows = append(rows, []string{x.Title, x.Type, x.Path, strconv.Itoa(x.Count)})
 		}
 		o.table([]string{"TITLE", "TYPE", "PATH", "LINKS"}, rows)
-		o.note("%d pages link to %q", b.Total, b.Page.Title)
+		o.note("%d %s link to %q%s", b.Total, lintPlural(b.Total, "page", "pages"), b.Page.Title, listedNote(len(b.Backlinks), b.Total))
 		return nil
 	}
 	renderers["graph.orphans"] = func(o *output, v any) error {
@@ -53,7 +53,7 @@ func init() {
 			rows = append(rows, []string{x.Title, x.Type, x.Path})
 		}
 		o.table([]string{"TITLE", "TYPE", "PATH"}, rows)
-		o.note("%d orphan pages (no page links to them)", p.Total)
+		o.note("%d orphan %s (no page links to them)%s", p.Total, lintPlural(p.Total, "page", "pages"), listedNote(len(p.Pages), p.Total))
 		return nil
 	}
 	renderers["graph.missing"] = func(o *output, v any) error {
@@ -65,7 +65,19 @@ func init() {
 			}
 		}
 		o.table([]string{"TARGET", "LINKS", "LINKED FROM", "PATH", "COUNT"}, rows)
-		o.note("%d missing pages", m.Total)
+		scope := ""
+		if m.Page != nil {
+			scope = fmt.Sprintf(" linked from %q", m.Page.Title)
+		}
+		o.note("%d missing %s%s%s", m.Total, lintPlural(m.Total, "page", "pages"), scope, listedNote(len(m.Targets), m.Total))
 		return nil
 	}
+}
+
+// listedNote says how many of a paged list were printed, when not all.
+func listedNote(listed, total int) string {
+	if listed >= total {
+		return ""
+	}
+	return fmt.Sprintf("; %d listed (--offset and --limit page through them)", listed)
 }

@@ -11,27 +11,47 @@ import (
 func init() {
 	renderers["lint"] = func(o *output, v any) error {
 		l := v.(*ops.LintOut)
-		section := func(title string, n int) {
-			o.printf("\n%s %s\n", o.st.Title.Render(title), o.st.Dim.Render(fmt.Sprintf("(%d)", n)))
+		counts := map[string]int{
+			ops.LintBrokenLinks: l.Counts.BrokenLinks, ops.LintOrphans: l.Counts.Orphans,
+			ops.LintNoOutlinks: l.Counts.NoOutlinks, ops.LintMissingSources: l.Counts.MissingSources,
+			ops.LintDuplicateTitles: l.Counts.DuplicateTitles, ops.LintFrontmatterErrors: l.Counts.FrontmatterErrors,
 		}
+		// the counts on top, by the names --category takes
 		rows := [][]string{}
-		for _, b := range l.BrokenLinks {
-			var from []string
-			for _, p := range b.Pages {
-				from = append(from, p.Title)
+		for _, c := range ops.LintCategories {
+			if l.Category == "" || l.Category == c {
+				rows = append(rows, []string{c, strconv.Itoa(counts[c])})
 			}
-			rows = append(rows, []string{b.Target, strconv.Itoa(b.Links), strings.Join(from, ", ")})
 		}
-		section("Broken links", len(l.BrokenLinks))
-		if len(rows) > 0 {
+		o.table([]string{"CATEGORY", "FINDINGS"}, rows)
+		section := func(category, title string, listed int) bool {
+			n := counts[category]
+			if listed == 0 {
+				return false
+			}
+			head := fmt.Sprintf("(%d)", n)
+			if listed < n {
+				head = fmt.Sprintf("(%d–%d of %d)", l.Offset+1, l.Offset+listed, n)
+			}
+			o.printf("\n%s %s\n", o.st.Title.Render(title), o.st.Dim.Render(head))
+			return true
+		}
+		if section(ops.LintBrokenLinks, "Broken links", len(l.BrokenLinks)) {
+			rows = rows[:0]
+			for _, b := range l.BrokenLinks {
+				var from []string
+				for _, p := range b.Pages {
+					from = append(from, p.Title)
+				}
+				rows = append(rows, []string{b.Target, strconv.Itoa(b.Links), strings.Join(from, ", ")})
+			}
 			o.table([]string{"TARGET", "LINKS", "LINKED FROM"}, rows)
 		}
 		for _, s := range []struct {
-			title string
-			refs  []ops.PageRef
-		}{{"Orphan pages", l.Orphans}, {"Pages without outgoing links", l.NoOutlinks}} {
-			section(s.title, len(s.refs))
-			if len(s.refs) > 0 {
+			category, title string
+			refs            []ops.PageRef
+		}{{ops.LintOrphans, "Orphan pages", l.Orphans}, {ops.LintNoOutlinks, "Pages without outgoing links", l.NoOutlinks}} {
+			if section(s.category, s.title, len(s.refs)) {
 				rows = rows[:0]
 				for _, r := range s.refs {
 					rows = append(rows, []string{r.Title, r.Path})
@@ -39,20 +59,21 @@ func init() {
 				o.table([]string{"TITLE", "PATH"}, rows)
 			}
 		}
-		section("Missing sources", len(l.MissingSources))
-		if len(l.MissingSources) > 0 {
+		if section(ops.LintMissingSources, "Missing source files", len(l.MissingSources)) {
 			rows = rows[:0]
 			for _, s := range l.MissingSources {
 				var by []string
 				for _, p := range s.Pages {
 					by = append(by, p.Title)
 				}
+				if more := s.PagesTotal - len(s.Pages); more > 0 {
+					by = append(by, fmt.Sprintf("and %d more", more))
+				}
 				rows = append(rows, []string{s.Source, strings.Join(by, ", ")})
 			}
 			o.table([]string{"SOURCE", "CITED BY"}, rows)
 		}
-		section("Duplicate titles", len(l.DuplicateTitles))
-		if len(l.DuplicateTitles) > 0 {
+		if section(ops.LintDuplicateTitles, "Duplicate titles", len(l.DuplicateTitles)) {
 			rows = rows[:0]
 			for _, d := range l.DuplicateTitles {
 				for _, p := range d.Pages {
@@ -61,11 +82,37 @@ func init() {
 			}
 			o.table([]string{"TITLE", "PATH"}, rows)
 		}
-		o.note("%d findings", l.Findings)
+		if section(ops.LintFrontmatterErrors, "Frontmatter that does not parse", len(l.FrontmatterErrors)) {
+			rows = rows[:0]
+			for _, f := range l.FrontmatterErrors {
+				line := ""
+				if f.Line > 0 {
+					line = strconv.Itoa(f.Line)
+				}
+				rows = append(rows, []string{f.Path, line, f.Error})
+			}
+			o.table([]string{"PATH", "LINE", "ERROR"}, rows)
+		}
+		scope := ""
+		if l.Page != nil {
+			scope = fmt.Sprintf(" on or from %q (%s)", l.Page.Title, l.Page.Path)
+		}
+		o.note("%d %s%s", l.Findings, lintPlural(l.Findings, "finding", "findings"), scope)
 		if f := l.Filed; f != nil {
-			o.note("review queue: %d added, %d refreshed, %d already decided (left alone), %d missing-page items auto-resolved",
-				f.Added, f.Refreshed, f.AlreadyTerminal, f.AutoResolved)
+			o.note("review queue: %d added, %d refreshed, %d already decided (left alone), %d missing-page %s auto-resolved",
+				f.Added, f.Refreshed, f.AlreadyTerminal, f.AutoResolved, lintPlural(f.AutoResolved, "item", "items"))
+			if f.NotListed > 0 {
+				o.note("%d %s not listed, so not filed: add --offset %d (or --category, --page) to file the next ones",
+					f.NotListed, lintPlural(f.NotListed, "finding", "findings"), l.Offset+l.Limit)
+			}
 		}
 		return nil
 	}
+}
+
+func lintPlural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }

@@ -1,16 +1,13 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"log"
 	"reflect"
+	"sort"
 	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	mcpserver "github.com/mark3labs/mcp-go/server"
@@ -73,13 +70,31 @@ func toolOp(list []*ops.Op, name string) *ops.Op {
 	return nil
 }
 
-// mcpTool describes an operation as an MCP tool: its summary and caps,
-// a strict input schema and annotations from its access.
+// mcpTool describes an operation as an MCP tool: its title, summary and
+// caps, a strict input schema, an output schema generated from its result
+// type and annotations from what it does.
 func mcpTool(op *ops.Op) mcp.Tool {
 	schema, _ := json.Marshal(inputSchema(op, false))
 	t := mcp.NewToolWithRawSchema(op.MCP, toolDescription(op), schema)
+	t.Title = toolTitles[op.MCP]
+	t.RawOutputSchema, _ = json.Marshal(outputSchema(op.Out))
 	t.Annotations = toolAnnotations(op)
+	t.Annotations.Title = t.Title // where 2025-03-26 clients look for it
 	return t
+}
+
+// toolTitles are the display names of the tools (SPEC §7: every tool has
+// a title); a test checks that no tool lacks one.
+var toolTitles = map[string]string{
+	"get_graph_neighborhood": "Explore the link graph around a page",
+	"get_page":               "Read a wiki page",
+	"list_pages":             "List wiki pages",
+	"list_reviews":           "List review items",
+	"read_source_file":       "Read a raw source file",
+	"resolve_review":         "Decide a review item",
+	"search_wiki":            "Search the wiki",
+	"trigger_source_rescan":  "Rescan the vault for changed files",
+	"write_page":             "Write a wiki page",
 }
 
 func toolDescription(op *ops.Op) string {
@@ -93,12 +108,16 @@ func toolDescription(op *ops.Op) string {
 	return d
 }
 
+// toolAnnotations say what a tool does: reads are read-only, idempotent
+// and closed-world; a write is destructive unless the row says it only
+// adds (Additive), idempotent when the row says so, and open-world when
+// it may run an outside command (OpenWorld: deep-research).
 func toolAnnotations(op *ops.Op) mcp.ToolAnnotation {
 	b := func(v bool) *bool { return &v }
 	if op.Access == ops.Read {
-		return mcp.ToolAnnotation{ReadOnlyHint: b(true), DestructiveHint: b(false), IdempotentHint: b(true), OpenWorldHint: b(false)}
+		return mcp.ToolAnnotation{ReadOnlyHint: b(true), DestructiveHint: b(false), IdempotentHint: b(true), OpenWorldHint: b(op.OpenWorld)}
 	}
-	return mcp.ToolAnnotation{ReadOnlyHint: b(false), DestructiveHint: b(!op.Additive), IdempotentHint: b(op.Idempotent), OpenWorldHint: b(false)}
+	return mcp.ToolAnnotation{ReadOnlyHint: b(false), DestructiveHint: b(!op.Additive), IdempotentHint: b(op.Idempotent), OpenWorldHint: b(op.OpenWorld)}
 }
 
 // inputSchema is the JSON Schema of an operation's input: an object that
@@ -181,11 +200,21 @@ func typedDefault(f ops.Field) any {
 
 // toolHandler adapts an operation to an MCP tool call. The raw arguments
 // go to op.Call unchanged, so unknown parameters are rejected by the strict
-// decoder, naming them.
+// decoder, naming them; so are fields that are not MCP parameters
+// (mcp:"-"), which the strict decoder would take.
 func (s *service) toolHandler(op *ops.Op, env *ops.Env) mcpserver.ToolHandlerFunc {
+	hidden := map[string]bool{}
+	for _, f := range ops.Fields(op.In) {
+		if f.NoMCP {
+			hidden[f.Name] = true
+		}
+	}
 	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		raw, err := rawArguments(req)
 		if err != nil {
+			return toolError(err), nil
+		}
+		if err := refuseHidden(op, hidden, raw); err != nil {
 			return toolError(err), nil
 		}
 		out, err := s.call(ctx, env, op, raw)
@@ -203,6 +232,34 @@ func (s *service) toolHandler(op *ops.Op, env *ops.Env) mcpserver.ToolHandlerFun
 			StructuredContent: json.RawMessage(data),
 		}, nil
 	}
+}
+
+// refuseHidden refuses arguments that name a field of the input that is
+// not an MCP parameter, as the tool's schema (additionalProperties: false)
+// says.
+func refuseHidden(op *ops.Op, hidden map[string]bool, raw []byte) error {
+	if len(hidden) == 0 {
+		return nil
+	}
+	var args map[string]json.RawMessage
+	if json.Unmarshal(raw, &args) != nil {
+		return nil // not an object: the decoder says what is wrong
+	}
+	var names []string
+	for k := range args {
+		if hidden[k] {
+			names = append(names, k)
+		}
+	}
+	if len(names) == 0 {
+		return nil
+	}
+	sort.Strings(names)
+	msg := fmt.Sprintf("unknown parameter %q", names[0])
+	if _, ok := inputSchema(op, false)["properties"].(map[string]any)["frontmatter"]; ok {
+		msg += fmt.Sprintf(" (give it inside frontmatter: {\"frontmatter\": {%q: …}})", names[0])
+	}
+	return errs.E(errs.Invalid, "%s", msg)
 }
 
 func rawArguments(req mcp.CallToolRequest) ([]byte, error) {
@@ -229,107 +286,16 @@ type toolErrorBody struct {
 	Code  errs.Code `json:"code"`
 }
 
+// toolError is a tool error result: the JSON body as text content. It
+// carries no structuredContent, which would have to match the tool's
+// output schema (the schema of a success).
 func toolError(err error) *mcp.CallToolResult {
 	code := errs.CodeOf(err)
 	body := toolErrorBody{Error: string(code) + ": " + errs.Message(err), Code: code}
 	data, _ := ops.MarshalJSON(body)
 	data = data[:len(data)-1]
 	return &mcp.CallToolResult{
-		Content:           []mcp.Content{mcp.NewTextContent(string(data))},
-		StructuredContent: json.RawMessage(data),
-		IsError:           true,
+		Content: []mcp.Content{mcp.NewTextContent(string(data))},
+		IsError: true,
 	}
 }
-
-// serveStdio serves every tool (read and write) over stdin and stdout until
-// the client closes stdin or ctx ends. Only JSON-RPC goes to stdout.
-func (s *service) serveStdio(ctx context.Context, stdin io.Reader, stdout io.Writer) error {
-	srv := mcpserver.NewStdioServer(s.newMCPServer(false))
-	srv.SetErrorLogger(log.New(s.log.Writer(), "synapse: mcp stdio: ", 0))
-	d := &stdioDrain{ctx: ctx, in: stdin, out: stdout, answered: make(chan struct{}, 1)}
-	return srv.Listen(ctx, d, writerFunc(d.write))
-}
-
-// stdioDrain holds back the end of stdin until every request read so far
-// has been answered. mcp-go stops its workers when input ends, which would
-// drop the answers to calls still queued: a script that pipes requests in
-// and closes stdin (`printf … | synapse serve --mcp-stdio`) gets them all.
-// A shutdown (ctx) ends the wait.
-type stdioDrain struct {
-	ctx      context.Context
-	in       io.Reader
-	out      io.Writer
-	mu       sync.Mutex
-	pending  int // requests read and not yet answered
-	inBuf    []byte
-	outBuf   []byte
-	answered chan struct{}
-}
-
-type rpcHead struct {
-	ID     json.RawMessage `json:"id"`
-	Method string          `json:"method"`
-}
-
-// lines splits complete lines off buf and returns the rest.
-func lines(buf []byte, each func([]byte)) []byte {
-	for {
-		i := bytes.IndexByte(buf, '\n')
-		if i < 0 {
-			return buf
-		}
-		each(buf[:i])
-		buf = buf[i+1:]
-	}
-}
-
-func (d *stdioDrain) Read(p []byte) (int, error) {
-	n, err := d.in.Read(p)
-	if n > 0 {
-		d.mu.Lock()
-		d.inBuf = lines(append(d.inBuf, p[:n]...), func(l []byte) {
-			var h rpcHead
-			if json.Unmarshal(l, &h) == nil && h.Method != "" && len(h.ID) > 0 && string(h.ID) != "null" {
-				d.pending++
-			}
-		})
-		d.mu.Unlock()
-	}
-	if err == io.EOF {
-		for {
-			d.mu.Lock()
-			left := d.pending
-			d.mu.Unlock()
-			if left <= 0 {
-				break
-			}
-			select {
-			case <-d.answered:
-			case <-d.ctx.Done():
-				return n, err
-			}
-		}
-	}
-	return n, err
-}
-
-func (d *stdioDrain) write(p []byte) (int, error) {
-	n, err := d.out.Write(p)
-	d.mu.Lock()
-	d.outBuf = lines(append(d.outBuf, p[:n]...), func(l []byte) {
-		var h rpcHead
-		if json.Unmarshal(l, &h) == nil && h.Method == "" && len(h.ID) > 0 && string(h.ID) != "null" {
-			d.pending--
-		}
-	})
-	d.mu.Unlock()
-	select {
-	case d.answered <- struct{}{}:
-	default:
-	}
-	return n, err
-}
-
-type writerFunc func([]byte) (int, error)
-
-func (f writerFunc) Write(p []byte) (int, error) { return f(p) }

@@ -186,6 +186,10 @@ func openAPIOperation(route *restRoute, defs *schemaDefs) map[string]any {
 		"x-synapse-cli":     op.CLI,
 		"x-synapse-clamped": "out-of-range integers are clamped into their range",
 	}
+	if op.WriteWith != "" && hasBody(route.method) {
+		// a read that this input turns into a write (lint's to_review)
+		o["x-synapse-write-with"] = op.WriteWith
+	}
 	if op.MCP == "" {
 		delete(o, "x-synapse-mcp")
 	}
@@ -210,7 +214,7 @@ func openAPIOperation(route *restRoute, defs *schemaDefs) map[string]any {
 		"401":     map[string]any{"$ref": "#/components/responses/Unauthorized"},
 		"default": map[string]any{"$ref": "#/components/responses/Error"},
 	}
-	if op.Access == ops.Write {
+	if op.Access == ops.Write || op.WriteWith != "" && hasBody(route.method) {
 		responses["403"] = map[string]any{"description": "The server is read-only (start it with --write)", "content": jsonContent(ref("ErrorBody"))}
 	}
 	for code, st := range op.RESTStatus {

@@ -18,7 +18,6 @@ import (
 	"strings"
 	"time"
 
-	mcpserver "github.com/mark3labs/mcp-go/server"
 	"github.com/synapse-wiki/synapse/errs"
 	"github.com/synapse-wiki/synapse/ops"
 )
@@ -31,7 +30,6 @@ const (
 	bodyReadTimeout   = 30 * time.Second  // a client slower than this is cut off
 	writeTimeout      = 10 * time.Minute  // bounds one response (a rescan of a big vault included)
 	idleTimeout       = 120 * time.Second // keep-alive connections
-	sessionIdleTTL    = 30 * time.Minute  // MCP sessions nobody uses
 )
 
 // httpServer is the one HTTP server of `serve --http`: MCP streamable HTTP
@@ -39,56 +37,27 @@ const (
 // Origin check and the bearer token.
 type httpServer struct {
 	srv *http.Server
-	mcp *mcpserver.StreamableHTTPServer
-	// streams ends the long-lived MCP event streams (GET /mcp) at
-	// shutdown, which would otherwise hold it up; requests in flight
-	// finish normally.
-	streams     context.Context
-	stopStreams context.CancelFunc
+	mcp *mcpHTTP
 }
 
 func (s *service) newHTTPServer(cfg serveConfig, token string) *httpServer {
 	hs := &httpServer{}
-	hs.streams, hs.stopStreams = context.WithCancel(context.Background())
 	hs.srv = &http.Server{
 		ReadHeaderTimeout: readHeaderTimeout,
 		IdleTimeout:       idleTimeout,
 		MaxHeaderBytes:    maxHeaderBytes,
 		ErrorLog:          s.log,
 	}
-	hs.mcp = mcpserver.NewStreamableHTTPServer(s.newMCPServer(!cfg.write),
-		mcpserver.WithEndpointPath("/mcp"),
-		mcpserver.WithStreamableHTTPServer(hs.srv),
-		// hostGuard checks Host and Origin for every route, /mcp included
-		mcpserver.WithDisableLocalhostProtection(true),
-		mcpserver.WithSessionIdleTTL(sessionIdleTTL),
-		mcpserver.WithStreamableHTTPLogger(slogTo(s.log.Writer())),
-	)
-	hs.srv.Handler = s.httpHandler(cfg, token, hs.endStreams(hs.mcp))
+	hs.mcp = s.newMCPHTTP(!cfg.write)
+	hs.srv.Handler = s.httpHandler(cfg, token, hs.mcp)
 	return hs
-}
-
-// endStreams ties GET /mcp event streams to the server's lifetime.
-func (hs *httpServer) endStreams(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method == http.MethodGet {
-			ctx, cancel := context.WithCancel(r.Context())
-			defer cancel()
-			stop := context.AfterFunc(hs.streams, cancel)
-			defer stop()
-			r = r.WithContext(ctx)
-		}
-		next.ServeHTTP(w, r)
-	})
 }
 
 func (hs *httpServer) serve(ln net.Listener) error { return hs.srv.Serve(ln) }
 
-// shutdown stops accepting, closes MCP sessions and waits for in-flight
-// requests.
+// shutdown stops accepting and waits for in-flight requests.
 func (hs *httpServer) shutdown(ctx context.Context) error {
-	hs.stopStreams()
-	return hs.mcp.Shutdown(ctx)
+	return hs.srv.Shutdown(ctx)
 }
 
 // httpHandler composes the routes and the guards around them.
@@ -266,6 +235,9 @@ func restRoutes(list []*ops.Op) []*restRoute {
 				}
 			}
 			for _, f := range ops.Fields(op.In) {
+				if f.Name == op.WriteWith && !hasBody(r.method) {
+					continue // a GET never writes
+				}
 				r.fields[f.Name] = f
 				if hasBody(r.method) && !inPath[f.Name] && (listed == nil || listed[f.Name]) {
 					r.body[f.Name] = true

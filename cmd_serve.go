@@ -482,14 +482,20 @@ func (s *service) call(ctx context.Context, env *ops.Env, op *ops.Op, raw []byte
 		s.rebuild.Lock()
 		defer s.rebuild.Unlock()
 	}
-	if op.Access == ops.Write && !env.ReadOnly {
-		// a write that has started runs to completion: neither a client
-		// that goes away nor a shutdown signal cuts it short
-		ctx = context.WithoutCancel(ctx)
+	if op.WritesRaw(raw) && !env.ReadOnly {
 		if !coalescing(op) {
 			s.writeMu.Lock()
 			defer s.writeMu.Unlock()
 		}
+		// a write whose caller went away (a cancelled MCP request) while
+		// it waited does not start; one that has started runs to
+		// completion: neither the caller nor a shutdown signal cuts it
+		// short (steps that can stop without harm still see the caller's
+		// cancellation through ops.Detach: the research command)
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		ctx = ops.Detach(ctx)
 	}
 	out, err = op.Call(ctx, &work, raw)
 	if err != nil && errs.CodeOf(err) == errs.Internal {

@@ -215,6 +215,14 @@ func TestServe_REST(t *testing.T) {
 		{"wrong method", ro, "DELETE", "/status", "", nil, 405, "DELETE is not allowed on /status"},
 		{"write route read-only", ro, "POST", "/sources/rescan", "", nil, 403, "restart it with `synapse serve --http --write`"},
 		{"write route refused before input checks", ro, "POST", "/bulk?bogus=1", `{"nope":1}`, nil, 403, "--write"},
+		// lint is a read: it answers on a read-only server; only to_review writes
+		{"lint on a read-only server", ro, "GET", "/lint", "", nil, 200, `"counts":{"broken_links":1,`},
+		{"lint scoped and paged", ro, "GET", "/lint?page=Internal+links&limit=1", "", nil, 200, `"page":{"id":`},
+		{"lint by POST on a read-only server", ro, "POST", "/lint", `{"category":"broken_links"}`, nil, 200, `"findings":1,`},
+		{"lint to_review on a read-only server", ro, "POST", "/lint", `{"to_review":true}`, nil, 403, "--to-review changes the vault"},
+		{"a GET never writes", rw, "GET", "/lint?to_review=true", "", nil, 400, "to_review"},
+		{"lint to_review with --write", rw, "POST", "/lint", `{"to_review":true,"category":"broken_links"}`, nil, 200, `"filed":{"added":1,`},
+		{"graph missing scoped", ro, "GET", "/graph/missing?page=Internal+links", "", nil, 200, `"total":1,"page":`},
 		{"write route with --write", rw, "POST", "/sources/rescan", "", nil, 200, `"scanned":`},
 		{"renamed query parameter", ro, "GET", "/echo/x?q=hello&tags=a&tags=b&flag", "", nil, 200, `"query":"hello"`},
 		{"json name is not the query name", ro, "GET", "/echo/x?query=hello", "", nil, 400, `unknown query parameter \"query\"; valid: extra, flag, limit, q, tags`},
@@ -330,8 +338,10 @@ func mcpCall(t *testing.T, c *client.Client, tool string, args any) (map[string]
 	if err := json.Unmarshal([]byte(text), &out); err != nil {
 		t.Fatalf("%s: text is not JSON: %s", tool, text)
 	}
-	if res.StructuredContent == nil {
-		t.Errorf("%s: no structuredContent", tool)
+	// a result carries structuredContent (matching the output schema); an
+	// error result does not, the schema being that of a success
+	if (res.StructuredContent == nil) != res.IsError {
+		t.Errorf("%s: isError %v with structuredContent %v", tool, res.IsError, res.StructuredContent != nil)
 	}
 	return out, res.IsError
 }
@@ -413,7 +423,10 @@ func TestServe_MCPStdioServerListsEveryTool(t *testing.T) {
 	}
 	// ranges are described, never declared: a client must be able to send
 	// depth=5 and have the server clamp it
-	echo, _ := json.Marshal(tools["echo_test"])
+	echo := tools["echo_test"].RawInputSchema
+	if echo == nil {
+		echo, _ = json.Marshal(tools["echo_test"].InputSchema)
+	}
 	for _, bad := range []string{`"maximum"`, `"minimum"`, `"extra"`} {
 		if strings.Contains(string(echo), bad) {
 			t.Errorf("echo_test schema has %s: %s", bad, echo)

@@ -352,10 +352,9 @@ func restoreFrontmatter(out any, list []*string) error {
 			return
 		}
 		if y := list[i]; y != nil && fm.CanSet() {
-			var f *markdown.Frontmatter
-			if f, err = markdown.ParseFrontmatter(*y); err == nil {
-				fm.Set(reflect.ValueOf(f))
-			}
+			// kept, not parsed: a page's frontmatter that is not valid
+			// YAML travels as its text (Err set), as in-process
+			fm.Set(reflect.ValueOf(markdown.KeepFrontmatter(*y)))
 		}
 		i++
 	})
@@ -479,7 +478,7 @@ func invokeVerb(c *cli.Context, v *vault.Vault, op *ops.Op, raw []byte, o *outpu
 			case err == nil:
 				return out, nil
 			case errors.Is(err, errNoServer), errors.Is(err, errServerRetry),
-				errors.Is(err, errServerGone) && op.Access == ops.Read:
+				errors.Is(err, errServerGone) && !op.Writes(in):
 				// not run (or a read that may simply be asked again):
 				// look for the store, or the next server
 				if !errors.Is(err, errServerRetry) && err != errNoServer {
@@ -492,7 +491,7 @@ func invokeVerb(c *cli.Context, v *vault.Vault, op *ops.Op, raw []byte, o *outpu
 			}
 		}
 		e, err := ops.OpenEnv(ctx, v, ops.OpenOptions{
-			ReadOnly:      op.Access == ops.Read,
+			ReadOnly:      !op.Writes(in) && !op.Rescans,
 			Timeout:       lockPoll,
 			Holder:        "synapse " + op.CLI,
 			Progress:      o.progress(),

@@ -16,7 +16,7 @@ func init() {
 		pairs := [][2]string{
 			{"vault", s.Vault},
 			{"pages", strconv.Itoa(s.Pages)},
-			{"sources", strconv.Itoa(s.Sources)},
+			{"sources", sourcesLine(s.Sources, s.SourcesMissing)},
 			{"links", fmt.Sprintf("%d (%d dangling)", s.Links, s.Dangling)},
 			{"orphans", strconv.Itoa(s.Orphans)},
 			{"store", fmt.Sprintf("%s, schema %d", humanBytes(s.StoreBytes), s.Schema)},
@@ -97,4 +97,13 @@ func humanBytes(n int64) string {
 		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
 	}
 	return fmt.Sprintf("%d B", n)
+}
+
+// sourcesLine counts sources as `source list` does: files, and cited files
+// that are missing.
+func sourcesLine(n, missing int) string {
+	if missing == 0 {
+		return strconv.Itoa(n)
+	}
+	return fmt.Sprintf("%d (%d cited but missing)", n, missing)
 }

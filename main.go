@@ -28,7 +28,12 @@ const exitCodesHelp = `EXIT CODES:
    3  not found
    4  conflict (stale --if-match, a decided review item)
    5  forbidden or unavailable (read-only server, store held elsewhere)
+   6  lint --fail-on-findings found something (the report is printed first)
 `
+
+// exitFindings is the exit code of a command whose result reports a
+// failure: lint --fail-on-findings with findings.
+const exitFindings = 6
 
 // defaultMemoryLimit is the soft memory limit when GOMEMLIMIT is not set:
 // the garbage collector works harder near it, which keeps a reindex of a

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/synapse-wiki/synapse/ops"
+	"github.com/synapse-wiki/synapse/search"
 	"github.com/urfave/cli/v2"
 )
 
@@ -25,7 +26,7 @@ const regenerate = "go generate .   (runs: go test -run TestDocs_Generated -upda
 
 // docFiles lists each file's generated blocks.
 var docFiles = map[string][]string{
-	"skill/SKILL.md": {"writes", "caps", "tools", "commands"},
+	"skill/SKILL.md": {"writes", "caps", "tools", "commands", "search-syntax"},
 	"README.md":      {"commands"},
 }
 
@@ -135,7 +136,7 @@ func docCommand(path string, c *cli.Command, op *ops.Op) (docCmd, error) {
 		}
 		return d, nil
 	}
-	d.Access = string(op.Access)
+	d.Access = op.AccessText()
 	fields := ops.Fields(op.In)
 	byFlag := map[string]ops.Field{}
 	var parts []string
@@ -292,6 +293,15 @@ func renderBlock(file, name string, cmds []docCmd) (string, error) {
 		}
 	case "skill/SKILL.md:writes":
 		for _, d := range cmds {
+			if d.Op != nil && d.Op.WriteWith != "" {
+				// a read that one flag turns into a write: list the flag
+				for _, f := range ops.Fields(d.Op.In) {
+					if f.Name == d.Op.WriteWith {
+						fmt.Fprintf(&b, "- `synapse %s --%s`: %s\n", d.Path, f.Flag, f.Desc)
+					}
+				}
+				continue
+			}
 			if d.Access != "write" {
 				continue
 			}
@@ -335,6 +345,9 @@ func renderBlock(file, name string, cmds []docCmd) (string, error) {
 		if len(cliOnly) > 0 {
 			fmt.Fprintf(&b, "\nNo tool, CLI only: %s.\n", strings.Join(cliOnly, ", "))
 		}
+	case "skill/SKILL.md:search-syntax":
+		// the query language, as package search documents it
+		fmt.Fprintf(&b, "```text\n%s\n```\n", search.SyntaxHelp)
 	case "skill/SKILL.md:commands":
 		for _, d := range cmds {
 			fmt.Fprintf(&b, "#### `%s`\n\n%s.", d.Synopsis, d.Summary)

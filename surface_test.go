@@ -103,7 +103,7 @@ func surface() string {
 		}
 		sort.Strings(query)
 		sort.Strings(body)
-		fmt.Fprintf(&b, "route %s %s  op=%s access=%s", r.method, r.route.Path, r.op.Name, r.op.Access)
+		fmt.Fprintf(&b, "route %s %s  op=%s access=%s", r.method, r.route.Path, r.op.Name, strings.ReplaceAll(r.op.AccessText(), " ", "_"))
 		if len(query) > 0 {
 			fmt.Fprintf(&b, " query=%s", strings.Join(query, ","))
 		}

@@ -3,7 +3,7 @@
 import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
-import { makeVault, startHTTP, httpClient, call, rest, golden, SPEC_TOOLS, SPEC_WRITE_TOOLS } from './lib.mjs';
+import { makeVault, startHTTP, httpClient, call, rest, golden, exerciseEveryTool, SPEC_TOOLS, SPEC_WRITE_TOOLS } from './lib.mjs';
 
 const table = golden();
 const readTools = Object.keys(table.tools).filter((n) => table.tools[n] === 'read').sort();
@@ -60,6 +60,36 @@ describe('HTTP without --write', () => {
       assert.equal(r.data.code, 'forbidden');
       assert.match(r.data.error, /--write/);
     }
+  });
+
+  test('SPEC §7: every read tool returns structuredContent that validates against its outputSchema', async () => {
+    const called = await exerciseEveryTool(client, { write: false, tag: 'ro' });
+    assert.deepEqual(called, readTools);
+  });
+
+  test('issue 13: sessions are real: unknown id 404, no id 400, DELETE ends one', async () => {
+    const post = (session, body) => rest(ro, 'POST', '/mcp', {
+      body,
+      headers: { Accept: 'application/json, text/event-stream', ...(session ? { 'Mcp-Session-Id': session } : {}) },
+    });
+    const list = { jsonrpc: '2.0', id: 2, method: 'tools/list' };
+    assert.equal((await post(undefined, list)).status, 400);
+    assert.equal((await post('0123456789abcdef0123456789abcdef', list)).status, 404);
+    const init = await post(undefined, { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } });
+    assert.equal(init.status, 200, init.text);
+    const sid = init.headers.get('mcp-session-id');
+    assert.match(sid, /^[0-9a-f]{32}$/);
+    assert.equal((await post(sid, list)).status, 200);
+    const del = await rest(ro, 'DELETE', '/mcp', { headers: { 'Mcp-Session-Id': sid } });
+    assert.equal(del.status, 204);
+    assert.equal((await post(sid, list)).status, 404);
+    // the SDK client ends its session the same way
+    const t = client.transport;
+    const before = t.sessionId;
+    assert.ok(before);
+    await t.terminateSession();
+    assert.equal((await post(before, list)).status, 404);
+    client = await httpClient(ro.url, ro.token);
   });
 
   test('read tools work and clamp', async () => {
@@ -149,6 +179,11 @@ describe('HTTP with --write', () => {
   test('lists every tool', async () => {
     const names = (await client.listTools()).tools.map((t) => t.name).sort();
     assert.deepEqual(names, allTools);
+  });
+
+  test('SPEC §7: all nine tools return structuredContent that validates against their outputSchema', async () => {
+    const called = await exerciseEveryTool(client, { write: true, tag: 'rw' });
+    assert.deepEqual(called, [...SPEC_TOOLS].sort());
   });
 
   test('SPEC §4: nine tools with --write', async () => {

@@ -141,3 +141,57 @@ export async function rest(server, method, path, { body, token = server.token, h
   }
   return { status: res.status, headers: res.headers, text, json };
 }
+
+// exerciseEveryTool lists the tools and calls each one (the write tools
+// too when write), validating every structuredContent against its tool's
+// outputSchema with Ajv — on top of the SDK's own check, which throws on
+// a mismatch. Returns the names of the tools it called.
+export async function exerciseEveryTool(client, { write, tag }) {
+  const { default: Ajv } = await import('ajv');
+  const ajv = new Ajv({ strict: false, allErrors: true });
+  const tools = (await client.listTools()).tools;
+  const validators = {};
+  for (const t of tools) {
+    if (!t.title) throw new Error(`${t.name} has no title`);
+    if (!t.outputSchema || t.outputSchema.type !== 'object') throw new Error(`${t.name} has no object outputSchema`);
+    validators[t.name] = ajv.compile(t.outputSchema);
+  }
+  const called = new Set();
+  const callChecked = async (name, args) => {
+    const res = await client.callTool({ name, arguments: args });
+    if (res.isError) throw new Error(`${name} ${JSON.stringify(args)}: ${res.content?.[0]?.text}`);
+    if (!res.structuredContent) throw new Error(`${name}: no structuredContent`);
+    if (!validators[name](res.structuredContent)) {
+      throw new Error(`${name}: structuredContent does not match outputSchema: ${ajv.errorsText(validators[name].errors)}`);
+    }
+    if (JSON.stringify(JSON.parse(res.content[0].text)) !== JSON.stringify(res.structuredContent)) {
+      throw new Error(`${name}: the text is not the structured content`);
+    }
+    called.add(name);
+    return res.structuredContent;
+  };
+  await callChecked('search_wiki', { query: 'how do I sync my notes', k: 3 });
+  await callChecked('search_wiki', { query: 'zzzz-no-such-word' });
+  await callChecked('get_page', { title: 'start here' });
+  await callChecked('list_pages', { limit: 3, offset: 2 });
+  await callChecked('get_graph_neighborhood', { title: 'Home', depth: 2 });
+  await callChecked('read_source_file', { path: 'note.md' });
+  await callChecked('list_reviews', { status: 'all', limit: 5 });
+  if (write) {
+    const w = await callChecked('write_page', {
+      title: `Schema page ${tag}`,
+      content: `See [[Schema missing ${tag} one]] and [[Schema missing ${tag} two]].\n`,
+      frontmatter: { tags: ['e2e'] },
+    });
+    if (w.dangling.length !== 2) throw new Error(`write_page dangling: ${JSON.stringify(w)}`);
+    // the newest items are last (oldest first): page to them with offset
+    const { total } = await callChecked('list_reviews', { type: 'missing-page', limit: 1 });
+    const list = await callChecked('list_reviews', { type: 'missing-page', limit: 100, offset: Math.max(0, total - 100) });
+    const item = list.items.find((i) => i.title === `Schema missing ${tag} one`);
+    if (!item) throw new Error('the review write_page filed is not listed');
+    const r = await callChecked('resolve_review', { id: item.id, action: 'skip' });
+    if (r.status !== 'skipped') throw new Error(`resolve_review: ${JSON.stringify(r)}`);
+    await callChecked('trigger_source_rescan', {});
+  }
+  return [...called].sort();
+}

@@ -3,7 +3,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { makeVault, stdioClient, call, golden, SPEC_TOOLS, SPEC_WRITE_TOOLS } from './lib.mjs';
+import { makeVault, stdioClient, call, golden, exerciseEveryTool, SPEC_TOOLS, SPEC_WRITE_TOOLS } from './lib.mjs';
 
 let vault, client, tools;
 const has = (name) => tools.some((t) => t.name === name);
@@ -128,4 +128,31 @@ test('resolve_review on a terminal item is refused', async (t) => {
   assert.equal(again.isError, true, again.text);
   assert.equal(again.data.code, 'conflict');
   assert.match(again.data.error, /dismissed/);
+});
+
+test('SPEC §7: all nine tools return structuredContent that validates against their outputSchema', async () => {
+  const called = await exerciseEveryTool(client, { write: true, tag: 'stdio' });
+  assert.deepEqual(called, [...SPEC_TOOLS].sort());
+});
+
+test('tools have titles, and annotations say what they do', () => {
+  for (const t of tools) {
+    assert.ok(t.title, `${t.name} has no title`);
+    assert.equal(t.annotations.openWorldHint, t.name === 'resolve_review', `${t.name} openWorldHint`);
+  }
+});
+
+test('every accepted parameter is in the schema: list_pages offset/tag, list_reviews type/offset', async () => {
+  const by = Object.fromEntries(tools.map((t) => [t.name, t.inputSchema.properties]));
+  for (const p of ['offset', 'tag', 'type', 'limit']) assert.ok(by.list_pages[p], `list_pages ${p}`);
+  for (const p of ['offset', 'type', 'status', 'limit']) assert.ok(by.list_reviews[p], `list_reviews ${p}`);
+  const r = await call(client, 'write_page', { title: 'Hidden tags', content: 'x', tags: ['a'] });
+  assert.equal(r.isError, true);
+  assert.match(r.data.error, /unknown parameter "tags" \(give it inside frontmatter/);
+});
+
+test('error results carry no structuredContent (it would have to match the success schema)', async () => {
+  const res = await client.callTool({ name: 'get_page', arguments: { title: 'No Such Page Anywhere' } });
+  assert.equal(res.isError, true);
+  assert.equal(res.structuredContent, undefined);
 });

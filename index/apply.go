@@ -172,14 +172,12 @@ func pageFields(path string, parsed *markdown.Page) *store.PageRec {
 		Reserved: reserved,
 		FMError:  parsed.FMError,
 	}
-	if reserved || rec.Type == "" {
+	// open types (SPEC §2.1): the frontmatter's well-formed type, else the
+	// folder's
+	if rec.Type = vault.NormalizeType(parsed.Type); reserved || rec.Type == "" {
 		rec.Type = vault.TypeFromPath(path)
 	}
-	for _, s := range rec.Sources {
-		if k := SourceKey(s); k != "" && !slices.Contains(rec.SourceKeys, k) {
-			rec.SourceKeys = append(rec.SourceKeys, k)
-		}
-	}
+	rec.SourceKeys = markdown.CitedFiles(rec.Sources) // files only: never a URL, id, link or free text
 	if !reserved {
 		// a link into raw/sources/ cites that source too (SPEC §2.4)
 		for _, k := range linkSourceKeys(path, parsed.Links) {

@@ -18,30 +18,43 @@ import (
 // store.LinkKey).
 func LinkKey(target string) string { return store.LinkKey(target) }
 
-// SourceKey returns the vault path a `sources` entry names: entries may be
-// written as "raw/sources/x.md", "x.md" or "sources/x.md"; "" for an entry
-// that escapes raw/sources/.
-func SourceKey(s string) string {
-	s = strings.TrimSpace(strings.ReplaceAll(s, "\\", "/"))
-	s = strings.TrimPrefix(s, "./")
-	s = strings.TrimPrefix(s, "/")
-	// a [[wikilink]] form is common in hand-written frontmatter
-	s = strings.TrimSuffix(strings.TrimPrefix(s, "[["), "]]")
-	if s == "" {
-		return ""
+// SourceKey returns the vault path of the file under raw/sources/ that a
+// `sources` entry names ("raw/sources/x.md", "x.md", "sources/x.md"), or ""
+// for an entry that names no such file: an external citation, a wikilink,
+// free text, a bare name or a path outside raw/sources/ (see
+// markdown.ClassifySource, the one place entries are classified).
+func SourceKey(s string) string { return markdown.ClassifySource(s).Path }
+
+// ParseVersion names how files are parsed into page records. Bump it when
+// a change to parsing or to link classification leaves the records of an
+// existing store stale: the next scan of a store holding pages parsed by
+// another version re-parses every file (a full scan, as reindex), once.
+// 2: links in frontmatter, link lines counted from the top of the file,
+// links to files outside wiki/ (no page links; raw/sources/ ones cite).
+// 3: sources entries classified (markdown.ClassifySource: only files are
+// source keys), open types normalized, FMError as "line N: …".
+const ParseVersion = "3"
+
+const metaParseVersion = "parse_version"
+
+// parseStale reports whether the store holds pages parsed by another
+// ParseVersion. A store without pages is marked with this version.
+func (ix *Indexer) parseStale() (bool, error) {
+	var mismatch, pages bool
+	err := ix.Store.View(func(tx *store.Tx) error {
+		mismatch = string(tx.Meta(metaParseVersion)) != ParseVersion
+		pages = tx.PageCount() > 0
+		return nil
+	})
+	if err != nil || !mismatch {
+		return false, err
 	}
-	switch {
-	case strings.HasPrefix(s, vault.SourcesDir+"/"):
-	case strings.HasPrefix(s, "sources/"):
-		s = "raw/" + s
-	default:
-		s = vault.SourcesDir + "/" + s
+	if pages {
+		return true, nil
 	}
-	c := path.Clean(s)
-	if !strings.HasPrefix(c, vault.SourcesDir+"/") {
-		return ""
-	}
-	return c
+	return false, ix.Store.Update(func(tx *store.Tx) error {
+		return tx.SetMeta(metaParseVersion, []byte(ParseVersion))
+	})
 }
 
 // typeAffinity is the type term of the SPEC §2.3 edge weight.
@@ -119,10 +132,11 @@ func linkRecs(srcPath string, ls []markdown.Link) []store.LinkRec {
 // a raw source (`[[../../raw/sources/x.md|original]]`), an asset, a
 // top-level file. The link's path is taken relative to the linking page
 // when it is a markdown link or starts with "./" or "../", and relative to
-// the vault when it starts with "raw/". A wikilink without an extension
-// names a .md file, as in Obsidian. "" for every other link, and for one
-// that leaves the vault. The rule is by path alone (no file is looked at),
-// so it cannot change when files come and go.
+// the vault when it starts with "raw/"; ".." never climbs above the vault
+// (joinInVault: "../../raw/sources/x.md" written one folder too deep still
+// names raw/sources/x.md). A wikilink without an extension names a .md
+// file, as in Obsidian. "" for every other link. The rule is by path alone
+// (no file is looked at), so it cannot change when files come and go.
 func FileTarget(srcPath string, l markdown.Link) string {
 	t := strings.TrimSpace(strings.ReplaceAll(l.Target, "\\", "/"))
 	if t == "" {
@@ -130,7 +144,7 @@ func FileTarget(srcPath string, l markdown.Link) string {
 	}
 	p := ""
 	if l.Kind == markdown.MarkdownLink || strings.HasPrefix(t, "./") || strings.HasPrefix(t, "../") {
-		p = path.Join(path.Dir(srcPath), t)
+		p = joinInVault(path.Dir(srcPath), t)
 		if isWikiPath(p) && strings.HasPrefix(t, ".") {
 			return "" // an explicit relative path into wiki/: a page link
 		}
@@ -149,6 +163,13 @@ func FileTarget(srcPath string, l markdown.Link) string {
 		p += ".md"
 	}
 	return p
+}
+
+// joinInVault joins a relative path to a vault folder as a URL path is
+// resolved (RFC 3986): ".." at the vault root stays at the root, so the
+// result never leaves the vault.
+func joinInVault(dir, rel string) string {
+	return strings.TrimPrefix(path.Join("/"+dir, rel), "/")
 }
 
 func isWikiPath(p string) bool { return p == vault.WikiDir || strings.HasPrefix(p, vault.WikiDir+"/") }

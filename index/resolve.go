@@ -52,7 +52,7 @@ func lookup(tx *store.Tx, key, srcPath string, markdownLink bool) match {
 	// 1. exact paths
 	var paths []string
 	if rel && srcPath != "" {
-		paths = append(paths, path.Join(path.Dir(srcPath), key))
+		paths = append(paths, joinInVault(path.Dir(srcPath), key))
 	}
 	paths = append(paths, key, vault.WikiDir+"/"+key)
 	for _, p := range paths {

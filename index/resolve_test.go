@@ -322,6 +322,8 @@ func TestResolve_FileLinks(t *testing.T) {
 		"[[../../raw/sources/x.md|original]] [[raw/sources/y]] [md](../../raw/sources/z.md)\n"+
 		"![[../../raw/assets/pic.md]] [top](../../schema.md) [[Nowhere]] [[./sibling]]\n")
 	w("wiki/index.md", "[x](raw/sources/x.md)\n")
+	// one folder too shallow for its ../../: ".." stops at the vault root
+	w("wiki/top.md", "[[../../raw/sources/x.md|original]] [up](../../../raw/sources/w.md) [[../../../etc/passwd]]\n")
 	ix := openIndexer(t, v)
 	scan(t, ix)
 	err := ix.Store.View(func(tx *store.Tx) error {
@@ -341,12 +343,53 @@ func TestResolve_FileLinks(t *testing.T) {
 		for _, d := range tx.Dangling() {
 			dangling = append(dangling, d.Key)
 		}
-		if strings.Join(dangling, ",") != "nowhere,sibling" {
+		if strings.Join(dangling, ",") != "nowhere,sibling" { // ../../../etc/passwd names the vault's etc/passwd.md: a file link
 			t.Errorf("dangling %q", dangling)
+		}
+		top, _ := tx.Page(tx.DocByPath("wiki/top.md"))
+		if got := strings.Join(top.SourceKeys, ","); got != "raw/sources/x.md,raw/sources/w.md" {
+			t.Errorf("top.md cites %s", got)
 		}
 		return nil
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestScan_ParseVersionReparses: a store whose pages were parsed by
+// another ParseVersion is re-parsed in full by its next scan, though no
+// file changed; then scans are incremental again.
+func TestScan_ParseVersionReparses(t *testing.T) {
+	v := testvault.New(t)
+	testvault.Write(t, v, "wiki/target.md", "# T\n")
+	testvault.Write(t, v, "wiki/src.md", "---\nrelated: \"[[target]]\"\n---\nbody\n")
+	ix := openIndexer(t, v)
+	ix.Now = func() time.Time { return time.Now().Add(time.Hour) }
+	scan(t, ix)
+	// as an older synapse left it: no frontmatter link, another version
+	err := ix.Store.Update(func(tx *store.Tx) error {
+		p, err := tx.Page(tx.DocByPath("wiki/src.md"))
+		if err != nil {
+			return err
+		}
+		p.Links = nil
+		if err := tx.PutPageLinks(p); err != nil {
+			return err
+		}
+		return tx.SetMeta(metaParseVersion, []byte("1"))
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep := scan(t, ix)
+	if got, _ := resolved(t, ix, "wiki/src.md", "target"); got != "wiki/target.md" {
+		t.Errorf("after the re-parse [[target]] → %q", got)
+	}
+	if rep.NewCount == 0 {
+		t.Errorf("the scan did not re-parse: %+v", rep)
+	}
+	if again := scan(t, ix); again.NewCount+again.ChangedCount != 0 {
+		t.Errorf("a second scan re-parsed again: %+v", again)
 	}
 }

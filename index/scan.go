@@ -151,6 +151,15 @@ func (ix *Indexer) Scan(ctx context.Context, opts ScanOptions) (*Report, error) 
 	defer ix.mu.Unlock()
 	start := time.Now()
 	rep := &Report{New: []string{}, Changed: []string{}, Deleted: []string{}}
+	if !opts.Full {
+		// records parsed by another version of the parser are re-parsed
+		// in full, once (see ParseVersion)
+		if stale, err := ix.parseStale(); err != nil {
+			return nil, err
+		} else if stale {
+			opts.Full, opts.Paths = true, nil
+		}
+	}
 	ix.act.Store(&Activity{Phase: "scan", Since: start})
 	defer ix.act.Store(nil)
 	bulk, fresh, err := ix.begin(opts)
@@ -365,6 +374,9 @@ func (ix *Indexer) begin(opts ScanOptions) (bulk, fresh bool, err error) {
 	if opts.Full {
 		err := ix.Store.Update(func(tx *store.Tx) error {
 			if err := tx.ResetDerived(); err != nil {
+				return err
+			}
+			if err := tx.SetMeta(metaParseVersion, []byte(ParseVersion)); err != nil {
 				return err
 			}
 			return tx.SetMeta(metaGraphStale, []byte{1})

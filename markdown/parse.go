@@ -9,6 +9,7 @@ package markdown
 import (
 	"net/url"
 	"path"
+	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -46,7 +47,8 @@ type Heading struct {
 // Page is a parsed page.
 type Page struct {
 	Frontmatter *Frontmatter
-	FMError     string // non-empty when the frontmatter block is not valid YAML (then ignored)
+	FMError     string // non-empty when the frontmatter block is not valid YAML (then ignored): "line N: what"
+	FMLine      int    // the 1-based line of the file FMError is about (0 unknown)
 	HasFM       bool   // a frontmatter block was present
 	Body        string // the document after the frontmatter block
 
@@ -70,17 +72,23 @@ func Parse(rel string, data []byte) *Page {
 	if !utf8.ValidString(doc) {
 		doc = strings.ToValidUTF8(doc, "\uFFFD")
 	}
-	p := &Page{Frontmatter: &Frontmatter{}, Body: doc}
+	d := SplitDocument(doc)
+	p := &Page{Frontmatter: &Frontmatter{}, Body: d.Body} // the body never starts with a BOM
 	var fmLinks []Link
-	if fmText, body, ok := SplitFrontmatter(doc); ok {
+	if d.HasFM {
 		p.HasFM = true
-		p.Body = body
-		if fm, err := ParseFrontmatter(fmText); err != nil {
-			p.FMError = err.Error()
+		p.Frontmatter = KeepFrontmatter(d.FM) // broken text is kept (no keys), never lost
+		if err := p.Frontmatter.Err(); err != nil {
+			// the line counts from the top of the file (the opening fence
+			// is line 1), as an editor shows it
+			p.FMError = strings.TrimPrefix(err.Error(), "frontmatter: ")
+			if l := p.Frontmatter.ErrLine(); l > 0 {
+				p.FMLine = l + 1
+				p.FMError = "line " + strconv.Itoa(p.FMLine) + ": " + strings.TrimPrefix(p.FMError, "line "+strconv.Itoa(l)+": ")
+			}
 		} else {
-			p.Frontmatter = fm
 			// the text starts on line 2, after the opening ---
-			fmLinks = frontmatterLinks(fmText, 2)
+			fmLinks = frontmatterLinks(d.FM, 2)
 		}
 	}
 	// body lines are counted from the top of the file
@@ -92,7 +100,7 @@ func Parse(rel string, data []byte) *Page {
 	}
 	p.Type = strings.ToLower(fm.String("type"))
 	p.Aliases = dedupe(append(fm.List("aliases", true), fm.List("alias", true)...), false)
-	p.Sources = dedupe(fm.List("sources", true), false)
+	p.Sources = dedupe(fm.SourceEntries("sources"), false)
 	p.Created = fm.String("created")
 	p.Updated = fm.String("updated")
 

@@ -38,6 +38,7 @@ func parseSimpleYAML(text string) (*yaml.Node, bool) {
 			return nil, false
 		}
 		seen[key] = true
+		keyLine := i + 1
 		rest := line[colon+1:]
 		var val *yaml.Node
 		switch {
@@ -95,7 +96,7 @@ func parseSimpleYAML(text string) (*yaml.Node, bool) {
 				val = &yaml.Node{Kind: yaml.ScalarNode, Value: v}
 			}
 		}
-		m.Content = append(m.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: key}, val)
+		m.Content = append(m.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: key, Line: keyLine, Column: 1}, val)
 	}
 	return m, true
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/synapse-wiki/synapse/errs"
 	"github.com/synapse-wiki/synapse/index"
 	"github.com/synapse-wiki/synapse/search"
 	"github.com/synapse-wiki/synapse/store"
@@ -47,6 +48,14 @@ type OpenOptions struct {
 // OpenEnv opens the store of v. A store that has never completed a scan is
 // opened read-write and scanned first, so a new vault answers at once.
 func OpenEnv(ctx context.Context, v *vault.Vault, o OpenOptions) (*Env, error) {
+	cfg, err := v.LoadConfig()
+	if err != nil {
+		return nil, err
+	}
+	lang, err := search.ConfigLanguage(cfg.Search.Language)
+	if err != nil {
+		return nil, errs.Wrap(errs.Invalid, err, "%s: %v", vault.ConfigFile, err)
+	}
 	open := func(ro bool) (*store.Store, error) {
 		return store.Open(v.Abs(vault.DBFile), store.Options{ReadOnly: ro, Timeout: o.Timeout, Holder: o.Holder})
 	}
@@ -73,6 +82,7 @@ func OpenEnv(ctx context.Context, v *vault.Vault, o OpenOptions) (*Env, error) {
 		return nil, err
 	}
 	e := NewEnv(v, s)
+	e.Index.Pages = search.Indexer{Language: lang}
 	e.Progress = o.Progress
 	e.Index.Progress = o.Progress
 	if needScan && !o.NoInitialScan {

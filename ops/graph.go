@@ -3,7 +3,9 @@ package ops
 import (
 	"context"
 	"sort"
+	"strings"
 
+	"github.com/synapse-wiki/synapse/index"
 	"github.com/synapse-wiki/synapse/store"
 )
 
@@ -166,7 +168,9 @@ func neighbors(ctx context.Context, e *Env, in *NeighborhoodIn) (*NeighborhoodOu
 
 // BacklinksIn is the input of graph backlinks.
 type BacklinksIn struct {
-	Title string `json:"title" arg:"0" required:"true" desc:"Page whose backlinks to list"`
+	Title  string `json:"title" arg:"0" required:"true" desc:"Page whose backlinks to list"`
+	Limit  int    `json:"limit,omitempty" default:"100" min:"1" max:"1000" desc:"Maximum pages to return (1..1000, default 100; larger values are clamped)"`
+	Offset int    `json:"offset,omitempty" min:"0" desc:"Pages to skip"`
 }
 
 // BacklinkItem is a page linking to another, with its link count.
@@ -185,7 +189,7 @@ type BacklinksOut struct {
 var opBacklinks = register(Op{
 	Name: "graph.backlinks", Summary: "Pages that link to a page",
 	CLI: "graph backlinks", REST: []Route{{Method: "GET", Path: "/graph/backlinks"}},
-	Access: Read,
+	Access: Read, Limits: "limit 1..1000 (default 100); total counts all",
 }, backlinks)
 
 func backlinks(ctx context.Context, e *Env, in *BacklinksIn) (*BacklinksOut, error) {
@@ -209,6 +213,8 @@ func backlinks(ctx context.Context, e *Env, in *BacklinksIn) (*BacklinksOut, err
 			return lessRef(out.Backlinks[i].PageRef, out.Backlinks[j].PageRef)
 		})
 		out.Total = len(out.Backlinks)
+		lo, hi := window{offset: in.Offset, limit: in.Limit}.cut(out.Total)
+		out.Backlinks = out.Backlinks[lo:hi]
 		return nil
 	})
 	if err != nil {
@@ -225,8 +231,11 @@ func lessRef(a, b PageRef) bool {
 	return a.Path < b.Path
 }
 
-// OrphansIn is the (empty) input of graph orphans.
-type OrphansIn struct{}
+// OrphansIn is the input of graph orphans.
+type OrphansIn struct {
+	Limit  int `json:"limit,omitempty" default:"100" min:"1" max:"1000" desc:"Maximum pages to return (1..1000, default 100; larger values are clamped)"`
+	Offset int `json:"offset,omitempty" min:"0" desc:"Pages to skip"`
+}
 
 // PagesOut is a list of pages with a total.
 type PagesOut struct {
@@ -237,27 +246,24 @@ type PagesOut struct {
 var opOrphans = register(Op{
 	Name: "graph.orphans", Summary: "Pages no other page links to",
 	CLI: "graph orphans", REST: []Route{{Method: "GET", Path: "/graph/orphans"}},
-	Access: Read,
+	Access: Read, Limits: "limit 1..1000 (default 100); total counts all",
 }, orphans)
 
+// orphans lists the pages without backlinks in title order; page records
+// are read for the listed ones only.
 func orphans(ctx context.Context, e *Env, in *OrphansIn) (*PagesOut, error) {
 	out := &PagesOut{Pages: []PageRef{}}
+	w := window{offset: in.Offset, limit: in.Limit}
 	err := e.Store.View(func(tx *store.Tx) error {
 		var err error
 		tx.EachTitle(func(doc uint32, _ string) bool {
 			if tx.HasBacklinks(doc) {
 				return true
 			}
-			var p *store.PageRec
-			if p, err = tx.Page(doc); err != nil {
-				return false
-			}
-			if p != nil {
-				out.Pages = append(out.Pages, refOf(p))
-			}
-			return true
+			err = listRef(tx, doc, w.has(out.Total), &out.Pages)
+			out.Total++
+			return err == nil
 		})
-		out.Total = len(out.Pages)
 		return err
 	})
 	if err != nil {
@@ -266,54 +272,126 @@ func orphans(ctx context.Context, e *Env, in *OrphansIn) (*PagesOut, error) {
 	return out, nil
 }
 
-// MissingIn is the (empty) input of graph missing.
-type MissingIn struct{}
+// MissingIn is the input of graph missing.
+type MissingIn struct {
+	Page   string `json:"page,omitempty" desc:"Only the targets this page links to (resolved like a [[link]]), with its own link counts"`
+	Limit  int    `json:"limit,omitempty" default:"100" min:"1" max:"1000" desc:"Maximum targets to return (1..1000, default 100; larger values are clamped)"`
+	Offset int    `json:"offset,omitempty" min:"0" desc:"Targets to skip"`
+}
 
 // MissingTarget is an unresolved link target.
 type MissingTarget struct {
-	Target string         `json:"target"`
-	Links  int            `json:"links"`
-	Pages  []BacklinkItem `json:"pages"`
+	Target string         `json:"target"` // as first written
+	Links  int            `json:"links"`  // links to it (from the page of --page only, with --page)
+	Pages  []BacklinkItem `json:"pages"`  // the linking pages, with their counts
 }
 
-// MissingOut is the result of graph missing.
+// MissingOut is the result of graph missing: the targets, most linked
+// first, and how many there are in all.
 type MissingOut struct {
 	Total   int             `json:"total"`
+	Page    *PageRef        `json:"page,omitempty"` // the page of --page
 	Targets []MissingTarget `json:"targets"`
 }
 
 var opMissing = register(Op{
-	Name: "graph.missing", Summary: "Link targets that match no page (dangling links)",
+	Name: "graph.missing", Summary: "Link targets that match no page (dangling links), most linked first",
 	CLI: "graph missing", REST: []Route{{Method: "GET", Path: "/graph/missing"}},
-	Access: Read,
+	Access: Read, Limits: "limit 1..1000 (default 100); total counts all",
 }, missing)
 
 func missing(ctx context.Context, e *Env, in *MissingIn) (*MissingOut, error) {
 	out := &MissingOut{Targets: []MissingTarget{}}
+	w := window{offset: in.Offset, limit: in.Limit}
 	err := e.Store.View(func(tx *store.Tx) error {
-		for _, d := range tx.Dangling() {
-			t := MissingTarget{Target: d.Raw, Links: d.Count, Pages: []BacklinkItem{}}
-			if t.Target == "" {
-				t.Target = d.Key
-			}
-			for _, s := range d.Sources {
-				p, err := tx.Page(s.Src)
-				if err != nil {
-					return err
-				}
-				if p != nil {
-					t.Pages = append(t.Pages, BacklinkItem{PageRef: refOf(p), Count: s.Count})
-				}
-			}
-			sort.Slice(t.Pages, func(i, j int) bool { return lessRef(t.Pages[i].PageRef, t.Pages[j].PageRef) })
-			out.Targets = append(out.Targets, t)
+		if in.Page == "" {
+			var err error
+			out.Total, out.Targets, err = vaultDangling(tx, w)
+			return err
 		}
-		sort.SliceStable(out.Targets, func(i, j int) bool { return out.Targets[i].Links > out.Targets[j].Links })
-		out.Total = len(out.Targets)
+		p, err := resolvePage(tx, in.Page)
+		if err != nil {
+			return err
+		}
+		ref := refOf(p)
+		out.Page = &ref
+		if p.Reserved {
+			return nil // index, log and overview keep no links
+		}
+		all, err := danglingFrom(tx, p)
+		if err != nil {
+			return err
+		}
+		out.Total = len(all)
+		lo, hi := w.cut(len(all))
+		out.Targets = append(out.Targets, all[lo:hi]...)
 		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
+	return out, nil
+}
+
+// vaultDangling returns how many link targets of the vault match no
+// page, and those of the window, most linked first (then in key order),
+// with their linking pages. Page records are read for the window only.
+func vaultDangling(tx *store.Tx, w window) (int, []MissingTarget, error) {
+	refs := tx.Dangling()
+	sort.SliceStable(refs, func(i, j int) bool { return refs[i].Count > refs[j].Count })
+	lo, hi := w.cut(len(refs))
+	out := make([]MissingTarget, 0, hi-lo)
+	for _, d := range refs[lo:hi] {
+		t := MissingTarget{Target: d.Raw, Links: d.Count, Pages: []BacklinkItem{}}
+		if t.Target == "" {
+			t.Target = d.Key
+		}
+		for _, s := range d.Sources {
+			p, err := tx.Page(s.Src)
+			if err != nil {
+				return 0, nil, err
+			}
+			if p != nil {
+				t.Pages = append(t.Pages, BacklinkItem{PageRef: refOf(p), Count: s.Count})
+			}
+		}
+		sort.Slice(t.Pages, func(i, j int) bool { return lessRef(t.Pages[i].PageRef, t.Pages[j].PageRef) })
+		out = append(out, t)
+	}
+	return len(refs), out, nil
+}
+
+// danglingFrom returns the link targets of one page that match no page,
+// most linked first, then by target. Links still pending resolution are
+// resolved here.
+func danglingFrom(tx *store.Tx, p *store.PageRec) ([]MissingTarget, error) {
+	ref := refOf(p)
+	byKey := map[string]int{}
+	var out []MissingTarget
+	for _, l := range p.Links {
+		to := l.To
+		if p.LinksPending {
+			to = index.Resolve(tx, l.Key, p.Path, l.Markdown).Doc
+		}
+		if to != 0 {
+			continue
+		}
+		i, ok := byKey[l.Key]
+		if !ok {
+			i = len(out)
+			byKey[l.Key] = i
+			out = append(out, MissingTarget{Target: strings.TrimSuffix(l.Target, ".md")})
+		}
+		out[i].Links++
+	}
+	for i := range out {
+		out[i].Pages = []BacklinkItem{{PageRef: ref, Count: out[i].Links}}
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		if out[i].Links != out[j].Links {
+			return out[i].Links > out[j].Links
+		}
+		return store.Fold(out[i].Target) < store.Fold(out[j].Target)
+	})
 	return out, nil
 }

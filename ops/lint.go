@@ -3,22 +3,47 @@ package ops
 import (
 	"context"
 	"fmt"
+	"regexp"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
+	"github.com/synapse-wiki/synapse/errs"
 	"github.com/synapse-wiki/synapse/index"
 	"github.com/synapse-wiki/synapse/store"
+	"github.com/synapse-wiki/synapse/vault"
 )
+
+// Lint categories, in report order.
+const (
+	LintBrokenLinks       = "broken_links"
+	LintOrphans           = "orphans"
+	LintNoOutlinks        = "no_outlinks"
+	LintMissingSources    = "missing_sources"
+	LintDuplicateTitles   = "duplicate_titles"
+	LintFrontmatterErrors = "frontmatter_errors"
+)
+
+// LintCategories lists the lint categories in report order.
+var LintCategories = []string{LintBrokenLinks, LintOrphans, LintNoOutlinks, LintMissingSources,
+	LintDuplicateTitles, LintFrontmatterErrors}
 
 // LintIn is the input of lint.
 type LintIn struct {
-	ToReview bool `json:"to_review,omitempty" desc:"File each finding in the review queue (idempotent, origin lint) and auto-resolve missing-page items whose page now exists"`
+	Page           string `json:"page,omitempty" desc:"Only findings on or from this page (resolved like a [[link]]): its broken links, missing sources and frontmatter error, whether it is an orphan or links nowhere, and the pages sharing its title"`
+	Category       string `json:"category,omitempty" enum:"broken_links,orphans,no_outlinks,missing_sources,duplicate_titles,frontmatter_errors" desc:"Only this category: broken_links, orphans, no_outlinks, missing_sources, duplicate_titles or frontmatter_errors"`
+	Limit          int    `json:"limit,omitempty" default:"50" min:"1" max:"1000" desc:"Findings listed per category (1..1000, default 50; larger values are clamped); the counts always cover every finding"`
+	Offset         int    `json:"offset,omitempty" min:"0" desc:"Findings skipped in each category before the listed ones"`
+	ToReview       bool   `json:"to_review,omitempty" desc:"File the listed findings in the review queue (idempotent, origin lint; bounded by --page, --category, --limit and --offset) and auto-resolve missing-page items whose page now exists. This makes lint a write: refused on a read-only server"`
+	FailOnFindings bool   `json:"fail_on_findings,omitempty" desc:"Treat any finding as a failure, for scripts and CI: the CLI exits 6 after printing the report, and the result carries failed: true"`
 }
 
-// LintSource is a cited source whose file does not exist.
+// LintSource is a cited source file that does not exist.
 type LintSource struct {
-	Source string    `json:"source"` // vault path under raw/sources/
-	Pages  []PageRef `json:"pages"`  // pages citing it
+	Source     string    `json:"source"`      // vault path under raw/sources/, as cited
+	Pages      []PageRef `json:"pages"`       // pages citing it (at most 20)
+	PagesTotal int       `json:"pages_total"` // every page citing it
 }
 
 // LintDuplicate is a title shared by several pages.
@@ -27,141 +52,476 @@ type LintDuplicate struct {
 	Pages []PageRef `json:"pages"`
 }
 
+// LintFrontmatter is a page whose frontmatter block does not parse: the
+// page is indexed by its file name and body, and a write keeps the block
+// as it is or refuses, so a person has to fix it.
+type LintFrontmatter struct {
+	PageRef
+	Error string `json:"error"`          // the YAML parser's message
+	Line  int    `json:"line,omitempty"` // the file line it names (1 = the opening ---), when it names one
+}
+
+// LintCounts counts the findings of each category in scope (the page of
+// --page, or the vault), whatever was listed.
+type LintCounts struct {
+	BrokenLinks       int `json:"broken_links"`
+	Orphans           int `json:"orphans"`
+	NoOutlinks        int `json:"no_outlinks"`
+	MissingSources    int `json:"missing_sources"`
+	DuplicateTitles   int `json:"duplicate_titles"`
+	FrontmatterErrors int `json:"frontmatter_errors"`
+}
+
+func (c LintCounts) of(category string) int {
+	switch category {
+	case LintBrokenLinks:
+		return c.BrokenLinks
+	case LintOrphans:
+		return c.Orphans
+	case LintNoOutlinks:
+		return c.NoOutlinks
+	case LintMissingSources:
+		return c.MissingSources
+	case LintDuplicateTitles:
+		return c.DuplicateTitles
+	case LintFrontmatterErrors:
+		return c.FrontmatterErrors
+	}
+	return 0
+}
+
 // LintFiled counts what --to-review did to the queue.
 type LintFiled struct {
 	Added           int `json:"added"`
 	Refreshed       int `json:"refreshed"`
 	AlreadyTerminal int `json:"already_terminal"`
 	AutoResolved    int `json:"auto_resolved"`
+	// NotListed counts the findings in scope that were not filed because
+	// the report did not list them (beyond --limit/--offset, or in another
+	// category than --category): run again with --offset to file them.
+	NotListed int `json:"not_listed"`
 }
 
-// LintOut is the lint report. Reserved pages (index, log, overview) are
-// never part of it.
+// LintOut is the lint report: counts of every category on top, then up to
+// Limit findings of each (after Offset). Reserved pages (index, log,
+// overview) are never part of it.
 type LintOut struct {
-	Findings        int             `json:"findings"`
-	BrokenLinks     []MissingTarget `json:"broken_links"`     // link targets that match no page
-	Orphans         []PageRef       `json:"orphans"`          // pages no page links to
-	NoOutlinks      []PageRef       `json:"no_outlinks"`      // pages linking to no other page
-	MissingSources  []LintSource    `json:"missing_sources"`  // cited sources that do not exist
-	DuplicateTitles []LintDuplicate `json:"duplicate_titles"` // titles shared by several pages
-	Filed           *LintFiled      `json:"filed,omitempty"`  // with to_review
+	// Findings is the number of findings in scope, over the categories
+	// reported (one with --category).
+	Findings int        `json:"findings"`
+	Counts   LintCounts `json:"counts"`
+	Page     *PageRef   `json:"page,omitempty"` // the page of --page
+	Category string     `json:"category,omitempty"`
+	Limit    int        `json:"limit"`
+	Offset   int        `json:"offset"`
+
+	BrokenLinks       []MissingTarget   `json:"broken_links"`       // link targets that match no page
+	Orphans           []PageRef         `json:"orphans"`            // pages no page links to
+	NoOutlinks        []PageRef         `json:"no_outlinks"`        // pages linking to no other page
+	MissingSources    []LintSource      `json:"missing_sources"`    // cited source files that do not exist
+	DuplicateTitles   []LintDuplicate   `json:"duplicate_titles"`   // titles shared by several pages
+	FrontmatterErrors []LintFrontmatter `json:"frontmatter_errors"` // pages whose frontmatter does not parse
+	Filed             *LintFiled        `json:"filed,omitempty"`    // with to_review
+	// Failed is set with fail_on_findings when there are findings.
+	Failed bool `json:"failed,omitempty"`
+}
+
+// Failure is the reason the CLI exits non-zero after printing the report
+// ("" when it should not): lint with fail_on_findings found something.
+func (o *LintOut) Failure() string {
+	if !o.Failed {
+		return ""
+	}
+	return fmt.Sprintf("lint found %d %s (--fail-on-findings)", o.Findings, pluralWord(o.Findings, "finding", "findings"))
+}
+
+func pluralWord(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }
 
 var opLint = register(Op{
-	Name: "lint", Summary: "Check the wiki: broken links, orphans, pages without outlinks, missing sources, duplicate titles",
-	CLI: "lint", REST: []Route{{Method: "POST", Path: "/lint", Body: "*"}},
-	Access: Write, Limits: "rescans changed files first; --to-review files findings idempotently (origin lint)",
+	Name: "lint", Summary: "Check the wiki: broken links, orphans, pages without outlinks, missing source files, duplicate titles, frontmatter that does not parse",
+	CLI: "lint", REST: []Route{{Method: "GET", Path: "/lint"}, {Method: "POST", Path: "/lint", Body: "*"}},
+	Access: Read, WriteWith: "to_review", Rescans: true,
+	Limits: "rescans changed files first; limit 1..1000 findings listed per category (default 50), counts cover all; --to-review files only the listed findings",
 }, lint)
 
 // lint first brings the index up to date with the files (the incremental
 // scanner, as `source rescan`: unchanged files are skipped by size and
-// mtime), so the report is about the vault as it is now.
+// mtime), so the report is about the vault as it is now. A store opened
+// read-only is reported as it is.
 func lint(ctx context.Context, e *Env, in *LintIn) (*LintOut, error) {
-	if _, err := rescan(ctx, e, &RescanIn{}); err != nil {
-		return nil, err
+	if in.Category != "" && !slices.Contains(LintCategories, in.Category) {
+		return nil, errs.E(errs.Invalid, "unknown lint category %q; valid categories: %s", in.Category, strings.Join(LintCategories, ", "))
 	}
-	broken, err := missing(ctx, e, &MissingIn{})
+	if !e.Store.ReadOnly() {
+		if _, err := rescan(ctx, e, &RescanIn{}); err != nil {
+			return nil, err
+		}
+	}
+	out := &LintOut{Category: in.Category, Limit: in.Limit, Offset: in.Offset,
+		BrokenLinks: []MissingTarget{}, Orphans: []PageRef{}, NoOutlinks: []PageRef{},
+		MissingSources: []LintSource{}, DuplicateTitles: []LintDuplicate{}, FrontmatterErrors: []LintFrontmatter{}}
+	w := window{offset: in.Offset, limit: in.Limit}
+	var err error
+	if in.Page != "" {
+		err = e.Store.View(func(tx *store.Tx) error { return lintPage(tx, in.Page, w, out) })
+	} else {
+		err = lintVault(ctx, e, w, out)
+	}
 	if err != nil {
 		return nil, err
 	}
-	orph, err := orphans(ctx, e, &OrphansIn{})
-	if err != nil {
-		return nil, err
+	for _, c := range LintCategories {
+		if in.Category == "" || in.Category == c {
+			out.Findings += out.Counts.of(c)
+		}
 	}
-	out := &LintOut{BrokenLinks: broken.Targets, Orphans: orph.Pages, NoOutlinks: []PageRef{},
-		MissingSources: []LintSource{}, DuplicateTitles: []LintDuplicate{}}
-	err = e.Store.View(func(tx *store.Tx) error {
-		cited := map[string][]PageRef{}
-		err := tx.EachPage(func(p *store.PageRec) bool {
-			if p.Reserved {
-				return true
-			}
-			if !linksOut(tx, p) {
-				out.NoOutlinks = append(out.NoOutlinks, refOf(p))
-			}
-			for _, s := range p.SourceKeys {
-				if _, ok, _ := tx.File(s); !ok {
-					cited[s] = append(cited[s], refOf(p))
-				}
-			}
-			return true
-		})
+	if in.Category != "" {
+		keepCategory(out, in.Category)
+	}
+	listed := len(out.BrokenLinks) + len(out.Orphans) + len(out.NoOutlinks) + len(out.MissingSources) +
+		len(out.DuplicateTitles) + len(out.FrontmatterErrors)
+	out.Failed = in.FailOnFindings && out.Findings > 0
+	if in.ToReview {
+		if out.Filed, err = fileLint(e, out); err != nil {
+			return nil, err
+		}
+		out.Filed.NotListed = out.Findings - listed
+	}
+	return out, nil
+}
+
+// keepCategory empties every list but category's.
+func keepCategory(out *LintOut, category string) {
+	if category != LintBrokenLinks {
+		out.BrokenLinks = []MissingTarget{}
+	}
+	if category != LintOrphans {
+		out.Orphans = []PageRef{}
+	}
+	if category != LintNoOutlinks {
+		out.NoOutlinks = []PageRef{}
+	}
+	if category != LintMissingSources {
+		out.MissingSources = []LintSource{}
+	}
+	if category != LintDuplicateTitles {
+		out.DuplicateTitles = []LintDuplicate{}
+	}
+	if category != LintFrontmatterErrors {
+		out.FrontmatterErrors = []LintFrontmatter{}
+	}
+}
+
+// window is one page of a list: the items at [offset, offset+limit). A
+// limit of 0 (a direct call that skipped Normalize) lists everything.
+type window struct{ offset, limit int }
+
+// has reports whether the i-th item (0-based) is listed.
+func (w window) has(i int) bool { return i >= w.offset && (w.limit <= 0 || i < w.offset+w.limit) }
+
+// cut returns the listed part of a list of n items.
+func (w window) cut(n int) (lo, hi int) {
+	lo = min(max(w.offset, 0), n)
+	if w.limit <= 0 {
+		return lo, n
+	}
+	return lo, min(lo+w.limit, n)
+}
+
+// lintVault reports on every page. Each category is counted in full, but
+// page records are read only for the findings listed.
+func lintVault(ctx context.Context, e *Env, w window, out *LintOut) error {
+	// missing source files: exactly the `source list --state missing`
+	// computation, so the two always agree
+	src, err := listSources(ctx, e, &ListSourcesIn{State: StateMissing, Limit: w.limit, Offset: w.offset})
+	if err != nil {
+		return err
+	}
+	out.Counts.MissingSources = src.Total
+	for _, s := range src.Sources {
+		out.MissingSources = append(out.MissingSources, LintSource{Source: s.Path, Pages: s.CitedBy, PagesTotal: s.CitedByCount})
+	}
+	return e.Store.View(func(tx *store.Tx) error {
+		var err error
+		out.Counts.BrokenLinks, out.BrokenLinks, err = vaultDangling(tx, w)
 		if err != nil {
 			return err
 		}
-		for s, pages := range cited {
-			sortRefs(pages)
-			out.MissingSources = append(out.MissingSources, LintSource{Source: s, Pages: pages})
+		pending := map[uint32]bool{}
+		for _, d := range tx.LinksDirty(0) {
+			pending[d] = true
 		}
-		sort.Slice(out.MissingSources, func(i, j int) bool { return out.MissingSources[i].Source < out.MissingSources[j].Source })
-		sortRefs(out.NoOutlinks)
-		// titles are indexed folded, so equal titles are neighbours
+		reserved := reservedDocs(tx)
+		// one pass over the titles: orphans, pages without outlinks and
+		// duplicate titles, from the graph nodes
 		var group []uint32
 		prev := ""
 		flush := func() error {
 			if len(group) > 1 {
-				d := LintDuplicate{}
-				for _, doc := range group {
-					p, err := tx.Page(doc)
+				if w.has(out.Counts.DuplicateTitles) {
+					d, err := duplicate(tx, group)
 					if err != nil {
 						return err
 					}
-					if p != nil {
-						d.Pages = append(d.Pages, refOf(p))
-					}
-				}
-				if len(d.Pages) > 1 {
-					sortRefs(d.Pages)
-					d.Title = d.Pages[0].Title
 					out.DuplicateTitles = append(out.DuplicateTitles, d)
 				}
+				out.Counts.DuplicateTitles++
 			}
 			group = group[:0]
 			return nil
 		}
+		var ferr error
 		tx.EachTitle(func(doc uint32, folded string) bool {
 			if folded != prev {
-				if err = flush(); err != nil {
+				if ferr = flush(); ferr != nil {
 					return false
 				}
 				prev = folded
 			}
 			group = append(group, doc)
+			in, outl, err := degree(tx, doc, pending[doc], reserved)
+			if err != nil {
+				ferr = err
+				return false
+			}
+			if !in {
+				if ferr = listRef(tx, doc, w.has(out.Counts.Orphans), &out.Orphans); ferr != nil {
+					return false
+				}
+				out.Counts.Orphans++
+			}
+			if !outl {
+				if ferr = listRef(tx, doc, w.has(out.Counts.NoOutlinks), &out.NoOutlinks); ferr != nil {
+					return false
+				}
+				out.Counts.NoOutlinks++
+			}
+			return true
+		})
+		if ferr != nil {
+			return ferr
+		}
+		if err := flush(); err != nil {
+			return err
+		}
+		// frontmatter that does not parse (few pages: all are collected)
+		var fm []LintFrontmatter
+		err = tx.EachPage(func(p *store.PageRec) bool {
+			if !p.Reserved && p.FMError != "" {
+				fm = append(fm, fmFinding(p))
+			}
 			return true
 		})
 		if err != nil {
 			return err
 		}
-		return flush()
+		sort.Slice(fm, func(i, j int) bool { return fm[i].Path < fm[j].Path })
+		out.Counts.FrontmatterErrors = len(fm)
+		lo, hi := w.cut(len(fm))
+		out.FrontmatterErrors = append(out.FrontmatterErrors, fm[lo:hi]...)
+		return nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	out.Findings = len(out.BrokenLinks) + len(out.Orphans) + len(out.NoOutlinks) + len(out.MissingSources) + len(out.DuplicateTitles)
-	if in.ToReview {
-		if out.Filed, err = fileLint(e, out); err != nil {
-			return nil, err
-		}
-	}
-	return out, nil
 }
 
-// linksOut reports whether p links to another page. Links not resolved yet
-// (the scanner's pending drain) are resolved here.
-func linksOut(tx *store.Tx, p *store.PageRec) bool {
+// listRef appends doc's page reference to list when listed.
+func listRef(tx *store.Tx, doc uint32, listed bool, list *[]PageRef) error {
+	if !listed {
+		return nil
+	}
+	p, err := tx.Page(doc)
+	if err != nil {
+		return err
+	}
+	if p != nil {
+		*list = append(*list, refOf(p))
+	}
+	return nil
+}
+
+// duplicate describes a group of pages sharing a title.
+func duplicate(tx *store.Tx, docs []uint32) (LintDuplicate, error) {
+	d := LintDuplicate{}
+	for _, doc := range docs {
+		p, err := tx.Page(doc)
+		if err != nil {
+			return d, err
+		}
+		if p != nil {
+			d.Pages = append(d.Pages, refOf(p))
+		}
+	}
+	sortRefs(d.Pages)
+	if len(d.Pages) > 0 {
+		d.Title = d.Pages[0].Title
+	}
+	return d, nil
+}
+
+func reservedDocs(tx *store.Tx) map[uint32]bool {
+	r := map[uint32]bool{}
+	for _, p := range []string{vault.IndexPage, vault.LogPage, vault.OverviewPage} {
+		if d := tx.DocByPath(p); d != 0 {
+			r[d] = true
+		}
+	}
+	return r
+}
+
+// degree reports whether a page has backlinks and whether it links to
+// another page (self-links and links to the reserved top files do not
+// count), from its graph node. The links of a page still pending
+// resolution (the scanner's links drain) are resolved here.
+func degree(tx *store.Tx, doc uint32, pending bool, reserved map[uint32]bool) (in, out bool, err error) {
+	a, err := tx.Adj(doc)
+	if err != nil {
+		return false, false, err
+	}
+	if a != nil {
+		for _, e := range a.Edges {
+			in = in || e.In > 0
+			out = out || e.Out > 0
+		}
+	}
+	if pending && !out {
+		p, err := tx.Page(doc)
+		if err != nil || p == nil {
+			return in, out, err
+		}
+		out = linksOut(tx, p, reserved)
+	}
+	return in, out, nil
+}
+
+// linksOut reports whether p links to another page (not itself, not a
+// reserved top file). Links not resolved yet (the scanner's pending drain)
+// are resolved here.
+func linksOut(tx *store.Tx, p *store.PageRec, reserved map[uint32]bool) bool {
 	for _, l := range p.Links {
 		to := l.To
 		if p.LinksPending {
 			to = index.Resolve(tx, l.Key, p.Path, l.Markdown).Doc
 		}
-		if to != 0 && to != p.Doc {
+		if to != 0 && to != p.Doc && !reserved[to] {
 			return true
 		}
 	}
 	return false
 }
 
-// lintProposals turns the report into review proposals (origin lint).
+// yamlLine finds the line a YAML error names ("line 3: …").
+var yamlLine = regexp.MustCompile(`\bline (\d+)\b`)
+
+// fmFinding describes a page whose frontmatter does not parse; FMError
+// names the line counting from the top of the file (markdown.Parse).
+func fmFinding(p *store.PageRec) LintFrontmatter {
+	f := LintFrontmatter{PageRef: refOf(p), Error: p.FMError}
+	if m := yamlLine.FindStringSubmatch(p.FMError); m != nil {
+		if n, err := strconv.Atoi(m[1]); err == nil && n > 0 {
+			f.Line = n
+		}
+	}
+	return f
+}
+
+// lintPage reports the findings on or from one page.
+func lintPage(tx *store.Tx, title string, w window, out *LintOut) error {
+	p, err := resolvePage(tx, title)
+	if err != nil {
+		return err
+	}
+	ref := refOf(p)
+	out.Page = &ref
+	if p.Reserved {
+		return nil // index, log and overview are not part of lint
+	}
+	var broken []MissingTarget
+	if broken, err = danglingFrom(tx, p); err != nil {
+		return err
+	}
+	out.Counts.BrokenLinks = len(broken)
+	lo, hi := w.cut(len(broken))
+	out.BrokenLinks = append(out.BrokenLinks, broken[lo:hi]...)
+	in, outl, err := degree(tx, p.Doc, p.LinksPending, reservedDocs(tx))
+	if err != nil {
+		return err
+	}
+	if !in {
+		out.Counts.Orphans = 1
+		if w.has(0) {
+			out.Orphans = append(out.Orphans, ref)
+		}
+	}
+	if !outl {
+		out.Counts.NoOutlinks = 1
+		if w.has(0) {
+			out.NoOutlinks = append(out.NoOutlinks, ref)
+		}
+	}
+	var missing []LintSource
+	files := foldedFiles(tx)
+	for _, k := range p.SourceKeys {
+		if !files.has(k) {
+			missing = append(missing, LintSource{Source: k, Pages: []PageRef{ref}, PagesTotal: len(tx.CitingPages(k))})
+		}
+	}
+	out.Counts.MissingSources = len(missing)
+	lo, hi = w.cut(len(missing))
+	out.MissingSources = append(out.MissingSources, missing[lo:hi]...)
+	var same []uint32
+	for _, c := range tx.LookupName(store.NameTitle, p.Title) {
+		if !vault.IsReserved(c.Path) {
+			same = append(same, c.Doc)
+		}
+	}
+	if len(same) > 1 {
+		out.Counts.DuplicateTitles = 1
+		if w.has(0) {
+			d, err := duplicate(tx, same)
+			if err != nil {
+				return err
+			}
+			out.DuplicateTitles = append(out.DuplicateTitles, d)
+		}
+	}
+	if p.FMError != "" {
+		out.Counts.FrontmatterErrors = 1
+		if w.has(0) {
+			out.FrontmatterErrors = append(out.FrontmatterErrors, fmFinding(p))
+		}
+	}
+	return nil
+}
+
+// fileSet answers whether a source file exists, matching as source list
+// does: the exact path, else case-insensitively (NFC).
+type fileSet struct {
+	tx     *store.Tx
+	folded map[string]bool // built on the first inexact lookup
+}
+
+func foldedFiles(tx *store.Tx) *fileSet { return &fileSet{tx: tx} }
+
+func (f *fileSet) has(p string) bool {
+	if _, ok, _ := f.tx.File(p); ok {
+		return true
+	}
+	if f.folded == nil {
+		f.folded = map[string]bool{}
+		_ = f.tx.EachFile(vault.SourcesDir+"/", func(q string, _ store.FileRec) bool {
+			f.folded[store.Fold(q)] = true
+			return true
+		})
+	}
+	return f.folded[store.Fold(p)]
+}
+
+// lintProposals turns the listed findings into review proposals (origin
+// lint).
 func lintProposals(out *LintOut) []*Proposal {
 	var ps []*Proposal
 	add := func(p *Proposal) {
@@ -188,7 +548,7 @@ func lintProposals(out *LintOut) []*Proposal {
 			refs = append(refs, p.PageRef)
 		}
 		p := &Proposal{Type: TypeMissingPage, Title: b.Target, ReferencedPages: titles(refs),
-			Rationale: fmt.Sprintf("%d link(s) to [[%s]] match no page; linked from %s.", b.Links, b.Target, joinWiki(titles(refs)))}
+			Rationale: fmt.Sprintf("%d %s to %q from %s; no page had this name when lint ran.", b.Links, pluralWord(b.Links, "link", "links"), b.Target, joinWiki(titles(refs)))}
 		if len(refs) > 0 {
 			p.Page = refs[0].Path
 		}
@@ -226,6 +586,14 @@ func lintProposals(out *LintOut) []*Proposal {
 		add(&Proposal{Type: TypeDuplicate, Title: d.Title, ReferencedPages: paths(d.Pages), Page: d.Pages[0].Path,
 			Rationale: fmt.Sprintf("%d pages share the title %q: %s. Merge them or retitle all but one.", len(d.Pages), d.Title, strings.Join(paths(d.Pages), ", "))})
 	}
+	for _, f := range out.FrontmatterErrors {
+		where := ""
+		if f.Line > 0 {
+			where = fmt.Sprintf(" (line %d)", f.Line)
+		}
+		add(&Proposal{Type: TypeSuggestion, Title: "Fix frontmatter: " + f.Path, Page: f.Path, ReferencedPages: []string{f.Title},
+			Rationale: fmt.Sprintf("The frontmatter of %s does not parse%s: %s. Until it is fixed the page is indexed by its file name and body only.", f.Path, where, f.Error)})
+	}
 	return ps
 }
 
@@ -242,9 +610,9 @@ func joinWiki(titles []string) string {
 	return strings.Join(parts, ", ")
 }
 
-// fileLint files the findings in one transaction and auto-resolves pending
-// missing-page items whose title now resolves to a page (one written
-// outside synapse, which write_page's producer never saw).
+// fileLint files the listed findings in one transaction and auto-resolves
+// pending missing-page items whose title now resolves to a page (one
+// written outside synapse, which write_page's producer never saw).
 func fileLint(e *Env, out *LintOut) (*LintFiled, error) {
 	filed := &LintFiled{}
 	err := e.Store.Update(func(tx *store.Tx) error {

@@ -54,10 +54,14 @@ type GetPageOut struct {
 	Type        string                `json:"type"`
 	Path        string                `json:"path"`
 	Frontmatter *markdown.Frontmatter `json:"frontmatter"`
-	Content     string                `json:"content"`
-	SHA256      string                `json:"sha256"`
-	Links       []LinkOut             `json:"links"`
-	Backlinks   []PageRef             `json:"backlinks"`
+	// FrontmatterError says why the file's frontmatter block is not valid
+	// YAML ("line N: …", N counting from the top of the file); the block is
+	// then kept as it is and Frontmatter is empty.
+	FrontmatterError string    `json:"frontmatter_error,omitempty"`
+	Content          string    `json:"content"`
+	SHA256           string    `json:"sha256"`
+	Links            []LinkOut `json:"links"`
+	Backlinks        []PageRef `json:"backlinks"`
 	// BacklinksTotal counts every page linking here; Backlinks holds at
 	// most MaxPageBacklinks of them (graph backlinks lists all).
 	BacklinksTotal int `json:"backlinks_total"`
@@ -155,7 +159,7 @@ func getPage(ctx context.Context, e *Env, in *GetPageIn) (*GetPageOut, error) {
 	}
 	return &GetPageOut{
 		ID: rec.ID, Title: rec.Title, Type: rec.Type, Path: rec.Path,
-		Frontmatter: parsed.Frontmatter, Content: parsed.Body, SHA256: hex.EncodeToString(sum[:]),
+		Frontmatter: parsed.Frontmatter, FrontmatterError: parsed.FMError, Content: parsed.Body, SHA256: hex.EncodeToString(sum[:]),
 		Links: links, Backlinks: backlinks, BacklinksTotal: backlinksTotal,
 	}, nil
 }
@@ -172,10 +176,10 @@ func sortRefs(r []PageRef) {
 
 // ListPagesIn is the input of list_pages.
 type ListPagesIn struct {
-	Type   string `json:"type,omitempty" desc:"Only pages of this type (entity, concept, source, synthesis, comparison, query, note)"`
-	Tag    string `json:"tag,omitempty" mcp:"-" desc:"Only pages with this tag"`
+	Type   string `json:"type,omitempty" desc:"Only pages of this type: any type the vault uses (entity, concept, source, synthesis, comparison, query, note, or the vault's own, e.g. topic); a type no page has matches nothing"`
+	Tag    string `json:"tag,omitempty" desc:"Only pages with this tag"`
 	Limit  int    `json:"limit,omitempty" default:"100" min:"1" max:"1000" desc:"Maximum pages to return (1..1000, default 100)"`
-	Offset int    `json:"offset,omitempty" mcp:"-" min:"0" desc:"Pages to skip"`
+	Offset int    `json:"offset,omitempty" min:"0" desc:"Pages to skip"`
 }
 
 // PageItem is one row of list_pages.
@@ -201,9 +205,11 @@ var opListPages = register(Op{
 
 func listPages(ctx context.Context, e *Env, in *ListPagesIn) (*ListPagesOut, error) {
 	if in.Type != "" {
-		in.Type = strings.ToLower(in.Type)
-		if !vault.ValidType(in.Type) {
-			return nil, errs.E(errs.Invalid, "unknown page type %q; valid types: %s", in.Type, strings.Join(vault.PageTypes, ", "))
+		// open types (SPEC §2.1): a well-formed type no page has matches
+		// nothing; only a malformed one is invalid
+		in.Type = strings.ToLower(strings.TrimSpace(in.Type))
+		if !vault.WellFormedType(in.Type) {
+			return nil, errs.E(errs.Invalid, "%s", vault.TypeProblem(in.Type))
 		}
 	}
 	out := &ListPagesOut{Pages: []PageItem{}}

@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -376,9 +377,9 @@ var simpleResolution = map[string]string{
 // ListReviewsIn is the input of list_reviews.
 type ListReviewsIn struct {
 	Status string `json:"status,omitempty" default:"pending" desc:"pending (default; open is an alias), created, skipped, dismissed, deep_researched, auto_resolved, resolved (every decided item) or all"`
-	Type   string `json:"type,omitempty" mcp:"-" desc:"Only items of this type (missing-page, suggestion, contradiction, duplicate, confirm, purpose-suggestion, schema-suggestion)"`
+	Type   string `json:"type,omitempty" desc:"Only items of this type (missing-page, suggestion, contradiction, duplicate, confirm, purpose-suggestion, schema-suggestion)"`
 	Limit  int    `json:"limit,omitempty" default:"50" min:"1" max:"100" desc:"Maximum items to return (1..100, default 50; larger values are clamped)"`
-	Offset int    `json:"offset,omitempty" mcp:"-" min:"0" desc:"Items to skip"`
+	Offset int    `json:"offset,omitempty" min:"0" desc:"Items to skip"`
 }
 
 // ListReviewsOut is the result of list_reviews: the matching items, oldest
@@ -446,6 +447,9 @@ var opResolveReview = register(Op{
 	CLI: "review resolve", MCP: "resolve_review",
 	REST:   []Route{{Method: "POST", Path: "/review/queue/{id}/{action}"}},
 	Access: Write, Limits: "a decided item is never changed (conflict)",
+	// deep-research runs $SYNAPSE_RESEARCH_CMD; a repeated call is refused
+	// (conflict), so it has no further effect
+	OpenWorld: true, Idempotent: true,
 }, func(ctx context.Context, e *Env, in *ResolveReviewIn) (*ResolveReviewOut, error) {
 	return resolveReview(ctx, e, in.ID, in.Action)
 })
@@ -572,6 +576,10 @@ func resolveWithEffect(ctx context.Context, e *Env, id, act string) (*ResolveRev
 			resolution = "created " + p.Path
 		}
 	}
+	if err == nil && act == ActionDeepResearch && callerContext(ctx).Err() != nil {
+		// the caller cancelled: the research is not recorded (Detach)
+		err = errs.E(errs.Unavailable, "deep-research cancelled; the item stays pending")
+	}
 	out := &ResolveReviewOut{Pages: pages}
 	uerr := e.Store.Update(func(tx *store.Tx) error {
 		r, ferr := findReview(tx, rec.ID)
@@ -600,30 +608,133 @@ func resolveWithEffect(ctx context.Context, e *Env, id, act string) (*ResolveRev
 	return out, nil
 }
 
-// createStub writes the stub page of a create through write_page: "# Title"
-// and the rationale, tagged stub. A page that already answers to the title
-// (as a link would resolve it) is a conflict: create never overwrites.
+// createStub writes the stub page of a create through write_page (SPEC
+// §5): "# Title", the pages linking to it as wikilinks, the item's
+// rationale and search queries as context, tagged stub (stubBody). A page
+// that already answers to the title (as a link would resolve it) is a
+// conflict: create never overwrites.
 func createStub(ctx context.Context, e *Env, r *store.ReviewRec) (*PageRef, error) {
 	title := ProposedTitle(r.Title)
+	var body string
 	err := e.Store.View(func(tx *store.Tx) error {
 		p, err := pageAnswering(tx, title)
-		if err != nil || p == nil {
+		if err != nil {
 			return err
 		}
-		return errs.E(errs.Conflict, "a page named %q already exists (%s); mark the item resolved instead: synapse review resolve %s --action resolve", title, p.Path, r.ID)
+		if p != nil {
+			return errs.E(errs.Conflict, "a page named %q already exists (%s); mark the item resolved instead: synapse review resolve %s --action resolve", title, p.Path, r.ID)
+		}
+		body, err = stubBody(tx, r, title)
+		return err
 	})
 	if err != nil {
 		return nil, err
-	}
-	body := "# " + title + "\n"
-	if r.Rationale != "" {
-		body += "\n" + r.Rationale + "\n"
 	}
 	w, err := WritePage(ctx, e, &WritePageIn{Title: title, Content: body, Tags: []string{"stub"}})
 	if err != nil {
 		return nil, err
 	}
 	return &PageRef{ID: w.ID, Title: w.Title, Type: w.Type, Path: w.Path}, nil
+}
+
+// maxStubLinkers bounds the linking pages a stub lists.
+const maxStubLinkers = 50
+
+// stubBody is the text of a stub page: what links to it (the pages whose
+// links to this title match no page now, so they reach the stub once it
+// is written), then the item's rationale and search queries as context,
+// said to come from the item so that they stay true once the page exists.
+// The stub never links to itself: a link in the rationale to the title is
+// written as plain text.
+func stubBody(tx *store.Tx, r *store.ReviewRec, title string) (string, error) {
+	var b strings.Builder
+	b.WriteString("# " + title + "\n")
+	self := index.LinkKey(title)
+	var linkers []string
+	seen := map[uint32]bool{}
+	for _, bl := range tx.DanglingFor(self) {
+		p, err := tx.Page(bl.Src)
+		if err != nil {
+			return "", err
+		}
+		if p != nil && !p.Reserved && !seen[p.Doc] {
+			seen[p.Doc] = true
+			linkers = append(linkers, wikiLinkTo(tx, p))
+		}
+	}
+	slices.SortFunc(linkers, func(a, b string) int { return strings.Compare(store.Fold(a), store.Fold(b)) })
+	if len(linkers) > 0 {
+		b.WriteString("\nLinked from:\n\n")
+		for i, l := range linkers {
+			if i == maxStubLinkers {
+				fmt.Fprintf(&b, "- and %d more (synapse graph backlinks %q)\n", len(linkers)-i, title)
+				break
+			}
+			b.WriteString("- " + l + "\n")
+		}
+	}
+	// pages the item names that exist and are not listed above
+	var related []string
+	for _, name := range r.Referenced {
+		p, err := pageAnswering(tx, name)
+		if err != nil {
+			return "", err
+		}
+		if p != nil && !p.Reserved && !seen[p.Doc] {
+			seen[p.Doc] = true
+			related = append(related, wikiLinkTo(tx, p))
+		}
+	}
+	rationale := unlinkSelf(r.Rationale, self)
+	if rationale == "" && len(r.Queries) == 0 && len(related) == 0 {
+		return b.String(), nil
+	}
+	fmt.Fprintf(&b, "\n## Context\n\nFrom review item %s (%s, proposed %s):\n", r.ID, r.Type,
+		time.Unix(0, r.CreatedNS).UTC().Format(time.DateOnly))
+	if rationale != "" {
+		b.WriteString("\n" + rationale + "\n")
+	}
+	if len(related) > 0 {
+		b.WriteString("\nRelated: " + strings.Join(related, ", ") + "\n")
+	}
+	if len(r.Queries) > 0 {
+		b.WriteString("\nSearch queries:\n\n")
+		for _, q := range r.Queries {
+			b.WriteString("- " + q + "\n")
+		}
+	}
+	return b.String(), nil
+}
+
+// wikiLinkTo writes a wikilink that reaches p: [[Title]] when the title
+// resolves to it, else its wiki path with the title as label.
+func wikiLinkTo(tx *store.Tx, p *store.PageRec) string {
+	if q, err := pageAnswering(tx, p.Title); err == nil && q != nil && q.Doc == p.Doc && !strings.ContainsAny(p.Title, "[]|#") {
+		return "[[" + p.Title + "]]"
+	}
+	target := strings.TrimSuffix(strings.TrimPrefix(p.Path, vault.WikiDir+"/"), ".md")
+	return "[[" + target + "|" + strings.NewReplacer("[", "", "]", "", "|", "-").Replace(p.Title) + "]]"
+}
+
+// selfLink matches a wikilink (or embed) in a rationale.
+var selfLink = regexp.MustCompile(`!?\[\[([^\[\]\n]+)\]\]`)
+
+// unlinkSelf writes the wikilinks of text whose target is key (a stub's
+// own title) as their label or target, so the stub does not link to
+// itself.
+func unlinkSelf(text, key string) string {
+	return selfLink.ReplaceAllStringFunc(text, func(m string) string {
+		inner := selfLink.FindStringSubmatch(m)[1]
+		target, label, hasLabel := strings.Cut(inner, "|")
+		target, _, _ = strings.Cut(target, "#")
+		if index.LinkKey(target) != key {
+			return m
+		}
+		if hasLabel && strings.TrimSpace(label) != "" {
+			return strings.TrimSpace(label)
+		}
+		return strings.TrimSpace(target)
+	})
 }
 
 // pageAnswering returns the page a [[title]] link would reach, or nil.
@@ -898,7 +1009,7 @@ func onPageWritten(tx *store.Tx, page *store.PageRec, dangling []string, now tim
 	for _, t := range dangling {
 		p := &Proposal{Type: TypeMissingPage, Title: t, Origin: OriginRule, Page: page.Path,
 			ReferencedPages: []string{page.Title},
-			Rationale:       fmt.Sprintf("[[%s]] links to [[%s]], which matches no page.", page.Title, t)}
+			Rationale:       fmt.Sprintf("[[%s]] links to %q; no page had that name when it was written.", page.Title, t)}
 		if p.clean() != nil {
 			continue
 		}

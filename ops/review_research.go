@@ -65,6 +65,24 @@ func getenv(ctx context.Context, key string) string {
 	return v
 }
 
+type callerKey struct{}
+
+// Detach returns a context that ctx's cancellation does not reach, for a
+// write that must run to completion once started, but that remembers ctx:
+// steps that can stop without harm (the research command of deep-research,
+// after which the item stays pending) still stop when the caller goes away.
+func Detach(ctx context.Context) context.Context {
+	return context.WithValue(context.WithoutCancel(ctx), callerKey{}, ctx)
+}
+
+// callerContext is the context Detach was given, else ctx.
+func callerContext(ctx context.Context) context.Context {
+	if c, ok := ctx.Value(callerKey{}).(context.Context); ok {
+		return c
+	}
+	return ctx
+}
+
 type researchConfig struct {
 	cmd     string
 	timeout time.Duration
@@ -118,6 +136,7 @@ func (w *capWriter) Write(p []byte) (int, error) {
 // Errors are unavailable (the command failed, timed out or was
 // interrupted), naming the cause and quoting the end of its stderr.
 func runResearch(ctx context.Context, e *Env, c researchConfig, item ReviewItem) (string, error) {
+	ctx = callerContext(ctx) // a cancelled caller stops the command; the item stays pending
 	input, err := MarshalJSON(item)
 	if err != nil {
 		return "", err
@@ -152,6 +171,9 @@ func runResearch(ctx context.Context, e *Env, c researchConfig, item ReviewItem)
 	}
 	if stdout.truncated {
 		out += fmt.Sprintf("\n…[output truncated at %d KiB]", MaxResearchOutput>>10)
+	}
+	if ctx.Err() != nil { // cancelled as the command ended: nothing is recorded
+		return "", errs.E(errs.Unavailable, "research command interrupted; the item stays pending")
 	}
 	return out, nil
 }

@@ -587,3 +587,55 @@ func TestReview_CreateWritesStubPage(t *testing.T) {
 	_, err := call[ResolveReviewOut](t, e, opResolveReview, obj{"id": it.ID, "action": "create"})
 	wantCode(t, err, errs.Conflict, "already created")
 }
+
+// TestReview_CreateStubSaysWhatLinksToIt: the stub lists the pages that
+// link to it as wikilinks, carries the rationale and search queries as the
+// item's context, never links to itself, and its "linked from" is true
+// once it exists (SPEC §5).
+func TestReview_CreateStubSaysWhatLinksToIt(t *testing.T) {
+	v := testvault.New(t)
+	testvault.Write(t, v, "wiki/coffee.md", "---\ntitle: Coffee\n---\nSee [[Cold brew]] and [[cold brew#Ratio]].\n")
+	testvault.Write(t, v, "wiki/drinks/iced.md", "---\ntitle: Iced drinks\nrelated: \"[[Cold Brew]]\"\n---\nno body link\n")
+	testvault.Write(t, v, "wiki/tea.md", "---\ntitle: Tea\n---\n[[Coffee]]\n")
+	e := newTestEnv(t, v)
+	it := add(t, e, TypeMissingPage, "Missing page: Cold brew",
+		"rationale", "[[Coffee]] links to [[Cold brew]], which matches no page. See also [[cold brew|the drink]].",
+		"search_queries", []string{"cold brew ratio", "cold brew concentrate"},
+		"referenced_pages", []string{"Tea", "Coffee", "No such page"})
+	out := mustCall[ResolveReviewOut](t, e, opResolveReview, obj{"id": it.ID, "action": "create"})
+	p := mustCall[GetPageOut](t, e, opGetPage, obj{"title": "Cold brew"})
+	want := "# Cold brew\n\nLinked from:\n\n- [[Coffee]]\n- [[Iced drinks]]\n\n## Context\n\n" +
+		"From review item " + it.ID + " (missing-page, proposed 2026-03-01):\n\n" +
+		"[[Coffee]] links to Cold brew, which matches no page. See also the drink.\n\n" +
+		"Related: [[Tea]]\n\nSearch queries:\n\n- cold brew ratio\n- cold brew concentrate\n"
+	if p.Content != want {
+		t.Errorf("stub %s:\n%s\nwant:\n%s", out.Pages[0].Path, p.Content, want)
+	}
+	for _, l := range p.Links {
+		if l.Target == "Cold brew" || strings.EqualFold(l.Target, "cold brew") {
+			t.Errorf("the stub links to itself: %+v", l)
+		}
+	}
+	if tags := p.Frontmatter.List("tags", true); !slices.Contains(tags, "stub") {
+		t.Errorf("tags %v", tags)
+	}
+	// what it says is true now that it exists
+	bl := mustCall[BacklinksOut](t, e, opBacklinks, obj{"title": "Cold brew"})
+	var from []string
+	for _, b := range bl.Backlinks {
+		from = append(from, b.Title)
+	}
+	if strings.Join(from, ",") != "Coffee,Iced drinks" {
+		t.Errorf("backlinks of the stub %v", from)
+	}
+}
+
+// The producer's rationale stays true once the page exists.
+func TestReview_RuleRationaleStaysTrue(t *testing.T) {
+	e := newTestEnv(t, testvault.New(t))
+	mustCall[WritePageOut](t, e, opWritePage, obj{"title": "Coffee", "content": "See [[Cold brew]].\n"})
+	l := mustCall[ListReviewsOut](t, e, opListReviews, obj{"type": "missing-page"})
+	if l.Total != 1 || strings.Contains(l.Items[0].Rationale, "[[Cold brew]]") || strings.Contains(l.Items[0].Rationale, "matches no page") {
+		t.Errorf("rule item %+v", l.Items)
+	}
+}

@@ -53,7 +53,8 @@ func TestSearch_Row(t *testing.T) {
 		{`{}`, 0, errs.Invalid},
 		{`{"query":"widgets","limit":3}`, 0, errs.Invalid},
 		{`{"query":"widgets","k":"3"}`, 0, errs.Invalid},
-		{`{"query":"widgets type:gadget"}`, 0, errs.Invalid},
+		{`{"query":"widgets type:gadget"}`, 0, ""},
+		{`{"query":"widgets type:gad_get"}`, 0, errs.Invalid},
 		{`{"query":"nothing-here"}`, 0, ""},
 	} {
 		out, err := op.Call(context.Background(), e, []byte(c.in))

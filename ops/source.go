@@ -374,6 +374,30 @@ func listSources(ctx context.Context, e *Env, in *ListSourcesIn) (*ListSourcesOu
 	return out, nil
 }
 
+// sourceTotals counts the sources `source list` lists, without computing
+// their states: the files under raw/sources/ and the cited files that are
+// missing (a cited key no file matches). status uses it, so both count
+// sources the same way.
+func sourceTotals(tx *store.Tx) (files, missing int) {
+	have := map[string]bool{}
+	_ = tx.EachFile(vault.SourcesDir+"/", func(p string, _ store.FileRec) bool {
+		files++
+		have[store.Fold(p)] = true
+		return true
+	})
+	last := ""
+	tx.EachCite(func(k string, _ uint32) bool {
+		if k != last {
+			last = k
+			if !have[k] {
+				missing++
+			}
+		}
+		return true
+	})
+	return files, missing
+}
+
 // citedSpelling returns the source path as the citing page wrote it
 // (its key before folding), else the folded key.
 func citedSpelling(c *citer, key string) string {

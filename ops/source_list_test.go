@@ -4,12 +4,14 @@ import (
 	"context"
 	"os"
 	"reflect"
+	"sort"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/synapse-wiki/synapse/errs"
 	"github.com/synapse-wiki/synapse/internal/testvault"
+	"github.com/synapse-wiki/synapse/internal/wildgen"
 	"github.com/synapse-wiki/synapse/vault"
 )
 
@@ -148,7 +150,9 @@ sources:
 ---
 Body.
 `, t0.Add(time.Hour))
-	writeAt(t, v, "wiki/two.md", "---\ntitle: Two\nsources: [\"[[gone.md]]\"]\n---\nBody.\n", t0.Add(time.Hour))
+	// a wikilink in sources is a link (SPEC §2.4), and the other entries
+	// are external citations, free text and a bare name: none is a file
+	writeAt(t, v, "wiki/two.md", "---\ntitle: Two\nsources: [\"[[gone.md]]\", \"web:https://x.org/a\", \"kb:gone.md\", \"Smith (2020), Gone\", gone, raw/sources/Gone.md]\n---\nBody.\n", t0.Add(time.Hour))
 	writeAt(t, v, "raw/sources/d-changed.md", "changed\n", t0.Add(2*time.Hour))
 	e := openTestEnv(t, v)
 
@@ -199,5 +203,52 @@ Body.
 	}
 	if _, err := callJSON(t, opListSources, e, map[string]any{"status": "new"}); errs.CodeOf(err) != errs.Invalid {
 		t.Errorf("unknown parameter: %v", err)
+	}
+}
+
+// wildVault generates a wild-conventions vault (internal/wildgen) and
+// opens an indexed Env on it.
+func wildVault(t testing.TB, o wildgen.Options) (*Env, *wildgen.Manifest) {
+	t.Helper()
+	v := testvault.New(t)
+	m, err := wildgen.Generate(v.Root, o)
+	must(t, err)
+	e, err := OpenEnv(context.Background(), v, OpenOptions{NoInitialScan: true})
+	must(t, err)
+	t.Cleanup(func() { e.Close() })
+	rescanT(t, e)
+	return e, m
+}
+
+// TestSource_ListWildCitations: on a vault citing URLs, doi:, web:, kb:
+// and guide: ids, free text, bare slugs, links and stray-colon mappings,
+// the missing sources are exactly the cited raw/sources/ paths that do
+// not exist; no external citation is ever one, and status counts the
+// sources as source list does.
+func TestSource_ListWildCitations(t *testing.T) {
+	e, m := wildVault(t, wildgen.Options{Seed: 3, NoHuge: true})
+	all := listT(t, e, map[string]any{"limit": 10000})
+	var missing []string
+	for _, s := range all.Sources {
+		if s.State == StateMissing {
+			missing = append(missing, s.Path)
+		}
+		for _, x := range m.External {
+			if strings.Contains(s.Path, x) || strings.Contains(x, strings.TrimPrefix(s.Path, "raw/sources/")) {
+				t.Errorf("external citation %q listed as source %s (%s)", x, s.Path, s.State)
+			}
+		}
+	}
+	sort.Strings(missing)
+	if strings.Join(missing, "\n") != strings.Join(m.Missing, "\n") {
+		t.Errorf("missing sources:\n%s\nwant:\n%s", strings.Join(missing, "\n"), strings.Join(m.Missing, "\n"))
+	}
+	if all.Counts.Missing != len(m.Missing) || all.Total != len(m.Sources)+len(m.Missing) {
+		t.Errorf("counts %+v total %d; want %d missing of %d", all.Counts, all.Total, len(m.Missing), len(m.Sources)+len(m.Missing))
+	}
+	st, err := status(context.Background(), e, &StatusIn{})
+	must(t, err)
+	if st.Sources != all.Total || st.SourcesMissing != all.Counts.Missing {
+		t.Errorf("status counts %d sources (%d missing); source list %d (%d missing)", st.Sources, st.SourcesMissing, all.Total, all.Counts.Missing)
 	}
 }

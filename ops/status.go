@@ -13,18 +13,21 @@ type StatusIn struct{}
 
 // StatusOut describes a vault and its index.
 type StatusOut struct {
-	Version      string `json:"version"`
-	Vault        string `json:"vault"`
-	Pages        int    `json:"pages"`
-	Sources      int    `json:"sources"`
-	Links        int    `json:"links"`
-	Dangling     int    `json:"dangling"`
-	Orphans      int    `json:"orphans"`
-	StoreBytes   int64  `json:"store_bytes"`
-	Schema       int    `json:"schema"`
-	LastScan     string `json:"last_scan"`
-	PendingLinks int    `json:"pending_links"`
-	PendingGraph int    `json:"pending_graph"`
+	Version string `json:"version"`
+	Vault   string `json:"vault"`
+	Pages   int    `json:"pages"`
+	// Sources counts what `source list` lists: the files under
+	// raw/sources/ and the cited files that are missing (SourcesMissing).
+	Sources        int    `json:"sources"`
+	SourcesMissing int    `json:"sources_missing"`
+	Links          int    `json:"links"`
+	Dangling       int    `json:"dangling"`
+	Orphans        int    `json:"orphans"`
+	StoreBytes     int64  `json:"store_bytes"`
+	Schema         int    `json:"schema"`
+	LastScan       string `json:"last_scan"`
+	PendingLinks   int    `json:"pending_links"`
+	PendingGraph   int    `json:"pending_graph"`
 	// Reviews counts review items by status (filled by the review queue).
 	Reviews map[string]int `json:"reviews"`
 	// Indexing is the progress of the index being built from scratch in
@@ -50,7 +53,8 @@ func status(ctx context.Context, e *Env, in *StatusIn) (*StatusOut, error) {
 		StoreBytes: e.Store.SizeBytes(), Reviews: map[string]int{}}
 	err := e.Store.View(func(tx *store.Tx) error {
 		out.Pages = tx.PageCount()
-		_ = tx.EachFile("raw/sources/", func(string, store.FileRec) bool { out.Sources++; return true })
+		files, missing := sourceTotals(tx)
+		out.Sources, out.SourcesMissing = files+missing, missing
 		tx.EachTitle(func(doc uint32, _ string) bool {
 			if !tx.HasBacklinks(doc) {
 				out.Orphans++

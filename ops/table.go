@@ -18,7 +18,7 @@
 //	enum:"a,b"              allowed values (documented; checked by the operation)
 //	required:"true"         must be present and non-empty
 //	raw:"true"              kept byte for byte (string fields are trimmed otherwise)
-//	mcp:"-"                 not part of the MCP tool's input schema
+//	mcp:"-"                 not an MCP parameter: absent from the tool schema and refused when sent
 //	cli:"-"                 not a CLI flag; cli:"stdin" reads the value from --file or stdin;
 //	                        cli:"stdin-list" on a []string argument reads the list from
 //	                        stdin (whitespace-separated) when the argument is "-"
@@ -72,6 +72,15 @@ type Op struct {
 	Access  Access
 	// Limits documents caps in prose (for help, the skill and OpenAPI).
 	Limits string
+	// WriteWith names (by json name) a bool input that turns a call of this
+	// read operation into a write (lint's to_review): such a call is
+	// refused in a read-only environment, never served by a GET, and the
+	// docs give the access as "read; write with --flag".
+	WriteWith string
+	// Rescans marks a read that first brings the index up to date with the
+	// files (lint): run by the CLI in its own process, it opens the store
+	// writable.
+	Rescans bool
 	// Scans marks operations that scan the vault themselves (reindex,
 	// rescan): opening the store for them skips the initial scan of a
 	// never-scanned store.
@@ -94,6 +103,10 @@ type Op struct {
 	// zero value is the cautious "may overwrite"). Idempotent: repeating the
 	// call with the same input has no further effect.
 	Additive, Idempotent bool
+	// OpenWorld marks an operation that may reach beyond the vault: it can
+	// run a command the user configured (deep-research runs
+	// $SYNAPSE_RESEARCH_CMD), so MCP clients see openWorldHint.
+	OpenWorld bool
 
 	In, Out reflect.Type
 	run     func(ctx context.Context, e *Env, in any) (any, error)
@@ -232,6 +245,11 @@ func (op *Op) Run(ctx context.Context, e *Env, in any) (any, error) {
 	if err := op.Allowed(e); err != nil {
 		return nil, err
 	}
+	if e.ReadOnly && op.Writes(in) {
+		f, _ := op.writeField()
+		return nil, errs.E(errs.Forbidden, "%s --%s changes the vault (%s) and this server is read-only; leave it out to read, or restart the server with `synapse serve --http --write`",
+			op.displayName(), f.Flag, f.Name)
+	}
 	if err := Normalize(in); err != nil {
 		return nil, err
 	}
@@ -263,6 +281,58 @@ func (op *Op) Allowed(e *Env) error {
 		return errs.E(errs.Forbidden, "%s changes the vault and this server is read-only; restart it with `synapse serve --http --write` to allow writes", op.displayName())
 	}
 	return nil
+}
+
+// Writes reports whether a call with this decoded input changes the
+// vault: every call of a write operation, and a call of a read operation
+// whose WriteWith input is true.
+func (op *Op) Writes(in any) bool {
+	if op.Access == Write {
+		return true
+	}
+	f, ok := op.writeField()
+	if !ok || in == nil {
+		return false
+	}
+	v := reflect.ValueOf(in)
+	if v.Kind() == reflect.Pointer {
+		v = v.Elem()
+	}
+	return v.Field(f.Index).Bool()
+}
+
+// WritesRaw is Writes for a JSON input (false when it does not decode:
+// the call then fails on its input).
+func (op *Op) WritesRaw(raw []byte) bool {
+	if op.Access == Write {
+		return true
+	}
+	if op.WriteWith == "" {
+		return false
+	}
+	in, err := op.Decode(raw)
+	return err == nil && op.Writes(in)
+}
+
+// AccessText describes the access for people: "read", "write", or for a
+// read with a WriteWith input "read; write with --to-review".
+func (op *Op) AccessText() string {
+	if f, ok := op.writeField(); ok && op.Access == Read {
+		return "read; write with --" + f.Flag
+	}
+	return string(op.Access)
+}
+
+func (op *Op) writeField() (Field, bool) {
+	if op.WriteWith == "" {
+		return Field{}, false
+	}
+	for _, f := range Fields(op.In) {
+		if f.Name == op.WriteWith && f.Type.Kind() == reflect.Bool {
+			return f, true
+		}
+	}
+	return Field{}, false
 }
 
 func (op *Op) displayName() string {

@@ -163,10 +163,11 @@ func TestWritePage_UpdateInPlace(t *testing.T) {
 	if out.Path != rel || out.ID != before.ID || out.Created || out.Title != "Aliases" {
 		t.Fatalf("not updated in place: %+v (was %s %s)", out, before.ID, before.Path)
 	}
-	// the hand-written frontmatter keeps its keys, order and style; tags,
-	// created and updated are added at the end
+	// the hand-written frontmatter keeps its keys, order and style; tags
+	// and updated are added at the end, and no created date (synapse did
+	// not create the file: SPEC §4.2)
 	const want = "---\naliases:\n  - alias\n  - aliases\n  - How to/Add aliases to note\npermalink: aliases\n" +
-		"cssclasses:\n  - soft-embed\ntags:\n  - help\ncreated: 2026-05-01\nupdated: 2026-05-01\n---\n" +
+		"cssclasses:\n  - soft-embed\ntags:\n  - help\nupdated: 2026-05-01\n---\n" +
 		"Rewritten body with a [[Internal links]] link.\n"
 	if got := readFile(t, v, rel); got != want {
 		t.Fatalf("file:\n%s\nwant:\n%s", got, want)
@@ -313,14 +314,16 @@ func TestWritePage_Invalid(t *testing.T) {
 		{"tab in title", WritePageIn{Title: "a\tb", Content: "x"}, errs.Invalid, "title contains a control character"},
 		{"empty content", WritePageIn{Title: "T", Content: " \n\t"}, errs.Invalid, "content is empty"},
 		{"only frontmatter", WritePageIn{Title: "T", Content: "---\ntags: [a]\n---\n"}, errs.Invalid, "content is empty"},
-		{"too large", WritePageIn{Title: "T", Content: big}, errs.TooLarge, "content exceeds the limit of 1 MiB"},
+		{"too large", WritePageIn{Title: "T", Content: big}, errs.TooLarge, "the page as written would be 1048649 bytes (frontmatter included); the limit is 1 MiB"},
+		{"too large with frontmatter", WritePageIn{Title: "T", Content: "x", Frontmatter: map[string]any{"blob": strings.Repeat("b", MaxContentBytes)}}, errs.TooLarge, "(frontmatter included); the limit is 1 MiB"},
+		{"input too large", WritePageIn{Title: "T", Content: strings.Repeat("a", 16<<20+1)}, errs.TooLarge, "content is 16777217 bytes; the limit of a page as written is 1 MiB"},
 		{"bad utf-8", WritePageIn{Title: "T", Content: "ok \xff\xfe"}, errs.Invalid, "content is not valid UTF-8 (bad byte at offset 3)"},
 		{"nul", WritePageIn{Title: "T", Content: "a\x00b"}, errs.Invalid, "content contains a NUL byte"},
 		{"bad block", WritePageIn{Title: "T", Content: "---\nx: [\n---\nb\n"}, errs.Invalid, "frontmatter block that is not valid YAML"},
-		{"unknown type", WritePageIn{Title: "T", Content: "x", Type: "person"}, errs.Invalid, `unknown page type "person"; valid types: entity, concept`},
+		{"malformed type", WritePageIn{Title: "T", Content: "x", Type: "per son"}, errs.Invalid, `type "per son" is not a well-formed type: use a lower-case word`},
 		{"reserved type", WritePageIn{Title: "T", Content: "x", Type: "index"}, errs.Invalid, `type "index" is reserved`},
 		{"map type", WritePageIn{Title: "T", Content: "x", Frontmatter: map[string]any{"type": 3.0}}, errs.Invalid, "frontmatter.type must be a string"},
-		{"map tags", WritePageIn{Title: "T", Content: "x", Frontmatter: map[string]any{"tags": []any{"a", 2.0}}}, errs.Invalid, "frontmatter.tags must be a list of strings"},
+		{"map tags", WritePageIn{Title: "T", Content: "x", Frontmatter: map[string]any{"tags": []any{"a", map[string]any{"b": 1.0}}}}, errs.Invalid, "frontmatter.tags must be a list of strings"},
 		{"tag with space", WritePageIn{Title: "T", Content: "x", Tags: []string{"machine learning"}}, errs.Invalid, `tag "machine learning" contains a space or comma; tags are single words such as "machine-learning"`},
 		{"missing source", WritePageIn{Title: "T", Content: "x", Sources: []string{"nope.md"}}, errs.Invalid, `source "raw/sources/nope.md" does not exist`},
 		{"escaping source", WritePageIn{Title: "T", Content: "x", Sources: []string{"../../etc/passwd"}}, errs.Invalid, "is not a file under raw/sources/"},
@@ -334,7 +337,8 @@ func TestWritePage_Invalid(t *testing.T) {
 		{"reserved log", WritePageIn{Title: "Log", Content: "x"}, errs.Invalid, "wiki/log.md, which synapse maintains"},
 		{"reserved overview", WritePageIn{Title: "overview", Content: "x"}, errs.Invalid, "wiki/overview.md"},
 		{"ambiguous", WritePageIn{Title: "dup", Content: "x"}, errs.Conflict, `title "dup" matches 2 pages (wiki/concepts/dup.md, wiki/entities/dup.md)`},
-		{"broken frontmatter", WritePageIn{Title: "broken", Content: "x"}, errs.Conflict, "wiki/broken.md has frontmatter that is not valid YAML"},
+		{"broken frontmatter", WritePageIn{Title: "broken", Content: "x", Tags: []string{"a"}}, errs.Conflict, "wiki/broken.md has frontmatter that is not valid YAML (line 2: did not find expected ',' or ']'), which synapse keeps as it is; tags cannot be changed until it is fixed"},
+		{"broken block", WritePageIn{Title: "broken", Content: "---\ntitle: [other\n---\nx"}, errs.Invalid, "content starts with a frontmatter block that is not valid YAML (line 2: did not find expected ',' or ']'); fix it"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -10,7 +10,7 @@ import (
 // AnalyzerVersion names the tokenizer's behaviour. It is stored with the
 // index; a build whose analyzer differs asks for `synapse reindex` rather
 // than matching terms made by different rules.
-const AnalyzerVersion = "1"
+const AnalyzerVersion = "3"
 
 // maxTermBytes bounds a term; longer runs (hashes, base64) are not
 // indexed whole.
@@ -23,10 +23,11 @@ const maxParts = 8
 type Kind uint8
 
 // Token kinds. A phrase is matched against the base stream: Word, Part and
-// Gram tokens in order (a Whole overlaps its Parts).
+// Gram tokens in order (a Whole overlaps its Parts, a flag the word after
+// its dashes).
 const (
 	Word  Kind = iota // a plain word, folded and stemmed
-	Whole             // a hyphenated, dotted or underscored compound kept whole (gpt-4o, v1.2)
+	Whole             // a hyphenated, dotted or underscored compound kept whole (gpt-4o, v1.2), or a flag with its dashes (-force, --dry-run)
 	Part              // one segment of a compound, folded and stemmed
 	Gram              // a CJK bigram, or a CJK character standing alone
 )
@@ -48,11 +49,14 @@ type Token struct {
 // each term again. It is not safe for concurrent use (take one from
 // Acquire).
 type Analyzer struct {
-	cache  *wordTable       // source text → 2·term number + stop bit; -1 for nothing
-	byTerm map[string]int32 // term → term number
-	terms  []string         // term number → term
-	segs   []int            // segment bounds of the current word
-	runes  []int            // rune starts of the current CJK run
+	lang   Language                 // the language words are stemmed in
+	cache  *wordTable               // caches[lang]
+	caches [numLanguages]*wordTable // source text → 2·term number + stop bit (-1 for nothing), and the surface form's term number (-1 for none)
+	byTerm map[string]int32         // term → term number
+	terms  []string                 // term number → term
+	segs   []int                    // segment bounds of the current word
+	runes  []int                    // rune starts of the current CJK run
+	stem   stemmer
 }
 
 // Caps: the word cache (cacheSlots/2 words) is cleared when full; an
@@ -62,10 +66,34 @@ const (
 	termCap    = 1 << 20
 )
 
-// NewAnalyzer returns an analyzer with an empty cache.
+// NewAnalyzer returns an analyzer with an empty cache, analyzing English.
 func NewAnalyzer() *Analyzer {
-	return &Analyzer{cache: newWordTable(cacheSlots), byTerm: make(map[string]int32, 4096)}
+	a := &Analyzer{byTerm: make(map[string]int32, 4096)}
+	a.SetLanguage(English)
+	return a
 }
+
+// SetLanguage sets the language the analyzer stems words in (English for
+// a fresh analyzer). In a language other than English, a word whose stem
+// differs from it is emitted twice: the stem, then the folded word itself
+// as a Whole token, so that an exact word outranks a word that only
+// shares its stem.
+func (a *Analyzer) SetLanguage(l Language) {
+	if l >= numLanguages {
+		l = English
+	}
+	if a.caches[l] == nil {
+		size := cacheSlots
+		if l != English {
+			size = cacheSlots / 4 // other languages: usually fewer pages
+		}
+		a.caches[l] = newWordTable(size)
+	}
+	a.lang, a.cache = l, a.caches[l]
+}
+
+// Language returns the language the analyzer stems words in.
+func (a *Analyzer) Language() Language { return a.lang }
 
 // Term returns the term numbered id by this analyzer.
 func (a *Analyzer) Term(id int32) string { return a.terms[id] }
@@ -86,27 +114,36 @@ func (a *Analyzer) Intern(term string) int32 {
 }
 
 // lookup returns the cached analysis of raw: 2·term number + stop bit, or
-// -1 when raw yields no term.
-func (a *Analyzer) lookup(raw string, kind Kind) int32 {
-	if v, ok := a.cache.get(raw); ok {
-		return v
+// -1 when raw yields no term; and the surface form's term number, or -1.
+func (a *Analyzer) lookup(raw string, kind Kind) (int32, int32) {
+	if v, alt, ok := a.cache.get(raw); ok {
+		return v, alt
 	}
-	var term string
+	v, alt := a.analyze(raw, kind)
+	a.cache.put(raw, v, alt)
+	return v, alt
+}
+
+// analyze analyzes raw afresh into the cache's encoding (see lookup).
+func (a *Analyzer) analyze(raw string, kind Kind) (int32, int32) {
+	var term, surface string
 	var stop bool
 	if kind == Gram {
 		term = fold(raw)
 	} else {
-		term, stop = analyzeWord(raw, kind)
+		term, surface, stop = a.analyzeWord(raw, kind)
 	}
-	v := int32(-1)
+	v, alt := int32(-1), int32(-1)
 	if term != "" {
 		v = a.Intern(term) * 2
 		if stop {
 			v |= 1
 		}
+		if surface != "" {
+			alt = a.Intern(surface)
+		}
 	}
-	a.cache.put(raw, v)
-	return v
+	return v, alt
 }
 
 // analyzers is a free list that, unlike a sync.Pool, survives garbage
@@ -128,6 +165,7 @@ func Release(a *Analyzer) {
 	if len(a.terms) > termCap {
 		return
 	}
+	a.SetLanguage(English)
 	select {
 	case analyzers <- a:
 	default:
@@ -149,6 +187,10 @@ func (a *Analyzer) Each(s string, fn func(Token)) {
 		c := s[i]
 		if c < utf8.RuneSelf {
 			if asciiClass[c] != clsWord {
+				if c == '-' {
+					i = a.flag(s, i, fn)
+					continue
+				}
 				i++
 				continue
 			}
@@ -178,6 +220,75 @@ func (a *Analyzer) Each(s string, fn func(Token)) {
 		default:
 			i += size
 		}
+	}
+}
+
+// maxFlagDashes is the most dashes a flag starts with (--dry-run).
+const maxFlagDashes = 2
+
+// flag handles a dash at s[i]. A dash that starts a token — at the start
+// of the text or after a space or punctuation, followed by a letter or
+// digit — makes a flag: a command-line parameter such as -Force,
+// --dry-run, -v or -1, emitted whole (dashes included, folded, not
+// stemmed) as a Whole token, so that it can be searched for with its
+// dash; the word after the dashes is then analyzed as usual. flag returns
+// the offset to go on from.
+func (a *Analyzer) flag(s string, i int, fn func(Token)) int {
+	if i > 0 && !separatorBefore(s, i) {
+		return i + 1
+	}
+	k := i
+	for k < len(s) && s[k] == '-' {
+		k++
+	}
+	if k-i > maxFlagDashes || k == len(s) {
+		return k
+	}
+	if ok, _ := wordRuneAt(s, k); !ok {
+		return k
+	}
+	end := flagEnd(s, k)
+	if end-i <= maxTermBytes {
+		a.emit(s, i, end, Whole, fn)
+	}
+	return k
+}
+
+// separatorBefore reports whether the rune before s[i] separates words
+// (a space or punctuation other than a joiner).
+func separatorBefore(s string, i int) bool {
+	c := s[i-1]
+	if c < utf8.RuneSelf {
+		return asciiClass[c] == clsOther
+	}
+	r, _ := utf8.DecodeLastRuneInString(s[:i])
+	return r != utf8.RuneError && !isWordRune(r) && !isJoinerRune(r)
+}
+
+// flagEnd returns the end of the name of a flag that starts at s[k]:
+// word runes, and segments joined to them by - . or _ (--dry-run,
+// -v1.2), at most maxParts of them.
+func flagEnd(s string, k int) int {
+	parts := 0
+	for {
+		for k < len(s) {
+			ok, size := wordRuneAt(s, k)
+			if !ok {
+				break
+			}
+			k += size
+		}
+		parts++
+		if k+1 >= len(s) || parts >= maxParts {
+			return k
+		}
+		if c := s[k]; c != '-' && c != '.' && c != '_' {
+			return k
+		}
+		if ok, _ := wordRuneAt(s, k+1); !ok {
+			return k
+		}
+		k++
 	}
 }
 
@@ -315,48 +426,76 @@ func continuesWord(s string, i int) bool {
 // emitHashed is emit for a plain ASCII word whose hash is known.
 func (a *Analyzer) emitHashed(s string, from, to int, h uint64, fn func(Token)) {
 	raw := s[from:to]
-	v, ok := a.cache.getHashed(raw, h)
+	v, alt, ok := a.cache.getHashed(raw, h)
 	if !ok {
-		term, stop := analyzeWord(raw, Word)
-		v = -1
-		if term != "" {
-			v = a.Intern(term) * 2
-			if stop {
-				v |= 1
-			}
-		}
-		a.cache.putHashed(raw, h, v)
+		v, alt = a.analyze(raw, Word)
+		a.cache.putHashed(raw, h, v, alt)
 	}
 	if v < 0 {
 		return
 	}
 	fn(Token{Term: a.terms[v>>1], Start: from, End: to, Kind: Word, Stop: v&1 != 0, ID: v >> 1})
+	if alt >= 0 {
+		fn(Token{Term: a.terms[alt], Start: from, End: to, Kind: Whole, ID: alt})
+	}
 }
 
 // emit analyzes s[from:to] (cached) and calls fn.
 func (a *Analyzer) emit(s string, from, to int, kind Kind, fn func(Token)) {
-	v := a.lookup(s[from:to], kind)
+	v, alt := a.lookup(s[from:to], kind)
 	if v < 0 {
 		return
 	}
 	fn(Token{Term: a.terms[v>>1], Start: from, End: to, Kind: kind, Stop: v&1 != 0 && kind != Whole, ID: v >> 1})
+	if alt >= 0 {
+		fn(Token{Term: a.terms[alt], Start: from, End: to, Kind: Whole, ID: alt})
+	}
 }
 
-// analyzeWord folds a word and stems it when it is English-like (ASCII
-// letters only); a compound's whole form is folded but not stemmed.
-func analyzeWord(raw string, kind Kind) (term string, stop bool) {
+// analyzeWord folds a word and stems it. In English (and languages
+// without a stemmer) a word of ASCII letters only is stemmed by the
+// English Snowball stemmer; elsewhere the lowercase word goes through its
+// language's Snowball stemmer and the stem is folded, and surface is the
+// folded word when it differs from the stem (ASCII words in Russian and
+// Arabic text are stemmed as English). A compound's whole form and a flag
+// are folded but not stemmed.
+func (a *Analyzer) analyzeWord(raw string, kind Kind) (term, surface string, stop bool) {
 	f := fold(raw)
 	if len(f) > maxTermBytes || f == "" {
-		return "", false
+		return "", "", false
 	}
 	if kind == Whole {
-		return f, false
+		return f, "", false
 	}
-	stop = stopwords[f]
-	if len(f) >= 3 && asciiLetters(f) {
-		return english.Stem(f, false), stop
+	l := a.lang
+	stop = isStop(l, f)
+	ascii := asciiLetters(f)
+	if l == English || ascii && (l == Russian || l == Arabic) {
+		if len(f) >= 3 && ascii {
+			return english.Stem(f, false), "", stop
+		}
+		return f, "", stop
 	}
-	return f, stop
+	if utf8.RuneCountInString(f) < 3 || hasDigit(f) {
+		return f, "", stop
+	}
+	st := fold(a.stem.stem(l, strings.ToLower(raw)))
+	if st == "" || len(st) > maxTermBytes {
+		st = f
+	}
+	if st != f && !stop {
+		surface = f
+	}
+	return st, surface, stop
+}
+
+func hasDigit(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c >= '0' && c <= '9' {
+			return true
+		}
+	}
+	return false
 }
 
 func asciiLetters(s string) bool {
@@ -393,7 +532,7 @@ func (a *Analyzer) cjk(s string, i int, fn func(Token)) int {
 }
 
 func (a *Analyzer) emitGram(s string, from, to int, fn func(Token)) {
-	v := a.lookup(s[from:to], Gram)
+	v, _ := a.lookup(s[from:to], Gram)
 	if v < 0 {
 		return
 	}

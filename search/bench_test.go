@@ -238,22 +238,40 @@ func BenchmarkQuerySet(b *testing.B) {
 		}
 		b.Run(kind, func(b *testing.B) {
 			type timed struct {
-				q string
-				d time.Duration
+				q      string
+				d, cpu time.Duration
 			}
 			var lat []timed
 			c0 := search.CPUTime()
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
 				for _, q := range qs {
-					t0 := time.Now()
+					t0, u0 := time.Now(), search.CPUTime()
 					if _, err := search.Search(ix.Store, q.q, search.Options{K: 5, ReadFile: read}); err != nil {
 						b.Fatal(err)
 					}
-					lat = append(lat, timed{q.q, time.Since(t0)})
+					lat = append(lat, timed{q.q, time.Since(t0), search.CPUTime() - u0})
 				}
 			}
 			b.StopTimer()
+			if os.Getenv("SEARCH_BENCH_EACH") != "" && kind == "all" {
+				// each query's median wall and CPU time, by CPU time
+				wall, cpu := map[string][]time.Duration{}, map[string][]time.Duration{}
+				for _, l := range lat {
+					wall[l.q] = append(wall[l.q], l.d)
+					cpu[l.q] = append(cpu[l.q], l.cpu)
+				}
+				var med []timed
+				for q := range wall {
+					slices.Sort(wall[q])
+					slices.Sort(cpu[q])
+					med = append(med, timed{q, wall[q][len(wall[q])/2], cpu[q][len(cpu[q])/2]})
+				}
+				sort.Slice(med, func(i, j int) bool { return med[i].cpu > med[j].cpu })
+				for _, m := range med {
+					b.Logf("wall %7.2f ms  cpu %7.2f ms  %.90q", float64(m.d.Microseconds())/1000, float64(m.cpu.Microseconds())/1000, m.q)
+				}
+			}
 			b.ReportMetric(float64((search.CPUTime()-c0).Microseconds())/1000/float64(b.N*len(qs)), "cpu-ms/query")
 			sort.Slice(lat, func(i, j int) bool { return lat[i].d < lat[j].d })
 			if kind == "all" {

@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -281,15 +282,28 @@ type evalSet struct {
 	minAliasTop1    float64
 	minHeadingMRR   float64
 	minAliasQueries int
+	// minQuestionRecall is the recall@5 the hand-written questions must
+	// reach (0.75 when zero).
+	minQuestionRecall float64
 }
 
 func evalSets() []evalSet {
 	root := testvault.RepoRoot()
 	return []evalSet{
-		{"obsidian-help-en", testvault.CorpusDir(), 0.95, 0.85, 50},
-		{"de", filepath.Join(root, "testdata", "search", "de"), 0.95, 0.85, 10},
-		{"zh", filepath.Join(root, "testdata", "search", "zh"), 0.95, 0.85, 10},
-		{"ja", filepath.Join(root, "testdata", "search", "ja"), 0.95, 0.85, 10},
+		{"obsidian-help-en", testvault.CorpusDir(), 0.95, 0.85, 50, 0},
+		{"de", filepath.Join(root, "testdata", "search", "de"), 0.95, 0.85, 10, 0},
+		{"zh", filepath.Join(root, "testdata", "search", "zh"), 0.95, 0.85, 10, 0},
+		{"ja", filepath.Join(root, "testdata", "search", "ja"), 0.95, 0.85, 10, 0},
+		// Korean: the same twenty pages as zh and ja
+		{"ko", filepath.Join(root, "testdata", "search", "ko"), 0.95, 0.85, 10, 0},
+		// the Obsidian Help vault in the translators' Spanish, Italian
+		// and Russian (issue 17)
+		{"obsidian-help-es", filepath.Join(root, "testdata", "obsidian-help-es"), 0.85, 0.70, 30, 0.5},
+		{"obsidian-help-it", filepath.Join(root, "testdata", "obsidian-help-it"), 0.85, 0.70, 50, 0.5},
+		{"obsidian-help-ru", filepath.Join(root, "testdata", "obsidian-help-ru"), 0.85, 0.70, 50, 0.3},
+		// command reference pages whose parameters are `### -Param`
+		// headings (PowerShell help, GNU option lists): no aliases
+		{"params", filepath.Join(root, "testdata", "search", "params"), 0, 0.85, 0, 0},
 	}
 }
 
@@ -335,10 +349,30 @@ func TestEval(t *testing.T) {
 			t.Logf("%-9s %-8s %s", "headings", "bm25", bh)
 			t.Logf("%-9s %-8s %s", "questions", "synapse", sq)
 			t.Logf("%-9s %-8s %s", "questions", "bm25", bq)
-			if sq.recall5 < 0.75 {
-				t.Errorf("question recall@5 %.3f < 0.75", sq.recall5)
+			if dash := dashQueries(c.headings); len(dash) > 0 {
+				sd := score(dash, ours, miss)
+				t.Logf("%-9s %-8s %s", "-headings", "synapse", sd)
+				t.Logf("%-9s %-8s %s", "-headings", "bm25", score(dash, base.rank, nil))
+				// issue 17: every -Param heading finds its page in the top 5
+				if sd.recall5 < 1 {
+					score(dash, ours, func(it knownItem, got []string) {
+						if !slices.Contains(got[:min(5, len(got))], it.target) {
+							t.Errorf("dash heading %q: %s not in the top 5 (%v)", it.query, it.target, got)
+						}
+					})
+				}
 			}
-			if sa.top1 < set.minAliasTop1 {
+			if zero := zeroScoreQueries(t, c); len(zero) > 0 {
+				t.Errorf("%d queries return a score-0 hit, e.g. %q", len(zero), zero[0])
+			}
+			minRecall := set.minQuestionRecall
+			if minRecall == 0 {
+				minRecall = 0.75
+			}
+			if sq.recall5 < minRecall {
+				t.Errorf("question recall@5 %.3f < %.2f", sq.recall5, minRecall)
+			}
+			if sa.n > 0 && sa.top1 < set.minAliasTop1 {
 				t.Errorf("alias top-1 %.3f < %.2f", sa.top1, set.minAliasTop1)
 			}
 			if sh.mr < set.minHeadingMRR {
@@ -349,4 +383,38 @@ func TestEval(t *testing.T) {
 			}
 		})
 	}
+}
+
+// dashQueries returns the items whose query starts with a dash (a
+// command-line parameter such as -ApprovalStatus or --dry-run).
+func dashQueries(items []knownItem) []knownItem {
+	var out []knownItem
+	for _, it := range items {
+		if strings.HasPrefix(it.query, "-") {
+			out = append(out, it)
+		}
+	}
+	return out
+}
+
+// zeroScoreQueries returns the evaluation queries (aliases, headings,
+// questions) for which search returns a hit with score 0: a page that
+// matches nothing of the query.
+func zeroScoreQueries(t *testing.T, c *evalCorpus) []string {
+	var out []string
+	for _, set := range [][]knownItem{c.aliases, c.headings, c.questions} {
+		for _, it := range set {
+			hits, err := search.Search(c.store, it.query, search.Options{K: 10})
+			if err != nil {
+				t.Fatalf("search %q: %v", it.query, err)
+			}
+			for _, h := range hits {
+				if h.Score <= 0 {
+					out = append(out, it.query)
+					break
+				}
+			}
+		}
+	}
+	return out
 }

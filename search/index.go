@@ -23,6 +23,7 @@ const (
 const (
 	typeTermPrefix = "\x00type:"
 	tagTermPrefix  = "\x00tag:"
+	langTermPrefix = "\x00lang:" // + Language.Code(): the pages stemmed in it
 )
 
 // knownKeys are frontmatter keys indexed through their own fields (or not
@@ -35,21 +36,25 @@ var knownKeys = map[string]bool{
 
 // Indexer keeps the search index in step with page changes; the scanner
 // calls it inside its write transactions (index.PageIndexer).
-type Indexer struct{}
+type Indexer struct {
+	// Language is the vault's default language: pages that neither
+	// declare one nor are detected are stemmed in it (PageLanguage).
+	Language Language
+}
 
 var _ index.PageIndexer = Indexer{}
 
 // IndexPages adds or replaces the given pages in the index. Pages are
 // analyzed in parallel; the store then merges the batch's postings into
 // its blocks in key order.
-func (Indexer) IndexPages(tx *store.Tx, pages []index.IndexedPage) error {
+func (ix Indexer) IndexPages(tx *store.Tx, pages []index.IndexedPage) error {
 	if len(pages) == 0 {
 		return nil
 	}
 	if err := tx.SetSearchVersion(AnalyzerVersion); err != nil {
 		return err
 	}
-	return tx.PutSearchDocs(analyzeBatch(pages))
+	return tx.PutSearchDocs(analyzeBatch(pages, ix.Language))
 }
 
 // RemovePages removes pages from the index.
@@ -138,7 +143,7 @@ func (w *docWork) finishDoc(doc uint32, lens [store.SearchFields]uint32, filters
 
 // analyzeBatch tokenizes pages with one worker per CPU and merges the
 // workers' term numbers into one batch term list.
-func analyzeBatch(pages []index.IndexedPage) *store.SearchBatch {
+func analyzeBatch(pages []index.IndexedPage, lang Language) *store.SearchBatch {
 	workers := min(runtime.GOMAXPROCS(0), (len(pages)+15)/16)
 	works := make([]*docWork, workers)
 	var wg sync.WaitGroup
@@ -149,7 +154,7 @@ func analyzeBatch(pages []index.IndexedPage) *store.SearchBatch {
 		go func() {
 			defer wg.Done()
 			for i := wi; i < len(pages); i += workers {
-				analyzePage(w, &pages[i], i)
+				analyzePage(w, &pages[i], i, lang)
 			}
 		}()
 	}
@@ -191,8 +196,9 @@ func analyzeBatch(pages []index.IndexedPage) *store.SearchBatch {
 	return b
 }
 
-// analyzePage tokenizes one page's fields.
-func analyzePage(w *docWork, p *index.IndexedPage, slot int) {
+// analyzePage tokenizes one page's fields in the page's language (def
+// when it has none).
+func analyzePage(w *docWork, p *index.IndexedPage, slot int, def Language) {
 	var lens [store.SearchFields]uint32
 	field := func(f int) func(Token) {
 		return func(t Token) {
@@ -205,6 +211,12 @@ func analyzePage(w *docWork, p *index.IndexedPage, slot int) {
 	head, body := field(FieldHead), field(FieldBody)
 	rec, parsed := p.Rec, p.Parsed
 	a := w.a
+	lang := def
+	if parsed != nil {
+		lang = PageLanguage(parsed.Frontmatter, rec.Title, parsed.Body, def)
+	}
+	a.SetLanguage(lang)
+	defer a.SetLanguage(English)
 	w.addName(rec.Title, FieldTitle, NameTitle, &lens)
 	for _, al := range rec.Aliases {
 		w.addName(al, FieldTitle, NameAlias, &lens)
@@ -225,8 +237,8 @@ func analyzePage(w *docWork, p *index.IndexedPage, slot int) {
 	for _, s := range rec.Sources {
 		a.Each(s, body)
 	}
-	filters := make([]string, 0, 1+len(rec.Tags))
-	filters = append(filters, typeTermPrefix+rec.Type)
+	filters := make([]string, 0, 2+len(rec.Tags))
+	filters = append(filters, typeTermPrefix+rec.Type, langTermPrefix+lang.Code())
 	for _, t := range rec.Tags {
 		filters = append(filters, tagTermPrefix+t)
 	}

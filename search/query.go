@@ -1,6 +1,7 @@
 package search
 
 import (
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -9,17 +10,31 @@ import (
 	"github.com/synapse-wiki/synapse/vault"
 )
 
-// Query is a parsed search query. The syntax (SPEC §4.1):
+// SyntaxHelp documents the query language for people and agents: `search
+// --help`, the MCP tool's description and the agent skill show this text.
+const SyntaxHelp = `Query syntax:
+  words            ranked by relevance; a page needs only some of them, so a question works
+  "a phrase"       these words in this order (an unclosed quote runs to the end)
+  -word            leave out pages with the word, when the query has other words too;
+                   -"a phrase" likewise
+  type:T           only pages of type T (several type: filters: any of them)
+  tag:X            only pages tagged X or X/… (several tag: filters: all of them)
+  -type:T -tag:X   leave those pages out
+  -Force --dry-run -v -1
+                   a leading dash that belongs to the term is searched as text, with and
+                   without the dash: two dashes, a digit or one letter after the dash,
+                   a -word the wiki holds with its dash (a command-line parameter), and
+                   every -word of a query that has nothing else to search for
+Punctuation is never a syntax error; only an unknown page type in type: is.
+A query of only type: and tag: filters lists the matching pages by title.`
+
+// Query is a parsed search query; SyntaxHelp is its syntax. Anything
+// else is text: punctuation is never a syntax error. Only an unknown page
+// type in a type: filter is an invalid error.
 //
-//	words          OR-ranked: a page needs only some of them
-//	"a phrase"     the words must appear in this order (an unclosed quote runs to the end)
-//	-word          pages holding the word are left out; -"a phrase" likewise
-//	type:T         only pages of type T (several type: filters: any of them)
-//	tag:X          only pages tagged X or X/… (several tag: filters: all of them)
-//	-type:T -tag:X leave those pages out
-//
-// Anything else is text: punctuation is never a syntax error. Only an
-// unknown page type in a type: filter is an invalid error.
+// A -word is an exclusion only while the query has something positive to
+// search for; Resolve turns an exclusion back into text when the index
+// holds the word as a flag (with its dash).
 type Query struct {
 	Text     []Token    // analyzed free-text tokens, stopwords flagged
 	Phrases  [][]string // each phrase's base terms, in order
@@ -29,6 +44,25 @@ type Query struct {
 	NotTypes []string
 	Tags     []string
 	NotTags  []string
+
+	// dashes are the exclusions that could also be read as text, in
+	// query order.
+	dashes []dashWord
+	raw    string   // the query text parsed
+	lang   Language // the language its words were stemmed in
+	sure   bool     // whether the query itself showed its language
+}
+
+// Language returns the language the query's words were stemmed in.
+func (q *Query) Language() Language { return q.lang }
+
+// dashWord is a -word or -"phrase" that excludes, or, read as text,
+// searches for its tokens (the flag with its dash and the word without).
+type dashWord struct {
+	text    []Token  // the word's tokens, dash included
+	phrase  []string // for -"a phrase": its base terms
+	exclude string   // the excluded term (a word)
+	flag    string   // the flag term (-word) that, when indexed, makes it text
 }
 
 // Empty reports whether the query asks for nothing at all.
@@ -41,18 +75,31 @@ func (q *Query) Filtered() bool {
 	return len(q.Types)+len(q.NotTypes)+len(q.Tags)+len(q.NotTags)+len(q.Exclude)+len(q.ExPhrase) > 0
 }
 
+// queryMinWords is how many function words a query needs to show its
+// language (see Resolve for the rest).
+const queryMinWords = 2
+
 // maxQueryBytes bounds the text a query is parsed from; the rest is
 // ignored (a query is a question, not a document).
 const maxQueryBytes = 4096
 
-// ParseQuery parses a query string.
+// ParseQuery parses a query string. Its words are stemmed in the
+// language the query shows by its script or its function words, else in
+// English; Resolve may choose another once the index is known.
 func ParseQuery(s string) (*Query, error) {
 	if len(s) > maxQueryBytes {
 		s = strings.ToValidUTF8(s[:maxQueryBytes], "")
 	}
+	l, sure := detectLanguage(s, queryMinWords)
+	return parseQuery(s, l, sure)
+}
+
+// parseQuery parses s with its words stemmed in language l.
+func parseQuery(s string, l Language, sure bool) (*Query, error) {
 	a := Acquire()
 	defer Release(a)
-	q := &Query{}
+	a.SetLanguage(l)
+	q := &Query{raw: s, lang: l, sure: sure}
 	i := 0
 	for i < len(s) {
 		r, size := utf8.DecodeRuneInString(s[i:])
@@ -60,12 +107,14 @@ func ParseQuery(s string) (*Query, error) {
 			i += size
 			continue
 		}
+		// a single dash before a quote, a filter or a word may exclude
 		neg := false
 		if r == '-' && i+1 < len(s) {
-			if r2, _ := utf8.DecodeRuneInString(s[i+1:]); !unicode.IsSpace(r2) && r2 != '-' {
-				neg = true
+			r2, size2 := utf8.DecodeRuneInString(s[i+1:])
+			neg = !unicode.IsSpace(r2) && r2 != '-'
+			if neg && isQuote(r2) {
 				i++
-				r, size = utf8.DecodeRuneInString(s[i:])
+				r, size = r2, size2
 			}
 		}
 		if isQuote(r) {
@@ -82,6 +131,7 @@ func ParseQuery(s string) (*Query, error) {
 			}
 			if neg {
 				q.ExPhrase = append(q.ExPhrase, terms)
+				q.dashes = append(q.dashes, dashWord{phrase: terms})
 			} else {
 				q.Phrases = append(q.Phrases, terms)
 			}
@@ -98,18 +148,161 @@ func ParseQuery(s string) (*Query, error) {
 		}
 		word := s[i:j]
 		i = j
-		if ok, err := q.filter(word, neg); err != nil {
+		bare := word
+		if neg {
+			bare = word[1:]
+		}
+		if ok, err := q.filter(bare, neg); err != nil {
 			return nil, err
 		} else if ok {
 			continue
 		}
-		if neg {
-			q.exclude(a, word)
+		if neg && q.dash(a, word) {
 			continue
 		}
 		a.Each(word, func(t Token) { q.Text = append(q.Text, t) })
 	}
+	if len(q.Text) == 0 && len(q.Phrases) == 0 {
+		// nothing positive: the exclusions are what to search for
+		q.resolve(func(dashWord) bool { return true })
+	}
 	return q, nil
+}
+
+// dash records -word (one dash, then a word) as an exclusion that could
+// also be text, and reports whether it did. A word that cannot be an
+// exclusion — a digit or a single letter after the dash (-1, -v) — is
+// left to be searched as text.
+func (q *Query) dash(a *Analyzer, word string) bool {
+	d := dashWord{text: a.Tokens(word)}
+	var base []Token
+	for _, t := range d.text {
+		switch {
+		case t.Kind == Whole && t.Start == 0:
+			d.flag = t.Term
+		case t.Kind != Whole:
+			base = append(base, t)
+		}
+	}
+	if len(base) == 0 {
+		return true // nothing to search for or leave out (-!!)
+	}
+	first, _ := utf8.DecodeRuneInString(word[1:])
+	if unicode.IsDigit(first) || utf8.RuneCountInString(strings.TrimRightFunc(word[1:], isPunct)) == 1 {
+		return false
+	}
+	// one term (a word, or a compound's whole form) excludes by postings;
+	// a word of several base terms (a CJK run) excludes as a phrase
+	var whole string
+	for _, t := range d.text {
+		if t.Kind == Whole && len(base) > 1 && t.Start == base[0].Start && t.End == base[len(base)-1].End {
+			whole = t.Term
+			break
+		}
+	}
+	switch {
+	case len(base) == 1:
+		d.exclude = base[0].Term
+	case whole != "":
+		d.exclude = whole
+	default:
+		for _, t := range base {
+			d.phrase = append(d.phrase, t.Term)
+		}
+	}
+	if d.exclude != "" {
+		q.Exclude = append(q.Exclude, d.exclude)
+	} else {
+		q.ExPhrase = append(q.ExPhrase, d.phrase)
+	}
+	q.dashes = append(q.dashes, d)
+	return true
+}
+
+func isPunct(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }
+
+// Resolve fits the query to the index it runs against; df returns how
+// many pages hold a term (0: none).
+//
+// The language: the one the query itself showed, if the index has pages
+// in it; else the only language the index has pages in; else the one of
+// those whose stems of the query's words the index holds most (ties: the
+// language of more pages). The query is stemmed again in it.
+//
+// Flags: each -word whose flag (the word with its dash, e.g. -force) the
+// index holds is read as text — the query names a command-line parameter
+// the wiki documents rather than a word to leave out.
+func (q *Query) Resolve(df func(term string) int) {
+	if l := q.pickLanguage(df); l != q.lang {
+		if nq, err := parseQuery(q.raw, l, q.sure); err == nil {
+			*q = *nq
+		}
+	}
+	q.resolve(func(d dashWord) bool { return d.flag != "" && df(d.flag) > 0 })
+}
+
+// pickLanguage chooses the query's language for Resolve.
+func (q *Query) pickLanguage(df func(string) int) Language {
+	var docs [numLanguages]int
+	var present []Language
+	for l := range docs {
+		if docs[l] = df(langTermPrefix + Language(l).Code()); docs[l] > 0 {
+			present = append(present, Language(l))
+		}
+	}
+	switch {
+	case len(present) == 0: // an index without languages
+		return q.lang
+	case q.sure && docs[q.lang] > 0:
+		return q.lang
+	case len(present) == 1:
+		return present[0]
+	}
+	best, bestHits := q.lang, -1
+	a := Acquire()
+	defer Release(a)
+	for _, l := range present {
+		a.SetLanguage(l)
+		seen := map[string]bool{}
+		hits := 0
+		a.Each(q.raw, func(t Token) {
+			if t.Stop || t.Kind == Gram || seen[t.Term] {
+				return
+			}
+			seen[t.Term] = true
+			if df(t.Term) > 0 {
+				hits++
+			}
+		})
+		if hits > bestHits || hits == bestHits && docs[l] > docs[best] {
+			best, bestHits = l, hits
+		}
+	}
+	return best
+}
+
+// resolve turns the exclusions for which asText holds into text.
+func (q *Query) resolve(asText func(dashWord) bool) {
+	keep := q.dashes[:0]
+	for _, d := range q.dashes {
+		if !asText(d) {
+			keep = append(keep, d)
+			continue
+		}
+		if d.exclude != "" {
+			if k := slices.Index(q.Exclude, d.exclude); k >= 0 {
+				q.Exclude = slices.Delete(q.Exclude, k, k+1)
+			}
+		} else if k := slices.IndexFunc(q.ExPhrase, func(p []string) bool { return slices.Equal(p, d.phrase) }); k >= 0 {
+			q.ExPhrase = slices.Delete(q.ExPhrase, k, k+1)
+		}
+		if d.text != nil {
+			q.Text = append(q.Text, d.text...)
+		} else {
+			q.Phrases = append(q.Phrases, d.phrase)
+		}
+	}
+	q.dashes = keep
 }
 
 func isQuote(r rune) bool { return r == '"' || r == '“' || r == '”' || r == '„' }
@@ -123,8 +316,8 @@ func (q *Query) filter(word string, neg bool) (bool, error) {
 	switch strings.ToLower(key) {
 	case "type":
 		t := strings.ToLower(val)
-		if !vault.ValidType(t) {
-			return false, errs.E(errs.Invalid, "type:%s: unknown page type; use one of %s", val, strings.Join(vault.PageTypes, ", "))
+		if !vault.WellFormedType(t) { // open types: a well-formed one no page has matches nothing
+			return false, errs.E(errs.Invalid, "type:%s: not a page type (a lower-case word of letters, digits and '-', at most 32 characters)", val)
 		}
 		if neg {
 			q.NotTypes = append(q.NotTypes, t)
@@ -146,21 +339,6 @@ func (q *Query) filter(word string, neg bool) (bool, error) {
 		return true, nil
 	}
 	return false, nil
-}
-
-// exclude records -word: one term (a word, or a compound's whole form)
-// excludes by postings; a word that analyzes into several base terms (a
-// CJK run) excludes as a phrase.
-func (q *Query) exclude(a *Analyzer, word string) {
-	toks := a.Tokens(word)
-	if len(toks) == 0 {
-		return
-	}
-	if toks[0].Kind == Whole || len(toks) == 1 {
-		q.Exclude = append(q.Exclude, toks[0].Term)
-		return
-	}
-	q.ExPhrase = append(q.ExPhrase, baseTerms(a, word))
 }
 
 // baseTerms returns the base stream of s (no Whole tokens).

@@ -2,6 +2,7 @@ package search
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -56,9 +57,24 @@ func TestParseQuery(t *testing.T) {
 		{`"unclosed phrase`, `phrase["unclos" "phrase"]`},
 		{`""`, ""},
 		{`-sync vault`, `text[vault] not["sync"]`},
-		{`-"remote vault"`, `notphrase["remot" "vault"]`},
-		{`-gpt-4o`, `not["gpt-4o"]`},
-		{`-数据库`, `notphrase["数据" "据库"]`},
+		{`-"remote vault" sync`, `text[sync] notphrase["remot" "vault"]`},
+		{`x -gpt-4o`, `text[x] not["gpt-4o"]`},
+		{`x -数据库`, `text[x] notphrase["数据" "据库"]`},
+		// a query of nothing but exclusions searches for them
+		{`-"remote vault"`, `phrase["remot" "vault"]`},
+		{`-gpt-4o`, `text[=-gpt-4o =gpt-4o gpt 4o]`},
+		{`-数据库`, `text[数据 据库]`},
+		{`-sync -mobile`, `text[=-sync sync =-mobile mobil]`},
+		{`-ApprovalStatus`, `text[=-approvalstatus approvalstatus]`},
+		{`-sync type:note`, `text[=-sync sync] type:note`},
+		{`-Force -type:note`, `text[=-force forc] -type:note`},
+		// a dash that belongs to the term: never an exclusion
+		{`--dry-run vault`, `text[=--dry-run =dry-run dri run vault]`},
+		{`vault -v`, `text[vault =-v v]`},
+		{`-1 vault`, `text[=-1 1 vault]`},
+		{`-v, --verbose`, `text[=-v v =--verbose verbos]`},
+		{`vault -Force`, `text[vault] not["forc"]`},
+		{`vault -!!`, `text[vault]`},
 		{`- -- ---`, ""},
 		{`a - b`, "text[a! b]"},
 		{`type:Entity vault`, "text[vault] type:entity"},
@@ -82,10 +98,45 @@ func TestParseQuery(t *testing.T) {
 	}
 }
 
+// TestQuery_Resolve: a -word the index holds with its dash (a flag) is
+// searched for, not left out.
+func TestQuery_Resolve(t *testing.T) {
+	for _, c := range []struct {
+		in      string
+		indexed []string
+		want    string
+	}{
+		{"Get-ChildItem -Force", []string{"-force"}, "text[=get-childitem get! childitem =-force forc]"},
+		{"Get-ChildItem -Force", nil, `text[=get-childitem get! childitem] not["forc"]`},
+		{"sync -mobile -Force", []string{"-force", "mobil"}, `text[sync =-force forc] not["mobil"]`},
+		{`sync -"remote vault"`, []string{"-remote"}, `text[sync] notphrase["remot" "vault"]`},
+	} {
+		q, err := ParseQuery(c.in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		q.Resolve(func(term string) int {
+			if slices.Contains(c.indexed, term) {
+				return 1
+			}
+			return 0
+		})
+		if got := describe(q); got != c.want {
+			t.Errorf("Resolve(%q, %v)\n got %s\nwant %s", c.in, c.indexed, got, c.want)
+		}
+	}
+}
+
 func TestParseQuery_UnknownType(t *testing.T) {
-	_, err := ParseQuery("vault type:bogus")
-	if errs.CodeOf(err) != errs.Invalid || !strings.Contains(err.Error(), "bogus") || !strings.Contains(err.Error(), "entity") {
-		t.Fatalf("err = %v, want an invalid error naming the type and the valid ones", err)
+	// types are open (SPEC §2.1): a well-formed type is a filter, whether
+	// or not a page has it; only a malformed one is invalid
+	q, err := ParseQuery("vault type:bogus type:Question")
+	if err != nil || strings.Join(q.Types, ",") != "bogus,question" {
+		t.Fatalf("well-formed types: %+v %v", q, err)
+	}
+	_, err = ParseQuery("vault type:bo_gus")
+	if errs.CodeOf(err) != errs.Invalid || !strings.Contains(err.Error(), "bo_gus") || !strings.Contains(err.Error(), "lower-case word") {
+		t.Fatalf("err = %v, want an invalid error naming the type and what a type is", err)
 	}
 }
 

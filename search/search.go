@@ -10,10 +10,10 @@
 package search
 
 import (
-	"container/heap"
 	"math"
 	"slices"
 	"sort"
+	"strings"
 
 	"github.com/synapse-wiki/synapse/errs"
 	"github.com/synapse-wiki/synapse/store"
@@ -49,6 +49,11 @@ type Params struct {
 	// NameKind weighs each kind of name.
 	Name     float64
 	NameKind [4]float64
+	// MaxTerms caps the query terms that are scored: a longer query (a
+	// pasted paragraph) keeps its MaxTerms rarest, the words that tell
+	// pages apart; the rest still count for name matching. Phrase words
+	// are always kept. 0 means no cap.
+	MaxTerms int
 }
 
 // DefaultParams are the constants synapse ranks with.
@@ -58,6 +63,7 @@ var DefaultParams = Params{
 	B:        [store.SearchFields]float64{0.4, 0.4, 0.75},
 	Name:     1,
 	NameKind: [4]float64{NameTitle: 1, NameAlias: 1, NameFile: 1, NameHeading: 0.6},
+	MaxTerms: 16,
 }
 
 // rerankDepth is how many of the best BM25F candidates are re-ranked by
@@ -77,10 +83,11 @@ func Search(s *store.Store, query string, o Options) ([]Hit, error) {
 type candidate struct {
 	doc   uint32
 	score float64
-	rec   *store.PageRec
 }
 
 // SearchWith runs a query with explicit ranking constants (evaluation).
+// Page records are read, phrases checked and snippets made only for the
+// hits returned (and, for phrases, the candidates checked before them).
 func SearchWith(s *store.Store, query string, o Options, p Params) ([]Hit, error) {
 	q, err := ParseQuery(query)
 	if err != nil {
@@ -90,19 +97,27 @@ func SearchWith(s *store.Store, query string, o Options, p Params) ([]Hit, error
 	if q.Empty() {
 		return []Hit{}, nil
 	}
-	var cands []candidate
+	phrases := len(q.Phrases)+len(q.ExPhrase) > 0 && o.ReadFile != nil
+	type found struct {
+		c    candidate
+		rec  *store.PageRec
+		text []byte
+	}
+	var hits []found
 	var terms map[string]float64
 	err = s.View(func(tx *store.Tx) error {
 		if err := checkIndex(tx); err != nil {
 			return err
 		}
+		// the query's language, and -words the wiki holds as flags
+		q.Resolve(func(t string) int { st, _ := tx.LookupSearchTerm(t); return int(st.DF) })
 		r := newRun(tx, q, p)
 		depth := max(k, rerankDepth)
-		if len(q.Phrases)+len(q.ExPhrase) > 0 && o.ReadFile != nil {
+		if phrases {
 			depth = max(k, phraseDepth)
 		}
-		var err error
-		if cands, err = r.rank(depth); err != nil {
+		cands, err := r.rank(depth)
+		if err != nil {
 			return err
 		}
 		terms = r.highlightTerms()
@@ -111,44 +126,40 @@ func SearchWith(s *store.Store, query string, o Options, p Params) ([]Hit, error
 				return err
 			}
 		}
-		// page records for the hits (and for the phrase checks' spares)
-		for i := range cands {
-			if i >= k && len(q.Phrases)+len(q.ExPhrase) == 0 {
-				cands = cands[:i]
+		for _, c := range cands {
+			if len(hits) == k {
 				break
 			}
-			if cands[i].rec, err = tx.Page(cands[i].doc); err != nil {
+			rec, err := tx.Page(c.doc)
+			if err != nil {
 				return err
 			}
+			if rec == nil || rec.Reserved {
+				continue
+			}
+			var text []byte
+			if o.ReadFile != nil {
+				text, _ = o.ReadFile(rec.Path)
+			}
+			if phrases && text != nil && !phraseOK(q, text) {
+				continue
+			}
+			hits = append(hits, found{c, rec, text})
 		}
 		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	hits := make([]Hit, 0, min(k, len(cands)))
-	phrases := len(q.Phrases)+len(q.ExPhrase) > 0
-	for _, c := range cands {
-		if len(hits) == k {
-			break
-		}
-		if c.rec == nil || c.rec.Reserved {
-			continue
-		}
-		var text []byte
-		if o.ReadFile != nil {
-			text, _ = o.ReadFile(c.rec.Path)
-		}
-		if phrases && text != nil && !phraseOK(q, string(text)) {
-			continue
-		}
-		hits = append(hits, Hit{
-			ID: c.rec.ID, Title: c.rec.Title, Type: c.rec.Type, Path: c.rec.Path,
-			Score:   math.Round(c.score*1000) / 1000,
-			Snippet: Snippet(string(text), terms),
+	out := make([]Hit, 0, len(hits))
+	for _, h := range hits {
+		out = append(out, Hit{
+			ID: h.rec.ID, Title: h.rec.Title, Type: h.rec.Type, Path: h.rec.Path,
+			Score:   math.Round(h.c.score*1000) / 1000,
+			Snippet: Snippet(string(h.text), terms),
 		})
 	}
-	return hits, nil
+	return out, nil
 }
 
 // checkIndex refuses to answer from an index that is missing or was built
@@ -167,10 +178,16 @@ func checkIndex(tx *store.Tx) error {
 	return nil
 }
 
-// qterm is a scoring term of a query.
+// qterm is a term of a query: a scoring term (weight > 0), or a synonym
+// kept for name matching only (weight 0).
 type qterm struct {
-	store.SearchTerm
-	weight float64
+	term     string
+	id       uint32
+	df       uint32
+	idf      float64
+	weight   float64
+	required bool                // a phrase word: every hit holds it
+	blocks   []store.SearchBlock // its postings (scoring terms only)
 }
 
 // run is one query's evaluation inside a read transaction.
@@ -182,10 +199,14 @@ type run struct {
 	maxDoc uint32
 	terms  []qterm
 	slots  [][]string // the query's words for name matching: each a term and its synonyms
+	// impossible: a phrase word is in no page, so nothing matches
+	impossible bool
+	err        error // reading the postings failed
 }
 
 func newRun(tx *store.Tx, q *Query, p Params) *run {
-	r := &run{tx: tx, q: q, p: p, stats: tx.SearchStats(), maxDoc: tx.MetaU32("next_doc")}
+	r := &run{tx: tx, q: q, p: p, stats: tx.SearchStats()}
+	r.maxDoc = max(tx.MetaU32("next_doc"), r.stats.MaxDoc)
 	// stopwords count only when the query has nothing else
 	allStop := true
 	for _, t := range q.Text {
@@ -195,6 +216,7 @@ func newRun(tx *store.Tx, q *Query, p Params) *run {
 		}
 	}
 	weights := map[string]float64{}
+	required := map[string]bool{}
 	var order []string
 	add := func(term string, w float64) {
 		if _, ok := weights[term]; !ok {
@@ -238,26 +260,92 @@ func newRun(tx *store.Tx, q *Query, p Params) *run {
 	for _, ph := range q.Phrases {
 		for _, t := range ph {
 			add(t, 1)
+			required[t] = true
 			if !stopTerm(a, t) {
 				slot(t, nil)
 			}
 		}
 	}
 	Release(a)
+	N := float64(r.stats.Docs)
+	lookup := func(term string, w float64) {
+		id, ok := tx.SearchTermID(term)
+		if !ok {
+			return
+		}
+		qt := qterm{term: term, id: id, weight: w, required: required[term], df: tx.SearchDF(id)}
+		if qt.df == 0 {
+			return
+		}
+		qt.idf = math.Log(1 + (N-float64(qt.df)+0.5)/(float64(qt.df)+0.5))
+		r.terms = append(r.terms, qt)
+	}
 	for _, t := range order {
-		if st, ok := tx.LookupSearchTerm(t); ok {
-			// (a zero weight keeps a synonym's id for name matching)
-			r.terms = append(r.terms, qterm{st, weights[t]})
+		n := len(r.terms)
+		// (a zero weight keeps a synonym's id for name matching)
+		lookup(t, weights[t])
+		if len(r.terms) > n {
 			continue
+		}
+		if required[t] {
+			r.impossible = true
 		}
 		// a CJK character standing alone is indexed only inside bigrams
 		if isLoneCJK(t) {
 			for _, st := range tx.SearchTermsWithPrefix(t, maxExpand) {
-				r.terms = append(r.terms, qterm{st, weights[t]})
+				lookup(st.Term, weights[t])
 			}
 		}
 	}
+	r.capTerms()
+	// the postings chunks of the terms that are scored
+	for i := range r.terms {
+		t := &r.terms[i]
+		if t.weight == 0 {
+			continue
+		}
+		var err error
+		if t.blocks, err = tx.SearchBlocks(t.id, make([]store.SearchBlock, 0, t.df/96+4)); err != nil {
+			r.err = err
+		}
+	}
 	return r
+}
+
+// capTerms keeps the Params.MaxTerms scoring terms with the highest idf
+// (phrase words always), turning the others into name-matching terms.
+func (r *run) capTerms() {
+	if r.p.MaxTerms <= 0 {
+		return
+	}
+	var opt []int
+	keep := r.p.MaxTerms
+	for i, t := range r.terms {
+		switch {
+		case t.weight == 0:
+		case t.required:
+			keep--
+		default:
+			opt = append(opt, i)
+		}
+	}
+	keep = max(keep, 0)
+	if len(opt) <= keep {
+		return
+	}
+	slices.SortStableFunc(opt, func(a, b int) int {
+		x, y := r.terms[a].idf*r.terms[a].weight, r.terms[b].idf*r.terms[b].weight
+		switch {
+		case x > y:
+			return -1
+		case x < y:
+			return 1
+		}
+		return 0
+	})
+	for _, i := range opt[keep:] {
+		r.terms[i].weight = 0
+	}
 }
 
 func isLoneCJK(t string) bool {
@@ -280,15 +368,12 @@ func (b bitset) and(o bitset) {
 		b[i] &= o[i]
 	}
 }
-func (r *run) postings(id uint32, fn func(uint32, [store.SearchFields]uint32)) error {
-	return r.tx.SearchPostings(id, fn)
-}
 
 // termSet returns the docs holding any of the given dictionary terms.
 func (r *run) termSet(terms []store.SearchTerm) (bitset, error) {
 	b := newBitset(r.maxDoc)
 	for _, t := range terms {
-		if err := r.postings(t.ID, func(d uint32, _ [store.SearchFields]uint32) { b.set(d) }); err != nil {
+		if err := r.tx.SearchPostings(t.ID, func(d uint32, _ [store.SearchFields]uint32) { b.set(d) }); err != nil {
 			return nil, err
 		}
 	}
@@ -352,107 +437,23 @@ func (r *run) filters() (allowed, excluded bitset, err error) {
 	return allowed, excluded, nil
 }
 
-// required returns the docs holding every term of every phrase (nil when
-// the query has no phrase), or an empty set when a phrase term is unknown.
-func (r *run) required() (bitset, error) {
-	var req bitset
-	for _, ph := range r.q.Phrases {
-		for _, t := range ph {
-			st, ok := r.tx.LookupSearchTerm(t)
-			if !ok {
-				return newBitset(r.maxDoc), nil
-			}
-			b, err := r.termSet([]store.SearchTerm{st})
-			if err != nil {
-				return nil, err
-			}
-			if req == nil {
-				req = b
-			} else {
-				req.and(b)
-			}
-		}
-	}
-	return req, nil
-}
-
-// rank scores every matching doc and returns the best n, best first.
+// rank returns the best n matching docs, best first: by BM25F with
+// dynamic pruning (topK), or in title order for a query of only filters.
 func (r *run) rank(n int) ([]candidate, error) {
 	allowed, excluded, err := r.filters()
 	if err != nil {
 		return nil, err
 	}
-	req, err := r.required()
-	if err != nil {
-		return nil, err
-	}
 	ok := func(d uint32) bool {
-		return (allowed == nil || allowed.has(d)) && (excluded == nil || !excluded.has(d)) && (req == nil || req.has(d))
+		return (allowed == nil || allowed.has(d)) && (excluded == nil || !excluded.has(d))
 	}
 	if !r.scoring() {
 		return r.listing(n, ok), nil
 	}
-	filtered := allowed != nil || excluded != nil || req != nil
-	scores := make([]float32, r.maxDoc+1)
-	var touched []uint32
-	norms := r.tx.SearchNorms()
-	var table [store.SearchFields][256]float32
-	for f := range table {
-		avg := r.stats.AvgLen(f)
-		for qv := range table[f] {
-			l := float64(store.DequantizeLength(uint8(qv)))
-			table[f][qv] = float32(r.p.W[f] / (1 - r.p.B[f] + r.p.B[f]*l/avg))
-		}
+	if r.err != nil {
+		return nil, r.err
 	}
-	k1 := float32(r.p.K1)
-	N := float64(r.stats.Docs)
-	for _, t := range r.terms {
-		if t.weight == 0 {
-			continue
-		}
-		df := float64(t.DF)
-		idf := float32(math.Log(1+(N-df+0.5)/(df+0.5)) * t.weight)
-		curChunk, chunk := uint32(math.MaxUint32), []byte(nil)
-		err := r.tx.SearchPostingBlocks(t.ID, func(ps []store.SearchPosting) {
-			for _, p := range ps {
-				d := p.Doc
-				if filtered && !ok(d) {
-					continue
-				}
-				if c := d / store.NormsPerChunk; c != curChunk {
-					curChunk, chunk = c, norms.Chunk(c)
-				}
-				i := int(d%store.NormsPerChunk) * store.SearchFields
-				if i+store.SearchFields > len(chunk) {
-					continue // no norms: not a live document
-				}
-				x := float32(p.TF[0])*table[0][chunk[i]] + float32(p.TF[1])*table[1][chunk[i+1]] + float32(p.TF[2])*table[2][chunk[i+2]]
-				if x == 0 {
-					continue
-				}
-				if scores[d] == 0 {
-					touched = append(touched, d)
-				}
-				scores[d] += idf * x * (k1 + 1) / (k1 + x)
-			}
-		})
-		if err != nil {
-			return nil, err
-		}
-	}
-	h := &candHeap{}
-	for _, d := range touched {
-		s := float64(scores[d])
-		if h.Len() < n {
-			heap.Push(h, candidate{doc: d, score: s})
-		} else if s > (*h)[0].score || (s == (*h)[0].score && d < (*h)[0].doc) {
-			(*h)[0] = candidate{doc: d, score: s}
-			heap.Fix(h, 0)
-		}
-	}
-	out := []candidate(*h)
-	sortCands(out)
-	return out, nil
+	return r.topK(n, ok)
 }
 
 // listing returns up to n allowed docs in title order (a query of only
@@ -488,13 +489,6 @@ func (h candHeap) Less(i, j int) bool {
 	return h[i].doc > h[j].doc
 }
 func (h candHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
-func (h *candHeap) Push(x any)   { *h = append(*h, x.(candidate)) }
-func (h *candHeap) Pop() any {
-	old := *h
-	x := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return x
-}
 
 // rerank multiplies each candidate's score by 1 + Name·m, where m in [0,1]
 // measures how well one of the page's names — title, alias, file name or
@@ -509,8 +503,8 @@ func (r *run) rerank(c []candidate) error {
 	slotOf := map[uint32]int{}
 	for _, t := range r.terms {
 		for i, sl := range r.slots {
-			if slices.Contains(sl, t.Term) {
-				slotOf[t.ID] = i
+			if slices.Contains(sl, t.term) {
+				slotOf[t.id] = i
 				break
 			}
 		}
@@ -545,55 +539,75 @@ func (r *run) rerank(c []candidate) error {
 	return nil
 }
 
-// highlightTerms returns the query's positive terms with their idf, for
+// highlightTerms returns the query's scored terms with their idf, for
 // snippets.
 func (r *run) highlightTerms() map[string]float64 {
 	out := map[string]float64{}
-	N := float64(r.stats.Docs)
 	for _, t := range r.terms {
-		if t.weight == 0 {
-			continue
+		if t.weight > 0 {
+			out[t.term] = t.idf
 		}
-		df := float64(t.DF)
-		out[t.Term] = math.Log(1 + (N-df+0.5)/(df+0.5))
 	}
 	return out
 }
 
 // phraseOK checks a page's text against the query's phrases: each must
-// occur, no excluded one may.
-func phraseOK(q *Query, text string) bool {
+// occur, no excluded one may. The text is tokenized a piece at a time (cut
+// at line ends, which no token spans) so that the check stops at the
+// first piece where every phrase has been seen, unless a phrase must be
+// shown absent.
+func phraseOK(q *Query, text []byte) bool {
 	a := Acquire()
 	defer Release(a)
-	stream := baseTerms(a, text)
-	for _, ph := range q.Phrases {
-		if !containsSeq(stream, ph) {
-			return false
-		}
+	a.SetLanguage(q.Language())
+	all := append(append([][]string{}, q.Phrases...), q.ExPhrase...)
+	longest := 0
+	for _, ph := range all {
+		longest = max(longest, len(ph))
 	}
-	for _, ph := range q.ExPhrase {
-		if containsSeq(stream, ph) {
+	seen := make([]bool, len(all))
+	need := len(q.Phrases)
+	ring := make([]string, longest) // the last base terms, ring[n%longest] the newest
+	n := 0
+	s := string(text)
+	for len(s) > 0 && (need > 0 || len(q.ExPhrase) > 0) {
+		cut := len(s)
+		if cut > phrasePiece {
+			if i := strings.IndexByte(s[phrasePiece:], '\n'); i >= 0 {
+				cut = phrasePiece + i + 1
+			}
+		}
+		a.Each(s[:cut], func(t Token) {
+			if t.Kind == Whole {
+				return
+			}
+			ring[n%longest] = t.Term
+			n++
+		outer:
+			for i, ph := range all {
+				if seen[i] || len(ph) == 0 || n < len(ph) || ring[(n-1)%longest] != ph[len(ph)-1] {
+					continue
+				}
+				for j := range ph {
+					if ring[(n-len(ph)+j)%longest] != ph[j] {
+						continue outer
+					}
+				}
+				seen[i] = true
+				if i < len(q.Phrases) {
+					need--
+				}
+			}
+		})
+		s = s[cut:]
+	}
+	for i, ok := range seen {
+		if ok != (i < len(q.Phrases)) && len(all[i]) > 0 {
 			return false
 		}
 	}
 	return true
 }
 
-func containsSeq(s, sub []string) bool {
-	if len(sub) == 0 {
-		return true
-	}
-outer:
-	for i := 0; i+len(sub) <= len(s); i++ {
-		if s[i] != sub[0] {
-			continue
-		}
-		for j := 1; j < len(sub); j++ {
-			if s[i+j] != sub[j] {
-				continue outer
-			}
-		}
-		return true
-	}
-	return false
-}
+// phrasePiece is the size of the pieces phraseOK tokenizes.
+const phrasePiece = 4096

@@ -158,7 +158,9 @@ func TestSearch_Syntax(t *testing.T) {
 		{`engine -tag:people`, []string{"Analytical Engine"}},
 		{`type:entity`, []string{"Ada Lovelace", "Charles Babbage"}},
 		{`tag:machines`, []string{"Analytical Engine"}},
-		{`-vault -engine`, []string{"Language models"}},
+		// nothing but exclusions: a search for those words (issue 17)
+		{`-vault -engine`, []string{"Remote vault", "Server storage", "Analytical Engine", "Charles Babbage", "Ada Lovelace"}},
+		{`-vault -engine type:entity`, []string{"Charles Babbage", "Ada Lovelace"}},
 		{`gpt-4o`, []string{"Language models"}},
 		{`GPT 4o`, []string{"Language models"}},
 		{`v1.2`, []string{"Language models"}},
@@ -178,8 +180,12 @@ func TestSearch_Syntax(t *testing.T) {
 	if got := w.titles("type:entity"); !slices.Equal(got, []string{"Ada Lovelace", "Charles Babbage"}) {
 		t.Errorf("type:entity → %v, want title order", got)
 	}
-	if _, err := w.search("engine type:robot", 5); errs.CodeOf(err) != errs.Invalid {
-		t.Errorf("type:robot: err %v, want invalid", err)
+	// open types: a well-formed type no page has matches nothing
+	if hits, err := w.search("engine type:robot", 5); err != nil || len(hits) != 0 {
+		t.Errorf("type:robot: %v %v, want no hits", hits, err)
+	}
+	if _, err := w.search("engine type:ro_bot", 5); errs.CodeOf(err) != errs.Invalid {
+		t.Errorf("type:ro_bot: err %v, want invalid", err)
 	}
 }
 
@@ -271,11 +277,45 @@ func TestSearch_Multilingual(t *testing.T) {
 	}
 }
 
+// TestSnippet_Markup: a snippet shows what a reader of the rendered page
+// sees, never raw markup (issue 14).
+func TestSnippet_Markup(t *testing.T) {
+	for _, c := range []struct{ body, want string }{
+		{"[[Introduction to Obsidian Sync|Obsidian Sync]] offers a headless client.", "Obsidian Sync offers a headless client."},
+		{"To open it, select **Vault profile** ![[lucide-chevrons-up-down.svg#icon]] at the bottom of the [[Sidebar|left sidebar]].",
+			"To open it, select Vault profile at the bottom of the left sidebar."},
+		{"See [[Internal links#Link to a heading]] and [[#Embed files]] or [[Note^abc]].", "See Internal links > Link to a heading and Embed files or Note^abc."},
+		{"See [[Note#^block-1]] first.", "See Note first."},
+		{"Select **[Read the changelog](<https://obsidian.md/changelog/>)** to view notes, or [Purchase](https://obsidian.md/account/commercial).",
+			"Select Read the changelog to view notes, or Purchase."},
+		{"![diagram](img/a.png) An *image* and _emphasis_ and ~~old~~ ==marked== text with snake_case.", "An image and emphasis and old marked text with snake_case."},
+		{"<a name=\"bkmk_test\"></a> Select <b>test</b> packages<br>now.", "Select test packages now."},
+		{"Use the `[[^^block]]` syntax or `<br>` tags.", "Use the [[^^block]] syntax or <br> tags."},
+		{"> [!tip] Tip\n> The palette supports fuzzy matching.", "Tip The palette supports fuzzy matching."},
+		{"- [ ] a task\n- [x] done\n1. first\n2. second", "a task done first second"},
+		{"| Syntax | Description |\n| ------ | ----------- |\n| `[[Link]]` | [[Internal links]] |", "Syntax Description [[Link]] Internal links"},
+		{"A footnote[^1] here. %%a hidden comment%% Visible ^note-id", "A footnote here. Visible"},
+		{"```js\nconst x = 1;\n```\nAfter the code.", "const x = 1; After the code."},
+		{"```\nob login [--email <email>] **not bold**\n```", "ob login [--email <email>] **not bold**"},
+		{"Links: <https://example.com> and \\*not emphasis\\*.", "Links: https://example.com and *not emphasis*."},
+	} {
+		if got := search.Snippet("---\ntitle: X\n---\n"+c.body, nil); got != c.want {
+			t.Errorf("Snippet(%q)\n got %q\nwant %q", c.body, got, c.want)
+		}
+	}
+	// a match inside a link's label starts the snippet at the link, not
+	// inside it
+	long := strings.Repeat("filler words here ", 30) + "and then [[Some long page title|the quokka page]] says more.\n"
+	if got := search.Snippet(long, map[string]float64{"quokka": 1}); strings.Contains(got, "|") || strings.Contains(got, "]]") || !strings.Contains(got, "the quokka page says more.") {
+		t.Errorf("snippet around a link label: %q", got)
+	}
+}
+
 func TestSnippetAndHighlight(t *testing.T) {
 	text := "---\ntitle: X\n---\n# Heading\n\n" + strings.Repeat("filler words here. ", 40) +
 		"The **remote vault** syncs with [[Local vault|your vault]].\n" + strings.Repeat("more filler. ", 40)
 	s := search.Snippet(text, map[string]float64{"remot": 2, "vault": 1})
-	if !strings.Contains(s, "remote vault syncs with Local vault|your vault") || !strings.HasPrefix(s, "…") || !strings.HasSuffix(s, "…") {
+	if !strings.Contains(s, "remote vault syncs with your vault.") || !strings.HasPrefix(s, "…") || !strings.HasSuffix(s, "…") {
 		t.Errorf("snippet %q", s)
 	}
 	if len(s) > 260 {

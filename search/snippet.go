@@ -35,6 +35,7 @@ func Snippet(text string, terms map[string]float64) string {
 	var ms []match
 	if len(terms) > 0 {
 		a := Acquire()
+		a.SetLanguage(TextLanguage(text))
 		a.Each(body, func(t Token) {
 			if _, ok := terms[t.Term]; ok && len(ms) < 5000 {
 				ms = append(ms, match{t.Start, t.Term})
@@ -94,46 +95,51 @@ func wordStart(s string, i int) int {
 	return i
 }
 
-// clean renders body[from:] as one line of at most snippetMax bytes:
-// whitespace collapsed, markdown markers dropped, "…" where text was cut.
+// clean renders body[from:] as one line of at most snippetMax bytes of
+// plain text, as a reader of the rendered page sees it (issue 14): links
+// show their label ([[Page|label]] → label, [[Page#Part]] → Page > Part,
+// [text](url) → text), embeds, images, HTML tags, comments, footnote
+// references, block ids, callout types and code fences are dropped, and so
+// are emphasis, heading, quote, list and table markers; inline code keeps
+// its text as written. Whitespace is collapsed and "…" marks where text
+// was cut.
 func clean(body string, from int) string {
+	from = constructStart(body, from)
 	var b strings.Builder
 	if strings.TrimSpace(body[:from]) != "" {
 		b.WriteString("…")
 	}
-	space := false
+	r := renderer{out: &b}
 	i := from
 	lineStart := from == 0 || body[from-1] == '\n'
+	fence := inFence(body, from)
 	for i < len(body) && b.Len() < snippetMax {
 		if lineStart {
-			// heading and quote markers
-			for i < len(body) && (body[i] == '#' || body[i] == '>' || body[i] == ' ' || body[i] == '\t') {
-				i++
-			}
 			lineStart = false
+			if isFence(body[i:]) {
+				fence = !fence
+				i = lineEnd(body, i)
+				continue
+			}
+			if !fence {
+				i = r.lineStart(body, i)
+				continue
+			}
+		}
+		if body[i] == '\n' {
+			r.space = true
+			lineStart = true
+			i++
 			continue
 		}
-		r, size := utf8.DecodeRuneInString(body[i:])
-		switch {
-		case unicode.IsSpace(r):
-			space = b.Len() > 0
-			i += size
-			lineStart = r == '\n'
-			continue
-		case strings.HasPrefix(body[i:], "[[") || strings.HasPrefix(body[i:], "]]") ||
-			strings.HasPrefix(body[i:], "**") || strings.HasPrefix(body[i:], "__"):
-			i += 2
-			continue
-		case r == '`':
-			i += size
+		if fence {
+			// code shows as written
+			e := lineEnd(body, i)
+			r.text(body[i:e])
+			i = e
 			continue
 		}
-		if space {
-			b.WriteByte(' ')
-			space = false
-		}
-		b.WriteString(body[i : i+size])
-		i += size
+		i = r.inline(body, i, len(body))
 	}
 	out := strings.TrimSpace(b.String())
 	if i < len(body) && strings.TrimSpace(body[i:]) != "" {
@@ -144,6 +150,373 @@ func clean(body string, from int) string {
 		out += "…"
 	}
 	return out
+}
+
+// isFence reports whether a line (s up to its end) opens or closes a
+// fenced code block.
+func isFence(s string) bool {
+	t := strings.TrimLeft(s, " \t")
+	return strings.HasPrefix(t, "```") || strings.HasPrefix(t, "~~~")
+}
+
+// inFence reports whether offset from of body is inside a fenced code
+// block.
+func inFence(body string, from int) bool {
+	in := false
+	for i := 0; i < from; {
+		if isFence(body[i:]) {
+			in = !in
+		}
+		e := strings.IndexByte(body[i:from], '\n')
+		if e < 0 {
+			break
+		}
+		i += e + 1
+	}
+	return in
+}
+
+// lineEnd returns the offset of the newline ending the line at i (or the
+// end of s).
+func lineEnd(s string, i int) int {
+	if e := strings.IndexByte(s[i:], '\n'); e >= 0 {
+		return i + e
+	}
+	return len(s)
+}
+
+// constructStart moves from back to the start of a link or embed it falls
+// inside on its line, so that a snippet never starts mid-construct.
+func constructStart(body string, from int) int {
+	ls := strings.LastIndexByte(body[:from], '\n') + 1
+	line := body[ls:from]
+	if open := strings.LastIndex(line, "[["); open >= 0 && !strings.Contains(line[open:], "]]") {
+		if open > 0 && line[open-1] == '!' {
+			open--
+		}
+		return ls + open
+	}
+	if open := strings.LastIndexByte(line, '['); open >= 0 && !strings.Contains(line[open:], ")") &&
+		(strings.Contains(line[open:], "](") || !strings.Contains(line[open:], "]")) {
+		if open > 0 && line[open-1] == '!' {
+			open--
+		}
+		return ls + open
+	}
+	return from
+}
+
+// renderer writes plain text with collapsed whitespace.
+type renderer struct {
+	out   *strings.Builder
+	space bool // a space is due before the next text
+}
+
+func (r *renderer) text(s string) {
+	fs := strings.Fields(s)
+	if len(fs) > 0 && unicode.IsSpace(rune(s[0])) {
+		r.space = true
+	}
+	for i, f := range fs {
+		if i > 0 {
+			r.space = true
+		}
+		r.word(f)
+	}
+	if s != "" && unicode.IsSpace(rune(s[len(s)-1])) {
+		r.space = true
+	}
+}
+
+func (r *renderer) word(w string) {
+	if r.space && r.out.Len() > 0 {
+		r.out.WriteByte(' ')
+	}
+	r.space = false
+	r.out.WriteString(w)
+}
+
+// lineStart skips a line's block markers (headings, quotes, callout
+// types, list and task markers, table rules, code fences) and returns
+// where its text starts.
+func (r *renderer) lineStart(s string, i int) int {
+	end := strings.IndexByte(s[i:], '\n')
+	if end < 0 {
+		end = len(s)
+	} else {
+		end += i
+	}
+	line := strings.TrimSpace(s[i:end])
+	if isTableRule(line) || line == "---" || line == "***" {
+		return end // the whole line is markup
+	}
+	for {
+		j := i
+		for j < end && (s[j] == ' ' || s[j] == '\t') {
+			j++
+		}
+		switch {
+		case j < end && (s[j] == '#' || s[j] == '>'):
+			for j < end && (s[j] == '#' || s[j] == '>') {
+				j++
+			}
+		case strings.HasPrefix(s[j:end], "[!"):
+			// a callout type: [!tip], [!note]+
+			k := strings.IndexByte(s[j:end], ']')
+			if k < 0 {
+				return j
+			}
+			j += k + 1
+			if j < end && (s[j] == '+' || s[j] == '-') {
+				j++
+			}
+		case j+1 < end && (s[j] == '-' || s[j] == '*' || s[j] == '+') && s[j+1] == ' ':
+			j += 2
+			if strings.HasPrefix(s[j:end], "[ ] ") || strings.HasPrefix(s[j:end], "[x] ") || strings.HasPrefix(s[j:end], "[X] ") {
+				j += 4
+			}
+		case j < end && s[j] >= '0' && s[j] <= '9':
+			k := j
+			for k < end && s[k] >= '0' && s[k] <= '9' {
+				k++
+			}
+			if k+1 < end && (s[k] == '.' || s[k] == ')') && s[k+1] == ' ' {
+				j = k + 2
+			} else {
+				return j
+			}
+		default:
+			return j
+		}
+		if j == i {
+			return j
+		}
+		i = j
+	}
+}
+
+// isTableRule reports a table's header rule (|---|:--:|).
+func isTableRule(line string) bool {
+	if !strings.Contains(line, "-") || !strings.Contains(line, "|") {
+		return false
+	}
+	for _, c := range line {
+		if c != '|' && c != '-' && c != ':' && c != ' ' {
+			return false
+		}
+	}
+	return true
+}
+
+// inline renders the construct or character at s[i] (within s[:end], one
+// line) and returns the offset after it.
+func (r *renderer) inline(s string, i, end int) int {
+	rest := s[i:end]
+	if nl := strings.IndexByte(rest, '\n'); nl >= 0 {
+		rest = rest[:nl]
+	}
+	c := rest[0]
+	switch c {
+	case '%':
+		if strings.HasPrefix(rest, "%%") {
+			// a comment, to its closing %% (possibly on a later line)
+			if k := strings.Index(s[i+2:], "%%"); k >= 0 {
+				return i + 2 + k + 2
+			}
+			return len(s)
+		}
+	case '!':
+		if strings.HasPrefix(rest, "![[") {
+			if k := strings.Index(rest, "]]"); k >= 0 {
+				r.space = true
+				return i + k + 2 // an embed
+			}
+		}
+		if strings.HasPrefix(rest, "![") {
+			if k := linkEnd(rest[1:]); k > 0 {
+				r.space = true
+				return i + 1 + k // an image
+			}
+		}
+	case '[':
+		if strings.HasPrefix(rest, "[[") {
+			if k := strings.Index(rest, "]]"); k >= 0 {
+				r.text(wikiLabel(rest[2:k]))
+				return i + k + 2
+			}
+		}
+		if strings.HasPrefix(rest, "[^") {
+			if k := strings.IndexByte(rest, ']'); k >= 0 {
+				return i + k + 1 // a footnote reference
+			}
+		}
+		if k := linkEnd(rest); k > 0 {
+			label := rest[1:strings.Index(rest, "](")]
+			j := 0
+			for j < len(label) {
+				j = r.inline(label, j, len(label))
+			}
+			return i + k
+		}
+	case '<':
+		if k := strings.IndexByte(rest, '>'); k > 0 {
+			inner := rest[1:k]
+			if strings.HasPrefix(inner, "http://") || strings.HasPrefix(inner, "https://") || strings.HasPrefix(inner, "mailto:") {
+				r.text(inner)
+				return i + k + 1
+			}
+			if isTag(inner) {
+				r.space = r.space || r.out.Len() > 0 && tagBreaks(inner)
+				return i + k + 1
+			}
+		}
+	case '`':
+		n := 0
+		for n < len(rest) && rest[n] == '`' {
+			n++
+		}
+		if k := strings.Index(rest[n:], rest[:n]); k >= 0 {
+			r.text(rest[n : n+k]) // code keeps its text as written
+			return i + n + k + n
+		}
+		return i + n
+	case '*', '~', '=':
+		n := 0
+		for n < len(rest) && rest[n] == c {
+			n++
+		}
+		if c == '*' || n >= 2 {
+			return i + n // emphasis, strikethrough, highlight markers
+		}
+	case '_':
+		n := 0
+		for n < len(rest) && rest[n] == '_' {
+			n++
+		}
+		// emphasis when it does not join two word characters (snake_case)
+		before := i > 0 && isWordByte(s[i-1])
+		after := i+n < end && isWordByte(s[i+n])
+		if !(before && after) {
+			return i + n
+		}
+	case '|':
+		r.space = true // a table cell boundary
+		return i + 1
+	case '\\':
+		if len(rest) > 1 && strings.IndexByte("\\`*_{}[]()#+-.!|<>~=%^$", rest[1]) >= 0 {
+			r.word(rest[1:2])
+			return i + 2
+		}
+	case '^':
+		// a block id closing the line: text ^abc-1
+		k := 1
+		for k < len(rest) && (isWordByte(rest[k]) || rest[k] == '-') {
+			k++
+		}
+		if k > 1 && strings.TrimSpace(rest[k:]) == "" && (i == 0 || s[i-1] == ' ') {
+			return i + k
+		}
+	case ' ', '\t', '\r':
+		r.space = true
+		return i + 1
+	}
+	_, size := utf8.DecodeRuneInString(rest)
+	if r.space && r.out.Len() > 0 {
+		r.out.WriteByte(' ')
+	}
+	r.space = false
+	r.out.WriteString(rest[:size])
+	return i + size
+}
+
+// wikiLabel is the text a wikilink shows: its label after |, else the
+// target with a heading as "Page > Heading" (block ids left out).
+func wikiLabel(inner string) string {
+	if k := strings.IndexByte(inner, '|'); k >= 0 {
+		return strings.TrimSpace(strings.TrimSuffix(inner[k+1:], "\\"))
+	}
+	inner = strings.TrimSuffix(inner, "\\")
+	parts := strings.Split(inner, "#")
+	var out []string
+	for _, p := range parts {
+		p = strings.TrimSpace(p)
+		if p == "" || strings.HasPrefix(p, "^") {
+			continue
+		}
+		out = append(out, p)
+	}
+	return strings.Join(out, " > ")
+}
+
+// linkEnd returns the length of a markdown link [label](url) at the start
+// of s (its url may be <bracketed>), or 0.
+func linkEnd(s string) int {
+	if s == "" || s[0] != '[' {
+		return 0
+	}
+	mid := strings.Index(s, "](")
+	if mid < 0 || strings.Contains(s[:mid], "[[") {
+		return 0
+	}
+	rest := s[mid+2:]
+	if strings.HasPrefix(rest, "<") {
+		if k := strings.Index(rest, ">)"); k >= 0 {
+			return mid + 2 + k + 2
+		}
+		return 0
+	}
+	depth := 0
+	for k := 0; k < len(rest); k++ {
+		switch rest[k] {
+		case '(':
+			depth++
+		case ')':
+			if depth == 0 {
+				return mid + 2 + k + 1
+			}
+			depth--
+		case ' ':
+			if !strings.HasPrefix(rest[k:], " \"") {
+				return 0
+			}
+		}
+	}
+	return 0
+}
+
+// isTag reports whether s (between < and >) is an HTML tag or comment.
+func isTag(s string) bool {
+	if strings.HasPrefix(s, "!--") {
+		return true
+	}
+	s = strings.TrimPrefix(s, "/")
+	if s == "" || !(s[0] >= 'a' && s[0] <= 'z' || s[0] >= 'A' && s[0] <= 'Z') {
+		return false
+	}
+	for k := 0; k < len(s) && s[k] != ' ' && s[k] != '/'; k++ {
+		if !isWordByte(s[k]) && s[k] != '-' {
+			return false
+		}
+	}
+	return true
+}
+
+// tagBreaks reports whether a tag separates words (a block element or a
+// line break) rather than running inside one (<b>, <span>).
+func tagBreaks(tag string) bool {
+	name := strings.ToLower(strings.TrimPrefix(tag, "/"))
+	if k := strings.IndexAny(name, " /"); k >= 0 {
+		name = name[:k]
+	}
+	switch name {
+	case "b", "i", "em", "strong", "span", "a", "u", "s", "mark", "code", "sup", "sub", "small", "kbd":
+		return false
+	}
+	return true
+}
+
+func isWordByte(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c >= 0x80
 }
 
 // Highlight returns the byte ranges of text (a snippet or a title) that
@@ -179,6 +552,7 @@ func Highlight(query, text string) [][2]int {
 	}
 	var spans [][2]int
 	a := Acquire()
+	a.SetLanguage(q.Language())
 	a.Each(text, func(t Token) {
 		if want[t.Term] {
 			spans = append(spans, [2]int{t.Start, t.End})

@@ -29,34 +29,35 @@ type wordSlot struct {
 	off  uint32
 	len  uint32 // 0 = empty
 	val  int32
+	alt  int32 // a second value (the surface form's term), -1 for none
 }
 
 func newWordTable(size int) *wordTable {
 	return &wordTable{slots: make([]wordSlot, size), keys: make([]byte, 0, size*8)}
 }
 
-// get returns the value stored for key.
-func (t *wordTable) get(key string) (int32, bool) { return t.getHashed(key, fnv(key)) }
+// get returns the values stored for key.
+func (t *wordTable) get(key string) (val, alt int32, ok bool) { return t.getHashed(key, fnv(key)) }
 
 // getHashed is get with the key's hash (fnv) already computed.
-func (t *wordTable) getHashed(key string, h uint64) (int32, bool) {
+func (t *wordTable) getHashed(key string, h uint64) (val, alt int32, ok bool) {
 	h = mix(h)
 	mask := uint64(len(t.slots) - 1)
 	for i := h & mask; ; i = (i + 1) & mask {
 		s := &t.slots[i]
 		if s.len == 0 {
-			return 0, false
+			return 0, 0, false
 		}
 		if s.hash == uint32(h>>32) && int(s.len) == len(key) && string(t.keys[s.off:s.off+s.len]) == key {
-			return s.val, true
+			return s.val, s.alt, true
 		}
 	}
 }
 
-// put stores val for a key that is not in the table (empty keys are not
-// stored). A full table (half its slots used) or key arena is cleared
-// first.
-func (t *wordTable) put(key string, val int32) { t.putHashed(key, fnv(key), val) }
+// put stores val and alt for a key that is not in the table (empty keys
+// are not stored). A full table (half its slots used) or key arena is
+// cleared first.
+func (t *wordTable) put(key string, val, alt int32) { t.putHashed(key, fnv(key), val, alt) }
 
 // mix spreads FNV's low bits, which index the table.
 func mix(h uint64) uint64 {
@@ -66,7 +67,7 @@ func mix(h uint64) uint64 {
 }
 
 // putHashed is put with the key's hash (fnv) already computed.
-func (t *wordTable) putHashed(key string, h uint64, val int32) {
+func (t *wordTable) putHashed(key string, h uint64, val, alt int32) {
 	h = mix(h)
 	if key == "" {
 		return
@@ -81,7 +82,7 @@ func (t *wordTable) putHashed(key string, h uint64, val int32) {
 	for t.slots[i].len != 0 {
 		i = (i + 1) & mask
 	}
-	t.slots[i] = wordSlot{hash: uint32(h >> 32), off: uint32(len(t.keys)), len: uint32(len(key)), val: val}
+	t.slots[i] = wordSlot{hash: uint32(h >> 32), off: uint32(len(t.keys)), len: uint32(len(key)), val: val, alt: alt}
 	t.keys = append(t.keys, key...)
 	t.n++
 }

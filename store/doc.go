@@ -34,5 +34,5 @@
 //	cites                    fold(source path) · doc → ∅ (pages citing a source)
 //
 // Other buckets are documented in the files that own them (search index,
-// review queue, sources).
+// review queue, sources, embedding vectors in vectors.go).
 package store

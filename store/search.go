@@ -32,10 +32,24 @@ import (
 // each ≥ the block key's doc and < the next block key's doc of the term:
 //
 //	uvarint count
+//	uvarint last doc − key doc
+//	bound: the highest tf of each field in the block, as a tf byte (below),
+//	  then per field one byte: the lowest quantized length of that field
+//	  among the block's docs with a tf > 0 in it (255 when there is none)
+//	uvarint chunks: 0 when the block is one chunk, else that many entries
+//	  of: uvarint count, uvarint last doc − the previous chunk's last doc
+//	  (the key doc for the first), uvarint bytes of its postings, bound
 //	count × posting: uvarint doc delta (the first relative to the key's doc,
 //	  then to the previous doc), then a term-frequency byte c:
 //	  c&0x0f < 15: title tf = c>>6, heading tf = c>>4&3, body tf = c&0x0f
 //	  c&0x0f == 15: three uvarints follow: title, heading, body tf
+//
+// A chunk is a run of up to searchChunk consecutive postings. The header
+// lets a scorer bound what any document of a chunk can score (more tf, a
+// shorter field: a higher score), skip the chunk without decoding it, and
+// decode only the chunk it needs (SearchBlocks lists chunks). Bounds are
+// exact: every write that changes a block recomputes them from its
+// postings and the norms.
 //
 // A term's document frequency is the sum of its blocks' counts, read at
 // query time, so adding a page rewrites no per-term counter.
@@ -77,6 +91,8 @@ func init() {
 }
 
 const (
+	// searchChunk is the number of postings under one bound in a block.
+	searchChunk = 128
 	// searchBlock is the size blocks are cut to; a block that grows past
 	// searchBlockMax by inserts is split into searchBlock-sized ones.
 	searchBlock    = 128
@@ -233,6 +249,16 @@ func (tx *Tx) LookupSearchTerm(term string) (SearchTerm, bool) {
 	return st, st.DF > 0
 }
 
+// SearchTermID returns the dictionary id of a term, whether or not any
+// document still holds it (SearchBlocks then returns no blocks).
+func (tx *Tx) SearchTermID(term string) (uint32, bool) {
+	v := tx.b(bSearchTerms).Get([]byte(term))
+	if len(v) != 4 {
+		return 0, false
+	}
+	return getU32(v), true
+}
+
 // SearchTermsWithPrefix returns up to limit terms starting with prefix
 // that some document holds, in byte order.
 func (tx *Tx) SearchTermsWithPrefix(prefix string, limit int) []SearchTerm {
@@ -250,6 +276,10 @@ func (tx *Tx) SearchTermsWithPrefix(prefix string, limit int) []SearchTerm {
 	}
 	return out
 }
+
+// SearchDF returns the number of documents holding term id (0 for an
+// unknown id), summing its blocks' counts without parsing them further.
+func (tx *Tx) SearchDF(id uint32) uint32 { return tx.searchDF(id) }
 
 // searchDF sums the counts of a term's blocks.
 func (tx *Tx) searchDF(id uint32) uint32 {
@@ -296,8 +326,11 @@ func (tx *Tx) SearchPostingBlocks(id uint32, fn func([]SearchPosting)) error {
 		if len(k) != 8 {
 			return fmt.Errorf("search postings of term %d: %w", id, errCorrupt)
 		}
-		var err error
-		if buf, err = decodeInto(buf[:0], v, getU32(k[4:])); err != nil {
+		h, err := parseBlock(v, getU32(k[4:]))
+		if err == nil {
+			buf, err = decodeInto(buf[:0], h.payload, h.count, h.key)
+		}
+		if err != nil {
 			return fmt.Errorf("search postings of term %d: %w", id, err)
 		}
 		fn(buf)
@@ -305,15 +338,223 @@ func (tx *Tx) SearchPostingBlocks(id uint32, fn func([]SearchPosting)) error {
 	return nil
 }
 
-// decodeInto appends a block's postings to out.
-func decodeInto(out []SearchPosting, v []byte, doc uint32) ([]SearchPosting, error) {
+// SearchBlock is one postings block of a term, not yet decoded: what a
+// scorer needs to decide whether to decode it.
+type SearchBlock struct {
+	First, Last uint32 // every doc of the block is in [First, Last]
+	Count       uint32
+	// MaxTF is the highest tf of each field in the block; MinLen the
+	// lowest quantized length (QuantizeLength) of each field among the
+	// block's docs with a tf > 0 in that field (255 when none has one).
+	// No doc of the block has more of the term in a shorter field.
+	MaxTF  [SearchFields]uint16
+	MinLen [SearchFields]uint8
+	base   uint32 // the doc the first posting's delta is relative to
+	data   []byte // encoded postings, valid for the transaction
+}
+
+// SearchBlocks appends the blocks of term id to dst — a chunk of a stored
+// block each — in doc order, without decoding their postings; the sum of
+// their counts is the term's document frequency. Blocks are valid for the
+// life of the transaction.
+func (tx *Tx) SearchBlocks(id uint32, dst []SearchBlock) ([]SearchBlock, error) {
+	c := tx.b(bSearchPost).Cursor()
+	prefix := u32(id)
+	var scratch []chunk
+	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+		if len(k) != 8 {
+			return dst, fmt.Errorf("search postings of term %d: %w", id, errCorrupt)
+		}
+		h, err := parseBlockInto(v, getU32(k[4:]), scratch[:0])
+		if cap(h.chunks) > cap(scratch) {
+			scratch = h.chunks
+		}
+		if err != nil {
+			return dst, fmt.Errorf("search postings of term %d: %w", id, err)
+		}
+		if h.chunks == nil {
+			dst = append(dst, SearchBlock{First: h.key, Last: h.last, Count: uint32(h.count),
+				MaxTF: h.bound.tf, MinLen: h.bound.len, base: h.key, data: h.payload})
+			continue
+		}
+		first, base, data := h.key, h.key, h.payload
+		for _, c := range h.chunks {
+			dst = append(dst, SearchBlock{First: first, Last: c.last, Count: uint32(c.count),
+				MaxTF: c.bound.tf, MinLen: c.bound.len, base: base, data: data[:c.size]})
+			first, base, data = c.last+1, c.last, data[c.size:]
+		}
+	}
+	return dst, nil
+}
+
+// Decode appends the block's postings to dst, in doc order.
+func (b *SearchBlock) Decode(dst []SearchPosting) ([]SearchPosting, error) {
+	out, err := decodeInto(dst, b.data, int(b.Count), b.base)
+	if err != nil {
+		return out, fmt.Errorf("search postings block at doc %d: %w", b.First, err)
+	}
+	return out, nil
+}
+
+// blockBound is a block's score bound: the highest tf and the lowest
+// quantized length of each field (see the package comment).
+type blockBound struct {
+	tf  [SearchFields]uint16
+	len [SearchFields]uint8
+}
+
+// emptyBound is the bound of no postings.
+var emptyBound = blockBound{len: [SearchFields]uint8{255, 255, 255}}
+
+func (b *blockBound) add(tf [SearchFields]uint16, norm [SearchFields]uint8) {
+	for f := range tf {
+		if tf[f] > 0 {
+			b.tf[f] = max(b.tf[f], tf[f])
+			b.len[f] = min(b.len[f], norm[f])
+		}
+	}
+}
+
+func (b *blockBound) merge(o blockBound) {
+	for f := range b.tf {
+		b.tf[f] = max(b.tf[f], o.tf[f])
+		b.len[f] = min(b.len[f], o.len[f])
+	}
+}
+
+// blockHead is a parsed block header.
+type blockHead struct {
+	key, last uint32
+	count     int
+	bound     blockBound
+	chunks    []chunk // nil when the block is one chunk
+	payload   []byte  // the postings
+}
+
+// chunk is a run of a block's postings under one bound.
+type chunk struct {
+	count int
+	last  uint32
+	size  int // bytes of its postings
+	bound blockBound
+}
+
+// chunkList returns the block's chunks (one for a block without a table).
+func (h *blockHead) chunkList() []chunk {
+	if h.chunks != nil {
+		return h.chunks
+	}
+	if h.count == 0 {
+		return nil
+	}
+	return []chunk{{count: h.count, last: h.last, size: len(h.payload), bound: h.bound}}
+}
+
+// parseBlock reads a block's header.
+func parseBlock(v []byte, key uint32) (blockHead, error) { return parseBlockInto(v, key, nil) }
+
+// parseBlockInto reads a block's header, its chunk table (if any) into
+// chunks' storage.
+func parseBlockInto(v []byte, key uint32, chunks []chunk) (blockHead, error) {
+	h := blockHead{key: key}
 	n, w := binary.Uvarint(v)
 	if w <= 0 || n > uint64(len(v)) {
-		return out, errCorrupt
+		return h, errCorrupt
 	}
 	v = v[w:]
-	out = slices.Grow(out, int(n))
-	for i := uint64(0); i < n; i++ {
+	h.count = int(n)
+	d, w := binary.Uvarint(v)
+	if w <= 0 || d > math.MaxUint32-uint64(key) {
+		return h, errCorrupt
+	}
+	h.last = key + uint32(d)
+	v = v[w:]
+	tf, v, err := readTF(v)
+	if err != nil || len(v) < SearchFields {
+		return h, errCorrupt
+	}
+	h.bound.tf = tf
+	copy(h.bound.len[:], v[:SearchFields])
+	v = v[SearchFields:]
+	nc, w := binary.Uvarint(v)
+	if w <= 0 || nc > uint64(len(v)) {
+		return h, errCorrupt
+	}
+	v = v[w:]
+	if nc > 0 {
+		h.chunks = slices.Grow(chunks[:0], int(nc))[:nc]
+		clear(h.chunks)
+		prev, total, bytes := key, 0, 0
+		for i := range h.chunks {
+			c := &h.chunks[i]
+			var x [3]uint64
+			for j := range x {
+				if x[j], w = binary.Uvarint(v); w <= 0 {
+					return h, errCorrupt
+				}
+				v = v[w:]
+			}
+			if x[1] > math.MaxUint32-uint64(prev) {
+				return h, errCorrupt
+			}
+			c.count, c.last, c.size = int(x[0]), prev+uint32(x[1]), int(x[2])
+			prev = c.last
+			if c.bound.tf, v, err = readTF(v); err != nil || len(v) < SearchFields {
+				return h, errCorrupt
+			}
+			copy(c.bound.len[:], v[:SearchFields])
+			v = v[SearchFields:]
+			total += c.count
+			bytes += c.size
+		}
+		if total != h.count || bytes > len(v) || prev != h.last {
+			return h, errCorrupt
+		}
+	}
+	h.payload = v
+	return h, nil
+}
+
+// readTF reads a tf byte (and its escaped uvarints).
+func readTF(v []byte) ([SearchFields]uint16, []byte, error) {
+	var tf [SearchFields]uint16
+	if len(v) == 0 {
+		return tf, v, errCorrupt
+	}
+	c := v[0]
+	v = v[1:]
+	if c&0x0f != 15 {
+		return [SearchFields]uint16{uint16(c >> 6), uint16(c >> 4 & 3), uint16(c & 0x0f)}, v, nil
+	}
+	for f := range tf {
+		x, w := binary.Uvarint(v)
+		if w <= 0 {
+			return tf, v, errCorrupt
+		}
+		tf[f], v = uint16(min(x, math.MaxUint16)), v[w:]
+	}
+	return tf, v, nil
+}
+
+// appendTF writes a tf byte (escaped when a count does not fit).
+func appendTF(b []byte, tf [SearchFields]uint16) []byte {
+	t, h, x := tf[0], tf[1], tf[2]
+	if t <= 3 && h <= 3 && x < 15 {
+		return append(b, byte(t<<6|h<<4|x))
+	}
+	b = append(b, 0x0f)
+	b = binary.AppendUvarint(b, uint64(t))
+	b = binary.AppendUvarint(b, uint64(h))
+	return binary.AppendUvarint(b, uint64(x))
+}
+
+// decodeInto appends n postings encoded after doc to out.
+func decodeInto(out []SearchPosting, v []byte, n int, doc uint32) ([]SearchPosting, error) {
+	if n > len(v) {
+		return out, errCorrupt
+	}
+	out = slices.Grow(out, n)
+	for i := 0; i < n; i++ {
 		if len(v) >= 2 && v[0] < 0x80 && v[1]&0x0f != 15 {
 			// the common case: a one-byte delta and a packed tf byte
 			doc += uint32(v[0])
@@ -327,62 +568,35 @@ func decodeInto(out []SearchPosting, v []byte, doc uint32) ([]SearchPosting, err
 			return out, errCorrupt
 		}
 		doc += uint32(d)
-		c := v[w]
-		v = v[w+1:]
-		var tf [SearchFields]uint16
-		if c&0x0f != 15 {
-			tf = [SearchFields]uint16{uint16(c >> 6), uint16(c >> 4 & 3), uint16(c & 0x0f)}
-		} else {
-			for f := range tf {
-				x, w := binary.Uvarint(v)
-				if w <= 0 {
-					return out, errCorrupt
-				}
-				tf[f], v = uint16(min(x, math.MaxUint16)), v[w:]
-			}
+		tf, rest, err := readTF(v[w:])
+		if err != nil {
+			return out, err
 		}
+		v = rest
 		out = append(out, SearchPosting{doc, tf})
 	}
 	return out, nil
 }
 
 // eachPosting decodes a block without allocating.
-func eachPosting(v []byte, doc uint32, fn func(doc uint32, tf [SearchFields]uint32)) error {
-	n, w := binary.Uvarint(v)
-	if w <= 0 {
-		return errCorrupt
+func eachPosting(v []byte, key uint32, fn func(doc uint32, tf [SearchFields]uint32)) error {
+	h, err := parseBlock(v, key)
+	if err != nil {
+		return err
 	}
-	v = v[w:]
-	for i := uint64(0); i < n; i++ {
-		var d uint64
-		if len(v) > 0 && v[0] < 0x80 {
-			d, v = uint64(v[0]), v[1:]
-		} else {
-			d, w = binary.Uvarint(v)
-			if w <= 0 {
-				return errCorrupt
-			}
-			v = v[w:]
-		}
-		doc += uint32(d)
-		if len(v) == 0 {
+	v, doc := h.payload, key
+	for i := 0; i < h.count; i++ {
+		d, w := binary.Uvarint(v)
+		if w <= 0 {
 			return errCorrupt
 		}
-		c := v[0]
-		v = v[1:]
-		var tf [SearchFields]uint32
-		if c&0x0f != 15 {
-			tf = [SearchFields]uint32{uint32(c >> 6), uint32(c >> 4 & 3), uint32(c & 0x0f)}
-		} else {
-			for f := range tf {
-				x, w := binary.Uvarint(v)
-				if w <= 0 {
-					return errCorrupt
-				}
-				tf[f], v = uint32(x), v[w:]
-			}
+		doc += uint32(d)
+		tf, rest, err := readTF(v[w:])
+		if err != nil {
+			return err
 		}
-		fn(doc, tf)
+		v = rest
+		fn(doc, [SearchFields]uint32{uint32(tf[0]), uint32(tf[1]), uint32(tf[2])})
 	}
 	return nil
 }
@@ -496,11 +710,13 @@ func (tx *Tx) SearchIndexSize() SearchIndexStats {
 	return s
 }
 
-// posting is a decoded posting; del marks a removal in an update list.
+// posting is a decoded posting with its doc's quantized field lengths
+// (for the block bounds); del marks a removal in an update list.
 type posting struct {
-	doc uint32
-	tf  [SearchFields]uint16 // saturating at 65535
-	del bool
+	doc  uint32
+	tf   [SearchFields]uint16 // saturating at 65535
+	norm [SearchFields]uint8
+	del  bool
 }
 
 func tf16(tf [SearchFields]uint32) [SearchFields]uint16 {
@@ -511,16 +727,79 @@ func tf16(tf [SearchFields]uint32) [SearchFields]uint16 {
 	return out
 }
 
-func decodeBlock(v []byte, keyDoc uint32, out []posting) ([]posting, error) {
+// decodeBlock appends a block's postings to out, with each doc's norms
+// from normOf.
+func decodeBlock(v []byte, keyDoc uint32, out []posting, normOf func(uint32) [SearchFields]uint8) ([]posting, error) {
 	err := eachPosting(v, keyDoc, func(doc uint32, tf [SearchFields]uint32) {
-		out = append(out, posting{doc: doc, tf: tf16(tf)})
+		out = append(out, posting{doc: doc, tf: tf16(tf), norm: normOf(doc)})
 	})
 	return out, err
 }
 
+// appendBlock encodes ps (ascending, all ≥ keyDoc) as a block.
 func appendBlock(b []byte, keyDoc uint32, ps []posting) []byte {
-	b = binary.AppendUvarint(b, uint64(len(ps)))
+	chunks := addChunks(nil, keyDoc, ps)
+	b = appendHeader(b, len(ps), keyDoc, chunks)
 	return appendPostingsTo(b, keyDoc, ps)
+}
+
+// addChunks extends chunks (of postings ending at doc prev) with ps: the
+// last chunk is filled up to searchChunk postings, then new ones follow.
+func addChunks(chunks []chunk, prev uint32, ps []posting) []chunk {
+	for _, p := range ps {
+		if len(chunks) == 0 || chunks[len(chunks)-1].count >= searchChunk {
+			chunks = append(chunks, chunk{bound: emptyBound})
+		}
+		c := &chunks[len(chunks)-1]
+		c.count++
+		c.size += uvarintLen(p.doc-prev) + tfLen(p.tf)
+		c.last, prev = p.doc, p.doc
+		c.bound.add(p.tf, p.norm)
+	}
+	return chunks
+}
+
+// appendHeader writes a block header for chunks (which hold count
+// postings after key).
+func appendHeader(b []byte, count int, key uint32, chunks []chunk) []byte {
+	bound := emptyBound
+	for _, c := range chunks {
+		bound.merge(c.bound)
+	}
+	last := chunks[len(chunks)-1].last
+	b = binary.AppendUvarint(b, uint64(count))
+	b = binary.AppendUvarint(b, uint64(last-key))
+	b = appendTF(b, bound.tf)
+	b = append(b, bound.len[:]...)
+	if len(chunks) == 1 {
+		return append(b, 0)
+	}
+	b = binary.AppendUvarint(b, uint64(len(chunks)))
+	prev := key
+	for _, c := range chunks {
+		b = binary.AppendUvarint(b, uint64(c.count))
+		b = binary.AppendUvarint(b, uint64(c.last-prev))
+		b = binary.AppendUvarint(b, uint64(c.size))
+		b = appendTF(b, c.bound.tf)
+		b = append(b, c.bound.len[:]...)
+		prev = c.last
+	}
+	return b
+}
+
+// headerMax is the most a block header takes, and chunkMax the most a
+// chunk table entry takes.
+const (
+	headerMax = 3*binary.MaxVarintLen32 + 1 + 3*binary.MaxVarintLen16 + SearchFields
+	chunkMax  = 3*binary.MaxVarintLen32 + 1 + 3*binary.MaxVarintLen16 + SearchFields
+)
+
+// tfLen is the size of a tf byte and its escape.
+func tfLen(tf [SearchFields]uint16) int {
+	if tf[0] <= 3 && tf[1] <= 3 && tf[2] < 15 {
+		return 1
+	}
+	return 1 + uvarintLen(uint32(tf[0])) + uvarintLen(uint32(tf[1])) + uvarintLen(uint32(tf[2]))
 }
 
 // appendPostingsTo encodes postings after prev (the key's doc or the last
@@ -529,15 +808,7 @@ func appendPostingsTo(b []byte, prev uint32, ps []posting) []byte {
 	for _, p := range ps {
 		b = binary.AppendUvarint(b, uint64(p.doc-prev))
 		prev = p.doc
-		t, h, x := p.tf[0], p.tf[1], p.tf[2]
-		if t <= 3 && h <= 3 && x < 15 {
-			b = append(b, byte(t<<6|h<<4|x))
-		} else {
-			b = append(b, 0x0f)
-			b = binary.AppendUvarint(b, uint64(t))
-			b = binary.AppendUvarint(b, uint64(h))
-			b = binary.AppendUvarint(b, uint64(x))
-		}
+		b = appendTF(b, p.tf)
 	}
 	return b
 }
@@ -545,13 +816,10 @@ func appendPostingsTo(b []byte, prev uint32, ps []posting) []byte {
 // encodedSize returns the size of postings encoded after prev, plus room
 // for a block header.
 func encodedSize(prev uint32, ps []posting) int {
-	n := binary.MaxVarintLen32
+	n := headerMax + (len(ps)/searchChunk+2)*chunkMax
 	for _, p := range ps {
-		n += uvarintLen(p.doc-prev) + 1
+		n += uvarintLen(p.doc-prev) + tfLen(p.tf)
 		prev = p.doc
-		if t, h, x := p.tf[0], p.tf[1], p.tf[2]; t > 3 || h > 3 || x >= 15 {
-			n += uvarintLen(uint32(t)) + uvarintLen(uint32(h)) + uvarintLen(uint32(x))
-		}
 	}
 	return n
 }
@@ -657,6 +925,17 @@ type searchUpdate struct {
 	tx    *Tx
 	stats SearchStats
 	arena arena
+	norms *SearchNorms // the stored norms, read before the batch writes its own
+}
+
+// norm returns the stored quantized field lengths of doc: for a doc the
+// batch does not touch, its current lengths (postings of touched docs are
+// all replaced or removed by the batch's ops, which carry their own).
+func (u *searchUpdate) norm(doc uint32) [SearchFields]uint8 {
+	if u.norms == nil {
+		u.norms = u.tx.SearchNorms()
+	}
+	return u.norms.Get(doc)
 }
 
 func (tx *Tx) newSearchUpdate() *searchUpdate {
@@ -811,6 +1090,13 @@ func (tx *Tx) PutSearchDocs(b *SearchBatch) error {
 		delIDs = append(delIDs, id)
 	}
 	slices.Sort(delIDs)
+	// each doc's quantized lengths, for the postings' block bounds and the
+	// norms chunks
+	norms := make([][SearchFields]uint8, len(docs))
+	for x, i := range docs {
+		l := &b.Docs[i].Len
+		norms[x] = [SearchFields]uint8{QuantizeLength(l[0]), QuantizeLength(l[1]), QuantizeLength(l[2])}
+	}
 	// forward lists, filled in term id order (so each doc's ids ascend)
 	fwdOff := make([]int32, len(docs)+1)
 	for x, i := range docs {
@@ -830,7 +1116,7 @@ func (tx *Tx) PutSearchDocs(b *SearchBatch) error {
 			id = ents[i].id
 			for ; i < len(ents) && ents[i].id == id; i++ {
 				x := ents[i].slot
-				group = append(group, posting{doc: docNums[x], tf: ents[i].tf})
+				group = append(group, posting{doc: docNums[x], tf: ents[i].tf, norm: norms[x]})
 				fwdFlat[fwdPos[x]] = id
 				fwdPos[x]++
 			}
@@ -866,10 +1152,8 @@ func (tx *Tx) PutSearchDocs(b *SearchBatch) error {
 	}
 	// forward records and norms, in doc order
 	fwd := tx.b(bSearchFwd)
-	norms := make([][SearchFields]uint8, len(docs))
 	for x, i := range docs {
 		d := &b.Docs[i]
-		norms[x] = [SearchFields]uint8{QuantizeLength(d.Len[0]), QuantizeLength(d.Len[1]), QuantizeLength(d.Len[2])}
 		terms := fwdFlat[fwdOff[x]:fwdOff[x+1]]
 		size := 3*5 + 5 + 5*(len(terms)+1)
 		for _, nm := range d.Names {
@@ -1052,37 +1336,6 @@ func (u *searchUpdate) termIDs(terms []string) ([]uint32, error) {
 	return ids, meta.Put([]byte("next_term"), u32(next))
 }
 
-// blockTail reads a block's count and last doc, and returns its postings
-// bytes, without decoding them into memory.
-func blockTail(v []byte, keyDoc uint32) (count int, last uint32, payload []byte, err error) {
-	n, w := binary.Uvarint(v)
-	if w <= 0 {
-		return 0, 0, nil, errCorrupt
-	}
-	payload = v[w:]
-	last = keyDoc
-	p := payload
-	for i := uint64(0); i < n; i++ {
-		d, w := binary.Uvarint(p)
-		if w <= 0 || len(p) <= w {
-			return 0, 0, nil, errCorrupt
-		}
-		last += uint32(d)
-		c := p[w]
-		p = p[w+1:]
-		if c&0x0f == 15 {
-			for f := 0; f < SearchFields; f++ {
-				_, w := binary.Uvarint(p)
-				if w <= 0 {
-					return 0, 0, nil, errCorrupt
-				}
-				p = p[w:]
-			}
-		}
-	}
-	return int(n), last, payload, nil
-}
-
 // appendPostings adds upserts whose docs all follow the term's indexed
 // docs: into its last block while that stays within searchBlockMax, else
 // as new blocks after it. It reports false (writing nothing) when the
@@ -1100,20 +1353,20 @@ func (u *searchUpdate) appendPostings(post *bolt.Bucket, c *bolt.Cursor, id uint
 		k, v = c.Prev()
 	}
 	if k != nil && len(k) == 8 && getU32(k) == id {
-		keyDoc := getU32(k[4:])
-		count, last, payload, err := blockTail(v, keyDoc)
+		h, err := parseBlock(v, getU32(k[4:]))
 		if err != nil {
 			return false, fmt.Errorf("search postings of term %d: %w", id, err)
 		}
-		if ps[0].doc <= last {
+		if ps[0].doc <= h.last {
 			return false, nil
 		}
-		if count+len(ps) <= searchBlockMax {
-			b := u.arena.alloc(len(payload) + encodedSize(last, ps))
-			b = binary.AppendUvarint(b, uint64(count+len(ps)))
-			b = append(b, payload...)
-			b = appendPostingsTo(b, last, ps)
-			return true, post.Put(postKey(id, keyDoc), b)
+		if h.count+len(ps) <= searchBlockMax {
+			chunks := addChunks(slices.Clone(h.chunkList()), h.last, ps)
+			b := u.arena.alloc(len(h.payload) + encodedSize(h.last, ps) + len(chunks)*chunkMax)
+			b = appendHeader(b, h.count+len(ps), h.key, chunks)
+			b = append(b, h.payload...)
+			b = appendPostingsTo(b, h.last, ps)
+			return true, post.Put(postKey(id, h.key), b)
 		}
 	}
 	return true, u.putBlocks(post, id, ps, searchBlock)
@@ -1167,7 +1420,7 @@ func (u *searchUpdate) applyTermOps(post *bolt.Bucket, id uint32, ops []posting)
 		if k != nil {
 			key, keyDoc = slices.Clone(k), getU32(k[4:])
 			var err error
-			if cur, err = decodeBlock(v, keyDoc, cur); err != nil {
+			if cur, err = decodeBlock(v, keyDoc, cur, u.norm); err != nil {
 				return fmt.Errorf("search postings of term %d: %w", id, err)
 			}
 			if nk, _ := c.Next(); ours(nk) {

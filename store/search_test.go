@@ -96,6 +96,46 @@ func (m searchModel) check(t *testing.T, s *Store, vocab []string, step string) 
 			if !slices.Equal(got, w) {
 				t.Fatalf("%s: term %q block postings\n got %v\nwant %v", step, term, got, w)
 			}
+			// block headers: doc ranges, counts and exact score bounds
+			blocks, err := tx.SearchBlocks(st.ID, nil)
+			if err != nil {
+				return err
+			}
+			got = got[:0]
+			prevLast := uint32(0)
+			for bi, blk := range blocks {
+				ps, err := blk.Decode(nil)
+				if err != nil {
+					return err
+				}
+				if len(ps) == 0 || int(blk.Count) != len(ps) || blk.First > ps[0].Doc || blk.Last != ps[len(ps)-1].Doc || (bi > 0 && blk.First <= prevLast) {
+					t.Fatalf("%s: term %q block %d: header %+v for postings %v (previous last %d)", step, term, bi, blk, ps, prevLast)
+				}
+				prevLast = blk.Last
+				wantTF := [SearchFields]uint16{}
+				wantLen := [SearchFields]uint8{255, 255, 255}
+				for _, p := range ps {
+					got = append(got, pst{p.Doc, [SearchFields]uint32{uint32(p.TF[0]), uint32(p.TF[1]), uint32(p.TF[2])}})
+					var l [SearchFields]uint32
+					for _, tf := range m[p.Doc] {
+						for f := range tf {
+							l[f] += tf[f]
+						}
+					}
+					for f := range p.TF {
+						if p.TF[f] > 0 {
+							wantTF[f] = max(wantTF[f], p.TF[f])
+							wantLen[f] = min(wantLen[f], QuantizeLength(l[f]))
+						}
+					}
+				}
+				if blk.MaxTF != wantTF || blk.MinLen != wantLen {
+					t.Fatalf("%s: term %q block %d bound tf %v len %v, want tf %v len %v", step, term, bi, blk.MaxTF, blk.MinLen, wantTF, wantLen)
+				}
+			}
+			if !slices.Equal(got, w) {
+				t.Fatalf("%s: term %q SearchBlocks postings\n got %v\nwant %v", step, term, got, w)
+			}
 		}
 		st := tx.SearchStats()
 		if st.Docs != docs || st.Len != lens {

@@ -12,7 +12,7 @@ import (
 )
 
 // SchemaVersion is the layout version this build reads and writes.
-const SchemaVersion = 2
+const SchemaVersion = 3
 
 // schemaVersion is SchemaVersion as a variable, so tests can exercise the
 // migration path.
@@ -70,6 +70,9 @@ var migrations = []func(tx *Tx) error{
 	// 1→2: backlinks folded into graph edges, page records re-encoded,
 	// reserved pages without links: rebuild the derived data (the next
 	// scan does it; the review queue is kept)
+	func(tx *Tx) error { return tx.ResetDerived() },
+	// 2→3: search postings blocks carry their doc range and score bounds:
+	// rebuild the derived data
 	func(tx *Tx) error { return tx.ResetDerived() },
 }
 

@@ -23,13 +23,28 @@ suit the wiki; synapse reads nothing here, the agent does.
 - Write pages only through synapse (` + "`synapse page write`" + ` or the ` + "`write_page`" + ` tool):
   it validates, writes atomically, re-indexes and logs.
 - Frontmatter keys: ` + "`title`, `type`, `aliases`, `tags`, `sources`" + `; synapse sets
-  ` + "`created` and `updated`" + `.
-- List every source a page draws on in ` + "`sources`" + ` (e.g. ` + "`raw/sources/article.md`" + `),
-  so synapse can tell which sources changed since they were compiled.
+  ` + "`created`" + ` when it creates a page and ` + "`updated`" + ` when a page changes. Other keys
+  are kept as written.
+- List every source a page draws on in ` + "`sources`" + `: a file under ` + "`raw/sources/`" + `
+  (` + "`raw/sources/article.md`" + ` or ` + "`article.md`" + `; it must exist, and synapse tells which
+  changed since they were compiled), a web page by its URL or an id such as
+  ` + "`doi:10.1000/x`" + ` or ` + "`web:https://…`" + ` (kept as written, never checked), or a page
+  as ` + "`\"[[Page]]\"`" + ` (a link).
 - Link generously with ` + "`[[Page title]]`" + `; a link to a page that does not exist yet
   files a "missing page" item in the review queue.
 - Keep titles short and unique; put other names in ` + "`aliases`" + `.
 - Tags are lowercase words: ` + "`tags: [biology, birds]`" + `.
+
+## Page types
+
+A page's type is its frontmatter ` + "`type`" + `, else its folder's (the six folders above),
+else ` + "`note`" + `. The wiki may add its own types: any lower-case word of letters, digits
+and ` + "`-`" + ` up to 32 characters (` + "`topic`, `question`, `person`" + `). To add one, write a page
+with it (` + "`synapse page write TITLE --type question`" + `); the first page of a new type
+goes to ` + "`wiki/<type>/`" + `, later ones beside the folder that holds most pages of that
+type. List them with ` + "`synapse page list --type question`" + ` or search with
+` + "`type:question`" + `. ` + "`index`, `log` and `overview`" + ` are reserved. Describe each type you
+add here, with the folder its pages live in.
 
 ## Workflow
 

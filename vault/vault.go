@@ -95,31 +95,6 @@ func Find(flag, env, cwd string) (*Vault, error) {
 	}
 }
 
-// Page types of SPEC §2.1. Reserved types belong to the three top files.
-var (
-	PageTypes     = []string{"entity", "concept", "source", "synthesis", "comparison", "query", "note"}
-	ReservedTypes = []string{"index", "log", "overview"}
-)
-
-var typeFolders = map[string]string{
-	"entity": "entities", "concept": "concepts", "source": "sources",
-	"synthesis": "synthesis", "comparison": "comparisons", "query": "queries",
-}
-
-// TypeFolder returns the wiki sub-folder for pages of type t ("" for note:
-// notes live at the top of wiki/).
-func TypeFolder(t string) string { return typeFolders[t] }
-
-// ValidType reports whether t is a writable page type.
-func ValidType(t string) bool {
-	for _, x := range PageTypes {
-		if x == t {
-			return true
-		}
-	}
-	return false
-}
-
 // TypeFromPath infers a page type from a vault-relative page path: the
 // first folder under wiki/ that names a type folder, else "note". The
 // three reserved top files get their reserved type.

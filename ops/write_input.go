@@ -1,0 +1,210 @@
+package ops
+
+import (
+	"sort"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/synapse-wiki/synapse/errs"
+	"github.com/synapse-wiki/synapse/markdown"
+	"go.yaml.in/yaml/v3"
+	"golang.org/x/text/unicode/norm"
+)
+
+// Stage 1 of write_page: decode the call. Everything here is checked
+// without the page (before the write lock): the title, the content's
+// bytes, the frontmatter block at its top, the names of the frontmatter
+// map's keys, the caps on what a call may carry, if_match. Values are
+// checked by the merge (stage 3), and only where they change the page, so
+// that writing back what get_page returned never fails on a value the
+// page already has.
+
+// writeCall is a decoded write_page input.
+type writeCall struct {
+	title string // NFC, trimmed; the page to write (title, path or id)
+	body  string // content after its frontmatter block (and BOM), as given
+
+	// the frontmatter block at the top of content
+	hasBlock  bool
+	blockText string                // its text between the fences
+	blockFM   *markdown.Frontmatter // parsed (nil when it is not valid YAML)
+	blockErr  string                // why it is not valid YAML ("line N: …")
+
+	// the keys the call gives, in order: the block's in its order, then
+	// the frontmatter map's sorted, then the fields (type, tags, sources,
+	// aliases) as parts of the keys they set
+	keys    []string
+	parts   map[string][]part
+	ifMatch string // lowercase hex, "" = none
+}
+
+// part is one place that gives a key a value.
+type part struct {
+	value any    // a *yaml.Node (block), a JSON value (map) or a []string / string (fields)
+	from  string // where: "the content's frontmatter block", "frontmatter", "--type"…
+	field bool   // given by a field (CLI flag, REST body field), not frontmatter
+}
+
+// the places a value can come from, for messages
+const (
+	fromBlock = "the content's frontmatter block"
+	fromMap   = "frontmatter"
+)
+
+// give records that from gives key the value v.
+func (c *writeCall) give(key string, v any, from string, field bool) {
+	if c.parts == nil {
+		c.parts = map[string][]part{}
+	}
+	if _, ok := c.parts[key]; !ok {
+		c.keys = append(c.keys, key)
+	}
+	c.parts[key] = append(c.parts[key], part{value: v, from: from, field: field})
+}
+
+// given reports whether the call gives key.
+func (c *writeCall) given(key string) bool { return len(c.parts[key]) > 0 }
+
+// decodeWrite checks a write_page input and turns it into a writeCall.
+func decodeWrite(in *WritePageIn) (*writeCall, error) {
+	c := &writeCall{}
+	c.title = norm.NFC.String(strings.TrimSpace(in.Title))
+	if c.title == "" {
+		return nil, errs.E(errs.Invalid, "title is required")
+	}
+	if err := checkTitle("title", c.title); err != nil {
+		return nil, err
+	}
+	if err := c.decodeContent(in.Content); err != nil {
+		return nil, err
+	}
+	if len(in.Frontmatter) > MaxFrontmatterKeys {
+		return nil, errs.E(errs.Invalid, "frontmatter has %d keys; the limit is %d", len(in.Frontmatter), MaxFrontmatterKeys)
+	}
+	keys := make([]string, 0, len(in.Frontmatter))
+	for k := range in.Frontmatter {
+		if err := checkKey("frontmatter", k); err != nil {
+			return nil, err
+		}
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		c.give(k, in.Frontmatter[k], fromMap+"."+k, false)
+	}
+	if t := strings.TrimSpace(in.Type); t != "" {
+		c.give("type", t, "--type", true)
+	}
+	if in.Aliases != nil {
+		c.give("aliases", in.Aliases, "--alias", true)
+	}
+	if in.Tags != nil {
+		c.give("tags", in.Tags, "--tag", true)
+	}
+	if in.Sources != nil {
+		c.give("sources", in.Sources, "--source", true)
+	}
+	if err := c.checkCounts(); err != nil {
+		return nil, err
+	}
+	if m := strings.ToLower(strings.TrimSpace(in.IfMatch)); m != "" {
+		if len(m) != 64 || !isHex(m) {
+			return nil, errs.E(errs.Invalid, "if_match must be a sha256 of 64 hex characters (get_page returns it), not %q", in.IfMatch)
+		}
+		c.ifMatch = m
+	}
+	return c, nil
+}
+
+// decodeContent checks the content's bytes and splits off a frontmatter
+// block. A block that is not valid YAML is kept as text: it is accepted
+// only when it is the page's own (broken) frontmatter, unchanged.
+func (c *writeCall) decodeContent(content string) error {
+	if len(content) > MaxInputBytes {
+		return errs.E(errs.TooLarge, "content is %d bytes; the limit of a page as written is 1 MiB (%d bytes); split the page", len(content), MaxContentBytes)
+	}
+	if !utf8.ValidString(content) {
+		off := 0
+		for off < len(content) {
+			r, n := utf8.DecodeRuneInString(content[off:])
+			if r == utf8.RuneError && n <= 1 {
+				break
+			}
+			off += n
+		}
+		return errs.E(errs.Invalid, "content is not valid UTF-8 (bad byte at offset %d)", off)
+	}
+	if i := strings.IndexByte(content, 0); i >= 0 {
+		return errs.E(errs.Invalid, "content contains a NUL byte at offset %d; pages are text", i)
+	}
+	d := markdown.SplitDocument(content)
+	c.body = d.Body
+	if !d.HasFM {
+		return nil
+	}
+	c.hasBlock, c.blockText = true, d.FM
+	fm := markdown.KeepFrontmatter(d.FM)
+	if err := fm.Err(); err != nil {
+		c.blockErr = strings.TrimPrefix(err.Error(), "frontmatter: ")
+		return nil
+	}
+	if fm.Len() > MaxFrontmatterKeys {
+		return errs.E(errs.Invalid, "the content's frontmatter block has %d keys; the limit is %d", fm.Len(), MaxFrontmatterKeys)
+	}
+	c.blockFM = fm
+	for _, k := range fm.Keys() {
+		if err := checkKey("the content's frontmatter block", k); err != nil {
+			return err
+		}
+		c.give(k, fm.Node(k), fromBlock, false)
+	}
+	return nil
+}
+
+// checkKey checks a frontmatter key's name.
+func checkKey(where, k string) error {
+	if strings.TrimSpace(k) == "" {
+		return errs.E(errs.Invalid, "%s has an empty key", where)
+	}
+	if !utf8.ValidString(k) || hasControl(k) {
+		return errs.E(errs.Invalid, "%s key %q contains a control character", where, k)
+	}
+	if len(k) > 1024 {
+		return errs.E(errs.Invalid, "%s has a key of %d bytes; the limit is 1024", where, len(k))
+	}
+	return nil
+}
+
+// checkCounts bounds the list keys before any work: a call carrying many
+// times more items than a page may hold is refused at once (the exact
+// caps apply in the merge, to the lists a write changes, so a page that
+// already holds more is still written back unchanged).
+func (c *writeCall) checkCounts() error {
+	for key, limit := range map[string]int{"tags": MaxTags, "aliases": MaxAliases, "alias": MaxAliases, "sources": MaxSources} {
+		n := 0
+		for _, p := range c.parts[key] {
+			n += countItems(p.value)
+		}
+		if n > 10*limit {
+			return errs.E(errs.Invalid, "%d %s given; the limit is %d", n, key, limit)
+		}
+	}
+	return nil
+}
+
+// countItems counts the items of a list value (1 for a scalar).
+func countItems(v any) int {
+	switch t := v.(type) {
+	case nil:
+		return 0
+	case []string:
+		return len(t)
+	case []any:
+		return len(t)
+	case *yaml.Node:
+		if t.Kind == yaml.SequenceNode {
+			return len(t.Content)
+		}
+	}
+	return 1
+}

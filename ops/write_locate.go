@@ -1,0 +1,275 @@
+package ops
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"sort"
+	"strings"
+	"unicode"
+
+	"github.com/synapse-wiki/synapse/errs"
+	"github.com/synapse-wiki/synapse/index"
+	"github.com/synapse-wiki/synapse/markdown"
+	"github.com/synapse-wiki/synapse/store"
+	"github.com/synapse-wiki/synapse/vault"
+	"golang.org/x/text/unicode/norm"
+)
+
+// Stage 2 of write_page: locate the page. An existing page is found as
+// get_page finds it (resolved like a link, then by id), and its file is
+// read; a new page gets its folder and file name when it is created
+// (create, below), once the merge knows its type.
+
+// target is where a write goes.
+type target struct {
+	rec  *store.PageRec // the existing page; nil for a new one
+	path string         // vault path of the existing page
+	old  []byte         // its bytes
+	info os.FileInfo    // its stat when read
+	doc  markdown.Document
+	fm   *markdown.Frontmatter // its frontmatter; kept (no keys) when it is not valid YAML
+	// fmErr says why the file's frontmatter is not valid YAML ("" when it is)
+	fmErr string
+	// others are the other pages the title matches (then writing by
+	// title is refused unless nothing changes)
+	others []string
+	stale  string // a stored path whose file is gone (re-scanned away)
+}
+
+// locate finds the page the call writes: an existing page resolved by its
+// title as a link would be (wherever its file lives), or a new one.
+func (w *pageWrite) locate() (*target, error) {
+	e, c := w.e, w.c
+	t := &target{}
+	err := e.Store.View(func(tx *store.Tx) error {
+		r := index.Resolve(tx, index.LinkKey(c.title), "", false)
+		doc := r.Doc
+		if doc == 0 {
+			doc = tx.DocByID(c.title)
+		}
+		if doc == 0 {
+			return nil
+		}
+		rec, err := tx.Page(doc)
+		if err != nil || rec == nil {
+			return err
+		}
+		t.rec = rec
+		if r.Candidates > 1 {
+			for _, p := range candidatePaths(tx, r, c.title) {
+				if p != rec.Path {
+					t.others = append(t.others, p)
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if t.rec == nil {
+		return w.newTarget(t)
+	}
+	if t.rec.Reserved {
+		return nil, errs.E(errs.Invalid, "%q names %s, which synapse maintains; write_page does not write index.md, log.md or overview.md (choose another title)", c.title, t.rec.Path)
+	}
+	t.path = t.rec.Path
+	abs := e.Vault.Abs(t.path)
+	// stat, read, stat: the bytes merged below are the file as stat saw it
+	before, err := os.Stat(abs)
+	var data []byte
+	if err == nil {
+		data, err = os.ReadFile(abs)
+	}
+	if err == nil {
+		t.info, err = os.Stat(abs)
+	}
+	if errors.Is(err, fs.ErrNotExist) {
+		// the index is behind the disk: the file is gone
+		t.stale, t.rec = t.path, nil
+		return w.newTarget(t)
+	}
+	if err != nil {
+		return nil, errs.Wrap(errs.Internal, err, "read %s: %v", t.path, err)
+	}
+	if t.info.Size() != int64(len(data)) || !t.info.ModTime().Equal(before.ModTime()) || t.info.Size() != before.Size() {
+		return nil, errs.E(errs.Conflict, "%s is being changed by another program; retry", t.path)
+	}
+	t.old = data
+	if c.ifMatch != "" {
+		sum := sha256.Sum256(data)
+		if cur := hex.EncodeToString(sum[:]); cur != c.ifMatch {
+			return nil, errs.E(errs.Conflict, "%s changed since it was read: if_match %s… but the file is now %s…; get the page again and reapply your edit", t.path, c.ifMatch[:12], cur[:12])
+		}
+	}
+	parsed := markdown.Parse(t.path, data)
+	t.doc = markdown.SplitDocument(string(data))
+	t.fm, t.fmErr = parsed.Frontmatter, parsed.FMError
+	return t, nil
+}
+
+func (w *pageWrite) newTarget(t *target) (*target, error) {
+	c := w.c
+	if c.ifMatch != "" {
+		return nil, errs.E(errs.Conflict, "no page titled %q exists, so if_match cannot match; omit if_match to create it", c.title)
+	}
+	if err := checkNotReserved("title", c.title); err != nil {
+		return nil, err
+	}
+	t.fm = &markdown.Frontmatter{}
+	return t, nil
+}
+
+// candidatePaths lists the pages an ambiguous title matches.
+func candidatePaths(tx *store.Tx, r index.Resolution, title string) []string {
+	kind := map[string]byte{"file": store.NameFile, "title": store.NameTitle, "alias": store.NameAlias}[r.By]
+	if kind == 0 {
+		return nil
+	}
+	var out []string
+	for _, c := range tx.LookupName(kind, index.LinkKey(title)) {
+		if !vault.IsReserved(c.Path) {
+			out = append(out, c.Path)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// newPageDir is the folder a new page of type typ goes to (SPEC §2.1):
+// the folder holding most pages of that type (ties: the type's folder of
+// SPEC §2, then the shorter path, then the first in order), else the
+// type's folder of SPEC §2 (wiki/ itself for note), else wiki/<type>/.
+func newPageDir(tx *store.Tx, typ string) string {
+	builtin := vault.WikiDir
+	if f := vault.TypeFolder(typ); f != "" {
+		builtin += "/" + f
+	}
+	counts := map[string]int{}
+	tx.EachCatalogType(typ, func(en store.CatalogEntry) bool {
+		counts[path.Dir(en.Path)]++
+		return true
+	})
+	best, n := "", 0
+	for dir, k := range counts {
+		switch {
+		case k > n:
+		case k < n:
+			continue
+		case dir == builtin:
+		case best == builtin:
+			continue
+		case len(dir) < len(best), len(dir) == len(best) && dir < best:
+		default:
+			continue
+		}
+		best, n = dir, k
+	}
+	if best != "" {
+		return best
+	}
+	if vault.IsBuiltinType(typ) {
+		return builtin
+	}
+	return vault.WikiDir + "/" + typ
+}
+
+// create writes a new page of type typ in its folder (newPageDir) as
+// <slug>.md, numbering the slug (-2, -3…) past paths taken by other
+// pages; an existing file is never replaced.
+func (w *pageWrite) create(data []byte, t *target, title, typ string) (string, error) {
+	e := w.e
+	var dir string
+	_ = e.Store.View(func(tx *store.Tx) error {
+		dir = newPageDir(tx, typ)
+		return nil
+	})
+	if err := mkdirDurable(e.Vault.Abs(dir)); err != nil {
+		return "", errs.Wrap(errs.Internal, err, "create %s/: %v", dir, err)
+	}
+	slug := Slug(title)
+	for n := 1; n <= 1000; n++ {
+		name := slug
+		if n > 1 {
+			name = fmt.Sprintf("%s-%d", slug, n)
+		}
+		p := dir + "/" + name + ".md"
+		if vault.IsReserved(p) {
+			continue
+		}
+		taken := false
+		_ = e.Store.View(func(tx *store.Tx) error {
+			taken = tx.DocByPath(p) != 0 && p != t.stale
+			return nil
+		})
+		if taken {
+			continue
+		}
+		err := writeAtomic(e.Vault.Abs(p), data, 0o644, true)
+		if err == nil {
+			return p, nil
+		}
+		if errors.Is(err, errExists) {
+			// a file the index does not know yet: it may be this very
+			// page, written by hand; index it and look again
+			return "", &errUnknownFile{path: p}
+		}
+		return "", errs.Wrap(errs.Internal, err, "write %s: %v (nothing was written)", p, err)
+	}
+	return "", errs.E(errs.Conflict, "no free file name for %q under %s/ (tried %s.md to %s-1000.md)", title, dir, slug, slug)
+}
+
+// windowsDevices are the file names Windows reserves whatever the
+// extension (CON, con.md and nul.txt cannot be opened there).
+var windowsDevices = map[string]bool{"con": true, "prn": true, "aux": true, "nul": true}
+
+func init() {
+	for i := '0'; i <= '9'; i++ {
+		windowsDevices["com"+string(i)] = true
+		windowsDevices["lpt"+string(i)] = true
+	}
+}
+
+// Slug turns a title into a file name: NFC, lowercased, letters, marks and
+// digits of every script kept, every other run of characters one hyphen
+// ("Café au lait" → "café-au-lait"). It is at most 120 bytes and never
+// empty ("untitled"); a name Windows reserves for a device gets "-page"
+// ("CON" → "con-page"), so the vault opens everywhere.
+func Slug(title string) string {
+	var b strings.Builder
+	hyphen := false
+	for _, r := range norm.NFC.String(strings.ToLower(title)) {
+		if unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.IsMark(r) || unicode.Is(unicode.Nl, r) {
+			if hyphen && b.Len() > 0 {
+				b.WriteByte('-')
+			}
+			hyphen = false
+			b.WriteRune(r)
+			continue
+		}
+		hyphen = true
+	}
+	s := b.String()
+	if len(s) > 120 {
+		cut := 0
+		for i := range s { // rune boundaries
+			if i > 120 {
+				break
+			}
+			cut = i
+		}
+		s = strings.TrimRight(s[:cut], "-")
+	}
+	if s == "" {
+		return "untitled"
+	}
+	if windowsDevices[s] {
+		s += "-page"
+	}
+	return s
+}

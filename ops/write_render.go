@@ -1,0 +1,74 @@
+package ops
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"strings"
+
+	"github.com/synapse-wiki/synapse/errs"
+)
+
+// Stage 4 of write_page: render the file. An existing file keeps its BOM,
+// its fence lines and its line endings, and its frontmatter keeps the
+// original lines of every key the merge did not change (a frontmatter
+// that is not valid YAML is kept byte for byte). Then the rules on the
+// bytes: a write that changes nothing is "unchanged"; the page as written
+// is at most MaxContentBytes; a title several pages share addresses none
+// of them for a change.
+
+// rendered is a write's file, ready to commit.
+type rendered struct {
+	data      []byte
+	sha256    string
+	unchanged bool // the file already holds exactly these bytes
+	m         *merged
+}
+
+func (w *pageWrite) render(t *target, m *merged) (*rendered, error) {
+	var fmText string
+	if m.keepFM {
+		fmText = t.doc.FM
+	} else {
+		var err error
+		if fmText, err = m.fm.YAML(); err != nil {
+			return nil, errs.Wrap(errs.Internal, err, "encode frontmatter: %v", err)
+		}
+		if m.crlf && !strings.Contains(fmText, "\r\n") {
+			fmText = strings.ReplaceAll(fmText, "\n", "\r\n")
+		}
+	}
+	nl := "\n"
+	if m.crlf {
+		nl = "\r\n"
+	}
+	var b bytes.Buffer
+	b.Grow(len(fmText) + len(m.body) + 16)
+	b.WriteString(t.doc.BOM)
+	switch {
+	case t.doc.HasFM:
+		b.WriteString(t.doc.Open)
+		b.WriteString(fmText)
+		b.WriteString(t.doc.Close)
+		if !strings.HasSuffix(t.doc.Close, "\n") && m.body != "" {
+			b.WriteString(nl) // the closing fence ended the file
+		}
+	case fmText != "":
+		b.WriteString("---" + nl + fmText + "---" + nl)
+	}
+	b.WriteString(m.body)
+	r := &rendered{data: b.Bytes(), m: m}
+	sum := sha256.Sum256(r.data)
+	r.sha256 = hex.EncodeToString(sum[:])
+	r.unchanged = t.rec != nil && bytes.Equal(r.data, t.old)
+	if r.unchanged {
+		return r, nil
+	}
+	if len(r.data) > MaxContentBytes {
+		return nil, errs.E(errs.TooLarge, "the page as written would be %d bytes (frontmatter included); the limit is 1 MiB (%d bytes); split the page", len(r.data), MaxContentBytes)
+	}
+	if len(t.others) > 0 {
+		return nil, errs.E(errs.Conflict, "title %q matches %d pages (%s); write to one by its path or id", w.c.title, len(t.others)+1, strings.Join(append([]string{t.path}, t.others...), ", "))
+	}
+	return r, nil
+}

@@ -1,0 +1,427 @@
+package search
+
+import (
+	"math/bits"
+	"slices"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/blevesearch/snowballstem"
+	"github.com/blevesearch/snowballstem/arabic"
+	"github.com/blevesearch/snowballstem/danish"
+	"github.com/blevesearch/snowballstem/dutch"
+	"github.com/blevesearch/snowballstem/finnish"
+	"github.com/blevesearch/snowballstem/french"
+	"github.com/blevesearch/snowballstem/german"
+	"github.com/blevesearch/snowballstem/hungarian"
+	"github.com/blevesearch/snowballstem/italian"
+	"github.com/blevesearch/snowballstem/norwegian"
+	"github.com/blevesearch/snowballstem/portuguese"
+	"github.com/blevesearch/snowballstem/romanian"
+	"github.com/blevesearch/snowballstem/russian"
+	"github.com/blevesearch/snowballstem/spanish"
+	"github.com/blevesearch/snowballstem/swedish"
+	"github.com/blevesearch/snowballstem/turkish"
+
+	"github.com/synapse-wiki/synapse/errs"
+	"github.com/synapse-wiki/synapse/markdown"
+)
+
+// Language is the language a text is stemmed in. English (the zero
+// value) is also what text in a language without a stemmer gets: its
+// ASCII words are stemmed as English, as before languages were known,
+// and CJK text is indexed as bigrams whatever the language.
+type Language uint8
+
+// Languages with a Snowball stemmer.
+const (
+	English Language = iota
+	Arabic
+	Danish
+	Dutch
+	Finnish
+	French
+	German
+	Hungarian
+	Italian
+	Norwegian
+	Portuguese
+	Romanian
+	Russian
+	Spanish
+	Swedish
+	Turkish
+	numLanguages
+)
+
+// langInfo describes one language: its names (ISO 639-1 code first,
+// then the English name, then others accepted in configuration and
+// frontmatter), its Snowball stemmer and its most frequent function
+// words, which are stopwords and the evidence for detecting it.
+type langInfo struct {
+	names []string
+	stem  func(*snowballstem.Env) bool
+	stop  string
+}
+
+var langs = [numLanguages]langInfo{
+	English: {names: []string{"en", "english", "eng"}},
+	Arabic:  {names: []string{"ar", "arabic", "ara", "العربية"}, stem: arabic.Stem},
+	Danish: {names: []string{"da", "danish", "dan", "dansk"}, stem: danish.Stem, stop: `og i jeg det at en den til er som på de med han af for ikke der var
+		mig sig men et har om vi min havde ham hun nu over da fra du ud sin dem os op man hans hvor eller hvad skal
+		selv her alle vil blev kunne ind når være dog noget ville jo deres efter ned skulle denne end dette mit
+		også under have dig anden hende mine alt meget sit sine vor mod disse hvis din nogle hos blive mange ad
+		bliver hendes været thi jer sådan`},
+	Dutch: {names: []string{"nl", "dutch", "nld", "nederlands", "flemish"}, stem: dutch.Stem, stop: `de en van ik te dat die in een hij het niet zijn
+		is was op aan met als voor had er maar om hem dan zou of wat mijn men dit zo door over ze zich bij ook
+		tot je mij uit der daar haar naar heb hoe heeft hebben deze u want nog zal me zij nu ge geen omdat iets
+		worden toch al waren veel meer doen toen moet ben zonder kan hun dus alles onder ja eens hier wie werd
+		altijd doch wordt wezen kunnen ons zelf tegen na reeds wil kon niets uw iemand geweest andere`},
+	Finnish: {names: []string{"fi", "finnish", "fin", "suomi"}, stem: finnish.Stem, stop: `olla olen olet on olemme olette ovat ole oli
+		olisi olisit olisin olisimme olisitte olisivat olit olin olimme olitte olivat ollut olleet en et ei
+		emme ette eivät minä sinä hän me te he tämä tuo se nämä nuo ne kuka mikä että ja jos koska kuin mutta
+		niin sekä sillä tai vaan vai vaikka kanssa mukaan noin poikki yli kun niin nyt itse myös voi voit voidaan`},
+	French: {names: []string{"fr", "french", "fra", "fre", "français", "francais"}, stem: french.Stem, stop: `au aux avec ce ces dans de des du elle en et eux il
+		je la le les leur lui ma mais me même mes moi mon ne nos notre nous on ou par pas pour qu que qui sa se ses
+		son sur ta te tes toi ton tu un une vos votre vous c d j l à m n s t y été étée étées étés étant suis es
+		est sommes êtes sont serai sera serons seront étais était étions étaient fus fut ai as avons avez ont aurai
+		aura avais avait avions avaient eu comment quand où pourquoi peut peux faut cette cet ça sans plus très`},
+	German: {names: []string{"de", "german", "deu", "ger", "deutsch"}, stem: german.Stem},
+	Hungarian: {names: []string{"hu", "hungarian", "hun", "magyar"}, stem: hungarian.Stem, stop: `a az egy be ki le fel meg el át rá ide oda szét
+		és hogy nem is de ha csak már még mint vagy van volt lesz lett azt ezt ami aki amely ahol mert pedig sem
+		minden mindig nagyon után alatt között által ezek azok mi ti ők én te ő mely hol hogyan miért`},
+	Italian: {names: []string{"it", "italian", "ita", "italiano"}, stem: italian.Stem, stop: `ad al allo ai agli all agl alla alle con col coi da dal
+		dallo dai dagli dall dagl dalla dalle di del dello dei degli dell degl della delle in nel nello nei negli
+		nell negl nella nelle su sul sullo sui sugli sull sugl sulla sulle per tra contro io tu lui lei noi voi
+		loro mio mia miei mie tuo tua tuoi tue suo sua suoi sue nostro nostra nostri nostre vostro vostra vostri
+		vostre mi ti ci vi lo la li le gli ne il un uno una ma ed se perché anche come dov dove che chi cui non
+		più quale quanto quanti quanta quante quello quelli quella quelle questo questi questa queste si tutto
+		tutti a c e i l o ho hai ha abbiamo avete hanno è sono sei siamo siete essere può posso puoi viene vengono
+		cosa quando molto senza ogni`},
+	Norwegian: {names: []string{"no", "norwegian", "nor", "nb", "nn", "norsk", "bokmål", "nynorsk"}, stem: norwegian.Stem, stop: `og i jeg det at en et den til er som på de med han av
+		ikke ikkje der så var meg seg men ett har om vi min mitt ha hadde hun nå over da ved fra du ut sin dem
+		oss opp man kan hans hvor eller hva skal selv sjøl her alle vil bli ble blei blitt kunne inn når være kom
+		noen noe ville dere som deres kun ja etter ned skulle denne for deg si sine sitt mot å meget hvorfor dette
+		disse uten hvordan ingen din ditt blir samme hvilken hvilke sånn inni mellom vår hver hvem vors hvis både
+		bare enn fordi før mange også slik vært`},
+	Portuguese: {names: []string{"pt", "portuguese", "por", "português", "portugues"}, stem: portuguese.Stem, stop: `de a o que e do da em um para com não uma os no se na
+		por mais as dos como mas ao ele das à seu sua ou quando muito nos já eu também só pelo pela até isso ela
+		entre depois sem mesmo aos seus quem nas me esse eles você essa num nem suas meu às minha numa pelos elas
+		qual nós lhe deles essas esses pelas este dele tu te vocês vos lhes meus minhas teu tua teus tuas nosso
+		nossa nossos nossas dela delas esta estes estas aquele aquela aqueles aquelas isto aquilo estou está
+		estamos estão foi ser tem é são posso pode onde como porque então`},
+	Romanian: {names: []string{"ro", "romanian", "ron", "rum", "română", "romana"}, stem: romanian.Stem, stop: `și în a la de cu pe un o nu să că este sunt din
+		pentru mai care ce cum dar sau fi fost acest această aceste acestea lui ei le lor îl îi ne vă se mă te
+		am ai are au avem aveți era eram poate pot dacă când unde cine foarte după până prin spre fără sub între`},
+	Russian: {names: []string{"ru", "russian", "rus", "русский"}, stem: russian.Stem, stop: `и в во не что он на я с со как а то все она так его но
+		да ты к у же вы за бы по только ее мне было вот от меня еще нет о из ему теперь когда даже ну вдруг ли
+		если уже или ни быть был него до вас нибудь опять уж вам ведь там потом себя ничего ей может они тут
+		где есть надо ней для мы тебя их чем была сам чтоб без будто чего раз тоже себе под будет ж тогда кто
+		этот того потому этого какой совсем ним здесь этом один почти мой тем чтобы нее сейчас были куда зачем
+		всех никогда можно при наконец два об другой хоть после над больше тот через эти нас про всего них
+		какая много разве три эту моя впрочем хорошо свою этой перед иногда лучше чуть том нельзя такой им
+		более всегда конечно всю между это как ли чтобы какие каких`},
+	Spanish: {names: []string{"es", "spanish", "spa", "español", "espanol", "castellano"}, stem: spanish.Stem, stop: `de la que el en y a los del se las por un para con no una su al lo
+		como más pero sus le ya o este sí porque esta entre cuando muy sin sobre también me hasta hay donde quien
+		desde todo nos durante todos uno les ni contra otros ese eso ante ellos e esto mí antes algunos qué unos
+		yo otro otras otra él tanto esa estos mucho quienes nada muchos cual poco ella estar estas algunas algo
+		nosotros mi mis tú te ti tu tus ellas nosotras vosotros vosotras os mío mía míos mías tuyo tuya tuyos
+		tuyas suyo suya suyos suyas nuestro nuestra nuestros nuestras vuestro vuestra vuestros vuestras esos
+		esas estoy estás está estamos estáis están es son fue ser puedo puede pueden cómo dónde cuándo hago
+		hace quiero`},
+	Swedish: {names: []string{"sv", "swedish", "swe", "svenska"}, stem: swedish.Stem, stop: `och det att i en jag hon som han på den med var sig för så
+		till är men ett om hade de av icke mig du henne då sin nu har inte hans honom skulle hennes där min man
+		ej vid kunde något från ut när efter upp vi dem vara vad över än dig kan sina här ha mot alla under
+		någon eller allt mycket sedan ju denna själv detta åt utan varit hur ingen mitt ni bli blev oss din
+		dessa några deras blir mina samma vilken er sådan vår blivit dess inom mellan sådant varför varje vilka
+		ditt vem vilket sitta sådana vart dina vars vårt våra ert era vilkas också`},
+	Turkish: {names: []string{"tr", "turkish", "tur", "türkçe", "turkce"}, stem: turkish.Stem, stop: `ve bir bu da de için ile çok gibi daha ne en ama o
+		ben sen biz siz onlar şu mi mı mu mü ya veya ki kadar sonra önce her hiç nasıl neden niçin nerede şey
+		olan olarak oldu olduğu olur var yok değil bile diye göre ise`},
+}
+
+// langByName maps every accepted name of a language to it.
+var langByName = func() map[string]Language {
+	m := map[string]Language{}
+	for l, info := range langs {
+		for _, n := range info.names {
+			m[n] = Language(l)
+		}
+	}
+	// languages without a stemmer whose text is still well served by the
+	// default analysis (CJK bigrams, English for Latin letters)
+	for _, n := range []string{"zh", "ja", "ko", "chinese", "japanese", "korean", "cjk"} {
+		m[n] = English
+	}
+	return m
+}()
+
+// LanguageNames lists the language names that configuration and
+// frontmatter accept (each language's code and English name).
+func LanguageNames() []string {
+	out := make([]string, 0, 2*numLanguages)
+	for _, info := range langs {
+		out = append(out, info.names[1])
+	}
+	return out
+}
+
+// ParseLanguage returns the language named by s: an ISO 639-1 or 639-2
+// code, a BCP 47 tag (pt-BR, de_CH: the primary subtag counts) or an
+// English or native name, in any case. ok is false for a language synapse
+// has no stemmer for (the caller then falls back to its default).
+func ParseLanguage(s string) (Language, bool) {
+	s = strings.ToLower(strings.TrimSpace(s))
+	if l, ok := langByName[s]; ok {
+		return l, true
+	}
+	if i := strings.IndexAny(s, "-_"); i > 0 {
+		l, ok := langByName[s[:i]]
+		return l, ok
+	}
+	return English, false
+}
+
+// String returns the language's English name.
+func (l Language) String() string {
+	if l >= numLanguages {
+		return "unknown"
+	}
+	return langs[l].names[1]
+}
+
+// Code returns the language's ISO 639-1 code.
+func (l Language) Code() string {
+	if l >= numLanguages {
+		return ""
+	}
+	return langs[l].names[0]
+}
+
+// langStop holds each language's stopwords, folded (English's and
+// German's are the shared list in fold.go).
+var langStop = func() (t [numLanguages]map[string]bool) {
+	for l, info := range langs {
+		if info.stop == "" {
+			continue
+		}
+		m := map[string]bool{}
+		for _, w := range strings.Fields(info.stop) {
+			m[fold(w)] = true
+		}
+		t[l] = m
+	}
+	return
+}()
+
+// englishStop and germanStop are the words of the shared list that
+// detection counts for English and German.
+var englishStop, germanStop = func() (en, de map[string]bool) {
+	en, de = map[string]bool{}, map[string]bool{}
+	for _, w := range strings.Fields(`the and of to a in is it that for on with as are this be by or you your
+		from can not an at if have what how which when do does will all there their more other`) {
+		en[w] = true
+	}
+	for _, w := range strings.Fields(`der die das und ist nicht ein eine zu mit den sich auf für dem des im
+		auch es an werden wird oder aus bei wie kann sie wenn nach einer noch über nur sind`) {
+		de[fold(w)] = true
+	}
+	return
+}()
+
+// stopMask maps a folded function word to the languages it is one in
+// (bit l for Language l), for detection.
+var stopMask = func() map[string]uint32 {
+	m := map[string]uint32{}
+	for w := range englishStop {
+		m[w] |= 1 << English
+	}
+	for w := range germanStop {
+		m[w] |= 1 << German
+	}
+	for l, words := range langStop {
+		for w := range words {
+			m[w] |= 1 << l
+		}
+	}
+	return m
+}()
+
+// maxStopBytes bounds the function words detection looks up.
+const maxStopBytes = 16
+
+// stopMaskOf returns stopMask of a word's folded form; ASCII words are
+// lowercased without allocating.
+func stopMaskOf(w string) uint32 {
+	var buf [maxStopBytes]byte
+	for i := 0; i < len(w); i++ {
+		c := w[i]
+		if c >= utf8.RuneSelf {
+			return stopMask[fold(w)]
+		}
+		if c >= 'A' && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		buf[i] = c
+	}
+	return stopMask[string(buf[:len(w)])]
+}
+
+// isStop reports whether a folded word is a stopword in language l: the
+// shared English and German list counts in every language (wikis mix
+// English words into other languages), l's own list besides.
+func isStop(l Language, f string) bool {
+	if stopwords[f] {
+		return true
+	}
+	m := langStop[l]
+	return m != nil && m[f]
+}
+
+// detectMinWords is how many stopwords a text must hold before detection
+// trusts them; detectWords is how many words it reads at most.
+const (
+	detectMinWords = 3
+	detectWords    = 300
+	detectBytes    = 2 << 10
+)
+
+// DetectLanguage guesses the language of a text from its script and its
+// function words. ok is false when the evidence is too thin (a short or
+// mixed text): the caller then uses its default.
+func DetectLanguage(text string) (Language, bool) { return detectLanguage(text, detectMinWords) }
+
+// detectLanguage is DetectLanguage needing min function words (a query
+// has few words: one may do).
+func detectLanguage(text string, min int) (Language, bool) {
+	var counts [numLanguages]int
+	var cyrillic, arabicScript, latin, words int
+	for f := range strings.FieldsFuncSeq(text, func(r rune) bool { return !isWordRune(r) && r != '\'' && r != '’' }) {
+		if words >= detectWords {
+			break
+		}
+		words++
+		r, _ := utf8.DecodeRuneInString(f)
+		switch {
+		case unicode.Is(unicode.Cyrillic, r):
+			cyrillic++
+		case unicode.Is(unicode.Arabic, r):
+			arabicScript++
+		case unicode.Is(unicode.Latin, r):
+			latin++
+		default:
+			continue
+		}
+		if len(f) < 2 || len(f) > maxStopBytes {
+			continue // one letter (a, e, y, c'…) says little; long words are no function words
+		}
+		for m := stopMaskOf(f); m != 0; m &= m - 1 {
+			counts[bits.TrailingZeros32(m)]++
+		}
+	}
+	switch {
+	case cyrillic > latin && cyrillic > arabicScript:
+		return Russian, counts[Russian] >= min || min <= queryMinWords
+	case arabicScript > latin:
+		return Arabic, arabicScript >= min
+	}
+	best, second := -1, -1
+	for l := range counts {
+		if l == int(Russian) || l == int(Arabic) {
+			continue
+		}
+		switch {
+		case best < 0 || counts[l] > counts[best]:
+			best, second = l, best
+		case second < 0 || counts[l] > counts[second]:
+			second = l
+		}
+	}
+	n := counts[best]
+	// a clear winner: enough evidence, and ahead of the runner-up
+	if n < min || float64(n) < 1.3*float64(counts[second]) {
+		return English, false
+	}
+	return Language(best), true
+}
+
+// stemmer stems words in one language with a reusable Snowball
+// environment.
+type stemmer struct {
+	env *snowballstem.Env
+}
+
+// stem returns the Snowball stem of a lowercase word in language l (l
+// other than English, which analyzeWord stems as before).
+func (s *stemmer) stem(l Language, w string) string {
+	fn := langs[l].stem
+	if fn == nil {
+		return w
+	}
+	if s.env == nil {
+		s.env = snowballstem.NewEnv("")
+	}
+	s.env.SetCurrent(w)
+	fn(s.env)
+	return s.env.Current()
+}
+
+// langKeys are the frontmatter keys that declare a page's language.
+var langKeys = []string{"lang", "language"}
+
+// PageLanguage picks the language a page is stemmed in: its frontmatter
+// lang or language (a name ParseLanguage knows), else the language its
+// title and body are detected in, else def (the vault's default).
+func PageLanguage(fm *markdown.Frontmatter, title, body string, def Language) Language {
+	if fm != nil {
+		for _, k := range langKeys {
+			if v := fm.String(k); v != "" {
+				if l, ok := ParseLanguage(v); ok {
+					return l
+				}
+			}
+		}
+	}
+	// detection reads a few hundred words: the start of the body will do
+	if len(body) > detectBytes {
+		body = body[:detectBytes]
+	}
+	if l, ok := DetectLanguage(title + "\n" + body); ok {
+		return l
+	}
+	return def
+}
+
+// TextLanguage is PageLanguage for a page's raw text (frontmatter
+// included), with English as the default; snippets use it.
+func TextLanguage(text string) Language {
+	fmText, body, ok := markdown.SplitFrontmatter(text)
+	if !ok {
+		return PageLanguage(nil, "", text, English)
+	}
+	for _, line := range strings.Split(fmText, "\n") {
+		k, v, ok := strings.Cut(line, ":")
+		if !ok || !slices.Contains(langKeys, strings.TrimSpace(k)) {
+			continue
+		}
+		if l, ok := ParseLanguage(strings.Trim(strings.TrimSpace(v), `"'`)); ok {
+			return l
+		}
+	}
+	return PageLanguage(nil, "", body, English)
+}
+
+// ConfigLanguage parses the vault's default language (configuration key
+// search.language): empty means English; an unknown name is an invalid
+// error naming it and the accepted names.
+func ConfigLanguage(name string) (Language, error) {
+	if strings.TrimSpace(name) == "" {
+		return English, nil
+	}
+	l, ok := ParseLanguage(name)
+	if !ok {
+		return English, errs.E(errs.Invalid, "search.language: unknown language %q; use one of %s", name, strings.Join(LanguageNames(), ", "))
+	}
+	return l, nil
+}

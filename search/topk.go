@@ -1,0 +1,491 @@
+package search
+
+import (
+	"math"
+	"math/bits"
+	"slices"
+
+	"github.com/synapse-wiki/synapse/store"
+)
+
+// Top-k retrieval with dynamic pruning (issue 15). A term's postings come
+// in chunks of up to 128 docs (store.SearchBlock), each with a bound on
+// what any of its docs can score: the highest tf and the shortest field
+// among them. The docs are walked in windows; per window:
+//
+//   - when the bounds of all terms together cannot beat the current k-th
+//     best score (θ), the window is skipped without decoding anything;
+//   - otherwise the terms are sorted by bound, and those whose bounds sum
+//     to at most θ are non-essential (MaxScore): a doc holding only them
+//     cannot enter the top k. The essential terms' postings in the window
+//     are added up into a score buffer; each doc they hold is then
+//     completed with the non-essential terms, highest bound first, and
+//     dropped as soon as what it has plus what the chunks holding it
+//     could still add is at most θ. A chunk is decoded only when a doc
+//     needs it.
+//
+// With required terms (a phrase's words), a doc must hold them all: the
+// rarest one leads (its docs are the candidates) and the others are
+// checked first. The result is exactly the top k of an exhaustive scoring
+// (ties go to the lower doc), which TestTopK checks.
+
+// Window sizes in docs: a window ends where a term's chunk ends or the
+// next begins, but spans at least windowMin docs (a dense term then has
+// several chunks in it, under the highest of their bounds) and at most
+// windowMax (the score buffer's size).
+const (
+	windowMin = 512
+	windowMax = 4096
+)
+
+// boundSlack widens every bound a little so that float rounding never
+// prunes a doc whose score equals its bound.
+const boundSlack = 1 + 1e-4
+
+// cursor walks one query term's postings, chunk by chunk.
+type cursor struct {
+	t        *qterm
+	idf      float32
+	required bool
+	blocks   []store.SearchBlock // chunks
+	ubs      []float32           // per chunk: the most a doc of it can score
+	bi       int                 // the first chunk whose Last ≥ the window's start
+	ci       int                 // the chunk lookups are in (≥ bi)
+	dec      int                 // the chunk buf holds (-1: none)
+	buf      []store.SearchPosting
+	pos      int     // in buf: postings before it are done with
+	wub      float32 // the highest bound of its chunks in the window (0: none)
+}
+
+// load decodes chunk j into buf (once).
+func (c *cursor) load(j int) ([]store.SearchPosting, error) {
+	if c.dec != j {
+		var err error
+		if c.buf, err = c.blocks[j].Decode(c.buf[:0]); err != nil {
+			return nil, err
+		}
+		c.dec, c.pos = j, 0
+	}
+	return c.buf, nil
+}
+
+// chunkAt moves ci to the chunk that may hold doc d (docs come in
+// ascending order) and returns its bound, 0 when no chunk can hold d.
+func (c *cursor) chunkAt(d uint32) float32 {
+	c.ci = max(c.ci, c.bi)
+	for c.ci < len(c.blocks) && c.blocks[c.ci].Last < d {
+		c.ci++
+	}
+	if c.ci == len(c.blocks) || c.blocks[c.ci].First > d {
+		return 0
+	}
+	return c.ubs[c.ci]
+}
+
+// find returns the posting of doc d in chunk ci (after chunkAt(d) > 0),
+// or nil.
+func (c *cursor) find(d uint32) (*store.SearchPosting, error) {
+	ps, err := c.load(c.ci)
+	if err != nil {
+		return nil, err
+	}
+	i := c.pos
+	if i < len(ps) && ps[i].Doc < d {
+		// gallop, then binary search
+		step := 1
+		for i+step < len(ps) && ps[i+step].Doc < d {
+			i += step
+			step *= 2
+		}
+		i += sortSearch(ps[i:min(i+step+1, len(ps))], d)
+	}
+	c.pos = i
+	if i < len(ps) && ps[i].Doc == d {
+		return &ps[i], nil
+	}
+	return nil, nil
+}
+
+// sortSearch returns the index of the first posting ≥ d.
+func sortSearch(ps []store.SearchPosting, d uint32) int {
+	lo, hi := 0, len(ps)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if ps[m].Doc < d {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return lo
+}
+
+// scorer holds one query's scoring constants.
+type scorer struct {
+	table [store.SearchFields][256]float32 // field weight / length normalization, by quantized length
+	k1    float32
+	norms *store.SearchNorms
+	chunk []byte
+	cur   uint32 // the chunk number held in chunk
+}
+
+func newScorer(r *run) *scorer {
+	sc := &scorer{k1: float32(r.p.K1), norms: r.tx.SearchNorms(), cur: math.MaxUint32}
+	for f := range sc.table {
+		avg := r.stats.AvgLen(f)
+		for qv := range sc.table[f] {
+			l := float64(store.DequantizeLength(uint8(qv)))
+			sc.table[f][qv] = float32(r.p.W[f] / (1 - r.p.B[f] + r.p.B[f]*l/avg))
+		}
+	}
+	return sc
+}
+
+// saturate is BM25's tf saturation of a field-weighted frequency x.
+func (sc *scorer) saturate(x float32) float32 { return x * (sc.k1 + 1) / (sc.k1 + x) }
+
+// bound returns the most a doc of block b can score for a term of idf.
+func (sc *scorer) bound(b *store.SearchBlock, idf float32) float32 {
+	var x float32
+	for f := range b.MaxTF {
+		if b.MaxTF[f] > 0 {
+			x += float32(b.MaxTF[f]) * sc.table[f][b.MinLen[f]]
+		}
+	}
+	return idf * sc.saturate(x) * boundSlack
+}
+
+// score returns a posting's score for a term of idf (0 for a doc without
+// norms, which is not a live document).
+func (sc *scorer) score(p *store.SearchPosting, idf float32) float32 {
+	d := p.Doc
+	if c := d / store.NormsPerChunk; c != sc.cur {
+		sc.cur, sc.chunk = c, sc.norms.Chunk(c)
+	}
+	i := int(d%store.NormsPerChunk) * store.SearchFields
+	if i+store.SearchFields > len(sc.chunk) {
+		return 0
+	}
+	ch := sc.chunk[i : i+store.SearchFields]
+	x := float32(p.TF[0])*sc.table[0][ch[0]] + float32(p.TF[1])*sc.table[1][ch[1]] + float32(p.TF[2])*sc.table[2][ch[2]]
+	if x == 0 {
+		return 0
+	}
+	return idf * sc.saturate(x)
+}
+
+// topHeap is a bounded min-heap of the best candidates so far.
+type topHeap struct {
+	n int
+	h candHeap
+}
+
+// threshold is the score a doc must beat to enter (0 until full); the
+// docs come in ascending order, so a tie never enters.
+func (t *topHeap) threshold() float32 {
+	if len(t.h) < t.n {
+		return 0
+	}
+	return float32(t.h[0].score)
+}
+
+func (t *topHeap) push(d uint32, s float32) {
+	if len(t.h) < t.n {
+		t.h = append(t.h, candidate{doc: d, score: float64(s)})
+		t.h.up(len(t.h) - 1)
+		return
+	}
+	if float64(s) <= t.h[0].score {
+		return
+	}
+	t.h[0] = candidate{doc: d, score: float64(s)}
+	t.h.down(0)
+}
+
+func (h candHeap) up(j int) {
+	for j > 0 {
+		i := (j - 1) / 2
+		if !h.Less(j, i) {
+			break
+		}
+		h.Swap(i, j)
+		j = i
+	}
+}
+
+func (h candHeap) down(i int) {
+	for {
+		j := 2*i + 1
+		if j >= len(h) {
+			return
+		}
+		if j2 := j + 1; j2 < len(h) && h.Less(j2, j) {
+			j = j2
+		}
+		if !h.Less(j, i) {
+			return
+		}
+		h.Swap(i, j)
+		i = j
+	}
+}
+
+// topK returns the best n docs for the run's scoring terms among those ok
+// allows, best first.
+func (r *run) topK(n int, ok func(uint32) bool) ([]candidate, error) {
+	if r.impossible {
+		return nil, nil
+	}
+	sc := newScorer(r)
+	var cs []*cursor
+	required := 0
+	for i := range r.terms {
+		t := &r.terms[i]
+		if t.weight == 0 {
+			continue
+		}
+		if len(t.blocks) == 0 {
+			if t.required {
+				return nil, nil // a phrase word no page holds
+			}
+			continue
+		}
+		c := &cursor{t: t, idf: float32(t.idf * t.weight), required: t.required, blocks: t.blocks, dec: -1}
+		c.ubs = make([]float32, len(t.blocks))
+		for b := range t.blocks {
+			c.ubs[b] = sc.bound(&t.blocks[b], c.idf)
+		}
+		if c.required {
+			required++
+		}
+		cs = append(cs, c)
+	}
+	top := &topHeap{n: n}
+	var acc [windowMax]float32
+	var seen [windowMax / 64]uint64
+	order := make([]*cursor, 0, len(cs))
+	var checks []*cursor
+	var cub []float32
+	lo := uint32(0)
+	for {
+		var done bool
+		if lo, done = advance(cs, lo, required > 0); done {
+			break
+		}
+		hi := windowEnd(cs, lo)
+		// the terms' bounds in [lo, hi)
+		order = order[:0]
+		var total float32
+		skip := false
+		for _, c := range cs {
+			c.wub = 0
+			for j := c.bi; j < len(c.blocks) && c.blocks[j].First < hi; j++ {
+				c.wub = max(c.wub, c.ubs[j])
+			}
+			if c.wub == 0 && c.required {
+				skip = true
+			}
+			total += c.wub
+			order = append(order, c)
+		}
+		theta := top.threshold()
+		if skip || total <= theta {
+			if hi == math.MaxUint32 {
+				break
+			}
+			lo = hi
+			continue
+		}
+		// the lead terms, whose docs are the candidates, and the checks
+		// the candidates go through
+		checks = checks[:0]
+		var lead []*cursor
+		if required > 0 {
+			var best *cursor
+			for _, c := range cs {
+				if c.required && (best == nil || c.wub > 0 && c.t.df < best.t.df) {
+					best = c
+				}
+			}
+			lead = append(lead, best)
+			for _, c := range cs {
+				if c.required && c != best {
+					checks = append(checks, c)
+				}
+			}
+			opt := len(checks)
+			for _, c := range cs {
+				if !c.required && c.wub > 0 {
+					checks = append(checks, c)
+				}
+			}
+			slices.SortFunc(checks[opt:], func(a, b *cursor) int { return cmpF32(b.wub, a.wub) })
+		} else {
+			slices.SortFunc(order, func(a, b *cursor) int { return cmpF32(a.wub, b.wub) })
+			var sum float32
+			p := 0
+			for p < len(order) && sum+order[p].wub <= theta {
+				sum += order[p].wub
+				p++
+			}
+			for _, c := range order[p:] {
+				if c.wub > 0 {
+					lead = append(lead, c)
+				}
+			}
+			for i := p - 1; i >= 0; i-- {
+				if order[i].wub > 0 {
+					checks = append(checks, order[i])
+				}
+			}
+		}
+		// the lead terms' postings in the window, added up
+		for _, c := range lead {
+			for j := c.bi; j < len(c.blocks) && c.blocks[j].First < hi; j++ {
+				ps, err := c.load(j)
+				if err != nil {
+					return nil, err
+				}
+				i := c.pos
+				if i < len(ps) && ps[i].Doc < lo {
+					i += sortSearch(ps[i:], lo)
+				}
+				for ; i < len(ps) && ps[i].Doc < hi; i++ {
+					d := ps[i].Doc
+					if !ok(d) {
+						continue
+					}
+					s := sc.score(&ps[i], c.idf)
+					if s == 0 {
+						continue
+					}
+					w := d - lo
+					acc[w] += s
+					seen[w/64] |= 1 << (w % 64)
+				}
+				c.pos = i
+			}
+		}
+		// the candidates, in doc order, completed by the checks
+		cub = slices.Grow(cub[:0], len(checks))[:len(checks)]
+		for wi := range seen {
+			for seen[wi] != 0 {
+				b := bits.TrailingZeros64(seen[wi])
+				seen[wi] &^= 1 << b
+				w := uint32(wi*64 + b)
+				d := lo + w
+				s := acc[w]
+				acc[w] = 0
+				theta := top.threshold()
+				// what the checks' chunks holding d could add
+				var rest float32
+				for i, c := range checks {
+					cub[i] = c.chunkAt(d)
+					rest += cub[i]
+				}
+				keep := true
+				for i, c := range checks {
+					if s+rest <= theta {
+						keep = false
+						break
+					}
+					rest -= cub[i]
+					if cub[i] == 0 {
+						if c.required {
+							keep = false
+							break
+						}
+						continue
+					}
+					p, err := c.find(d)
+					if err != nil {
+						return nil, err
+					}
+					if p != nil {
+						s += sc.score(p, c.idf)
+					} else if c.required {
+						keep = false
+						break
+					}
+				}
+				if keep && s > theta {
+					top.push(d, s)
+				}
+			}
+		}
+		if hi == math.MaxUint32 {
+			break
+		}
+		lo = hi
+	}
+	out := []candidate(top.h)
+	sortCands(out)
+	return out, nil
+}
+
+// windowEnd returns the end of the window starting at lo: where a term's
+// chunk ends or its next begins, kept within [lo+windowMin, lo+windowMax].
+func windowEnd(cs []*cursor, lo uint32) uint32 {
+	hi := uint64(lo) + windowMax
+	for _, c := range cs {
+		if c.bi >= len(c.blocks) {
+			continue
+		}
+		if b := &c.blocks[c.bi]; b.First <= lo {
+			hi = min(hi, uint64(b.Last)+1)
+		} else {
+			hi = min(hi, uint64(b.First))
+		}
+	}
+	hi = max(hi, uint64(lo)+windowMin)
+	return uint32(min(hi, math.MaxUint32))
+}
+
+// advance moves every cursor to its first block ending at or after lo and
+// returns the first doc at or after lo that a window must start at: the
+// lowest first doc of those blocks, or with required terms the highest of
+// theirs. done reports that no doc is left (or a required term has none).
+func advance(cs []*cursor, lo uint32, required bool) (uint32, bool) {
+	for {
+		next := uint32(math.MaxUint32)
+		var need uint32
+		live := false
+		for _, c := range cs {
+			for c.bi < len(c.blocks) && c.blocks[c.bi].Last < lo {
+				c.bi++
+			}
+			if c.bi >= len(c.blocks) {
+				if c.required {
+					return lo, true
+				}
+				continue
+			}
+			live = true
+			first := max(lo, c.blocks[c.bi].First)
+			next = min(next, first)
+			if c.required {
+				need = max(need, first)
+			}
+		}
+		if !live {
+			return lo, true
+		}
+		if required {
+			next = need
+		}
+		if next == lo {
+			return lo, false
+		}
+		lo = next // blocks ending before it are skipped on the next pass
+	}
+}
+
+func cmpF32(a, b float32) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
