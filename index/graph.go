@@ -302,7 +302,7 @@ func (ix *Indexer) rebuildGraph(ctx context.Context, fromRecords bool) error {
 		nodes = make([]*store.AdjRec, tx.MetaU32("next_doc")+1)
 		dirty = tx.GraphDirty(0)
 		if fromRecords {
-			return graphFromRecords(tx, nodes)
+			return graphFromRecords(tx, nodes, ix.Store.ReleaseMapped)
 		}
 		return tx.EachAdj(func(doc uint32, a *store.AdjRec) bool {
 			if int(doc) < len(nodes) {
@@ -390,6 +390,7 @@ func (ix *Indexer) rebuildGraph(ctx context.Context, fromRecords bool) error {
 		if err != nil {
 			return err
 		}
+		ix.Store.ReleaseMapped()
 		ix.progress("graph", (len(nodes)+hi)/2, len(nodes))
 	}
 	return ix.Store.Update(func(tx *store.Tx) error {
@@ -411,11 +412,18 @@ const metaGraphStale = "graph_stale"
 // graphFromRecords builds every node and edge (with link counts) from the
 // page records: types, sources and resolved links. Link counts are kept in
 // flat sorted lists rather than maps: at 100,000 pages there are millions.
-func graphFromRecords(tx *store.Tx, nodes []*store.AdjRec) error {
+//
+// The walk reads every page record; release (called every 16,384 pages)
+// keeps the mapped pages it read from piling up in the resident set.
+func graphFromRecords(tx *store.Tx, nodes []*store.AdjRec, release func()) error {
 	type count struct{ to, n uint32 }
 	outs := make([][]count, len(nodes))
 	var tos []uint32
+	seen := 0
 	err := tx.EachPage(func(p *store.PageRec) bool {
+		if seen++; seen%16384 == 0 {
+			release()
+		}
 		if p.Reserved || int(p.Doc) >= len(nodes) {
 			return true
 		}

@@ -345,6 +345,9 @@ func (ix *Indexer) Scan(ctx context.Context, opts ScanOptions) (*Report, error) 
 			return nil, err
 		}
 		done += pb.n
+		if bulk {
+			ix.Store.ReleaseMapped()
+		}
 		ix.progress("index", done, total)
 	}
 	if err := ix.settle(ctx, fresh); err != nil {
@@ -443,6 +446,7 @@ func (ix *Indexer) settle(ctx context.Context, full bool) error {
 		if err != nil {
 			return err
 		}
+		ix.Store.ReleaseMapped()
 		if more {
 			ix.progress("links", min(resolved, total), total)
 		} else {

@@ -210,6 +210,18 @@ func (s *Store) SizeBytes() int64 {
 	return st.Size()
 }
 
+// ReleaseMapped drops the store's memory-mapped pages from this process's
+// resident memory (they stay in the page cache). A long bulk write (a
+// reindex) calls it between transactions: otherwise every page it ever
+// touched counts in its RSS, which then grows with the store (~470 MB at
+// 100,000 pages). A no-op where unsupported.
+func (s *Store) ReleaseMapped() {
+	if s == nil || s.db == nil {
+		return
+	}
+	s.releaseMapped()
+}
+
 // Tx is a read or read-write transaction with typed accessors.
 type Tx struct {
 	tx *bolt.Tx
