@@ -6,6 +6,7 @@ import (
 	"crypto/subtle"
 	"encoding/hex"
 	"errors"
+	"io"
 	"io/fs"
 	"log"
 	"net"
@@ -25,25 +26,30 @@ const tokenEnv = "SYNAPSE_TOKEN"
 // loadToken returns the bearer token every HTTP route but /healthz needs:
 // $SYNAPSE_TOKEN (when not empty), else the vault's .synapse/token, created (0600, 32 random
 // bytes in hex) on first use with its location printed once. The token
-// itself is never logged.
+// itself is never logged. A token file others can read or write, one
+// another user owns, or anything but a regular file (a symlink, a named
+// pipe) is refused, saying how to fix it: serve does not start with a
+// token others may have seen.
 func loadToken(v *vault.Vault, logger *log.Logger) (string, error) {
 	if t := strings.TrimSpace(os.Getenv(tokenEnv)); t != "" {
 		return t, nil
 	}
 	path := v.Abs(vault.TokenFile)
-	data, err := os.ReadFile(path)
+	f, err := openToken(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return createToken(path, logger)
 	}
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, 4096))
 	if err != nil {
 		return "", errs.Wrap(errs.Internal, err, "read the token file %s: %v", path, err)
 	}
 	t := strings.TrimSpace(string(data))
 	if t == "" {
 		return "", errs.E(errs.Invalid, "the token file %s is empty; delete it to have a new token generated", path)
-	}
-	if fi, err := os.Stat(path); err == nil && fi.Mode().Perm()&0o077 != 0 {
-		logger.Printf("warning: %s is readable by other users (mode %04o); run: chmod 600 %s", path, fi.Mode().Perm(), path)
 	}
 	return t, nil
 }
@@ -103,10 +109,10 @@ func requireToken(token string, next http.Handler) http.Handler {
 		switch {
 		case !ok:
 			w.Header().Set("WWW-Authenticate", `Bearer realm="synapse"`)
-			writeError(w, http.StatusUnauthorized, errs.E(errs.Forbidden, "missing 'Authorization: Bearer <token>'; the token is in $%s or %s", tokenEnv, vault.TokenFile))
+			writeError(w, http.StatusUnauthorized, errs.E(errs.Unauthorized, "missing 'Authorization: Bearer <token>'; the token is in $%s or %s", tokenEnv, vault.TokenFile))
 		case !tokenMatch(got, token):
 			w.Header().Set("WWW-Authenticate", `Bearer realm="synapse", error="invalid_token"`)
-			writeError(w, http.StatusUnauthorized, errs.E(errs.Forbidden, "wrong bearer token; the token is in $%s or %s", tokenEnv, vault.TokenFile))
+			writeError(w, http.StatusUnauthorized, errs.E(errs.Unauthorized, "wrong bearer token; the token is in $%s or %s", tokenEnv, vault.TokenFile))
 		default:
 			next.ServeHTTP(w, r)
 		}

@@ -6,7 +6,9 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/synapse-wiki/synapse/errs"
 	"github.com/synapse-wiki/synapse/internal/testvault"
 	"github.com/synapse-wiki/synapse/vault"
 )
@@ -41,10 +43,14 @@ func TestAuth_TokenFile(t *testing.T) {
 		t.Errorf("the location is printed once: %q", logs.String())
 	}
 
-	os.Chmod(v.Abs(vault.TokenFile), 0o644)
-	if _, err := loadToken(v, lg); err != nil || !strings.Contains(logs.String(), "chmod 600") {
-		t.Errorf("a readable token file warns: %q %v", logs.String(), err)
+	// a token file others may read or write is refused, saying how to fix it
+	for _, mode := range []os.FileMode{0o644, 0o640, 0o602} {
+		os.Chmod(v.Abs(vault.TokenFile), mode)
+		if _, err := loadToken(v, lg); errs.CodeOf(err) != errs.Forbidden || !strings.Contains(errs.Message(err), "chmod 600 "+v.Abs(vault.TokenFile)) {
+			t.Errorf("mode %04o: %v", mode, err)
+		}
 	}
+	os.Chmod(v.Abs(vault.TokenFile), 0o600)
 
 	os.WriteFile(v.Abs(vault.TokenFile), []byte("\n"), 0o600)
 	if _, err := loadToken(v, lg); err == nil || !strings.Contains(err.Error(), "is empty") {
@@ -107,5 +113,33 @@ func TestAuth_HostGuard(t *testing.T) {
 		if g.originAllowed(tt.origin, tt.host) != tt.ok {
 			t.Errorf("Origin %q on %q: allowed=%v", tt.origin, tt.host, !tt.ok)
 		}
+	}
+}
+
+// A token file that is a symlink or a named pipe is refused at once (a
+// pipe would have hung serve).
+func TestAuth_TokenFileNotRegular(t *testing.T) {
+	t.Setenv(tokenEnv, "")
+	v := testvault.New(t)
+	lg := log.New(&bytes.Buffer{}, "", 0)
+	other := v.Abs("elsewhere")
+	os.WriteFile(other, []byte("0123456789abcdef\n"), 0o600)
+	os.Symlink(other, v.Abs(vault.TokenFile))
+	if _, err := loadToken(v, lg); errs.CodeOf(err) != errs.Forbidden || !strings.Contains(errs.Message(err), "symlink") {
+		t.Errorf("symlink: %v", err)
+	}
+	os.Remove(v.Abs(vault.TokenFile))
+	if err := mkfifoFile(v.Abs(vault.TokenFile)); err != nil {
+		t.Skip(err)
+	}
+	done := make(chan error, 1)
+	go func() { _, err := loadToken(v, lg); done <- err }()
+	select {
+	case err := <-done:
+		if errs.CodeOf(err) != errs.Forbidden || !strings.Contains(errs.Message(err), "not a regular file") {
+			t.Errorf("fifo: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("a token fifo hangs serve")
 	}
 }

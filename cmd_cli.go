@@ -70,16 +70,20 @@ func groupCommand(name string) *cli.Command {
 		Usage: groupUsage[name],
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
-				return errs.E(errs.Invalid, "unknown command %q for `synapse %s`; see `synapse %s --help`", c.Args().First(), name, name)
+				if c.Args().First() == "help" { // synapse page help [write]
+					return c.App.RunContext(c.Context, append([]string{c.App.Name, "help", name}, c.Args().Tail()...))
+				}
+				return unknownCommand(c.Args().First(), []string{name}, c.Command.Subcommands)
 			}
 			return cli.ShowSubcommandHelp(c)
 		},
-		OnUsageError: usageError,
+		HideHelpCommand: true,
+		OnUsageError:    usageError,
 	}
 }
 
 func usageError(c *cli.Context, err error, _ bool) error {
-	return errs.E(errs.Invalid, "%v (see `%s --help`)", err, c.Command.HelpName)
+	return flagError(err, c.Command.HelpName, c.Command.Flags, typedArgs(c))
 }
 
 // commandFlags are accepted by every generated verb.
@@ -122,7 +126,7 @@ func opCommand(op *ops.Op, name string) *cli.Command {
 		}
 		switch {
 		case f.CLI == "stdin":
-			flags = append(flags, &cli.StringFlag{Name: "file", Usage: "read " + f.Name + " from this file instead of standard input"})
+			flags = append(flags, &cli.StringFlag{Name: "file", Usage: "read the " + f.Name + " from FILE (\"-\" or no --file: standard input)"})
 		case f.Type.Kind() == reflect.Bool:
 			flags = append(flags, &cli.BoolFlag{Name: f.Flag, Aliases: aliases, Usage: usage})
 		case f.Type.Kind() == reflect.Int:
@@ -156,7 +160,7 @@ func opCommand(op *ops.Op, name string) *cli.Command {
 	return &cli.Command{
 		Name:         name,
 		Usage:        op.Summary,
-		UsageText:    "synapse " + op.CLI + " [options] " + strings.Join(argNames, " "),
+		UsageText:    strings.TrimSpace("synapse " + op.CLI + " [options] " + strings.Join(argNames, " ")),
 		Description:  desc,
 		Flags:        flags,
 		OnUsageError: usageError,
@@ -223,13 +227,26 @@ func cliInput(c *cli.Context, op *ops.Op, fields []ops.Field) ([]byte, error) {
 			if err != nil {
 				return nil, err
 			}
+			if ok && f.Required && v == "" {
+				from := "standard input"
+				if name := c.String("file"); name != "" && name != "-" {
+					from = name
+				}
+				return nil, errs.E(errs.Invalid, "the %s is empty (read from %s): pipe it in or give --file FILE", f.Name, from)
+			}
 			if ok {
 				in[f.Name] = v
 			}
 			continue
 		}
 		if !c.IsSet(f.Flag) {
+			if f.Required {
+				return nil, errs.E(errs.Invalid, "--%s is required (usage: %s)", f.Flag, c.Command.UsageText)
+			}
 			continue
+		}
+		if f.Required && f.Type.Kind() == reflect.String && strings.TrimSpace(c.String(f.Flag)) == "" {
+			return nil, errs.E(errs.Invalid, "--%s must not be empty (usage: %s)", f.Flag, c.Command.UsageText)
 		}
 		switch f.Type.Kind() {
 		case reflect.Bool:
@@ -264,7 +281,7 @@ const maxStdin = ops.MaxInputBytes + 1
 
 func readContent(c *cli.Context) (string, bool, error) {
 	var r io.Reader
-	if name := c.String("file"); name != "" {
+	if name := c.String("file"); name != "" && name != "-" {
 		f, err := os.Open(name)
 		if err != nil {
 			return "", false, errs.Wrap(errs.Invalid, err, "--file: %v", err)

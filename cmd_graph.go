@@ -10,27 +10,35 @@ import (
 func init() {
 	renderers["graph.neighbors"] = func(o *output, v any) error {
 		n := v.(*ops.NeighborhoodOut)
-		best := map[string]float64{}
+		// the centre's edge to each neighbour: weight, links out and in
+		type tie struct {
+			weight  float64
+			out, in int
+		}
+		ties := map[string]tie{}
 		for _, e := range n.Edges {
 			if e.Source == n.Center.ID {
-				best[e.Target] = e.Weight
+				ties[e.Target] = tie{e.Weight, e.SourceToTarget, e.TargetToSource}
 			}
 			if e.Target == n.Center.ID {
-				best[e.Source] = e.Weight
+				ties[e.Source] = tie{e.Weight, e.TargetToSource, e.SourceToTarget}
 			}
 		}
 		rows := make([][]string, 0, len(n.Nodes))
 		for _, x := range n.Nodes {
-			w := ""
-			if b, ok := best[x.ID]; ok {
-				w = strconv.FormatFloat(b, 'f', 2, 64)
+			w, out, in := "", "", ""
+			if t, ok := ties[x.ID]; ok {
+				w, out, in = strconv.FormatFloat(t.weight, 'f', 2, 64), strconv.Itoa(t.out), strconv.Itoa(t.in)
 			}
-			rows = append(rows, []string{strconv.Itoa(x.Hop), x.Title, x.Type, w, x.ID})
+			rows = append(rows, []string{strconv.Itoa(x.Hop), x.Title, x.Type, w, out, in, x.ID})
 		}
 		if o.tty {
-			o.printf("%s %s\n", o.st.Title.Render(n.Center.Title), o.st.Dim.Render(fmt.Sprintf("(%s, depth %d, %d nodes, %d edges)", n.Center.Type, n.Depth, len(n.Nodes), len(n.Edges))))
+			o.printf("%s %s\n", o.st.Title.Render(n.Center.Title), o.st.Dim.Render(fmt.Sprintf("(%s, depth %d, %s, %s)", n.Center.Type, n.Depth, plural(len(n.Nodes), "node", "nodes"), plural(len(n.Edges), "edge", "edges"))))
 		}
-		o.table([]string{"HOP", "TITLE", "TYPE", "WEIGHT", "ID"}, rows)
+		o.table([]col{numCol("HOP"), flexCol("TITLE"), fixedCol("TYPE"), numCol("WEIGHT"), numCol("OUT"), numCol("IN"), fixedCol("ID")}, rows)
+		if o.tty {
+			o.note("OUT: links from %q to the page, IN: links from the page to it (hop 1)", n.Center.Title)
+		}
 		if n.Truncated {
 			o.note("neighbourhood truncated to the %d strongest nodes", ops.MaxNeighborhoodNodes)
 		}
@@ -40,10 +48,14 @@ func init() {
 		b := v.(*ops.BacklinksOut)
 		rows := make([][]string, 0, len(b.Backlinks))
 		for _, x := range b.Backlinks {
-			rows = append(rows, []string{x.Title, x.Type, x.Path, strconv.Itoa(x.Count)})
+			rows = append(rows, []string{x.Title, x.Type, x.Path, strconv.Itoa(x.Count), x.ID})
 		}
-		o.table([]string{"TITLE", "TYPE", "PATH", "LINKS"}, rows)
-		o.note("%d %s link to %q%s", b.Total, lintPlural(b.Total, "page", "pages"), b.Page.Title, listedNote(len(b.Backlinks), b.Total))
+		o.table([]col{flexCol("TITLE"), fixedCol("TYPE"), flexCol("PATH"), numCol("LINKS"), fixedCol("ID")}, rows)
+		verb := "pages link"
+		if b.Total == 1 {
+			verb = "page links"
+		}
+		o.note("%d %s to %q%s", b.Total, verb, b.Page.Title, listedNote(len(b.Backlinks), b.Total))
 		return nil
 	}
 	renderers["graph.orphans"] = func(o *output, v any) error {
@@ -52,8 +64,8 @@ func init() {
 		for _, x := range p.Pages {
 			rows = append(rows, []string{x.Title, x.Type, x.Path})
 		}
-		o.table([]string{"TITLE", "TYPE", "PATH"}, rows)
-		o.note("%d orphan %s (no page links to them)%s", p.Total, lintPlural(p.Total, "page", "pages"), listedNote(len(p.Pages), p.Total))
+		o.table([]col{flexCol("TITLE"), fixedCol("TYPE"), flexCol("PATH")}, rows)
+		o.note("%s (no page links to them)%s", plural(p.Total, "orphan page", "orphan pages"), listedNote(len(p.Pages), p.Total))
 		return nil
 	}
 	renderers["graph.missing"] = func(o *output, v any) error {
@@ -64,7 +76,7 @@ func init() {
 				rows = append(rows, []string{t.Target, strconv.Itoa(t.Links), p.Title, p.Path, strconv.Itoa(p.Count)})
 			}
 		}
-		o.table([]string{"TARGET", "LINKS", "LINKED FROM", "PATH", "COUNT"}, rows)
+		o.table([]col{flexCol("TARGET"), numCol("LINKS"), flexCol("LINKED FROM"), flexCol("PATH"), numCol("COUNT")}, rows)
 		scope := ""
 		if m.Page != nil {
 			scope = fmt.Sprintf(" linked from %q", m.Page.Title)

@@ -1,6 +1,9 @@
 package main
 
 import (
+	"runtime"
+
+	"github.com/synapse-wiki/synapse/errs"
 	"github.com/synapse-wiki/synapse/ops"
 	"github.com/synapse-wiki/synapse/vault"
 	"github.com/urfave/cli/v2"
@@ -55,14 +58,36 @@ func init() {
 			},
 		},
 		&cli.Command{
-			Name:  "version",
-			Usage: "print the version",
+			Name:         "version",
+			Usage:        "print the version",
+			UsageText:    "synapse version [--json]",
+			Flags:        []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print the version, Go version and platform as JSON"}},
+			OnUsageError: usageError,
 			Action: func(c *cli.Context) error {
-				newOutput(c.App.Writer, c.App.ErrWriter).printf("synapse %s\n", version)
+				if c.NArg() > 0 {
+					return errs.E(errs.Invalid, "unexpected argument %q (usage: synapse version [--json])", c.Args().First())
+				}
+				o := newOutput(c.App.Writer, c.App.ErrWriter)
+				if globalsOf(c).json {
+					data, err := ops.MarshalJSON(VersionOut{Version: version, Go: runtime.Version(), Platform: runtime.GOOS + "/" + runtime.GOARCH})
+					if err != nil {
+						return err
+					}
+					_, err = o.w.Write(data)
+					return err
+				}
+				o.printf("synapse %s\n", version)
 				return nil
 			},
 		},
 	)
+}
+
+// VersionOut is the result of `synapse version --json`.
+type VersionOut struct {
+	Version  string `json:"version"`
+	Go       string `json:"go"`       // the Go release it was built with
+	Platform string `json:"platform"` // GOOS/GOARCH
 }
 
 func errTooManyArgs(c *cli.Context) error {

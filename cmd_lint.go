@@ -23,7 +23,7 @@ func init() {
 				rows = append(rows, []string{c, strconv.Itoa(counts[c])})
 			}
 		}
-		o.table([]string{"CATEGORY", "FINDINGS"}, rows)
+		o.table([]col{fixedCol("CATEGORY"), numCol("FINDINGS")}, rows)
 		section := func(category, title string, listed int) bool {
 			n := counts[category]
 			if listed == 0 {
@@ -45,7 +45,7 @@ func init() {
 				}
 				rows = append(rows, []string{b.Target, strconv.Itoa(b.Links), strings.Join(from, ", ")})
 			}
-			o.table([]string{"TARGET", "LINKS", "LINKED FROM"}, rows)
+			o.table([]col{flexCol("TARGET"), numCol("LINKS"), flexCol("LINKED FROM")}, rows)
 		}
 		for _, s := range []struct {
 			category, title string
@@ -56,7 +56,7 @@ func init() {
 				for _, r := range s.refs {
 					rows = append(rows, []string{r.Title, r.Path})
 				}
-				o.table([]string{"TITLE", "PATH"}, rows)
+				o.table([]col{flexCol("TITLE"), pathCol("PATH")}, rows)
 			}
 		}
 		if section(ops.LintMissingSources, "Missing source files", len(l.MissingSources)) {
@@ -71,7 +71,7 @@ func init() {
 				}
 				rows = append(rows, []string{s.Source, strings.Join(by, ", ")})
 			}
-			o.table([]string{"SOURCE", "CITED BY"}, rows)
+			o.table([]col{pathCol("SOURCE"), flexCol("CITED BY")}, rows)
 		}
 		if section(ops.LintDuplicateTitles, "Duplicate titles", len(l.DuplicateTitles)) {
 			rows = rows[:0]
@@ -80,7 +80,7 @@ func init() {
 					rows = append(rows, []string{d.Title, p.Path})
 				}
 			}
-			o.table([]string{"TITLE", "PATH"}, rows)
+			o.table([]col{flexCol("TITLE"), pathCol("PATH")}, rows)
 		}
 		if section(ops.LintFrontmatterErrors, "Frontmatter that does not parse", len(l.FrontmatterErrors)) {
 			rows = rows[:0]
@@ -91,7 +91,7 @@ func init() {
 				}
 				rows = append(rows, []string{f.Path, line, f.Error})
 			}
-			o.table([]string{"PATH", "LINE", "ERROR"}, rows)
+			o.table([]col{pathCol("PATH"), numCol("LINE"), flexCol("ERROR")}, rows)
 		}
 		scope := ""
 		if l.Page != nil {

@@ -13,6 +13,7 @@ import (
 	mcpserver "github.com/mark3labs/mcp-go/server"
 	"github.com/synapse-wiki/synapse/errs"
 	"github.com/synapse-wiki/synapse/ops"
+	"github.com/synapse-wiki/synapse/search"
 )
 
 // mcpInstructions tell an agent how the tools fit together.
@@ -83,6 +84,10 @@ func mcpTool(op *ops.Op) mcp.Tool {
 	return t
 }
 
+// toolMore is what a tool's description adds to its row: the query
+// language of search_wiki, as package search states it.
+var toolMore = map[string]string{"search_wiki": search.SyntaxHelp}
+
 // toolTitles are the display names of the tools (SPEC §7: every tool has
 // a title); a test checks that no tool lacks one.
 var toolTitles = map[string]string{
@@ -101,6 +106,9 @@ func toolDescription(op *ops.Op) string {
 	d := op.Summary + "."
 	if op.Limits != "" {
 		d += " Limits: " + op.Limits + "."
+	}
+	if more := toolMore[op.MCP]; more != "" {
+		d += "\n\n" + more
 	}
 	if op.Access == ops.Write {
 		d += " Changes the vault (over HTTP only when the server runs with --write)."

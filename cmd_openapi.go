@@ -58,7 +58,7 @@ func openAPI(list []*ops.Op) map[string]any {
 			"type":     "object",
 			"required": []string{"code", "message"},
 			"properties": map[string]any{
-				"code":    map[string]any{"type": "string", "enum": []string{"invalid", "not_found", "conflict", "forbidden", "unavailable", "too_large", "internal"}},
+				"code":    map[string]any{"type": "string", "enum": []string{"invalid", "not_found", "conflict", "forbidden", "unauthorized", "unavailable", "too_large", "internal"}},
 				"message": map[string]any{"type": "string"},
 			},
 		}},

@@ -4,12 +4,10 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/charmbracelet/lipgloss"
-	"github.com/charmbracelet/lipgloss/table"
 	"github.com/muesli/termenv"
 	"github.com/synapse-wiki/synapse/index"
 	"golang.org/x/term"
@@ -34,6 +32,7 @@ type output struct {
 	etty  bool // ew is a terminal: progress lines
 	st    Styles
 	r     *lipgloss.Renderer
+	width int // terminal width for tables; 0: ask the terminal (tests set it)
 
 	mu       sync.Mutex
 	lastDraw time.Time
@@ -72,37 +71,6 @@ func (o *output) printf(format string, args ...any) { fmt.Fprintf(o.w, format, a
 // note writes a note to stderr.
 func (o *output) note(format string, args ...any) { fmt.Fprintf(o.ew, format+"\n", args...) }
 
-// table prints rows: a bordered lipgloss table on a terminal, tab-separated
-// lines with a header in a pipe.
-func (o *output) table(headers []string, rows [][]string) {
-	if !o.tty {
-		fmt.Fprintln(o.w, strings.Join(headers, "\t"))
-		for _, r := range rows {
-			clean := make([]string, len(r))
-			for i, c := range r {
-				clean[i] = strings.NewReplacer("\t", " ", "\n", " ").Replace(c)
-			}
-			fmt.Fprintln(o.w, strings.Join(clean, "\t"))
-		}
-		return
-	}
-	t := table.New().
-		Border(lipgloss.RoundedBorder()).
-		BorderStyle(o.st.Dim).
-		Headers(headers...).
-		Rows(rows...).
-		StyleFunc(func(row, col int) lipgloss.Style {
-			if row == table.HeaderRow {
-				return o.st.Header.Padding(0, 1)
-			}
-			return o.r.NewStyle().Padding(0, 1)
-		})
-	if w, _, err := term.GetSize(int(o.w.(*os.File).Fd())); err == nil && w > 20 {
-		t = t.Width(w)
-	}
-	fmt.Fprintln(o.w, t.Render())
-}
-
 // kv prints aligned key: value lines.
 func (o *output) kv(pairs [][2]string) {
 	width := 0
@@ -127,8 +95,12 @@ func (o *output) progress() index.Progress {
 		}
 		o.lastDraw = time.Now()
 		o.drawn = true
+		unit := index.PhaseUnit(phase)
+		if phase == "embed" {
+			unit = "chunks"
+		}
 		if total > 0 {
-			fmt.Fprintf(o.ew, "\r\033[K%s %d/%d %s", phase, done, total, index.PhaseUnit(phase))
+			fmt.Fprintf(o.ew, "\r\033[K%s %d/%d %s", phase, done, total, unit)
 		} else {
 			fmt.Fprintf(o.ew, "\r\033[K%s…", phase)
 		}

@@ -11,9 +11,12 @@ func init() {
 	renderers["page.get"] = func(o *output, v any) error {
 		p := v.(*ops.GetPageOut)
 		if !o.tty {
-			// a pipe gets the page as a file: frontmatter and body
+			// a pipe gets the page as a file: frontmatter (as written, even
+			// when it is not valid YAML) and body, so that piping it back to
+			// `page write` changes nothing; a body that itself starts with
+			// "---" gets fences, or it would be read as the frontmatter
 			fm, _ := p.Frontmatter.YAML()
-			if fm != "" {
+			if fm != "" || strings.HasPrefix(p.Content, "---") {
 				o.printf("---\n%s---\n", fm)
 			}
 			o.printf("%s", p.Content)
@@ -35,18 +38,21 @@ func init() {
 				dangling++
 			}
 		}
-		o.printf("\n%s\n", o.st.Dim.Render(fmt.Sprintf("%d links (%d unresolved) · %d backlinks · sha256 %s", len(p.Links), dangling, p.BacklinksTotal, p.SHA256[:12])))
+		o.printf("\n%s\n", o.st.Dim.Render(fmt.Sprintf("%s (%d unresolved) · %s · sha256 %s", plural(len(p.Links), "link", "links"), dangling, plural(p.BacklinksTotal, "backlink", "backlinks"), p.SHA256[:12])))
 		return nil
 	}
 	renderers["page.list"] = func(o *output, v any) error {
 		p := v.(*ops.ListPagesOut)
 		rows := make([][]string, 0, len(p.Pages))
 		for _, x := range p.Pages {
-			rows = append(rows, []string{x.Title, x.Type, x.Path, x.ID})
+			rows = append(rows, []string{x.Title, x.Type, x.Path, x.Updated, x.ID})
 		}
-		o.table([]string{"TITLE", "TYPE", "PATH", "ID"}, rows)
-		if len(p.Pages) < p.Total {
-			o.note("%d of %d pages shown (use --limit and --offset for more)", len(p.Pages), p.Total)
+		o.table([]col{flexCol("TITLE"), fixedCol("TYPE"), flexCol("PATH"), fixedCol("UPDATED"), fixedCol("ID")}, rows)
+		switch {
+		case p.Total == 0:
+			o.note("no pages")
+		case len(p.Pages) < p.Total:
+			o.note("%d of %s shown (use --limit and --offset for more)", len(p.Pages), plural(p.Total, "page", "pages"))
 		}
 		return nil
 	}

@@ -11,25 +11,24 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"os"
 	"reflect"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/synapse-wiki/synapse/errs"
 	"github.com/synapse-wiki/synapse/ops"
 )
 
-// HTTP limits.
+// HTTP limits (the timeouts and connection caps are httpLimits').
 const (
-	maxBodyBytes      = 4 << 20 // write_page content is ≤ 1 MiB; JSON escaping may grow it
-	maxHeaderBytes    = 64 << 10
-	readHeaderTimeout = 10 * time.Second
-	bodyReadTimeout   = 30 * time.Second  // a client slower than this is cut off
-	writeTimeout      = 10 * time.Minute  // bounds one response (a rescan of a big vault included)
-	idleTimeout       = 120 * time.Second // keep-alive connections
+	maxBodyBytes   = 4 << 20 // write_page content is ≤ 1 MiB; JSON escaping may grow it
+	maxHeaderBytes = 64 << 10
+	writeTimeout   = 10 * time.Minute // bounds one response (a rescan of a big vault included)
 )
 
 // httpServer is the one HTTP server of `serve --http`: MCP streamable HTTP
@@ -38,27 +37,45 @@ const (
 type httpServer struct {
 	srv *http.Server
 	mcp *mcpHTTP
+	lim httpLimits
+	log interface{ Printf(string, ...any) }
+	// conns is the listener (set by serve): per-client caps, and the
+	// connections a shutdown cuts off.
+	conns *connLimiter
+	// base is every request's context: cancelled when a shutdown has
+	// waited long enough for the reads in flight.
+	base       context.Context
+	cancelBase context.CancelFunc
+	active     atomic.Int64 // handlers running
 }
 
 func (s *service) newHTTPServer(cfg serveConfig, token string) *httpServer {
-	hs := &httpServer{}
+	hs := &httpServer{lim: defaultLimits, log: s.log}
+	if cfg.limits != nil {
+		hs.lim = *cfg.limits
+	}
+	hs.base, hs.cancelBase = context.WithCancel(context.Background())
 	hs.srv = &http.Server{
-		ReadHeaderTimeout: readHeaderTimeout,
-		IdleTimeout:       idleTimeout,
+		ReadHeaderTimeout: hs.lim.ReadHeader,
+		IdleTimeout:       hs.lim.Idle,
 		MaxHeaderBytes:    maxHeaderBytes,
 		ErrorLog:          s.log,
+		ConnState:         trackConn,
+		ConnContext:       connContext,
+		BaseContext:       func(net.Listener) context.Context { return hs.base },
 	}
 	hs.mcp = s.newMCPHTTP(!cfg.write)
-	hs.srv.Handler = s.httpHandler(cfg, token, hs.mcp)
+	hs.srv.Handler = hs.guard(s.httpHandler(cfg, token, hs.mcp))
 	return hs
 }
 
-func (hs *httpServer) serve(ln net.Listener) error { return hs.srv.Serve(ln) }
+// listen puts the per-client connection caps around ln. It runs before
+// serve starts in a goroutine of its own, so that a shutdown (or a test)
+// running beside serve sees the caps (a data race otherwise).
+func (hs *httpServer) listen(ln net.Listener) { hs.conns = newConnLimiter(ln, hs.lim) }
 
-// shutdown stops accepting and waits for in-flight requests.
-func (hs *httpServer) shutdown(ctx context.Context) error {
-	return hs.srv.Shutdown(ctx)
-}
+// serve serves on the listener listen wrapped.
+func (hs *httpServer) serve() error { return hs.srv.Serve(hs.conns) }
 
 // httpHandler composes the routes and the guards around them.
 func (s *service) httpHandler(cfg serveConfig, token string, mcpHandler http.Handler) http.Handler {
@@ -97,23 +114,22 @@ func (s *service) httpHandler(cfg serveConfig, token string, mcpHandler http.Han
 	return h
 }
 
-// limitBody caps request bodies and reads them up front under a deadline,
-// so a slow client is cut off and no handler waits on the network; then
-// it sets the response deadline (none for the /mcp event stream).
+// limitBody caps request bodies and reads them up front (under the
+// deadline guard set), so that no handler waits on the network; then it
+// sets the response deadline (none for the /mcp event stream).
 func limitBody(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		rc := http.NewResponseController(w)
 		if r.Body != nil && r.Body != http.NoBody && r.Method != http.MethodGet && r.Method != http.MethodHead {
-			_ = rc.SetReadDeadline(time.Now().Add(bodyReadTimeout))
 			data, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBodyBytes))
-			// no read deadline past this point: an expired one would
-			// cancel the request's context mid-handler
-			_ = rc.SetReadDeadline(time.Time{})
 			if err != nil {
 				var mbe *http.MaxBytesError
 				if errors.As(err, &mbe) {
 					writeError(w, http.StatusRequestEntityTooLarge, errs.E(errs.TooLarge, "request body is larger than %d bytes", maxBodyBytes))
 					return
+				}
+				if errors.Is(err, os.ErrDeadlineExceeded) {
+					err = errors.New("the client sent it too slowly")
 				}
 				writeError(w, http.StatusBadRequest, errs.E(errs.Invalid, "could not read the request body: %v", err))
 				return
@@ -366,8 +382,26 @@ func (rt *restRouter) serve(w http.ResponseWriter, r *http.Request, route *restR
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(http.StatusOK)
+	w.WriteHeader(restStatus(route.op, out))
 	w.Write(data)
+}
+
+// restStatus is 201 Created for a result that created what it names (a
+// new page on PUT /pages/{title}, a new item on POST /review/queue),
+// else 200. A result forwarded by the server holding the vault comes as
+// JSON and is decoded to tell.
+func restStatus(op *ops.Op, out any) int {
+	if raw, ok := out.(json.RawMessage); ok && op.Out != nil {
+		v := reflect.New(op.Out).Interface()
+		if _, isCreator := v.(ops.Creator); !isCreator || json.Unmarshal(raw, v) != nil {
+			return http.StatusOK
+		}
+		out = v
+	}
+	if c, ok := out.(ops.Creator); ok && c.WasCreated() {
+		return http.StatusCreated
+	}
+	return http.StatusOK
 }
 
 // input builds the operation's JSON input from the path, the query string
@@ -491,6 +525,10 @@ func (route *restRoute) readBody(r *http.Request, in map[string]json.RawMessage,
 		}
 	}
 	if err := checkObject(data); err != nil {
+		return err
+	}
+	// a repeated key would collapse in the map below: refuse it first
+	if err := ops.CheckDuplicateKeys(data); err != nil {
 		return err
 	}
 	var body map[string]json.RawMessage

@@ -13,14 +13,14 @@ func init() {
 		for _, it := range l.Items {
 			rows = append(rows, []string{it.ID, it.Type, it.Status, it.Title, it.Origin, dateOf(it.CreatedAt)})
 		}
-		o.table([]string{"ID", "TYPE", "STATUS", "TITLE", "ORIGIN", "CREATED"}, rows)
+		o.table([]col{fixedCol("ID"), fixedCol("TYPE"), fixedCol("STATUS"), flexCol("TITLE"), fixedCol("ORIGIN"), fixedCol("CREATED")}, rows)
 		switch {
 		case l.Total == 0:
 			o.note("no review items")
 		case len(l.Items) < l.Total:
-			o.note("%d of %d review items shown; see --limit and --offset", len(l.Items), l.Total)
+			o.note("%d of %s shown (use --limit and --offset for more)", len(l.Items), plural(l.Total, "review item", "review items"))
 		default:
-			o.note("%d review items", l.Total)
+			o.note("%s", plural(l.Total, "review item", "review items"))
 		}
 		return nil
 	}
@@ -42,7 +42,7 @@ func init() {
 		b := v.(*ops.BulkResolveOut)
 		rows := [][]string{}
 		for _, id := range b.Resolved {
-			rows = append(rows, []string{id, "resolved"})
+			rows = append(rows, []string{id, b.Status})
 		}
 		for _, t := range b.AlreadyTerminal {
 			rows = append(rows, []string{t.ID, "already " + t.Status})
@@ -50,8 +50,8 @@ func init() {
 		for _, id := range b.NotFound {
 			rows = append(rows, []string{id, "not found"})
 		}
-		o.table([]string{"ID", "RESULT"}, rows)
-		o.note("%d resolved, %d already decided, %d not found", b.Count, len(b.AlreadyTerminal), len(b.NotFound))
+		o.table([]col{fixedCol("ID"), fixedCol("RESULT")}, rows)
+		o.note("%d %s, %d already decided, %d not found", b.Count, b.Status, len(b.AlreadyTerminal), len(b.NotFound))
 		return nil
 	}
 	renderers["review.add"] = func(o *output, v any) error {

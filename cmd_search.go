@@ -2,14 +2,13 @@ package main
 
 import (
 	"fmt"
-	"os"
 	"strconv"
 	"strings"
 
 	"github.com/charmbracelet/lipgloss"
+	"github.com/mattn/go-runewidth"
 	"github.com/synapse-wiki/synapse/ops"
 	"github.com/synapse-wiki/synapse/search"
-	"golang.org/x/term"
 )
 
 func init() {
@@ -21,6 +20,9 @@ func init() {
 // marked; in a pipe one tab-separated line per hit.
 func renderSearch(o *output, v any) error {
 	r := v.(*ops.SearchOut)
+	if r.Note != "" {
+		o.note("note: %s", r.Note)
+	}
 	if len(r.Hits) == 0 {
 		o.note("no pages match %q", r.Query)
 		return nil
@@ -30,25 +32,34 @@ func renderSearch(o *output, v any) error {
 		for _, h := range r.Hits {
 			rows = append(rows, []string{strconv.FormatFloat(h.Score, 'f', 3, 64), h.Title, h.Type, h.Path, h.Snippet})
 		}
-		o.table([]string{"SCORE", "TITLE", "TYPE", "PATH", "SNIPPET"}, rows)
+		o.table([]col{numCol("SCORE"), flexCol("TITLE"), fixedCol("TYPE"), pathCol("PATH"), flexCol("SNIPPET")}, rows)
 		return nil
 	}
-	width := 100
-	if f, ok := o.w.(*os.File); ok {
-		if w, _, err := term.GetSize(int(f.Fd())); err == nil && w > 20 {
-			width = w
-		}
-	}
+	width := o.termWidth()
 	body := o.r.NewStyle().PaddingLeft(4).Width(max(width-2, 20))
 	for i, h := range r.Hits {
 		if i > 0 {
 			o.printf("\n")
 		}
-		title := mark(o.st.Title, o.st.Mark.Bold(true), h.Title, search.Highlight(r.Query, h.Title))
+		// one line: number, title, then type · path · score, the path
+		// (then the title) cut to fit the terminal
+		score := strconv.FormatFloat(h.Score, 'f', 2, 64) + signalsNote(r.Mode, h.Signals)
+		titleText, path := h.Title, h.Path
+		fixed := 3 + 2 + runewidth.StringWidth(h.Type+" ·  · "+score)
+		if room := width - fixed - runewidth.StringWidth(titleText); runewidth.StringWidth(path) > room {
+			path = cutTo(path, max(room, 16), true)
+		}
+		if room := width - fixed - runewidth.StringWidth(path); runewidth.StringWidth(titleText) > room {
+			titleText = cutTo(titleText, max(room, 12), false)
+		}
+		title := o.st.Title.Render(titleText)
+		if titleText == h.Title {
+			title = mark(o.st.Title, o.st.Mark.Bold(true), h.Title, search.Highlight(r.Query, h.Title))
+		}
 		o.printf("%s %s  %s\n", o.st.Dim.Render(fmt.Sprintf("%2d", i+1)), title,
-			o.st.Dim.Render(fmt.Sprintf("%s · %s · %.2f", h.Type, h.Path, h.Score)))
+			o.st.Dim.Render(h.Type+" · "+path+" · "+score))
 		if h.Snippet != "" {
-			o.printf("%s\n", body.Render(mark(o.r.NewStyle(), o.st.Mark, h.Snippet, search.Highlight(r.Query, h.Snippet))))
+			o.printf("%s\n", trimLines(body.Render(mark(o.r.NewStyle(), o.st.Mark, h.Snippet, search.Highlight(r.Query, h.Snippet)))))
 		}
 	}
 	return nil
@@ -68,4 +79,21 @@ func mark(base, marked lipgloss.Style, text string, spans [][2]int) string {
 	}
 	b.WriteString(base.Render(text[at:]))
 	return b.String()
+}
+
+// trimLines drops the spaces a fixed-width style pads lines with.
+func trimLines(s string) string {
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		lines[i] = strings.TrimRight(l, " ")
+	}
+	return strings.Join(lines, "\n")
+}
+
+// signalsNote names what found a hit when search ranked by more than words.
+func signalsNote(mode string, signals []string) string {
+	if mode == "" || mode == "lexical" || len(signals) == 0 {
+		return ""
+	}
+	return " · " + strings.Join(signals, "+")
 }

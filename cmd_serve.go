@@ -29,9 +29,10 @@ import (
 // defaultAddr is where `serve --http` listens unless --addr says otherwise.
 const defaultAddr = "127.0.0.1:7411"
 
-// shutdownGrace bounds how long in-flight requests may take to finish after
-// SIGINT or SIGTERM.
-const shutdownGrace = 30 * time.Second
+// shutdownGrace bounds how long the socket's calls in flight may take to
+// finish after SIGINT or SIGTERM (reads are cancelled after sockGrace;
+// HTTP has its own bounds, httpLimits.Grace and Stop).
+const shutdownGrace = 3 * time.Second
 
 func init() {
 	extraCommands = append(extraCommands, &cli.Command{
@@ -58,6 +59,7 @@ func init() {
 			&cli.StringSliceFlag{Name: "allow-host", Usage: "extra DNS name accepted in the Host and Origin headers (repeatable)"},
 			&cli.BoolFlag{Name: "log-requests", Usage: "log one line per HTTP request on standard error"},
 			&cli.StringFlag{Name: "vault", Usage: "vault folder"},
+			&cli.BoolFlag{Name: "json", Usage: "report a start-up error as JSON on standard error (the logs stay text)"},
 		},
 		OnUsageError: usageError,
 		Action:       serveAction,
@@ -70,6 +72,7 @@ type serveConfig struct {
 	addr               string
 	allowHosts         []string
 	logRequests        bool
+	limits             *httpLimits // nil: defaultLimits (tests shrink them)
 }
 
 func serveAction(c *cli.Context) error {
@@ -351,6 +354,8 @@ func (s *service) startPrimary(ctx context.Context) {
 			}(w.Ready(), s.indexed)
 		}
 	}
+	// embeddings follow the lexical index in the background (issue 16)
+	env.StartEmbedding(s.log.Printf)
 	ss, err := s.listenSocket(s.vault)
 	if err != nil {
 		s.log.Printf("CLI verbs cannot reach this server: listen on %s: %v; they fail while it runs", sockFile, err)
@@ -362,9 +367,26 @@ func (s *service) startPrimary(ctx context.Context) {
 // onScan logs what the watcher's scans found worth saying.
 func (s *service) onScan(kind string, rep *index.Report, err error) {
 	s.scans.Add(1)
+	if err == nil {
+		s.mu.RLock()
+		if s.env != nil {
+			s.env.KickEmbedding()
+		}
+		s.mu.RUnlock()
+	}
 	switch {
 	case err != nil && !errors.Is(err, context.Canceled):
 		s.log.Printf("%s scan: %s", kind, errDetail(err))
+	case err == nil && rep.RefusedCount > 0:
+		for i, r := range rep.Refused {
+			if i == 10 {
+				s.log.Printf("%s scan: %d more files not read (`synapse status` lists them)", kind, rep.RefusedCount-i)
+				break
+			}
+			s.log.Printf("%s scan: not read: %s", kind, r.Message)
+		}
+	}
+	switch {
 	case err == nil && kind == "reconcile":
 		watching := "watching for changes"
 		if n := s.unwatched.Load(); n > 0 {
@@ -427,6 +449,9 @@ func (s *service) close() {
 				s.log.Printf("close watcher: %v", err)
 			}
 		}
+		if env != nil {
+			env.StopEmbedding()
+		}
 		s.writeMu.Lock()
 		defer s.writeMu.Unlock()
 		if err := env.Close(); err != nil {
@@ -473,16 +498,22 @@ func (s *service) call(ctx context.Context, env *ops.Env, op *ops.Op, raw []byte
 		if err := s.waitIndexed(ctx, indexed); err != nil {
 			return nil, err
 		}
-		// nothing answers from an index a reindex has emptied
-		if err := s.waitRebuilt(ctx); err != nil {
-			return nil, err
+		// nothing answers from an index a reindex has emptied (a
+		// concurrent write checks what it writes against the store)
+		if !op.Concurrent {
+			if err := s.waitRebuilt(ctx); err != nil {
+				return nil, err
+			}
+			defer s.rebuild.RUnlock()
 		}
-		defer s.rebuild.RUnlock()
 	} else if op.Access == ops.Write && !env.ReadOnly && !coalescing(op) {
 		s.rebuild.Lock()
 		defer s.rebuild.Unlock()
 	}
-	if op.WritesRaw(raw) && !env.ReadOnly {
+	// a concurrent write (embed) serializes itself, holds the store's
+	// write lock only for short transactions and may be cut short (it is
+	// resumable): it runs beside other writes, with the caller's context
+	if op.WritesRaw(raw) && !env.ReadOnly && !op.Concurrent {
 		if !coalescing(op) {
 			s.writeMu.Lock()
 			defer s.writeMu.Unlock()
@@ -709,10 +740,11 @@ func (s *service) run(ctx context.Context, cfg serveConfig, token string, stdin 
 	var hs *httpServer
 	if cfg.http {
 		hs = s.newHTTPServer(cfg, token)
+		hs.listen(ln)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errc <- hs.serve(ln)
+			errc <- hs.serve()
 		}()
 		mode := "read-only (restart with --write to allow writes)"
 		if cfg.write {
@@ -744,11 +776,9 @@ func (s *service) run(ctx context.Context, cfg serveConfig, token string, stdin 
 	}
 	cancel()
 	if hs != nil {
-		sctx, scancel := context.WithTimeout(context.Background(), shutdownGrace)
-		if serr := hs.shutdown(sctx); serr != nil {
+		if serr := hs.shutdown(); serr != nil {
 			s.log.Printf("http shutdown: %v", serr)
 		}
-		scancel()
 	}
 	wg.Wait()
 	s.close()

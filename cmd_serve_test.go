@@ -132,9 +132,7 @@ func newTestHTTP(t *testing.T, s *service, write bool) *httptest.Server {
 	hs := s.newHTTPServer(serveConfig{http: true, write: write}, testToken)
 	ts := httptest.NewServer(hs.srv.Handler)
 	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		hs.shutdown(ctx)
+		hs.shutdown()
 		ts.Close()
 	})
 	return ts
@@ -198,8 +196,8 @@ func TestServe_REST(t *testing.T) {
 		want       string // substring of the body
 	}{
 		{"healthz needs no token", ro, "GET", "/healthz", "", []string{"Authorization", ""}, 200, `"status":"ok"`},
-		{"no token", ro, "GET", "/status", "", []string{"Authorization", ""}, 401, "missing 'Authorization: Bearer"},
-		{"wrong token", ro, "GET", "/status", "", []string{"Authorization", "Bearer nope"}, 401, "wrong bearer token"},
+		{"no token", ro, "GET", "/status", "", []string{"Authorization", ""}, 401, `"code":"unauthorized","message":"missing 'Authorization: Bearer`},
+		{"wrong token", ro, "GET", "/status", "", []string{"Authorization", "Bearer nope"}, 401, `"code":"unauthorized","message":"wrong bearer token`},
 		{"basic scheme", ro, "GET", "/status", "", []string{"Authorization", "Basic " + testToken}, 401, "missing"},
 		{"openapi needs a token", ro, "GET", "/openapi.json", "", []string{"Authorization", ""}, 401, ""},
 		{"mcp needs a token", ro, "POST", "/mcp", `{}`, []string{"Authorization", ""}, 401, ""},

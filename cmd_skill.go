@@ -2,7 +2,9 @@ package main
 
 import (
 	"bytes"
+	"crypto/sha256"
 	_ "embed"
+	"encoding/hex"
 	"os"
 	"path/filepath"
 	"sort"
@@ -52,6 +54,14 @@ func skillAgentNames() string {
 	return strings.Join(names, ", ")
 }
 
+// SkillPrintOut is the result of `skill print --json`.
+type SkillPrintOut struct {
+	Name    string `json:"name"`
+	Bytes   int    `json:"bytes"`
+	SHA256  string `json:"sha256"`
+	Content string `json:"content"` // SKILL.md, byte for byte
+}
+
 // SkillInstallOut is the result of `skill install --json`.
 type SkillInstallOut struct {
 	Path   string `json:"path"`   // the SKILL.md written (or already there)
@@ -67,12 +77,22 @@ func init() {
 		{
 			Name:         "print",
 			Usage:        "print the agent skill (SKILL.md)",
-			UsageText:    "synapse skill print",
-			Description:  "Prints the SKILL.md embedded in this binary, byte for byte.",
+			UsageText:    "synapse skill print [--json]",
+			Description:  "Prints the SKILL.md embedded in this binary, byte for byte (--json: with its name, size and sha256).",
+			Flags:        []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print the skill as JSON: name, bytes, sha256 and content"}},
 			OnUsageError: usageError,
 			Action: func(c *cli.Context) error {
 				if c.NArg() > 0 {
-					return errs.E(errs.Invalid, "unexpected argument %q (usage: synapse skill print)", c.Args().First())
+					return errs.E(errs.Invalid, "unexpected argument %q (usage: synapse skill print [--json])", c.Args().First())
+				}
+				if globalsOf(c).json {
+					sum := sha256.Sum256(skillMD)
+					data, err := ops.MarshalJSON(SkillPrintOut{Name: "synapse", Bytes: len(skillMD), SHA256: hex.EncodeToString(sum[:]), Content: string(skillMD)})
+					if err != nil {
+						return err
+					}
+					_, err = c.App.Writer.Write(data)
+					return err
 				}
 				_, err := c.App.Writer.Write(skillMD)
 				return err

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -106,6 +107,31 @@ func TestSkill_ExitCodes(t *testing.T) {
 	}
 	if !strings.Contains(rows[0], "ok") {
 		t.Errorf("SKILL.md's exit code 0 row is %q", rows[0])
+	}
+}
+
+// TestSkill_OneSourceOfTruth: the hand-written parts of the skill state no
+// cap, range or size of their own: those come from the operation table in
+// the generated blocks (Caps, the command reference), so the two cannot
+// disagree (issue 14).
+func TestSkill_OneSourceOfTruth(t *testing.T) {
+	var prose []string
+	in := false
+	for _, l := range strings.Split(string(skillMD), "\n") {
+		switch {
+		case strings.HasPrefix(l, "<!-- BEGIN GENERATED"):
+			in = true
+		case strings.HasPrefix(l, "<!-- END GENERATED"):
+			in = false
+		case !in:
+			prose = append(prose, l)
+		}
+	}
+	caps := regexp.MustCompile(`\b\d+ ?(MiB|KiB|GiB|ids|hits|characters|items|nodes|pages|bytes)\b|at most \d+|\b\d+\.\.\d+\b|≤ ?\d+`)
+	for i, l := range prose {
+		if m := caps.FindString(l); m != "" {
+			t.Errorf("SKILL.md states a cap by hand (%q in %q, prose line %d): refer to the generated Caps instead", m, strings.TrimSpace(l), i+1)
+		}
 	}
 }
 
@@ -304,12 +330,18 @@ func checkCommandLine(app *cli.App, line string) error {
 	cmds, flags := app.Commands, app.Flags
 	var cmd *cli.Command
 	var path []string
-	for _, w := range words[1:] {
-		if strings.HasPrefix(w, "-") {
+	rest := words[1:]
+	for i := 0; i < len(rest); i++ {
+		w := rest[i]
+		if strings.HasPrefix(w, "-") && w != "-" { // "-" is standard input, an argument
 			name, _, _ := strings.Cut(strings.TrimLeft(w, "-"), "=")
 			known := knownFlag(flags, w) || knownFlag(app.Flags, w)
 			if !known {
 				return errs.E(errs.Invalid, "`synapse %s` has no flag -%s", strings.Join(path, " "), name)
+			}
+			// a global flag's value before the verb (--vault DIR) is no command word
+			if cmd == nil && knownFlag(app.Flags, w) && flagArity(app.Flags, w) == 1 {
+				i++
 			}
 			continue
 		}
@@ -362,7 +394,8 @@ func skillRun(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	var match []string
 	for _, l := range skillLines(string(skillMD)) {
-		if strings.HasPrefix(l, args[0]) {
+		// a line the skill gives twice (page get, in two workflows) is one
+		if strings.HasPrefix(l, args[0]) && !slices.Contains(match, l) {
 			match = append(match, l)
 		}
 	}

@@ -108,7 +108,16 @@ type sockServer struct {
 	mu      sync.Mutex
 	closing bool
 	wg      sync.WaitGroup // connection handlers
+	// base is the context of every call: a shutdown cancels it when the
+	// calls in flight have had sockGrace (reads stop; writes run to
+	// completion, see service.call).
+	base       context.Context
+	cancelBase context.CancelFunc
 }
+
+// sockGrace is how long a shutdown lets the calls in flight finish before
+// it cancels the reads among them.
+const sockGrace = 2 * time.Second
 
 // listenSocket binds .synapse/serve.sock. The caller holds the store, so
 // a socket file already there is a stale one (its server was killed) and
@@ -134,6 +143,7 @@ func (s *service) listenSocket(v *vault.Vault) (*sockServer, error) {
 		return nil, err
 	}
 	ss := &sockServer{s: s, ln: ln, path: path}
+	ss.base, ss.cancelBase = context.WithCancel(context.Background())
 	ss.wg.Add(1)
 	go ss.accept()
 	return ss, nil
@@ -177,6 +187,15 @@ func (ss *sockServer) shutdown(ctx context.Context) {
 	}
 	done := make(chan struct{})
 	go func() { ss.wg.Wait(); close(done) }()
+	grace := time.NewTimer(sockGrace)
+	defer grace.Stop()
+	select {
+	case <-done:
+		return
+	case <-grace.C:
+	case <-ctx.Done():
+	}
+	ss.cancelBase()
 	select {
 	case <-done:
 	case <-ctx.Done():
@@ -236,7 +255,7 @@ func (ss *sockServer) handle(c net.Conn) {
 
 	// the client going away cancels a read (a write runs to completion:
 	// see service.call)
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(ss.base)
 	defer cancel()
 	go func() {
 		io.Copy(io.Discard, c)
@@ -277,6 +296,11 @@ func (ss *sockServer) handle(c net.Conn) {
 	out, err := ss.s.call(ctx, ss.s.envFor(false), op, req.Input)
 	close(stop)
 	beats.Wait()
+	if err != nil && ss.base.Err() != nil && op.Access == ops.Read {
+		// cut short by the shutdown: the client runs it again elsewhere
+		lw.send(sockReply{Retry: "shutting down"})
+		return
+	}
 	if err != nil {
 		lw.send(sockReply{Error: &ops.ErrorDetail{Code: errs.CodeOf(err), Message: errs.Message(err)}})
 		return

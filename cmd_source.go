@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/charmbracelet/lipgloss"
 	"github.com/synapse-wiki/synapse/ops"
@@ -38,25 +39,58 @@ func init() {
 			cited := "-"
 			if len(s.CitedBy) > 0 {
 				cited = s.CitedBy[0].Title
-				if s.CitedByCount > 1 {
+				switch {
+				case o.tty:
+					// the count first: a cut title keeps it
+					cited = fmt.Sprintf("%d: %s", s.CitedByCount, cited)
+				case s.CitedByCount > 1:
 					cited += fmt.Sprintf(" +%d", s.CitedByCount-1)
 				}
 			}
-			rows = append(rows, []string{o.stateStyle(s.State).Render(s.State), s.Path, size, orDash(s.LastChanged), cited})
+			changed := orDash(s.LastChanged)
+			if o.tty {
+				changed = shortTime(changed)
+			}
+			rows = append(rows, []string{s.State, s.Path, size, changed, cited})
 		}
-		o.table([]string{"STATE", "PATH", "SIZE", "LAST CHANGED", "CITED BY"}, rows)
+		state := fixedCol("STATE")
+		state.style = o.stateStyle
+		o.table([]col{state, pathCol("PATH"), numCol("SIZE"), fixedCol("LAST CHANGED"), flexCol("CITED BY")}, rows)
 		c := l.Counts
 		n := c.New + c.Changed + c.Missing + c.Ingested
-		noun := "sources"
-		if n == 1 {
-			noun = "source"
+		var parts []string
+		for _, p := range []struct {
+			n    int
+			name string
+		}{{c.New, "new"}, {c.Changed, "changed"}, {c.Missing, "missing"}, {c.Ingested, "ingested"}} {
+			if p.n > 0 {
+				parts = append(parts, fmt.Sprintf("%d %s", p.n, p.name))
+			}
 		}
-		o.note("%d %s: %d new, %d changed, %d missing, %d ingested; last scan %s", n, noun, c.New, c.Changed, c.Missing, c.Ingested, orDash(l.LastScan))
+		summary := plural(n, "source", "sources")
+		if len(parts) > 0 {
+			summary += ": " + strings.Join(parts, ", ")
+		}
+		last := orDash(l.LastScan)
+		if o.tty {
+			last = shortTime(last)
+		}
+		o.note("%s; last scan %s", summary, last)
 		if len(l.Sources) < l.Total {
 			o.note("%d of %d matching sources shown (use --limit and --offset for more)", len(l.Sources), l.Total)
 		}
 		return nil
 	}
+}
+
+// shortTime shows an RFC 3339 time to the minute, in UTC, on a terminal
+// ("2026-12-01 09:26 UTC"); JSON and pipes keep the full value.
+func shortTime(ts string) string {
+	t, err := time.Parse(time.RFC3339, ts)
+	if err != nil {
+		return ts
+	}
+	return t.UTC().Format("2006-01-02 15:04") + " UTC"
 }
 
 // stateStyle colours a source state on a terminal.

@@ -21,6 +21,7 @@ func init() {
 			{"orphans", strconv.Itoa(s.Orphans)},
 			{"store", fmt.Sprintf("%s, schema %d", humanBytes(s.StoreBytes), s.Schema)},
 			{"last scan", orDash(s.LastScan)},
+			{"embeddings", embedSummary(s.Embeddings)},
 		}
 		if len(s.Reviews) > 0 {
 			var parts []string
@@ -48,36 +49,55 @@ func init() {
 			}
 			pairs = append(pairs, [2]string{"indexing", fmt.Sprintf("%s: %s", what, where)})
 		}
+		if s.RefusedCount > 0 {
+			pairs = append(pairs, [2]string{"refused", fmt.Sprintf("%d files not read (named pipes, symlinks out of the vault, …)", s.RefusedCount)})
+		}
 		pairs = append(pairs, [2]string{"version", s.Version})
 		o.kv(pairs)
+		for _, r := range s.Refused {
+			o.printf("  refused  %s\n", r.Message)
+		}
 		return nil
 	}
-	renderers["reindex"] = renderReport
-	renderers["source.rescan"] = renderReport
+	renderers["reindex"] = func(o *output, v any) error {
+		r := v.(*ops.ReindexOut)
+		o.printf("rebuilt the index from %s in %d ms: %s and %s indexed; the review queue is kept\n",
+			plural(r.Scanned, "file", "files"), r.DurationMS, plural(r.Pages, "page", "pages"), plural(r.Sources, "source", "sources"))
+		for _, rf := range r.Refused {
+			o.printf("  refused  %s\n", rf.Message)
+		}
+		return nil
+	}
+	renderers["source.rescan"] = func(o *output, v any) error {
+		renderReport(o, v.(*index.Report))
+		return nil
+	}
 }
 
-func renderReport(o *output, v any) error {
-	r := v.(*index.Report)
-	hidden := false
-	o.printf("scanned %d files in %d ms: %d new, %d changed, %d deleted, %d unchanged\n",
-		r.Scanned, r.DurationMS, r.NewCount, r.ChangedCount, r.DeletedCount, r.Unchanged)
+// reportListed is how many paths of each list a scan report prints.
+const reportListed = 20
+
+// renderReport prints a scan's counts and up to reportListed paths of each
+// list; a note says so only when a list is cut.
+func renderReport(o *output, r *index.Report) {
+	o.printf("scanned %s in %d ms: %d new, %d changed, %d deleted, %d unchanged\n",
+		plural(r.Scanned, "file", "files"), r.DurationMS, r.NewCount, r.ChangedCount, r.DeletedCount, r.Unchanged)
 	for _, l := range []struct {
 		label string
 		paths []string
 		n     int
 	}{{"new", r.New, r.NewCount}, {"changed", r.Changed, r.ChangedCount}, {"deleted", r.Deleted, r.DeletedCount}} {
-		if l.n == 0 || l.n > 20 {
-			hidden = hidden || l.n > 20
-			continue
-		}
-		for _, p := range l.paths {
+		shown := min(len(l.paths), reportListed)
+		for _, p := range l.paths[:shown] {
 			o.printf("  %-8s %s\n", l.label, p)
 		}
+		if shown < l.n {
+			o.note("%d of %d %s paths listed; --json gives the first %d", shown, l.n, l.label, min(l.n, index.ReportCap))
+		}
 	}
-	if hidden {
-		o.note("lists of more than 20 paths are not printed; --json gives the first %d of each", index.ReportCap)
+	for _, rf := range r.Refused {
+		o.printf("  refused  %s\n", rf.Message)
 	}
-	return nil
 }
 
 func orDash(s string) string {

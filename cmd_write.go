@@ -23,7 +23,11 @@ func init() {
 		}
 		o.kv(pairs)
 		if len(p.Dangling) > 0 {
-			o.note("%d link target(s) match no page yet: filed as missing-page reviews (synapse review list)", len(p.Dangling))
+			if len(p.Dangling) == 1 {
+				o.note("1 link target matches no page yet: filed as a missing-page review (synapse review list)")
+			} else {
+				o.note("%d link targets match no page yet: filed as missing-page reviews (synapse review list)", len(p.Dangling))
+			}
 		}
 		return nil
 	}

@@ -54,6 +54,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	app := newApp(stdin, stdout, stderr)
+	app.Metadata = map[string]any{typedArgsKey: args}
 	err := app.RunContext(ctx, permuteArgs(app, args))
 	if err == nil {
 		return 0
@@ -82,8 +83,32 @@ VAULT:
    the working directory that holds .synapse/. Create one with 'synapse init DIR'.
 `,
 	}
-	app.Commands = buildCommands()
+	app.Commands = append(buildCommands(), helpCommand())
+	// urfave adds --help only when no command is named help
+	app.Flags = append(app.Flags, cli.HelpFlag)
+	applyVerbHelp("", app.Commands)
+	app.Action = func(c *cli.Context) error {
+		if c.NArg() > 0 {
+			return unknownCommand(c.Args().First(), nil, c.App.Commands)
+		}
+		return cli.ShowAppHelp(c)
+	}
+	app.OnUsageError = func(c *cli.Context, err error, _ bool) error {
+		return flagError(err, "synapse", c.App.Flags, typedArgs(c))
+	}
 	return app
+}
+
+// typedArgsKey holds the command line as typed in the app's Metadata, so
+// that errors name flags the way the user wrote them.
+const typedArgsKey = "typed-args"
+
+func typedArgs(c *cli.Context) []string {
+	if c == nil || c.App == nil {
+		return nil
+	}
+	a, _ := c.App.Metadata[typedArgsKey].([]string)
+	return a
 }
 
 func globalFlags() []cli.Flag {

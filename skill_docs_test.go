@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"reflect"
 	"sort"
 	"strings"
 	"testing"
@@ -26,7 +27,7 @@ const regenerate = "go generate .   (runs: go test -run TestDocs_Generated -upda
 
 // docFiles lists each file's generated blocks.
 var docFiles = map[string][]string{
-	"skill/SKILL.md": {"writes", "caps", "tools", "commands", "search-syntax"},
+	"skill/SKILL.md": {"writes", "caps", "tools", "commands", "search-syntax", "graph-edges"},
 	"README.md":      {"commands"},
 }
 
@@ -57,7 +58,7 @@ var extraAccess = map[string]string{
 
 // groupOrder is the order of verbs in the docs: the way a user meets them.
 // Verbs of an unknown group come last, alphabetically.
-var groupOrder = []string{"init", "search", "page", "graph", "source", "review", "lint", "status", "reindex", "serve", "openapi", "skill", "version"}
+var groupOrder = []string{"init", "search", "page", "graph", "source", "review", "lint", "status", "reindex", "embed", "serve", "openapi", "skill", "version"}
 
 func groupRank(path string) int {
 	g, _, _ := strings.Cut(path, " ")
@@ -168,14 +169,17 @@ func docCommand(path string, c *cli.Command, op *ops.Op) (docCmd, error) {
 		if !ok {
 			return d, fmt.Errorf("`synapse %s --%s` matches no field of %s", path, n, op.In)
 		}
-		syn := flagSynopsis(fl, f.Required)
+		// the field a flag fills may be required while the flag is not:
+		// --file FILE is one way to give the content, standard input the other
+		required := f.Required && f.CLI != "stdin"
+		syn := flagSynopsis(fl, required)
 		parts = append(parts, syn)
 		desc := flagUsage(fl)
 		if f.CLI == "stdin" {
-			desc = "the " + f.Name + ", read from FILE instead of standard input: " + f.Desc
+			desc = "read the " + f.Name + " from FILE; without --file (or with --file -) it is read from standard input. The " + f.Name + ": " + f.Desc
 			syn = "--file FILE"
 		}
-		if f.Required {
+		if required {
 			desc += " (required)"
 		}
 		d.Params = append(d.Params, docParam{strings.Trim(syn, "[]."), desc})
@@ -344,6 +348,14 @@ func renderBlock(file, name string, cmds []docCmd) (string, error) {
 		}
 		if len(cliOnly) > 0 {
 			fmt.Fprintf(&b, "\nNo tool, CLI only: %s.\n", strings.Join(cliOnly, ", "))
+		}
+	case "skill/SKILL.md:graph-edges":
+		// what an edge of get_graph_neighborhood says, as its type does
+		t := reflect.TypeFor[ops.GraphEdge]()
+		for i := 0; i < t.NumField(); i++ {
+			f := t.Field(i)
+			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+			fmt.Fprintf(&b, "- `%s`: %s\n", name, f.Tag.Get("desc"))
 		}
 	case "skill/SKILL.md:search-syntax":
 		// the query language, as package search documents it

@@ -13,15 +13,21 @@ import (
 // the public surface (REST envelopes, MCP error results, --json errors).
 type Code string
 
-// The error codes of SPEC §1.
+// The error codes of SPEC §1, plus unauthorized (401) for requests without valid
+// credentials, which SPEC §1 does not list: reporting them as forbidden (403)
+// would tell a client to give up where it should fix its token.
 const (
-	Invalid     Code = "invalid"     // bad input or usage
-	NotFound    Code = "not_found"   // the named thing does not exist
-	Conflict    Code = "conflict"    // state forbids the change (stale if_match, terminal review)
-	Forbidden   Code = "forbidden"   // not allowed on this surface (read-only HTTP)
-	Unavailable Code = "unavailable" // a needed facility is absent or busy (store lock, research cmd)
-	TooLarge    Code = "too_large"   // an input exceeds a hard cap
-	Internal    Code = "internal"    // a bug or an I/O failure
+	Invalid   Code = "invalid"   // bad input or usage
+	NotFound  Code = "not_found" // the named thing does not exist
+	Conflict  Code = "conflict"  // state forbids the change (stale if_match, terminal review)
+	Forbidden Code = "forbidden" // not allowed on this surface (read-only HTTP)
+	// Unauthorized: the request carries no valid credentials (HTTP 401, a
+	// missing or wrong bearer token), where Forbidden (403) refuses a
+	// request whatever its credentials.
+	Unauthorized Code = "unauthorized"
+	Unavailable  Code = "unavailable" // a needed facility is absent or busy (store lock, research cmd)
+	TooLarge     Code = "too_large"   // an input exceeds a hard cap
+	Internal     Code = "internal"    // a bug or an I/O failure
 )
 
 // Error is a coded, user-facing error. Message is safe to show to any
@@ -95,7 +101,7 @@ func ExitCode(c Code) int {
 		return 3
 	case Conflict:
 		return 4
-	case Forbidden, Unavailable:
+	case Forbidden, Unauthorized, Unavailable:
 		return 5
 	default:
 		return 1
@@ -116,6 +122,8 @@ func HTTPStatus(c Code) int {
 		return 409
 	case Forbidden:
 		return 403
+	case Unauthorized:
+		return 401
 	case Unavailable:
 		return 503
 	case TooLarge:

@@ -4,8 +4,9 @@ import (
 	"context"
 	"crypto/sha256"
 	"errors"
+	"fmt"
 	"io/fs"
-	"os"
+	"path"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -19,6 +20,7 @@ import (
 	"github.com/synapse-wiki/synapse/markdown"
 	"github.com/synapse-wiki/synapse/store"
 	"github.com/synapse-wiki/synapse/vault"
+	"github.com/synapse-wiki/synapse/vaultfs"
 )
 
 // Batch bounds: a scan commits after this many changed files or bytes, so
@@ -29,6 +31,11 @@ const (
 	batchBytes = 16 << 20
 	drainBatch = 5000
 )
+
+// MaxPageBytes caps the size of a page synapse reads: a bigger file under
+// wiki/ is refused (reported by the scan, listed by status), never read
+// into memory. write_page's own cap is far lower (1 MiB of content).
+const MaxPageBytes = 32 << 20
 
 // Progress reports scan progress: phase is "scan", "index", "links" or
 // "graph"; total is 0 when unknown.
@@ -42,7 +49,8 @@ type Indexer struct {
 	Progress Progress    // may be nil
 	Now      func() time.Time
 
-	// readFile is os.ReadFile; tests count calls through it.
+	// readFile, when set, replaces the file layer's reads (tests count
+	// calls through it); it gets absolute paths.
 	readFile func(string) ([]byte, error)
 
 	// mu serializes scans: two overlapping scans could otherwise commit
@@ -97,7 +105,41 @@ type Report struct {
 	ChangedCount int      `json:"changed_count"`
 	DeletedCount int      `json:"deleted_count"`
 	Truncated    bool     `json:"truncated"`
-	DurationMS   int64    `json:"duration_ms"`
+	// Refused lists what the scan skipped and reported instead of reading:
+	// named pipes, sockets and devices, symlinks that lead out of the
+	// vault (or out of raw/sources/), symlink loops, unreadable folders,
+	// pages over MaxPageBytes (the first ReportCap; RefusedCount counts
+	// them all). `synapse status` lists them until a scan finds them gone.
+	Refused      []Refused `json:"refused"`
+	RefusedCount int       `json:"refused_count"`
+	DurationMS   int64     `json:"duration_ms"`
+
+	refused []Refused // all of them, for the store's list
+}
+
+// Refused is one file or folder a scan would not read.
+type Refused struct {
+	// Path is vault-relative.
+	Path string `json:"path"`
+	// Reason is one of not_regular, outside, loop, private, too_large,
+	// unreadable.
+	Reason string `json:"reason"`
+	// Message says what it is and why it is skipped.
+	Message string `json:"message"`
+}
+
+func (r *Report) refuse(p string, err error) {
+	rf := Refused{Path: p, Reason: "unreadable", Message: p + " cannot be read: " + err.Error()}
+	if x, ok := vaultfs.AsRefusal(err); ok {
+		rf = Refused{Path: x.Path, Reason: string(x.Reason), Message: x.Error()}
+	}
+	r.RefusedCount++
+	if len(r.Refused) < ReportCap {
+		r.Refused = append(r.Refused, rf)
+	} else {
+		r.Truncated = true
+	}
+	r.refused = append(r.refused, rf)
 }
 
 // ReportCap bounds each path list of a Report.
@@ -150,7 +192,7 @@ func (ix *Indexer) Scan(ctx context.Context, opts ScanOptions) (*Report, error) 
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
 	start := time.Now()
-	rep := &Report{New: []string{}, Changed: []string{}, Deleted: []string{}}
+	rep := &Report{New: []string{}, Changed: []string{}, Deleted: []string{}, Refused: []Refused{}}
 	if !opts.Full {
 		// records parsed by another version of the parser are re-parsed
 		// in full, once (see ParseVersion)
@@ -169,7 +211,12 @@ func (ix *Indexer) Scan(ctx context.Context, opts ScanOptions) (*Report, error) 
 	if bulk {
 		ix.act.Store(&Activity{Phase: "scan", Rebuild: true, Since: start})
 	}
-	disk, roots, err := ix.walk(ctx, opts.Paths)
+	rd, err := ix.openReaders()
+	if err != nil {
+		return nil, err
+	}
+	defer rd.close()
+	disk, roots, err := ix.walk(ctx, rd, rep, opts.Paths)
 	if err != nil {
 		return nil, err
 	}
@@ -285,7 +332,7 @@ func (ix *Indexer) Scan(ctx context.Context, opts ScanOptions) (*Report, error) 
 				j++
 			}
 			select {
-			case batches <- preparedBatch{ix.prepare(todo[i:j], known), j - i}:
+			case batches <- preparedBatch{ix.prepare(ctx, rd, todo[i:j], known), j - i}:
 			case <-stop:
 				return
 			}
@@ -303,7 +350,12 @@ func (ix *Indexer) Scan(ctx context.Context, opts ScanOptions) (*Report, error) 
 			u.track = !bulk && len(batch) <= smallSettle
 			for _, it := range batch {
 				if it.err != nil {
-					continue // vanished or unreadable since the walk: next scan sees it
+					// vanished or unreadable since the walk (a file swapped
+					// for a named pipe is refused): the next scan sees it
+					if !errors.Is(it.err, fs.ErrNotExist) && ctx.Err() == nil {
+						rep.refuse(it.d.path, it.err)
+					}
+					continue
 				}
 				old, had := known[it.d.path]
 				switch {
@@ -353,10 +405,16 @@ func (ix *Indexer) Scan(ctx context.Context, opts ScanOptions) (*Report, error) 
 	if err := ix.settle(ctx, fresh); err != nil {
 		return nil, err
 	}
-	if len(opts.Paths) == 0 {
-		if err := ix.Store.Update(func(tx *store.Tx) error { return tx.SetLastScan(ix.now()) }); err != nil {
-			return nil, err
+	if err := ix.Store.Update(func(tx *store.Tx) error {
+		if err := putRefused(tx, roots, rep.refused); err != nil {
+			return err
 		}
+		if len(opts.Paths) == 0 {
+			return tx.SetLastScan(ix.now())
+		}
+		return nil
+	}); err != nil {
+		return nil, err
 	}
 	rep.DurationMS = time.Since(start).Milliseconds()
 	return rep, nil
@@ -494,63 +552,110 @@ func dedupeSorted(s []string) []string {
 	return out
 }
 
-// walk stats the files under the scan roots without reading them.
-func (ix *Indexer) walk(ctx context.Context, paths []string) ([]diskFile, []string, error) {
+// readers are the scan's views of the vault: wiki/ (and any other path)
+// through the vault's file layer, raw/sources/ confined to itself (as
+// read_source_file reads it). src is nil when raw/sources/ cannot be
+// opened (missing, or a symlink out: srcErr says which).
+type readers struct {
+	vault  *vaultfs.Reader
+	src    *vaultfs.Reader
+	srcErr error
+}
+
+func (ix *Indexer) openReaders() (*readers, error) {
+	l := vaultfs.For(ix.Vault.Root)
+	vr, err := l.Reader()
+	if err != nil {
+		return nil, errs.Wrap(errs.Internal, err, "open the vault %s: %v", ix.Vault.Root, err)
+	}
+	rd := &readers{vault: vr}
+	rd.src, rd.srcErr = l.ReaderUnder(vault.SourcesDir)
+	return rd, nil
+}
+
+func (rd *readers) close() {
+	rd.vault.Close()
+	if rd.src != nil {
+		rd.src.Close()
+	}
+}
+
+// forPath returns the reader for a vault path.
+func (rd *readers) forPath(p string) (*vaultfs.Reader, error) {
+	if p == vault.SourcesDir || strings.HasPrefix(p, vault.SourcesDir+"/") {
+		if rd.src == nil {
+			return nil, rd.srcErr
+		}
+		return rd.src, nil
+	}
+	return rd.vault, nil
+}
+
+// walk stats the files under the scan roots without reading them, through
+// the file layer: what it refuses (special files, symlinks out, loops,
+// unreadable folders, pages over MaxPageBytes) goes to rep.
+func (ix *Indexer) walk(ctx context.Context, rd *readers, rep *Report, paths []string) ([]diskFile, []string, error) {
 	roots := slices.Clone(paths)
 	if len(roots) == 0 {
 		roots = []string{vault.WikiDir, vault.SourcesDir}
 	}
 	var out []diskFile
-	rootPrefix := ix.Vault.Root + string(filepath.Separator)
+	var byReader = map[*vaultfs.Reader][]string{}
+	var order []*vaultfs.Reader
 	for i, root := range roots {
 		// cleaned in place: the compare phase looks records up by root
-		root = strings.TrimSuffix(filepath.ToSlash(filepath.Clean(filepath.FromSlash(root))), "/")
+		root = strings.TrimSuffix(path.Clean(strings.TrimPrefix(filepath.ToSlash(root), "./")), "/")
 		roots[i] = root
-		abs := ix.Vault.Abs(root)
-		err := filepath.WalkDir(abs, func(p string, d fs.DirEntry, err error) error {
-			if err != nil {
-				if errors.Is(err, fs.ErrNotExist) {
-					return nil
+		r, err := rd.forPath(root)
+		if err != nil {
+			if !errors.Is(err, fs.ErrNotExist) {
+				rep.refuse(vault.SourcesDir, err)
+			}
+			continue
+		}
+		if byReader[r] == nil {
+			order = append(order, r)
+		}
+		byReader[r] = append(byReader[r], root)
+	}
+	isRoot := func(p string) bool { return slices.Contains(roots, p) }
+	for _, r := range order {
+		err := r.Walk(ctx, byReader[r], func(e vaultfs.Entry) error {
+			name := path.Base(e.Path)
+			if e.Refused != nil {
+				if isRoot(e.Path) && e.Refused.Reason == vaultfs.Unreadable {
+					return e.Refused
 				}
-				if p == abs {
-					return err
-				}
-				return nil // unreadable sub-folder: skip it
-			}
-			if cerr := ctx.Err(); cerr != nil {
-				return cerr
-			}
-			name := d.Name()
-			if d.IsDir() {
-				if p != abs && strings.HasPrefix(name, ".") {
-					return filepath.SkipDir
+				if !vault.IsTempName(name) || isRoot(e.Path) {
+					rep.refuse(e.Path, e.Refused)
 				}
 				return nil
 			}
-			if !d.Type().IsRegular() || vault.IsTempName(name) {
-				return nil // symlinks, sockets and editor temp files are not tracked
-			}
-			// p lies under the vault root: slicing beats filepath.Rel on
-			// 100,000 files
-			rel := strings.TrimPrefix(p, rootPrefix)
-			if len(rel) == len(p) {
+			if e.Info.IsDir() {
+				if !isRoot(e.Path) && strings.HasPrefix(name, ".") {
+					return fs.SkipDir
+				}
 				return nil
 			}
-			if filepath.Separator != '/' {
-				rel = filepath.ToSlash(rel)
+			if vault.IsTempName(name) {
+				return nil // editor temp files are not tracked
 			}
-			if !vault.IsPagePath(rel) && !vault.IsSourcePath(rel) {
+			if !vault.IsPagePath(e.Path) && !vault.IsSourcePath(e.Path) {
 				return nil
 			}
-			info, err := d.Info()
-			if err != nil {
+			if vault.IsPagePath(e.Path) && e.Info.Size() > MaxPageBytes {
+				rep.refuse(e.Path, &vaultfs.Refusal{Path: e.Path, Reason: vaultfs.TooLarge,
+					Detail: fmt.Sprintf("a page of %d bytes; synapse reads pages of at most %d bytes", e.Info.Size(), MaxPageBytes)})
 				return nil
 			}
-			out = append(out, diskFile{path: rel, size: info.Size(), mtimeNS: info.ModTime().UnixNano()})
+			out = append(out, diskFile{path: e.Path, size: e.Info.Size(), mtimeNS: e.Info.ModTime().UnixNano()})
 			return nil
 		})
 		if err != nil {
-			return nil, nil, errs.Wrap(errs.Internal, err, "scan %s: %v", root, err)
+			if ctx.Err() != nil {
+				return nil, nil, ctx.Err()
+			}
+			return nil, nil, errs.Wrap(errs.Internal, err, "scan %s: %v", strings.Join(byReader[r], ", "), err)
 		}
 	}
 	slices.SortFunc(out, func(a, b diskFile) int { return strings.Compare(a.path, b.path) })
@@ -566,14 +671,12 @@ type prepared struct {
 	err    error
 }
 
-// prepare reads, hashes and parses a batch with one worker per CPU. Each
-// file is read exactly once.
-func (ix *Indexer) prepare(batch []diskFile, known map[string]store.FileRec) []prepared {
+// prepare reads, hashes and parses a batch with one worker per CPU,
+// through the file layer. Each file is read exactly once: a page whole (at
+// most MaxPageBytes), a source a chunk at a time into its hash. A
+// cancelled ctx stops every read within a chunk.
+func (ix *Indexer) prepare(ctx context.Context, rd *readers, batch []diskFile, known map[string]store.FileRec) []prepared {
 	out := make([]prepared, len(batch))
-	read := ix.readFile
-	if read == nil {
-		read = os.ReadFile
-	}
 	now := ix.now().UnixNano()
 	var wg sync.WaitGroup
 	next := make(chan int)
@@ -585,17 +688,23 @@ func (ix *Indexer) prepare(batch []diskFile, known map[string]store.FileRec) []p
 			for i := range next {
 				d := batch[i]
 				it := prepared{d: d}
-				data, err := read(ix.Vault.Abs(d.path))
+				if err := ctx.Err(); err != nil {
+					it.err = err
+					out[i] = it
+					continue
+				}
+				page := vault.IsPagePath(d.path)
+				data, sum, size, err := ix.read(ctx, rd, d.path, page)
 				if err != nil {
 					it.err = err
 					out[i] = it
 					continue
 				}
 				it.file = store.FileRec{
-					Kind: store.KindSource, Size: int64(len(data)), MtimeNS: d.mtimeNS,
-					SHA256: sha256.Sum256(data), FirstSeen: now, LastChanged: d.mtimeNS, HashedNS: now,
+					Kind: store.KindSource, Size: size, MtimeNS: d.mtimeNS,
+					SHA256: sum, FirstSeen: now, LastChanged: d.mtimeNS, HashedNS: now,
 				}
-				if vault.IsPagePath(d.path) {
+				if page {
 					it.file.Kind = store.KindPage
 					if old, ok := known[d.path]; !ok || old.SHA256 != it.file.SHA256 {
 						it.parsed = markdown.Parse(d.path, data)
@@ -611,4 +720,28 @@ func (ix *Indexer) prepare(batch []diskFile, known map[string]store.FileRec) []p
 	close(next)
 	wg.Wait()
 	return out
+}
+
+// read returns a page's bytes and hash, or a source's hash alone (read a
+// chunk at a time: a source may be gigabytes), and the size read.
+func (ix *Indexer) read(ctx context.Context, rd *readers, p string, page bool) ([]byte, [32]byte, int64, error) {
+	if ix.readFile != nil {
+		data, err := ix.readFile(ix.Vault.Abs(p))
+		return data, sha256.Sum256(data), int64(len(data)), err
+	}
+	r, err := rd.forPath(p)
+	if err != nil {
+		return nil, [32]byte{}, 0, err
+	}
+	if page {
+		data, _, err := r.ReadFile(ctx, p, MaxPageBytes)
+		return data, sha256.Sum256(data), int64(len(data)), err
+	}
+	f, _, err := r.Open(p)
+	if err != nil {
+		return nil, [32]byte{}, 0, err
+	}
+	defer f.Close()
+	sum, n, err := vaultfs.Hash(ctx, nil, f)
+	return nil, sum, n, err
 }

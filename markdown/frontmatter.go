@@ -362,8 +362,10 @@ func plainValue(n *yaml.Node, depth int) any {
 				return b
 			}
 		case "!!int":
+			// beyond 2^53 a JSON reader loses digits: such an int is its
+			// text, so a value read and given back still compares equal
 			var i int64
-			if n.Decode(&i) == nil {
+			if n.Decode(&i) == nil && i <= 1<<53 && i >= -(1<<53) {
 				return i
 			}
 		case "!!float":

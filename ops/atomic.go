@@ -1,10 +1,17 @@
 package ops
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+
+	"github.com/synapse-wiki/synapse/errs"
+	"github.com/synapse-wiki/synapse/index"
+	"github.com/synapse-wiki/synapse/vault"
+	"github.com/synapse-wiki/synapse/vaultfs"
 )
 
 // fileSystem is every file-system step the write path takes. The real one
@@ -42,32 +49,131 @@ type tempFile interface {
 // fsys is the file system of the write path (swapped by tests).
 var fsys fileSystem = osFS{}
 
+// osFS is the real file system of the write path: every step goes through
+// the vault's confined file layer (package vaultfs), found from the
+// absolute path (the vault must have been opened in this process, as
+// NewEnv does). No step follows a symlink; a symlink, named pipe or other
+// special file where a page, log.md or index.md goes is refused with a
+// vaultfs.Refusal, never replaced or written through (fileError makes it
+// forbidden).
 type osFS struct{}
 
-func (osFS) CreateTemp(dir, pattern string) (tempFile, error) { return os.CreateTemp(dir, pattern) }
-func (osFS) Rename(oldpath, newpath string) error             { return os.Rename(oldpath, newpath) }
-func (osFS) RenameNoReplace(oldpath, newpath string) error    { return renameNoReplace(oldpath, newpath) }
-func (osFS) Remove(name string) error                         { return os.Remove(name) }
-func (osFS) MkdirAll(dir string) error                        { return os.MkdirAll(dir, 0o755) }
+// locate maps an absolute vault path to its layer and vault path.
+func locate(abs string) (*vaultfs.FS, string, error) { return vaultfs.Locate(abs) }
 
-func (osFS) SyncDir(dir string) error {
-	d, err := os.Open(dir)
+func (osFS) CreateTemp(dir, pattern string) (tempFile, error) {
+	l, rel, err := locate(dir)
+	if err != nil {
+		return nil, err
+	}
+	f, err := l.CreateTemp(rel, pattern)
+	if err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+func (osFS) Rename(oldpath, newpath string) error          { return rename(oldpath, newpath, false) }
+func (osFS) RenameNoReplace(oldpath, newpath string) error { return rename(oldpath, newpath, true) }
+
+func rename(oldpath, newpath string, noReplace bool) error {
+	l, from, err := locate(oldpath)
 	if err != nil {
 		return err
 	}
-	err = d.Sync()
-	if cerr := d.Close(); err == nil {
-		err = cerr
+	l2, to, err := locate(newpath)
+	if err != nil {
+		return err
 	}
-	// some file systems cannot fsync a folder; the rename is still atomic
-	if errors.Is(err, errors.ErrUnsupported) {
-		return nil
+	if l2 != l {
+		return fmt.Errorf("rename %s to %s: not in the same vault", oldpath, newpath)
 	}
+	return l.Rename(from, to, noReplace)
+}
+
+func (osFS) Remove(name string) error {
+	l, rel, err := locate(name)
+	if err != nil {
+		return err
+	}
+	return l.Remove(rel)
+}
+
+func (osFS) MkdirAll(dir string) error {
+	l, rel, err := locate(dir)
+	if err != nil {
+		return err
+	}
+	_, err = l.MkdirAll(rel)
 	return err
 }
 
+func (osFS) SyncDir(dir string) error {
+	l, rel, err := locate(dir)
+	if err != nil {
+		return err
+	}
+	return l.SyncDir(rel)
+}
+
 func (osFS) OpenAppend(name string) (tempFile, error) {
-	return os.OpenFile(name, os.O_WRONLY|os.O_APPEND, 0)
+	l, rel, err := locate(name)
+	if err != nil {
+		return nil, err
+	}
+	f, err := l.OpenAppend(rel)
+	if err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+// statVaultFile is os.Stat of an absolute path of an open vault, through
+// its file layer: a symlink is followed only while it stays inside the
+// vault; one that leads out is refused.
+func statVaultFile(abs string) (fs.FileInfo, error) {
+	l, rel, err := locate(abs)
+	if err != nil {
+		return nil, err
+	}
+	return l.Stat(rel)
+}
+
+// readVaultFile is os.ReadFile of a page of an open vault, through its file
+// layer: a regular file inside the vault (never a named pipe, never
+// through a symlink out), at most index.MaxPageBytes.
+func readVaultFile(abs string) ([]byte, error) {
+	l, rel, err := locate(abs)
+	if err != nil {
+		return nil, err
+	}
+	data, _, err := l.ReadFile(context.Background(), rel, index.MaxPageBytes)
+	return data, err
+}
+
+// checkReservedWritable refuses a write_page before it changes anything
+// when log.md or index.md, which the write appends to and regenerates, is
+// a symlink, a named pipe or another special file (or a folder on the way
+// to them is a symlink).
+func checkReservedWritable(v *vault.Vault) error {
+	l := vaultfs.For(v.Root)
+	for _, p := range []string{vault.LogPage, vault.IndexPage} {
+		if err := l.CheckWrite(p); err != nil {
+			return fileError(err, "cannot write pages: %v; replace it with a regular file (or remove it: synapse creates a new one)", err)
+		}
+	}
+	return nil
+}
+
+// fileError is the error of a failed file step, formatted like
+// errs.Wrap: forbidden when the file layer refused the file (a symlink, a
+// named pipe, a path out of the vault: the message names it and says why)
+// or the system denied permission, internal otherwise.
+func fileError(err error, format string, args ...any) error {
+	if _, ok := vaultfs.AsRefusal(err); ok || errors.Is(err, fs.ErrPermission) {
+		return errs.Wrap(errs.Forbidden, err, format, args...)
+	}
+	return errs.Wrap(errs.Internal, err, format, args...)
 }
 
 // errExists reports that a file to be created already exists.
@@ -92,7 +198,7 @@ func writeAtomic(abs string, data []byte, perm os.FileMode, create bool) (err er
 	defer func() {
 		if !renamed {
 			_ = f.Close() // a second Close is harmless
-			_ = os.Remove(tmp)
+			_ = fsys.Remove(tmp)
 		}
 	}()
 	if _, err := f.Write(data); err != nil {
@@ -154,15 +260,21 @@ func appendDurable(abs string, data []byte) error {
 }
 
 // mkdirDurable creates dir (and parents) and fsyncs the parent of every
-// folder it created, so that a new page's folder survives a crash.
+// folder it created, so that a new page's folder survives a crash. No
+// folder on the way may be a symlink (vaultfs refuses it).
 func mkdirDurable(dir string) error {
+	l, _, err := locate(dir)
+	if err != nil {
+		return err
+	}
 	var missing []string
 	for d := dir; ; d = filepath.Dir(d) {
-		if _, err := os.Stat(d); err == nil {
+		r, _ := filepath.Rel(l.Root(), d)
+		if l.IsDir(filepath.ToSlash(r)) {
 			break
 		}
 		missing = append(missing, d)
-		if filepath.Dir(d) == d {
+		if filepath.Dir(d) == d || d == l.Root() {
 			break
 		}
 	}
@@ -178,16 +290,4 @@ func mkdirDurable(dir string) error {
 		}
 	}
 	return nil
-}
-
-// renameIfAbsent renames oldpath to newpath after checking that newpath
-// does not exist; the portable fallback of renameNoReplace (a file created
-// between the check and the rename would be replaced).
-func renameIfAbsent(oldpath, newpath string) error {
-	if _, err := os.Lstat(newpath); err == nil {
-		return &os.LinkError{Op: "rename", Old: oldpath, New: newpath, Err: fs.ErrExist}
-	} else if !errors.Is(err, fs.ErrNotExist) {
-		return err
-	}
-	return os.Rename(oldpath, newpath)
 }

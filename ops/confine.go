@@ -7,12 +7,12 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"unicode"
 	"unicode/utf8"
 
 	"github.com/synapse-wiki/synapse/errs"
 	"github.com/synapse-wiki/synapse/vault"
+	"github.com/synapse-wiki/synapse/vaultfs"
 )
 
 // Path confinement for read_source_file (SPEC §6).
@@ -53,10 +53,6 @@ import (
 
 // MaxSourcePathBytes bounds the length of a requested source path.
 const MaxSourcePathBytes = 4096
-
-// openNoBlock keeps an open of a fifo from waiting for a writer; it is
-// harmless for regular files.
-const openNoBlock = syscall.O_NONBLOCK
 
 // textExtensions are the file extensions read_source_file serves (lower
 // case, with the dot). A file without an extension is served when its
@@ -156,69 +152,52 @@ func underSources(v *vault.Vault, abs string) (string, bool) {
 	return "", false
 }
 
-// openSource opens rel (from sourceRel) inside raw/sources/ through an
-// os.Root and returns the open regular file and its info. display names
-// the file in messages.
+// openSource opens rel (from sourceRel) inside raw/sources/ through the
+// vault's file layer (an os.Root on raw/sources/, itself opened inside the
+// vault) and returns the open regular file and its info.
 func openSource(v *vault.Vault, rel string) (*os.File, fs.FileInfo, error) {
 	display := vault.SourcesDir + "/" + rel
-	root, err := os.OpenRoot(v.Abs(vault.SourcesDir))
+	r, err := vaultfs.For(v.Root).ReaderUnder(vault.SourcesDir)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, nil, errs.E(errs.NotFound, "the vault has no %s/ folder", vault.SourcesDir)
 		}
+		if _, ok := vaultfs.AsRefusal(err); ok {
+			return nil, nil, errs.Wrap(errs.Forbidden, err, "%s/ cannot be read: %v", vault.SourcesDir, err)
+		}
 		return nil, nil, errs.Wrap(errs.Internal, err, "open %s/: %v", vault.SourcesDir, err)
 	}
-	defer root.Close()
-	f, err := root.OpenFile(filepath.FromSlash(rel), os.O_RDONLY|openNoBlock, 0)
+	defer r.Close()
+	f, info, err := r.Open(display)
 	if err != nil {
 		return nil, nil, openError(display, err)
-	}
-	info, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, nil, errs.Wrap(errs.Internal, err, "stat %s: %v", display, err)
-	}
-	switch {
-	case info.IsDir():
-		f.Close()
-		return nil, nil, errs.E(errs.Invalid, "%s is a folder, not a file; `synapse source list` lists the sources", display)
-	case !info.Mode().IsRegular():
-		f.Close()
-		return nil, nil, errs.E(errs.Forbidden, "%s is not a regular file (%s)", display, kindOf(info.Mode()))
-	}
-	for _, private := range []string{vault.DBFile, vault.TokenFile} {
-		if pi, err := os.Stat(v.Abs(private)); err == nil && os.SameFile(info, pi) {
-			f.Close()
-			return nil, nil, errs.E(errs.Forbidden, "%s is synapse's private %s; it is never served", display, private)
-		}
 	}
 	return f, info, nil
 }
 
-// openError maps an os.Root open failure to a refusal naming the problem
-// (never the target of a symlink, never file content).
+// openError maps a refusal or failure of the file layer to an error naming
+// the problem (never the target of a symlink, never file content).
 func openError(display string, err error) error {
+	if rf, ok := vaultfs.AsRefusal(err); ok {
+		switch rf.Reason {
+		case vaultfs.Outside:
+			return errs.Wrap(errs.Forbidden, err, "%s resolves outside %s/ (a symlink pointing out); only files inside it can be read", display, vault.SourcesDir)
+		case vaultfs.Loop:
+			return errs.Wrap(errs.Forbidden, err, "%s cannot be resolved: too many levels of symlinks", display)
+		case vaultfs.NotRegular:
+			return errs.Wrap(errs.Forbidden, err, "%s is %s", display, rf.Detail)
+		case vaultfs.Private:
+			return errs.Wrap(errs.Forbidden, err, "%s is synapse's private state; it is never served", display)
+		}
+		return errs.Wrap(errs.Forbidden, err, "%v", err)
+	}
 	switch {
-	case errors.Is(err, fs.ErrNotExist), errors.Is(err, syscall.ENOTDIR):
+	case errors.Is(err, vaultfs.ErrIsDir):
+		return errs.E(errs.Invalid, "%s is a folder, not a file; `synapse source list` lists the sources", display)
+	case errors.Is(err, fs.ErrNotExist):
 		return errs.E(errs.NotFound, "no source file %s; `synapse source list` lists the sources", display)
 	case errors.Is(err, fs.ErrPermission):
 		return errs.E(errs.Forbidden, "%s cannot be read: permission denied", display)
-	case strings.Contains(err.Error(), "escapes"):
-		return errs.E(errs.Forbidden, "%s resolves outside %s/ (a symlink pointing out); only files inside it can be read", display, vault.SourcesDir)
-	case errors.Is(err, syscall.ELOOP):
-		return errs.E(errs.Forbidden, "%s cannot be resolved: too many levels of symlinks", display)
 	}
-	return errs.E(errs.Forbidden, "%s cannot be opened inside %s/", display, vault.SourcesDir)
-}
-
-func kindOf(m fs.FileMode) string {
-	switch {
-	case m&fs.ModeNamedPipe != 0:
-		return "a named pipe"
-	case m&fs.ModeSocket != 0:
-		return "a socket"
-	case m&fs.ModeDevice != 0:
-		return "a device"
-	}
-	return "a special file"
+	return errs.Wrap(errs.Internal, err, "open %s: %v", display, err)
 }

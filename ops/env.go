@@ -9,6 +9,7 @@ import (
 	"github.com/synapse-wiki/synapse/search"
 	"github.com/synapse-wiki/synapse/store"
 	"github.com/synapse-wiki/synapse/vault"
+	"github.com/synapse-wiki/synapse/vaultfs"
 )
 
 // Version is the synapse version, set by main.
@@ -28,6 +29,9 @@ type Env struct {
 	Rescan func(ctx context.Context) (*index.Report, error)
 	// Progress receives scan progress (the CLI draws it on a TTY).
 	Progress index.Progress
+	// Embed is the process's embedding state (ops/embed.go), shared by
+	// the copies of an Env.
+	Embed *EmbedState
 }
 
 // OpenOptions tune OpenEnv.
@@ -82,7 +86,7 @@ func OpenEnv(ctx context.Context, v *vault.Vault, o OpenOptions) (*Env, error) {
 		return nil, err
 	}
 	e := NewEnv(v, s)
-	e.Index.Pages = search.Indexer{Language: lang}
+	e.Index.Pages = vectorPages{search.Indexer{Language: lang}}
 	e.Progress = o.Progress
 	e.Index.Progress = o.Progress
 	if needScan && !o.NoInitialScan {
@@ -99,10 +103,15 @@ func OpenEnv(ctx context.Context, v *vault.Vault, o OpenOptions) (*Env, error) {
 
 // NewEnv wraps an already open store.
 func NewEnv(v *vault.Vault, s *store.Store) *Env {
-	e := &Env{Vault: v, Store: s, Now: time.Now}
-	e.Index = &index.Indexer{Vault: v, Store: s, Pages: search.Indexer{}, Now: e.now}
+	vaultfs.For(v.Root) // the write primitives find the vault's file layer by path
+	e := &Env{Vault: v, Store: s, Now: time.Now, Embed: newEmbedState()}
+	e.Index = &index.Indexer{Vault: v, Store: s, Pages: vectorPages{search.Indexer{}}, Now: e.now}
 	return e
 }
+
+// files is the vault's confined file layer: every read and write of a
+// vault file goes through it.
+func (e *Env) files() *vaultfs.FS { return vaultfs.For(e.Vault.Root) }
 
 func (e *Env) now() time.Time {
 	if e.Now != nil {

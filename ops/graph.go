@@ -23,11 +23,21 @@ type GraphNode struct {
 	Hop   int    `json:"hop"`
 }
 
-// GraphEdge is a weighted, undirected edge between two page ids.
+// GraphEdge is a weighted, undirected edge between two page ids: the
+// pair is joined by at least one link, in either direction. Source and
+// Target name the two ends (in id order, not a link direction); the link
+// counts say which page links to which.
+//
+// The desc tags are the one statement of what the fields mean: the tool's
+// output schema and the skill (a generated block) quote them.
 type GraphEdge struct {
-	Source string  `json:"source"`
-	Target string  `json:"target"`
-	Weight float64 `json:"weight"`
+	Source string  `json:"source" desc:"One page of the pair, by id. The pair is unordered: source is not the page that links"`
+	Target string  `json:"target" desc:"The other page of the pair, by id"`
+	Weight float64 `json:"weight" desc:"How closely the two pages are tied, higher is closer (SPEC §2.3): 3 for each direction that has a link, 4 for each raw source both cite, 1.5 × the Adamic–Adar score of their common neighbours (a rare shared neighbour counts more than a hub) and 0.5 to 1.2 for how related their types are. Compare weights within one vault"`
+	// SourceToTarget counts the links in the source page to the target,
+	// TargetToSource those in the target to the source; one may be 0.
+	SourceToTarget int `json:"source_to_target" desc:"Links written in the source page to the target page (0: source does not link to target)"`
+	TargetToSource int `json:"target_to_source" desc:"Links written in the target page to the source page (0: target does not link to source)"`
 }
 
 // Center is the centre node of a neighbourhood.
@@ -154,7 +164,8 @@ func neighbors(ctx context.Context, e *Env, in *NeighborhoodIn) (*NeighborhoodOu
 		for _, d := range order {
 			for _, edge := range seen[d].adj.Edges {
 				if _, ok := ids[edge.To]; ok && d < edge.To {
-					out.Edges = append(out.Edges, GraphEdge{Source: ids[d], Target: ids[edge.To], Weight: round3(edge.Weight)})
+					out.Edges = append(out.Edges, GraphEdge{Source: ids[d], Target: ids[edge.To], Weight: round3(edge.Weight),
+						SourceToTarget: int(edge.Out), TargetToSource: int(edge.In)})
 				}
 			}
 		}

@@ -2,6 +2,7 @@ package ops
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"errors"
 	"io/fs"
@@ -147,6 +148,14 @@ type catalogWrite struct {
 	sum       [32]byte
 }
 
+// readIndexMD reads wiki/index.md through the vault's file layer (a
+// regular file inside the vault: never a named pipe, never through a
+// symlink out).
+func readIndexMD(e *Env) ([]byte, error) {
+	data, _, err := e.files().ReadFile(context.Background(), vault.IndexPage, maxReservedRead)
+	return data, err
+}
+
 // testHookIndexMD, when set by a test, learns whether each index.md
 // rendered was spliced (true) or rendered whole.
 var testHookIndexMD func(spliced bool)
@@ -180,7 +189,7 @@ func regenerateIndex(e *Env) (*catalogWrite, error) {
 		if ours {
 			// the file is as synapse wrote it: splice in what changed since
 			if changes, ok := tx.CatalogChanges(stamp.Version); ok {
-				if b, err := os.ReadFile(abs); err == nil && int64(len(b)) == st.Size() {
+				if b, err := readIndexMD(e); err == nil && int64(len(b)) == st.Size() {
 					old = b
 					data = spliceCatalog(tx, old, changes)
 					cw.spliced = data != nil
@@ -214,7 +223,7 @@ func regenerateIndex(e *Env) (*catalogWrite, error) {
 		if st.Size() == int64(len(data)) {
 			cur := old
 			if cur == nil {
-				cur, _ = os.ReadFile(abs)
+				cur, _ = readIndexMD(e)
 			}
 			if bytes.Equal(cur, data) {
 				cw.unchanged, cw.size, cw.mtimeNS = true, st.Size(), st.ModTime().UnixNano()

@@ -1,6 +1,7 @@
 package ops
 
 import (
+	"context"
 	"crypto/sha256"
 	"errors"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/synapse-wiki/synapse/store"
 	"github.com/synapse-wiki/synapse/vault"
+	"github.com/synapse-wiki/synapse/vaultfs"
 )
 
 // logHeader starts a wiki/log.md that went missing (vault.Init writes the
@@ -45,15 +47,25 @@ type logAppend struct {
 	sum     [32]byte
 }
 
+// maxReservedRead bounds the reads of log.md and index.md that keep the
+// store's record of them current: a bigger file is left to the scanner.
+const maxReservedRead = 256 << 20
+
 // appendLog appends the write's entry to wiki/log.md, separated from what
 // is there by a blank line, in one write followed by fsync (a rewrite of a
 // growing log on every write would cost O(log)). A missing log.md is
-// created atomically.
+// created atomically. Everything goes through the vault's file layer: a
+// log.md that is a symlink, a named pipe or another special file is
+// refused (a vaultfs.Refusal), never opened, waited on or written through.
 func appendLog(v *vault.Vault, now time.Time, title string) (*logAppend, error) {
 	abs := v.Abs(vault.LogPage)
+	l := vaultfs.For(v.Root)
 	entry := LogEntry(now, title)
 	la := &logAppend{plain: true}
-	before, err := os.Stat(abs)
+	if err := l.CheckWrite(vault.LogPage); err != nil {
+		return nil, err
+	}
+	before, err := l.Stat(vault.LogPage)
 	if errors.Is(err, fs.ErrNotExist) {
 		err = writeAtomic(abs, []byte(logHeader+"\n"+entry), 0o644, true)
 		if err == nil {
@@ -63,13 +75,13 @@ func appendLog(v *vault.Vault, now time.Time, title string) (*logAppend, error) 
 		if !errors.Is(err, errExists) {
 			return nil, err
 		}
-		before, err = os.Stat(abs) // created meanwhile: append to it
+		before, err = l.Stat(vault.LogPage) // created meanwhile: append to it
 	}
 	if err != nil {
 		return nil, err
 	}
 	la.before = before
-	sep, err := separator(abs, before.Size())
+	sep, err := separator(l, before.Size())
 	if err != nil {
 		return nil, err
 	}
@@ -78,11 +90,15 @@ func appendLog(v *vault.Vault, now time.Time, title string) (*logAppend, error) 
 	}
 	// hash the whole log for the store record (read, then check that the
 	// stat did not move meanwhile)
-	data, err := os.ReadFile(abs)
+	data, _, err := l.ReadFile(context.Background(), vault.LogPage, maxReservedRead)
+	if rf, ok := vaultfs.AsRefusal(err); ok && rf.Reason == vaultfs.TooLarge {
+		la.plain = false // too big to hash here: the scanner looks
+		return la, nil
+	}
 	if err != nil {
 		return nil, err
 	}
-	after, err := os.Stat(abs)
+	after, err := l.Stat(vault.LogPage)
 	if err != nil {
 		return nil, err
 	}
@@ -95,11 +111,11 @@ func appendLog(v *vault.Vault, now time.Time, title string) (*logAppend, error) 
 
 // separator is what goes before an entry so that it starts after a blank
 // line.
-func separator(abs string, size int64) (string, error) {
+func separator(l *vaultfs.FS, size int64) (string, error) {
 	if size == 0 {
 		return "", nil
 	}
-	f, err := os.Open(abs)
+	f, _, err := l.Open(vault.LogPage)
 	if err != nil {
 		return "", err
 	}

@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"io/fs"
-	"os"
 	"sort"
 	"strings"
 	"time"
@@ -140,12 +139,15 @@ func getPage(ctx context.Context, e *Env, in *GetPageIn) (*GetPageOut, error) {
 	if err != nil {
 		return nil, err
 	}
-	data, err := os.ReadFile(e.Vault.Abs(rec.Path))
+	data, _, err := e.files().ReadFile(ctx, rec.Path, index.MaxPageBytes)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, errs.E(errs.NotFound, "page %q was indexed at %s but the file is gone; run `synapse source rescan`", rec.Title, rec.Path)
 		}
-		return nil, errs.Wrap(errs.Internal, err, "read %s: %v", rec.Path, err)
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, fileError(err, "page %q cannot be read: %v", rec.Title, err)
 	}
 	sum := sha256.Sum256(data)
 	parsed := markdown.Parse(rec.Path, data)
@@ -188,7 +190,7 @@ type PageItem struct {
 	Title   string `json:"title"`
 	Type    string `json:"type"`
 	Path    string `json:"path"`
-	Updated string `json:"updated"`
+	Updated string `json:"updated"` // YYYY-MM-DD: frontmatter updated, else the file's modification date
 }
 
 // ListPagesOut is the result of list_pages.
@@ -227,12 +229,30 @@ func listPages(ctx context.Context, e *Env, in *ListPagesIn) (*ListPagesOut, err
 	return out, err
 }
 
-// updatedOf is the frontmatter `updated` value, else the file's mtime.
+// updatedOf is when the page was last updated, always as a date
+// (YYYY-MM-DD): the frontmatter `updated` (the date of a timestamp), else
+// the file's modification time (UTC). One format on every surface, whatever
+// format each page writes (issue 14: dates and timestamps were mixed).
 func updatedOf(p *store.PageRec) string {
-	if p.Updated != "" {
-		return p.Updated
+	if d, ok := dateOfValue(p.Updated); ok {
+		return d
 	}
-	return time.Unix(0, p.MtimeNS).UTC().Format(time.RFC3339)
+	return time.Unix(0, p.MtimeNS).UTC().Format(time.DateOnly)
+}
+
+// updatedLayouts are the forms of `updated` values read as dates.
+var updatedLayouts = []string{time.RFC3339Nano, time.DateOnly, "2006-01-02T15:04:05", "2006-01-02T15:04", "2006-01-02 15:04:05", "2006-01-02 15:04", "2006/01/02"}
+
+// dateOfValue reads a frontmatter date or timestamp as a date; a
+// timestamp with a zone keeps its own calendar day.
+func dateOfValue(v string) (string, bool) {
+	v = strings.TrimSpace(v)
+	for _, l := range updatedLayouts {
+		if t, err := time.Parse(l, v); err == nil {
+			return t.Format(time.DateOnly), true
+		}
+	}
+	return "", false
 }
 
 // closestTitles ranks page titles by similarity to q.

@@ -8,8 +8,6 @@ import (
 	"fmt"
 	"hash/fnv"
 	"io/fs"
-	"os"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -747,12 +745,18 @@ func pageAnswering(tx *store.Tx, title string) (*store.PageRec, error) {
 }
 
 // appendSuggestion appends a purpose or schema suggestion to its file
-// (purpose.md, schema.md) as a section, atomically.
+// (purpose.md, schema.md) as a section, atomically. Both steps go through
+// the vault's file layer: a file that is a symlink out of the vault, a
+// named pipe or another special file is refused (forbidden), never read
+// or written through.
 func appendSuggestion(e *Env, rel string, r *store.ReviewRec) (string, error) {
-	path := e.Vault.Abs(rel)
-	data, err := os.ReadFile(path)
+	data, info, err := e.files().ReadFile(context.Background(), rel, maxReservedRead)
+	exists := err == nil
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return "", errs.Wrap(errs.Internal, err, "read %s: %v", rel, err)
+		return "", fileError(err, "read %s: %v", rel, err)
+	}
+	if err := e.files().CheckWrite(rel); err != nil {
+		return "", fileError(err, "write %s: %v", rel, err)
 	}
 	var b bytes.Buffer
 	b.Write(data)
@@ -767,50 +771,16 @@ func appendSuggestion(e *Env, rel string, r *store.ReviewRec) (string, error) {
 		b.WriteString(r.Rationale + "\n\n")
 	}
 	fmt.Fprintf(&b, "<!-- synapse review %s, %s -->\n", r.ID, e.now().UTC().Format(time.DateOnly))
-	if err := writeFileAtomic(path, b.Bytes()); err != nil {
-		return "", errs.Wrap(errs.Internal, err, "write %s: %v", rel, err)
+	perm := fs.FileMode(0o644)
+	if exists {
+		perm = info.Mode().Perm()
+	}
+	// the file's permissions are kept (0644 when new); a file created
+	// meanwhile is not replaced
+	if err := writeAtomic(e.Vault.Abs(rel), b.Bytes(), perm, !exists); err != nil {
+		return "", fileError(err, "write %s: %v", rel, err)
 	}
 	return "appended to " + rel, nil
-}
-
-// writeFileAtomic replaces path with data: a temporary file in the same
-// folder, fsync, rename, fsync of the folder. A crash leaves the old file
-// or the new one. The file's permissions are kept (0644 when new).
-func writeFileAtomic(path string, data []byte) error {
-	mode := fs.FileMode(0o644)
-	if st, err := os.Stat(path); err == nil {
-		mode = st.Mode().Perm()
-	}
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*.tmp")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	defer os.Remove(tmp) // a no-op after the rename
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Chmod(mode); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return err
-	}
-	if d, err := os.Open(dir); err == nil {
-		_ = d.Sync()
-		d.Close()
-	}
-	return nil
 }
 
 // ---- bulk -----------------------------------------------------------------
@@ -830,7 +800,8 @@ type TerminalRef struct {
 // BulkResolveOut is the result of bulk-resolve: what was decided now, what
 // had been decided before (left unchanged) and which ids match no item.
 type BulkResolveOut struct {
-	Count           int           `json:"count"` // items decided by this request
+	Count           int           `json:"count"`  // items decided by this request
+	Status          string        `json:"status"` // the status they now have: skipped, dismissed or auto_resolved
 	Resolved        []string      `json:"resolved"`
 	AlreadyTerminal []TerminalRef `json:"already_terminal"`
 	NotFound        []string      `json:"not_found"`
@@ -900,7 +871,7 @@ func bulkResolve(ctx context.Context, e *Env, ids []string, action string) (*Bul
 	if len(uniq) == 0 {
 		return nil, errs.E(errs.Invalid, "no review ids given")
 	}
-	out := &BulkResolveOut{Resolved: []string{}, AlreadyTerminal: []TerminalRef{}, NotFound: []string{}}
+	out := &BulkResolveOut{Status: actionStatus[act], Resolved: []string{}, AlreadyTerminal: []TerminalRef{}, NotFound: []string{}}
 	err = e.Store.Update(func(tx *store.Tx) error {
 		now := e.now()
 		seen := map[string]bool{} // item ids: one item may be named in several spellings
@@ -956,6 +927,9 @@ type AddReviewOut struct {
 	Outcome string     `json:"outcome"` // added, refreshed or already_terminal
 	Item    ReviewItem `json:"item"`
 }
+
+// WasCreated reports a new item (REST: 201 Created).
+func (o *AddReviewOut) WasCreated() bool { return o.Outcome == EnqueueAdded }
 
 var opAddReview = register(Op{
 	Name: "review.add", Summary: "Propose a review item (idempotent: the same type and title never pile up)",

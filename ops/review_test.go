@@ -360,7 +360,7 @@ func TestReview_BulkMixed(t *testing.T) {
 	untouched := add(t, e, TypeSuggestion, "untouched")
 	ids := []string{p1.ID, "zzzzzz", d.ID, strings.ToUpper(p2.ID), p1.ID, "", "#" + p2.ID}
 	b := mustCall[BulkResolveOut](t, e, opBulkResolve, obj{"ids": ids, "action": "mark-resolved"})
-	want := &BulkResolveOut{Count: 2, Resolved: []string{p1.ID, p2.ID},
+	want := &BulkResolveOut{Count: 2, Status: StatusAutoResolved, Resolved: []string{p1.ID, p2.ID},
 		AlreadyTerminal: []TerminalRef{{d.ID, StatusDismissed}}, NotFound: []string{"zzzzzz"}}
 	if !reflect.DeepEqual(b, want) {
 		t.Errorf("bulk result\n got %+v\nwant %+v", b, want)

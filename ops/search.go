@@ -3,7 +3,6 @@ package ops
 import (
 	"context"
 	"io"
-	"os"
 
 	"github.com/synapse-wiki/synapse/search"
 )
@@ -12,6 +11,7 @@ import (
 type SearchIn struct {
 	Query string `json:"query" arg:"0" query:"q" required:"true" desc:"What to look for: words (OR-ranked; a question works), \"a phrase\", -word to leave out, type:T and tag:X filters"`
 	K     int    `json:"k,omitempty" default:"5" min:"1" max:"50" desc:"Number of hits (1..50)"`
+	Mode  string `json:"mode,omitempty" enum:"lexical,semantic,hybrid" desc:"lexical (BM25F), semantic (embeddings) or hybrid (both fused); default hybrid when an embedding provider is configured and pages are embedded, else lexical"`
 }
 
 // SearchOut is the result of search_wiki: the query as received and the
@@ -19,13 +19,17 @@ type SearchIn struct {
 type SearchOut struct {
 	Query string       `json:"query"`
 	Hits  []search.Hit `json:"hits"`
+	// Mode is the ranking that answered; Note says why it is not the one
+	// asked for (e.g. the embedding provider is down: lexical results).
+	Mode string `json:"mode"`
+	Note string `json:"note,omitempty"`
 }
 
 var opSearch = register(Op{
 	Name: "search", Summary: "Search the wiki: ranked pages with a snippet around the best match",
 	CLI: "search", MCP: "search_wiki", REST: []Route{{Method: "GET", Path: "/search"}},
 	Access: Read, Limits: "k 1..50, default 5; wiki pages only",
-}, searchWiki)
+}, searchModes) // ops/embed.go: modes around searchWiki
 
 // maxSnippetRead bounds how much of a page is read for its snippet and
 // phrase check.
@@ -35,7 +39,7 @@ func searchWiki(ctx context.Context, e *Env, in *SearchIn) (*SearchOut, error) {
 	hits, err := search.Search(e.Store, in.Query, search.Options{
 		K: in.K,
 		ReadFile: func(p string) ([]byte, error) {
-			f, err := os.Open(e.Vault.Abs(p))
+			f, _, err := e.files().Open(p)
 			if err != nil {
 				return nil, err
 			}

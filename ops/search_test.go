@@ -26,6 +26,10 @@ func TestSearch_Row(t *testing.T) {
 			if f.Query != "k" || f.Default != "5" || *f.Min != 1 || *f.Max != 50 {
 				t.Errorf("k field: %+v", f)
 			}
+		case "mode":
+			if f.Query != "mode" || f.Default != "" || len(f.Enum) != 3 {
+				t.Errorf("mode field: %+v", f)
+			}
 		default:
 			t.Errorf("unexpected field %s", f.Name)
 		}

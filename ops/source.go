@@ -4,7 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"io"
+	"io/fs"
 	"path"
 	"sort"
 	"strings"
@@ -14,6 +14,7 @@ import (
 	"github.com/synapse-wiki/synapse/errs"
 	"github.com/synapse-wiki/synapse/store"
 	"github.com/synapse-wiki/synapse/vault"
+	"github.com/synapse-wiki/synapse/vaultfs"
 )
 
 // MaxSourceRead caps the content read_source_file returns (SPEC §6).
@@ -36,10 +37,16 @@ type ReadSourceOut struct {
 	Name string `json:"name"`
 	// SizeBytes is the size of the whole file.
 	SizeBytes int64 `json:"size_bytes"`
-	// SHA256 is the hex SHA-256 of the whole file (not only of the
-	// returned content), equal to the sha256 `source list` shows while the
-	// file is unchanged: compare it to detect a change.
-	SHA256 string `json:"sha256"`
+	// SHA256 is a hex SHA-256; SHA256Of says of what. A read never goes
+	// past the 2 MiB cap, hashing included, so:
+	//   - "file": of the whole file — it fits under the cap, or the
+	//     scanner hashed it at its current size and mtime. It equals the
+	//     sha256 `source list` shows while the file is unchanged.
+	//   - "content": of the returned content (its UTF-8 bytes), for a
+	//     truncated file the scanner has not hashed as it is now (run
+	//     `synapse source rescan` to get the whole file's).
+	SHA256   string `json:"sha256"`
+	SHA256Of string `json:"sha256_of" enum:"file,content"`
 	// Truncated is true when the file is larger than MaxSourceRead and
 	// Content holds only its first 2 MiB (cut back to a whole UTF-8
 	// character).
@@ -52,13 +59,14 @@ type ReadSourceOut struct {
 var opReadSource = register(Op{
 	Name: "source.read", Summary: "Read a text file under raw/sources/ (confined: never a file outside it)",
 	CLI: "source read", MCP: "read_source_file", REST: []Route{{Method: "GET", Path: "/sources/file"}},
-	Access: Read, Limits: "text files only; content capped at 2 MiB (truncated: true)",
+	Access: Read, Limits: "text files only; content capped at 2 MiB (truncated: true), and nothing past the cap is read",
 }, readSource)
 
-// readSource serves one source file. Refusals (see confine.go): invalid
-// (bad spelling, folder, not text), forbidden (escapes raw/sources/,
-// hidden, special file, private file), not_found. No refusal carries a
-// byte of any file.
+// readSource serves one source file, reading at most MaxSourceRead bytes
+// of it (and stopping when ctx is cancelled). Refusals (see confine.go):
+// invalid (bad spelling, folder, not text), forbidden (escapes
+// raw/sources/, hidden, special file, private file), not_found. No refusal
+// carries a byte of any file.
 func readSource(ctx context.Context, e *Env, in *ReadSourceIn) (*ReadSourceOut, error) {
 	rel, err := sourceRel(e.Vault, in.Path)
 	if err != nil {
@@ -70,47 +78,53 @@ func readSource(ctx context.Context, e *Env, in *ReadSourceIn) (*ReadSourceOut, 
 	}
 	defer f.Close()
 	display := vault.SourcesDir + "/" + rel
-	h := sha256.New()
 	head := make([]byte, 0, min(max(info.Size(), 0), MaxSourceRead)+1)
-	head, err = readUpTo(f, head, MaxSourceRead)
+	head, err = vaultfs.ReadUpTo(ctx, f, head, MaxSourceRead+1)
+	if ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
 	if err != nil {
 		return nil, errs.Wrap(errs.Internal, err, "read %s: %v", display, err)
+	}
+	out := &ReadSourceOut{Path: display, Name: path.Base(rel), SizeBytes: max(info.Size(), int64(len(head))), SHA256Of: "file"}
+	if len(head) > MaxSourceRead {
+		out.Truncated, head = true, head[:MaxSourceRead]
 	}
 	if !sniffText(head) {
 		return nil, errs.E(errs.Invalid, "%s is not a text file (binary content: NUL bytes or invalid UTF-8 in its first 8 KiB); only text files are served", display)
-	}
-	h.Write(head)
-	rest, err := io.Copy(h, f)
-	if err != nil {
-		return nil, errs.Wrap(errs.Internal, err, "read %s: %v", display, err)
-	}
-	out := &ReadSourceOut{
-		Path: display, Name: path.Base(rel), SizeBytes: int64(len(head)) + rest,
-		SHA256: hex.EncodeToString(h.Sum(nil)), Truncated: rest > 0,
 	}
 	if out.Truncated {
 		head = cutPartialRune(head)
 	}
 	out.Content = strings.ToValidUTF8(string(head), "\uFFFD")
+	switch {
+	case !out.Truncated:
+		sum := sha256.Sum256(head)
+		out.SHA256 = hex.EncodeToString(sum[:])
+	case scannedSum(e, display, info, &out.SHA256):
+	default:
+		sum := sha256.Sum256([]byte(out.Content))
+		out.SHA256, out.SHA256Of = hex.EncodeToString(sum[:]), "content"
+	}
 	return out, nil
 }
 
-// readUpTo appends up to n bytes of r to buf.
-func readUpTo(r io.Reader, buf []byte, n int) ([]byte, error) {
-	for len(buf) < n {
-		if len(buf) == cap(buf) {
-			buf = append(buf, 0)[:len(buf)]
-		}
-		m, err := r.Read(buf[len(buf):min(cap(buf), n)])
-		buf = buf[:len(buf)+m]
-		if err == io.EOF {
-			return buf, nil
-		}
-		if err != nil {
-			return buf, err
-		}
+// scannedSum sets *sum to the whole-file hash the scanner stored for p
+// when its record still vouches for the file (same size and mtime, not
+// racy).
+func scannedSum(e *Env, p string, info fs.FileInfo, sum *string) bool {
+	ok := false
+	if e.Store == nil {
+		return false
 	}
-	return buf, nil
+	_ = e.Store.View(func(tx *store.Tx) error {
+		f, found, err := tx.File(p)
+		if err == nil && found && f.Size == info.Size() && f.MtimeNS == info.ModTime().UnixNano() && !f.Racy() {
+			*sum, ok = hex.EncodeToString(f.SHA256[:]), true
+		}
+		return nil
+	})
+	return ok
 }
 
 // sniffText reports whether data (the start of a file) looks like UTF-8

@@ -11,9 +11,11 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 
 	"github.com/synapse-wiki/synapse/errs"
+	"github.com/synapse-wiki/synapse/index"
 	"github.com/synapse-wiki/synapse/internal/testvault"
 	"github.com/synapse-wiki/synapse/vault"
 )
@@ -235,7 +237,7 @@ func TestSource_ReadValid(t *testing.T) {
 			out := res.(*ReadSourceOut)
 			sum := sha256.Sum256([]byte(tc.content))
 			want := ReadSourceOut{Path: tc.wantPath, Name: filepath.Base(tc.wantPath), SizeBytes: int64(len(tc.content)),
-				SHA256: hex.EncodeToString(sum[:]), Content: tc.content}
+				SHA256: hex.EncodeToString(sum[:]), SHA256Of: "file", Content: tc.content}
 			if *out != want {
 				t.Errorf("got  %+v\nwant %+v", *out, want)
 			}
@@ -292,10 +294,12 @@ func TestSource_ReadNotText(t *testing.T) {
 }
 
 // TestSource_ReadTruncated: a 3 MB text file returns its first 2 MiB,
-// cut back to a whole character, with the size and hash of the whole file.
+// cut back to a whole character, with the size of the whole file. No byte
+// past the cap is read: the hash is the scanner's whole-file hash while
+// its record vouches for the file (sha256_of "file"), else that of the
+// returned content ("content").
 func TestSource_ReadTruncated(t *testing.T) {
 	v := testvault.New(t)
-	env := &Env{Vault: v}
 	// "é" is two bytes and "☕" three: with a one-byte lead the 2 MiB
 	// boundary falls inside a character
 	var b strings.Builder
@@ -307,27 +311,47 @@ func TestSource_ReadTruncated(t *testing.T) {
 	testvault.Write(t, v, "raw/sources/big.md", big)
 	exact := strings.Repeat("abcdefgh", MaxSourceRead/8)
 	testvault.Write(t, v, "raw/sources/exact.txt", exact)
+	env, _ := openEnv(t, v)
+	// the scan runs "later" than the write, so its record is not racy
+	env.Index.Now = func() time.Time { return time.Now().Add(time.Hour) }
+	if _, err := env.Index.Scan(context.Background(), index.ScanOptions{}); err != nil {
+		t.Fatal(err)
+	}
 
+	check := func(out *ReadSourceOut, size int, of, sum string) {
+		t.Helper()
+		switch {
+		case !out.Truncated:
+			t.Error("truncated = false")
+		case len(out.Content) > MaxSourceRead || len(out.Content) < MaxSourceRead-utf8.UTFMax:
+			t.Errorf("content is %d bytes, want about %d", len(out.Content), MaxSourceRead)
+		case !utf8.ValidString(out.Content) || !strings.HasPrefix(big, out.Content):
+			t.Error("content is not a whole-character prefix of the file")
+		case out.SizeBytes != int64(size):
+			t.Errorf("size_bytes = %d, want %d", out.SizeBytes, size)
+		case out.SHA256Of != of || out.SHA256 != sum:
+			t.Errorf("sha256 of %s %s…, want of %s %s…", out.SHA256Of, out.SHA256[:12], of, sum[:12])
+		}
+	}
 	out, err := readSource(context.Background(), env, &ReadSourceIn{Path: "big.md"})
 	must(t, err)
-	sum := sha256.Sum256([]byte(big))
-	switch {
-	case !out.Truncated:
-		t.Error("truncated = false")
-	case len(out.Content) > MaxSourceRead || len(out.Content) < MaxSourceRead-utf8.UTFMax:
-		t.Errorf("content is %d bytes, want about %d", len(out.Content), MaxSourceRead)
-	case !utf8.ValidString(out.Content) || !strings.HasPrefix(big, out.Content):
-		t.Error("content is not a whole-character prefix of the file")
-	case out.SizeBytes != int64(len(big)):
-		t.Errorf("size_bytes = %d, want %d", out.SizeBytes, len(big))
-	case out.SHA256 != hex.EncodeToString(sum[:]):
-		t.Error("sha256 is not that of the whole file")
-	}
+	whole := sha256.Sum256([]byte(big))
+	check(out, len(big), "file", hex.EncodeToString(whole[:]))
+
+	// changed since the scan: the scanner's hash no longer vouches for it
+	f, err := os.OpenFile(v.Abs("raw/sources/big.md"), os.O_WRONLY|os.O_APPEND, 0)
+	must(t, err)
+	f.WriteString("more\n")
+	f.Close()
+	out, err = readSource(context.Background(), env, &ReadSourceIn{Path: "big.md"})
+	must(t, err)
+	content := sha256.Sum256([]byte(out.Content))
+	check(out, len(big)+5, "content", hex.EncodeToString(content[:]))
 
 	out, err = readSource(context.Background(), env, &ReadSourceIn{Path: "exact.txt"})
 	must(t, err)
-	if out.Truncated || out.Content != exact {
-		t.Errorf("a file of exactly 2 MiB: truncated=%v, %d bytes", out.Truncated, len(out.Content))
+	if out.Truncated || out.Content != exact || out.SHA256Of != "file" {
+		t.Errorf("a file of exactly 2 MiB: truncated=%v, %d bytes, sha256 of %s", out.Truncated, len(out.Content), out.SHA256Of)
 	}
 }
 

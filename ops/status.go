@@ -30,6 +30,16 @@ type StatusOut struct {
 	PendingGraph   int    `json:"pending_graph"`
 	// Reviews counts review items by status (filled by the review queue).
 	Reviews map[string]int `json:"reviews"`
+	// Refused lists the files the scans skipped instead of reading (named
+	// pipes, sockets, devices, symlinks out of the vault, symlink loops,
+	// unreadable folders, oversized pages), as the last scan of their
+	// folder found them: the first MaxStatusRefused; RefusedCount counts
+	// them all.
+	Refused      []index.Refused `json:"refused"`
+	RefusedCount int             `json:"refused_count"`
+	// Embeddings describes the optional embedding provider and vectors
+	// (ops/embed.go).
+	Embeddings *EmbedStatus `json:"embeddings"`
 	// Indexing is the progress of the index being built from scratch in
 	// this process (a server's first index, a reindex, or the completion
 	// of one that was interrupted), absent when none runs. A server
@@ -37,6 +47,9 @@ type StatusOut struct {
 	// answer unavailable with the same progress.
 	Indexing *index.Activity `json:"indexing,omitempty"`
 }
+
+// MaxStatusRefused caps the refused files status lists.
+const MaxStatusRefused = 100
 
 // statusHooks let other parts of the domain add to the status (the review
 // queue registers its counts).
@@ -68,6 +81,8 @@ func status(ctx context.Context, e *Env, in *StatusIn) (*StatusOut, error) {
 		if t, ok := tx.LastScan(); ok {
 			out.LastScan = t.UTC().Format(time.RFC3339)
 		}
+		rl := index.RefusedFiles(tx)
+		out.Refused, out.RefusedCount = rl.Files[:min(len(rl.Files), MaxStatusRefused)], rl.Count
 		out.PendingLinks = len(tx.LinksDirty(0))
 		out.PendingGraph = tx.GraphDirtyCount()
 		for _, h := range statusHooks {
@@ -80,6 +95,7 @@ func status(ctx context.Context, e *Env, in *StatusIn) (*StatusOut, error) {
 	if err != nil {
 		return nil, err
 	}
+	embedStatus(ctx, e, out)
 	if a, ok := e.Index.Activity(); ok && a.Rebuild {
 		out.Indexing = &a
 	}
@@ -94,8 +110,29 @@ var opReindex = register(Op{
 	CLI: "reindex", Access: Write, Scans: true,
 }, reindex)
 
-func reindex(ctx context.Context, e *Env, in *ReindexIn) (*index.Report, error) {
-	return e.Index.Scan(ctx, index.ScanOptions{Full: true})
+// ReindexOut is the result of reindex: the scan that rebuilt the index
+// (every file counts as new in it: the index was emptied first) and what
+// the rebuilt index holds.
+type ReindexOut struct {
+	index.Report
+	Pages   int `json:"pages"`   // pages indexed (the reserved index, log and overview not counted)
+	Sources int `json:"sources"` // files tracked under raw/sources/
+}
+
+func reindex(ctx context.Context, e *Env, in *ReindexIn) (*ReindexOut, error) {
+	rep, err := e.Index.Scan(ctx, index.ScanOptions{Full: true})
+	if err != nil {
+		return nil, err
+	}
+	out := &ReindexOut{Report: *rep}
+	err = e.Store.View(func(tx *store.Tx) error {
+		out.Pages = tx.PageCount()
+		return tx.EachFile("raw/sources/", func(string, store.FileRec) bool { out.Sources++; return true })
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 // RescanIn is the (empty) input of trigger_source_rescan.

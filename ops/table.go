@@ -34,6 +34,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"reflect"
 	"sort"
 	"strconv"
@@ -103,6 +104,11 @@ type Op struct {
 	// zero value is the cautious "may overwrite"). Idempotent: repeating the
 	// call with the same input has no further effect.
 	Additive, Idempotent bool
+	// Concurrent marks a write that serializes itself and holds the
+	// store's write lock only for short transactions (embed, which waits
+	// on a provider for minutes): serve runs it beside other writes and a
+	// reindex instead of holding them off.
+	Concurrent bool
 	// OpenWorld marks an operation that may reach beyond the vault: it can
 	// run a command the user configured (deep-research runs
 	// $SYNAPSE_RESEARCH_CMD), so MCP clients see openWorldHint.
@@ -164,7 +170,8 @@ func ByTool(tool string) *Op {
 func (op *Op) NewIn() any { return reflect.New(op.In).Interface() }
 
 // Decode parses a JSON object strictly into a fresh input: unknown
-// parameters and wrong types are invalid errors naming the parameter.
+// parameters (names are case-sensitive), a key given twice at any depth
+// and wrong types are invalid errors naming the parameter.
 // Defaults are filled in before decoding, so they stand for parameters
 // that are absent: a parameter given as 0 is clamped to its minimum by
 // Normalize (k=0 is k=1), not replaced by the default.
@@ -176,6 +183,10 @@ func (op *Op) Decode(raw []byte) (any, error) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || string(raw) == "null" {
 		raw = []byte("{}")
+	}
+	// keys exact (case-sensitive) and each given once, at every depth
+	if err := checkKeys(raw, op.In); err != nil {
+		return nil, err
 	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
@@ -197,6 +208,8 @@ func decodeError(err error) error {
 		return errs.E(errs.Invalid, "parameter %q must be %s, not %s", te.Field, jsonKind(te.Type), te.Value)
 	case asErr(err, &se):
 		return errs.E(errs.Invalid, "parameters are not valid JSON: %v", se)
+	case err == io.ErrUnexpectedEOF:
+		return errs.E(errs.Invalid, "parameters are not valid JSON: the object is cut short")
 	case strings.HasPrefix(msg, "json: unknown field "):
 		return errs.E(errs.Invalid, "unknown parameter %s", strings.TrimPrefix(msg, "json: unknown field "))
 	}
@@ -472,6 +485,10 @@ func MarshalJSON(v any) ([]byte, error) {
 	}
 	return buf.Bytes(), nil
 }
+
+// Creator is a result that says whether its operation created what it
+// names (a new page, a new review item): REST answers it with 201 Created.
+type Creator interface{ WasCreated() bool }
 
 // ErrorBody is the JSON error envelope of REST and --json.
 type ErrorBody struct {

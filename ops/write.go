@@ -73,6 +73,9 @@ type WritePageOut struct {
 	Unchanged bool `json:"unchanged,omitempty"`
 }
 
+// WasCreated reports a new page (REST: 201 Created).
+func (o *WritePageOut) WasCreated() bool { return o.Created }
+
 // Limits of write_page (SPEC §4.2, issue 13). A write that exceeds one is
 // refused before anything changes.
 const (
@@ -182,6 +185,11 @@ func (w *pageWrite) run(ctx context.Context) (*WritePageOut, error) {
 
 func (w *pageWrite) attempt(ctx context.Context) (*WritePageOut, error) {
 	w.t = time.Now()
+	// log.md and index.md are written after the page: refuse up front when
+	// they cannot be (a named pipe or a symlink there)
+	if err := checkReservedWritable(w.e.Vault); err != nil {
+		return nil, err
+	}
 	t, err := w.locate() // stage 2
 	if err != nil {
 		return nil, err

@@ -3,7 +3,6 @@ package ops
 import (
 	"context"
 	"fmt"
-	"os"
 	"strings"
 	"time"
 
@@ -32,11 +31,11 @@ func (w *pageWrite) commit(ctx context.Context, t *target, r *rendered) (*WriteP
 		abs := e.Vault.Abs(p)
 		// the file must still be what was read (another editor may have
 		// saved it meanwhile)
-		if st, err := os.Stat(abs); err != nil || st.Size() != t.info.Size() || !st.ModTime().Equal(t.info.ModTime()) {
+		if st, err := statVaultFile(abs); err != nil || st.Size() != t.info.Size() || !st.ModTime().Equal(t.info.ModTime()) {
 			return nil, errs.E(errs.Conflict, "%s changed while it was being written; read it again and retry", p)
 		}
 		if err := writeAtomic(abs, r.data, t.info.Mode().Perm(), false); err != nil {
-			return nil, errs.Wrap(errs.Internal, err, "write %s: %v (the file is unchanged)", p, err)
+			return nil, fileError(err, "write %s: %v (the file is unchanged)", p, err)
 		}
 	default:
 		if p, err = w.create(r.data, t, r.m.title, r.m.typ); err != nil {

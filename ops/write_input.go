@@ -13,16 +13,17 @@ import (
 
 // Stage 1 of write_page: decode the call. Everything here is checked
 // without the page (before the write lock): the title, the content's
-// bytes, the frontmatter block at its top, the names of the frontmatter
-// map's keys, the caps on what a call may carry, if_match. Values are
-// checked by the merge (stage 3), and only where they change the page, so
-// that writing back what get_page returned never fails on a value the
-// page already has.
+// bytes, the frontmatter block at its top, the caps on what a call may
+// carry, if_match. Keys and values are checked by the merge (stage 3),
+// and only where they change the page, so that writing back what
+// get_page returned never fails on a key or value the page already has.
 
 // writeCall is a decoded write_page input.
 type writeCall struct {
 	title string // NFC, trimmed; the page to write (title, path or id)
 	body  string // content after its frontmatter block (and BOM), as given
+	bom   bool   // content started with a BOM (the file's own BOM is kept regardless)
+	whole string // content without its BOM, block included
 
 	// the frontmatter block at the top of content
 	hasBlock  bool
@@ -62,6 +63,28 @@ func (c *writeCall) give(key string, v any, from string, field bool) {
 	c.parts[key] = append(c.parts[key], part{value: v, from: from, field: field})
 }
 
+// dropBlock reads the content's frontmatter block as body text after all
+// (see merge): its keys are no longer given.
+func (c *writeCall) dropBlock() {
+	c.hasBlock, c.blockText, c.blockFM, c.blockErr, c.body = false, "", nil, "", c.whole
+	keys := c.keys[:0]
+	for _, k := range c.keys {
+		var ps []part
+		for _, p := range c.parts[k] {
+			if p.from != fromBlock {
+				ps = append(ps, p)
+			}
+		}
+		if len(ps) == 0 {
+			delete(c.parts, k)
+			continue
+		}
+		c.parts[k] = ps
+		keys = append(keys, k)
+	}
+	c.keys = keys
+}
+
 // given reports whether the call gives key.
 func (c *writeCall) given(key string) bool { return len(c.parts[key]) > 0 }
 
@@ -83,10 +106,7 @@ func decodeWrite(in *WritePageIn) (*writeCall, error) {
 	}
 	keys := make([]string, 0, len(in.Frontmatter))
 	for k := range in.Frontmatter {
-		if err := checkKey("frontmatter", k); err != nil {
-			return nil, err
-		}
-		keys = append(keys, k)
+		keys = append(keys, k) // names are checked by the merge, when the key changes
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
@@ -138,7 +158,8 @@ func (c *writeCall) decodeContent(content string) error {
 		return errs.E(errs.Invalid, "content contains a NUL byte at offset %d; pages are text", i)
 	}
 	d := markdown.SplitDocument(content)
-	c.body = d.Body
+	c.body, c.bom = d.Body, d.BOM != ""
+	c.whole = content[len(d.BOM):]
 	if !d.HasFM {
 		return nil
 	}
@@ -153,9 +174,6 @@ func (c *writeCall) decodeContent(content string) error {
 	}
 	c.blockFM = fm
 	for _, k := range fm.Keys() {
-		if err := checkKey("the content's frontmatter block", k); err != nil {
-			return err
-		}
 		c.give(k, fm.Node(k), fromBlock, false)
 	}
 	return nil

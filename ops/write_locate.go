@@ -80,13 +80,13 @@ func (w *pageWrite) locate() (*target, error) {
 	t.path = t.rec.Path
 	abs := e.Vault.Abs(t.path)
 	// stat, read, stat: the bytes merged below are the file as stat saw it
-	before, err := os.Stat(abs)
+	before, err := statVaultFile(abs)
 	var data []byte
 	if err == nil {
-		data, err = os.ReadFile(abs)
+		data, err = readVaultFile(abs)
 	}
 	if err == nil {
-		t.info, err = os.Stat(abs)
+		t.info, err = statVaultFile(abs)
 	}
 	if errors.Is(err, fs.ErrNotExist) {
 		// the index is behind the disk: the file is gone
@@ -94,7 +94,7 @@ func (w *pageWrite) locate() (*target, error) {
 		return w.newTarget(t)
 	}
 	if err != nil {
-		return nil, errs.Wrap(errs.Internal, err, "read %s: %v", t.path, err)
+		return nil, fileError(err, "read %s: %v", t.path, err)
 	}
 	if t.info.Size() != int64(len(data)) || !t.info.ModTime().Equal(before.ModTime()) || t.info.Size() != before.Size() {
 		return nil, errs.E(errs.Conflict, "%s is being changed by another program; retry", t.path)
@@ -185,7 +185,7 @@ func (w *pageWrite) create(data []byte, t *target, title, typ string) (string, e
 		return nil
 	})
 	if err := mkdirDurable(e.Vault.Abs(dir)); err != nil {
-		return "", errs.Wrap(errs.Internal, err, "create %s/: %v", dir, err)
+		return "", fileError(err, "create %s/: %v", dir, err)
 	}
 	slug := Slug(title)
 	for n := 1; n <= 1000; n++ {
@@ -214,7 +214,7 @@ func (w *pageWrite) create(data []byte, t *target, title, typ string) (string, e
 			// page, written by hand; index it and look again
 			return "", &errUnknownFile{path: p}
 		}
-		return "", errs.Wrap(errs.Internal, err, "write %s: %v (nothing was written)", p, err)
+		return "", fileError(err, "write %s: %v (nothing was written)", p, err)
 	}
 	return "", errs.E(errs.Conflict, "no free file name for %q under %s/ (tried %s.md to %s-1000.md)", title, dir, slug, slug)
 }

@@ -33,6 +33,11 @@ type merged struct {
 func (w *pageWrite) merge(t *target) (*merged, error) {
 	c := w.c
 	m := &merged{crlf: isCRLF(t.old)}
+	if c.hasBlock && t.rec != nil && t.doc.HasFM && (c.whole == t.doc.Body || "\ufeff"+c.whole == t.doc.Body) {
+		// the page's own body begins with a ---…--- block (after its
+		// frontmatter): sent back as get_page returned it, it is body
+		c.dropBlock()
+	}
 	bodyChanged, err := w.mergeBody(t, m)
 	if err != nil {
 		return nil, err
@@ -79,9 +84,9 @@ func (w *pageWrite) merge(t *target) (*merged, error) {
 	return m, nil
 }
 
-// mergeBody decides the new body: the caller's, written in the file's
-// line endings when the caller used plain newlines; a body equal to the
-// file's but for a final newline is the file's.
+// mergeBody decides the new body: the caller's, written in the body's
+// CRLF line endings when the caller used plain newlines; a body equal to
+// the file's but for a final newline is the file's.
 func (w *pageWrite) mergeBody(t *target, m *merged) (changed bool, err error) {
 	c := w.c
 	b := c.body
@@ -99,15 +104,17 @@ func (w *pageWrite) mergeBody(t *target, m *merged) (changed bool, err error) {
 		return true, nil
 	}
 	old := t.doc.Body
-	if m.crlf && !strings.Contains(b, "\r") {
-		b = strings.ReplaceAll(b, "\n", "\r\n")
+	if c.bom && strings.HasPrefix(old, "\ufeff") {
+		b = "\ufeff" + b // a second BOM, inside the body (as get_page returned it)
 	}
-	nl := "\n"
-	if m.crlf {
-		nl = "\r\n"
+	same := func(b string) bool {
+		return b == old || !strings.HasSuffix(old, "\n") && (b == old+"\n" || b == old+"\r\n")
+	}
+	if !same(b) && strings.Contains(old, "\r\n") && !strings.Contains(b, "\r") {
+		b = strings.ReplaceAll(b, "\n", "\r\n") // the caller's newlines in the file's CRLF
 	}
 	switch {
-	case b == old, b == old+nl && !strings.HasSuffix(old, "\n"):
+	case same(b):
 		m.body = old
 		return false, nil
 	case strings.TrimSpace(b) == "" && strings.TrimSpace(old) != "":
@@ -149,6 +156,9 @@ func (w *pageWrite) newPageKeys(m *merged) error {
 func (w *pageWrite) apply(t *target, m *merged, key string) error {
 	c := w.c
 	parts := c.parts[key]
+	if p, ok := onlyPart(parts); ok && key != "aliases" && key != "alias" && m.fm.Has(key) && m.fm.Same(key, p.value) {
+		return nil // the page's own value, as get_page returned it: left as written, unchecked
+	}
 	switch key {
 	case "updated":
 		return nil // synapse sets it; a value passed back from get_page is ignored
@@ -180,6 +190,13 @@ func (w *pageWrite) apply(t *target, m *merged, key string) error {
 	case p.value == nil:
 		m.fm.Delete(key)
 		return nil
+	}
+	where := fromMap
+	if p.from == fromBlock {
+		where = fromBlock
+	}
+	if err := checkKey(where, key); err != nil {
+		return err
 	}
 	if err := m.fm.Set(key, p.value); err != nil {
 		return errs.E(errs.Invalid, "%s: %v", p.from, err)
@@ -274,7 +291,7 @@ func (w *pageWrite) applyType(t *target, m *merged) error {
 		return err
 	}
 	cur := m.fm.String("type")
-	if strings.ToLower(cur) == typ || cur == "" && typ == t.rec.Type {
+	if strings.ToLower(cur) == typ || vault.NormalizeType(cur) == typ || cur == "" && typ == t.rec.Type {
 		return nil // the page's type already (as written, or from its folder)
 	}
 	if !vault.ValidType(typ) {

@@ -34,8 +34,8 @@ func (w *pageWrite) render(t *target, m *merged) (*rendered, error) {
 		if fmText, err = m.fm.YAML(); err != nil {
 			return nil, errs.Wrap(errs.Internal, err, "encode frontmatter: %v", err)
 		}
-		if m.crlf && !strings.Contains(fmText, "\r\n") {
-			fmText = strings.ReplaceAll(fmText, "\n", "\r\n")
+		if m.crlf && !t.doc.HasFM {
+			fmText = strings.ReplaceAll(fmText, "\n", "\r\n") // a new block in a CRLF file
 		}
 	}
 	nl := "\n"

@@ -3,6 +3,7 @@ package search
 import (
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/synapse-wiki/synapse/index"
@@ -76,7 +77,8 @@ type docWork struct {
 	cont   []uint32 // scratch: a name's terms without stopwords
 }
 
-// Name kinds stored with a doc (store.SearchName.Kind).
+// Name kinds stored with a doc (store.SearchName.Kind, low 4 bits; a
+// heading's section support, 0..3, is in the high 4 bits).
 const (
 	NameTitle   = 0
 	NameAlias   = 1
@@ -228,10 +230,10 @@ func analyzePage(w *docWork, p *index.IndexedPage, slot int, def Language) {
 		a.Each(t, head)
 	}
 	if parsed != nil {
-		for _, h := range parsed.Headings {
-			w.addName(h.Text, FieldHead, NameHeading, &lens)
+		sup := analyzeSections(w, parsed.Body, parsed.Headings, &lens)
+		for i, h := range parsed.Headings {
+			w.addName(h.Text, FieldHead, NameHeading|sup[i]<<4, &lens)
 		}
-		a.Each(parsed.Body, body)
 		eachExtraValue(parsed.Frontmatter, func(s string) { a.Each(s, body) })
 	}
 	for _, s := range rec.Sources {
@@ -261,4 +263,66 @@ func eachExtraValue(fm *markdown.Frontmatter, fn func(string)) {
 			}
 		}
 	}
+}
+
+// analyzeSections tokenizes a page body (into the body field) section by
+// section: a section is a heading's line and the text under it, up to the
+// next heading. It returns each heading's support, 0..3: how much of the
+// heading's words the text under it repeats (3: all of them), which
+// re-ranking uses to prefer a section about what its heading names.
+func analyzeSections(w *docWork, text string, hs []markdown.Heading, lens *[store.SearchFields]uint32) []uint8 {
+	a := w.a
+	sup := make([]uint8, len(hs))
+	var named []int32 // the current heading's content words
+	var found []bool  // which of them its text repeats
+	cur := -1
+	finish := func() {
+		if cur >= 0 && len(named) > 0 {
+			n := 0
+			for _, f := range found {
+				if f {
+					n++
+				}
+			}
+			sup[cur] = uint8((3*n + len(named)/2) / len(named))
+		}
+	}
+	next := 0
+	for off := 0; off < len(text); {
+		end := strings.IndexByte(text[off:], '\n')
+		if end < 0 {
+			end = len(text)
+		} else {
+			end += off
+		}
+		line := text[off:end]
+		heading := false
+		if next < len(hs) && strings.HasPrefix(strings.TrimLeft(line, " "), "#") && strings.Contains(line, hs[next].Text) {
+			finish()
+			heading, cur = true, next
+			named, found = named[:0], found[:0]
+			a.Each(hs[next].Text, func(t Token) {
+				if t.Kind != Whole && !t.Stop && !slices.Contains(named, t.ID) {
+					named = append(named, t.ID)
+					found = append(found, false)
+				}
+			})
+			next++
+		}
+		a.Each(line, func(t Token) {
+			w.add(t.ID, FieldBody)
+			if t.Kind != Whole {
+				lens[FieldBody]++
+			}
+			if heading {
+				return
+			}
+			if i := slices.Index(named, t.ID); i >= 0 {
+				found[i] = true
+			}
+		})
+		off = end + 1
+	}
+	finish()
+	return sup
 }

@@ -326,9 +326,12 @@ func detectLanguage(text string, min int) (Language, bool) {
 	case arabicScript > latin:
 		return Arabic, arabicScript >= min
 	}
+	// Latin letters are the majority, but they may be code, markup or
+	// names around Russian prose (a page of YAML examples, a list of
+	// contributors): Russian's function words compete with the others'
 	best, second := -1, -1
 	for l := range counts {
-		if l == int(Russian) || l == int(Arabic) {
+		if l == int(Arabic) {
 			continue
 		}
 		switch {

@@ -37,6 +37,14 @@ func TestDetectLanguage(t *testing.T) {
 		{"Ein Tresor ist ein Ordner auf deinem Dateisystem, in dem die Notizen und Anhänge liegen.", German, true},
 		{"Un coffre est un dossier de votre système de fichiers dans lequel sont les notes.", French, true},
 		{"A vault is a folder on your file system that holds the notes and their attachments.", English, true},
+		// Russian prose around more Latin-script code, markup or names
+		// than Cyrillic words: the function words decide
+		{"Когда вы создаёте базу в Obsidian, она сохраняется как файл. Вот пример файла базы, и это всё.\n" +
+			"```yaml\nfilters:\n  or:\n    - file.hasTag(\"tag\")\n    - file.hasLink(\"Textbook\")\n" +
+			"formulas:\n  formatted_price: 'if(price, price.toFixed(2) + \" dollars\")'\n  ppu: \"(price / age).toFixed(2)\"\n" +
+			"views:\n  - type: table\n    name: \"My table\"\n    limit: 10\n```\n", Russian, true},
+		{"Спасибо всем, кто помогает нам с переводом и не только.\n- Ana da Silva\n- Jean de la Fontaine\n" +
+			"- Maria dos Santos\n- Pedro e Paulo Costa\n- John Smith\n- Li Wei\n- Anna van der Berg\n- Marco Rossi\n", Russian, true},
 		{"Obsidian Sync", English, false},
 		{"保管庫はパソコン上のフォルダーです。", English, false},
 	} {

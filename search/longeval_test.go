@@ -66,7 +66,7 @@ func pageSections(title, body string) []section {
 // 10–15 KB. The unique headings are the queries: a query naming a section
 // must find the page that has that section, ahead of its near-duplicates
 // and of short pages that use the same words.
-func writeLongCorpus(t testing.TB, src, dst string) {
+func writeLongCorpus(t testing.TB, src, dst string, fillers int) {
 	t.Helper()
 	var paths []string
 	err := filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
@@ -146,6 +146,20 @@ func writeLongCorpus(t testing.TB, src, dst string) {
 			}
 		}
 	}
+	// fillers: long pages of recurring sections only, and short notes
+	// quoting their text, so that a query's words are all over the corpus
+	for f := 0; f < fillers; f++ {
+		var b strings.Builder
+		fmt.Fprintf(&b, "---\ntitle: Archive %d\n---\nArchived reference, copy %d.\n\n", f, f)
+		for range shared + own {
+			render(&b, rest[r.Intn(len(rest))])
+		}
+		write(fmt.Sprintf("archive/%04d.md", f), b.String())
+		s := rest[r.Intn(len(rest))]
+		para, _, _ := strings.Cut(s.text, "\n\n")
+		write(fmt.Sprintf("archive/note-%04d.md", f),
+			fmt.Sprintf("---\ntitle: Archive note %d\n---\nAbout %s: %s\n", f, strings.ToLower(s.heading), para))
+	}
 }
 
 // TestEvalLong is the known-item evaluation on long reference pages with
@@ -153,7 +167,7 @@ func writeLongCorpus(t testing.TB, src, dst string) {
 // section headings as queries. Part of `go test ./search -run Eval -v`.
 func TestEvalLong(t *testing.T) {
 	dir := t.TempDir()
-	writeLongCorpus(t, testvault.CorpusDir(), dir)
+	writeLongCorpus(t, testvault.CorpusDir(), dir, 1000)
 	c := loadEval(t, dir)
 	if len(c.headings) < 300 {
 		t.Fatalf("only %d unique headings in the long corpus", len(c.headings))
@@ -226,7 +240,7 @@ func pastedItems(c *evalCorpus, seed int64) []knownItem {
 // reference corpus. Part of `go test ./search -run Eval -v`.
 func TestEvalPasted(t *testing.T) {
 	long := t.TempDir()
-	writeLongCorpus(t, testvault.CorpusDir(), long)
+	writeLongCorpus(t, testvault.CorpusDir(), long, 0)
 	// floors: what synapse reached before the issue-15 retrieval (0.974,
 	// 0.908), less a margin for analyzer changes; plain BM25 over exact
 	// words does a little better on pasted markdown

@@ -25,7 +25,8 @@ const SyntaxHelp = `Query syntax:
                    without the dash: two dashes, a digit or one letter after the dash,
                    a -word the wiki holds with its dash (a command-line parameter), and
                    every -word of a query that has nothing else to search for
-Punctuation is never a syntax error; only an unknown page type in type: is.
+Punctuation is never a syntax error; only a malformed page type in type: is
+(a well-formed type no page has matches nothing).
 A query of only type: and tag: filters lists the matching pages by title.`
 
 // Query is a parsed search query; SyntaxHelp is its syntax. Anything

@@ -27,6 +27,9 @@ type Hit struct {
 	Path    string  `json:"path"`
 	Score   float64 `json:"score"`
 	Snippet string  `json:"snippet"`
+	// Signals names what found the hit: "lexical" (BM25F), "semantic"
+	// (embeddings, issue 16) or both; set by the search operation.
+	Signals []string `json:"signals,omitempty"`
 }
 
 // Options tune a search.
@@ -54,16 +57,21 @@ type Params struct {
 	// pages apart; the rest still count for name matching. Phrase words
 	// are always kept. 0 means no cap.
 	MaxTerms int
+	// Section scales a heading's weight in re-ranking by how much of the
+	// heading the text under it repeats (a section about what its heading
+	// names): up to 1 + Section.
+	Section float64
 }
 
 // DefaultParams are the constants synapse ranks with.
 var DefaultParams = Params{
 	K1:       1.2,
 	W:        [store.SearchFields]float64{5, 2.5, 1},
-	B:        [store.SearchFields]float64{0.4, 0.4, 0.75},
+	B:        [store.SearchFields]float64{0.4, 0.1, 0.75},
 	Name:     1,
 	NameKind: [4]float64{NameTitle: 1, NameAlias: 1, NameFile: 1, NameHeading: 0.6},
 	MaxTerms: 16,
+	Section:  0.1,
 }
 
 // rerankDepth is how many of the best BM25F candidates are re-ranked by
@@ -513,7 +521,8 @@ func (r *run) rerank(c []candidate) error {
 	for i := range c {
 		best := 0.0
 		err := r.tx.EachSearchName(c[i].doc, func(kind uint8, terms []uint32) {
-			if int(kind) >= len(r.p.NameKind) {
+			sup := kind >> 4
+			if kind &= 0x0f; int(kind) >= len(r.p.NameKind) {
 				return
 			}
 			clear(hit)
@@ -528,6 +537,9 @@ func (r *run) rerank(c []candidate) error {
 				return
 			}
 			m := float64(common*common) / float64(len(terms)*len(r.slots)) * r.p.NameKind[kind]
+			if kind == NameHeading {
+				m *= 1 + r.p.Section*float64(sup)/3
+			}
 			best = max(best, m)
 		})
 		if err != nil {

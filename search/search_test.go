@@ -277,6 +277,19 @@ func TestSearch_Multilingual(t *testing.T) {
 	}
 }
 
+// TestSearch_Sections: of two pages with the same heading and the same
+// words, the one whose section under that heading is about those words
+// ranks first for a query naming the section (issue 17).
+func TestSearch_Sections(t *testing.T) {
+	w := newTestWiki(t, map[string]string{
+		"wiki/a-elsewhere.md": "---\ntitle: Alpha\n---\n## Quokka habitat\n\nSee the other page.\n\n## Notes\n\nThe quokka habitat is dry scrub.\n",
+		"wiki/b-about.md":     "---\ntitle: Beta\n---\n## Quokka habitat\n\nThe quokka habitat is dry scrub.\n\n## Notes\n\nSee the other page.\n",
+	})
+	if got := w.titles("quokka habitat"); len(got) != 2 || got[0] != "Beta" {
+		t.Errorf("quokka habitat → %v, want Beta (whose section is about it) first", got)
+	}
+}
+
 // TestSnippet_Markup: a snippet shows what a reader of the rendered page
 // sees, never raw markup (issue 14).
 func TestSnippet_Markup(t *testing.T) {

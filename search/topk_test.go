@@ -179,6 +179,11 @@ func TestTopK(t *testing.T) {
 			if !sameTop(got, want) {
 				t.Fatalf("query %q k=%d:\n got %v\nwant %v", query, n, got, want)
 			}
+			for _, c := range got {
+				if c.score <= 0 {
+					t.Fatalf("query %q: doc %d with score %v", query, c.doc, c.score)
+				}
+			}
 			return nil
 		})
 	}

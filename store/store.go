@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"time"
 
@@ -125,6 +126,9 @@ func Open(path string, opts Options) (*Store, error) {
 	}
 	if opts.ReadOnly {
 		if _, err := os.Stat(path); err != nil {
+			if errors.Is(err, fs.ErrPermission) {
+				return nil, permissionDenied(path, err)
+			}
 			return nil, errs.Wrap(errs.Unavailable, err, "store %s does not exist yet", path)
 		}
 	}
@@ -143,6 +147,9 @@ func Open(path string, opts Options) (*Store, error) {
 	if err != nil {
 		if errors.Is(err, bolt.ErrTimeout) {
 			return nil, lockedError(path)
+		}
+		if errors.Is(err, fs.ErrPermission) {
+			return nil, permissionDenied(path, err)
 		}
 		return nil, errs.Wrap(errs.Internal, err, "open store %s: %v", path, err)
 	}
@@ -164,6 +171,11 @@ func Open(path string, opts Options) (*Store, error) {
 		_ = os.WriteFile(HolderPath(path), data, 0o600)
 	}
 	return s, nil
+}
+
+// permissionDenied is the error for a store this user may not open.
+func permissionDenied(path string, err error) error {
+	return errs.Wrap(errs.Forbidden, err, "the vault's store %s cannot be opened: permission denied (it belongs to the vault's owner; run synapse as that user)", path)
 }
 
 // ErrLocked is the cause of the unavailable error Open returns when another

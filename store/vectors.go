@@ -283,6 +283,13 @@ func (tx *Tx) EachVecPage(fn func(doc uint32, p *VecPage) error) error {
 	return nil
 }
 
+// HasVecPages reports whether any page has a chunk list (cheap, unlike
+// VecCounts).
+func (tx *Tx) HasVecPages() bool {
+	k, _ := tx.b(bVecPages).Cursor().First()
+	return k != nil
+}
+
 // VecCounts returns the number of pages with a chunk list and of stored
 // vectors.
 func (tx *Tx) VecCounts() (pages, vectors int) {

@@ -50,6 +50,15 @@ type EmbeddingsConfig struct {
 	// APIKeyEnv names the environment variable holding the API key (the
 	// key itself is never stored in the vault).
 	APIKeyEnv string `yaml:"api_key_env,omitempty"`
+	// Batch is the number of chunks per request (default 32),
+	// Concurrency the number of requests in flight (default 2).
+	Batch       int `yaml:"batch,omitempty"`
+	Concurrency int `yaml:"concurrency,omitempty"`
+	// Timeout bounds one embedding request (a Go duration, default
+	// "60s"); QueryTimeout bounds the query vector of a search (default
+	// "2s"), after which the search answers lexically.
+	Timeout      string `yaml:"timeout,omitempty"`
+	QueryTimeout string `yaml:"query_timeout,omitempty"`
 }
 
 // LoadConfig reads the vault's configuration. A missing file gives the
@@ -60,6 +69,9 @@ func (v *Vault) LoadConfig() (*Config, error) {
 	data, err := readSmallFile(v.Abs(ConfigFile), maxConfigBytes)
 	if errors.Is(err, fs.ErrNotExist) {
 		return &c, nil
+	}
+	if errors.Is(err, fs.ErrPermission) {
+		return nil, errs.Wrap(errs.Forbidden, err, "%s cannot be read: permission denied (%s/ belongs to the vault's owner; run synapse as that user)", ConfigFile, StateDir)
 	}
 	if err != nil {
 		return nil, errs.Wrap(errs.Invalid, err, "%s: %v", ConfigFile, err)

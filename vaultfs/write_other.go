@@ -108,6 +108,9 @@ func (f *FS) IsDir(rel string) bool {
 	return err == nil && st.IsDir()
 }
 
+// CheckWrite reports whether rel could be written now.
+func (f *FS) CheckWrite(rel string) error { return f.noLinks(rel, true) }
+
 // SyncDir is a no-op where folders cannot be fsynced.
 func (f *FS) SyncDir(rel string) error { return f.noLinks(rel, false) }
 

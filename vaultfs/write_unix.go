@@ -238,6 +238,30 @@ func (f *FS) IsDir(rel string) bool {
 	return true
 }
 
+// CheckWrite reports whether rel could be written now: no folder on the
+// way is a symlink, and rel is missing or a regular file (a symlink or a
+// special file there is refused). A write checks again when it happens;
+// this lets a caller refuse before it changes anything else.
+func (f *FS) CheckWrite(rel string) error {
+	d, name, err := split(rel)
+	if err != nil {
+		return err
+	}
+	fd, _, err := f.openDir(d, false)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil // created by the write
+	}
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	st, ok, err := lstatName(fd, name)
+	if err != nil || !ok {
+		return err
+	}
+	return target(rel, st, "writes to")
+}
+
 // SyncDir flushes the entries of the folder rel to stable storage. A file
 // system that cannot fsync a folder is not an error.
 func (f *FS) SyncDir(rel string) error {

@@ -1,0 +1,116 @@
+package main
+
+import (
+	"bytes"
+	"io"
+	"strings"
+	"testing"
+
+	"github.com/urfave/cli/v2"
+)
+
+// exampleCommands cuts the synapse commands out of an example's shell
+// line: the parts of a pipeline that run synapse, without environment
+// assignments, redirections and a trailing &.
+func exampleCommands(line string) []string {
+	var out []string
+	for _, seg := range strings.Split(line, " | ") {
+		words := strings.Fields(seg)
+		for len(words) > 0 && strings.Contains(words[0], "=") && !strings.HasPrefix(words[0], "-") {
+			words = words[1:]
+		}
+		if len(words) == 0 || words[0] != "synapse" {
+			continue
+		}
+		s := strings.Join(words, " ")
+		s = strings.TrimSuffix(s, " &")
+		for _, r := range []string{" > ", " < "} {
+			if i := strings.Index(s, r); i >= 0 {
+				s = s[:i]
+			}
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// TestHelp_EveryVerb: every verb's --help has examples that are real
+// command lines of this CLI, and its exit codes (issue 14: subcommand help
+// had neither).
+func TestHelp_EveryVerb(t *testing.T) {
+	app := newApp(strings.NewReader(""), io.Discard, io.Discard)
+	var walk func(prefix string, cmds []*cli.Command)
+	seen := map[string]bool{}
+	walk = func(prefix string, cmds []*cli.Command) {
+		for _, c := range cmds {
+			path := strings.TrimSpace(prefix + " " + c.Name)
+			if len(c.Subcommands) > 0 {
+				walk(path, c.Subcommands)
+				continue
+			}
+			seen[path] = true
+			d, ok := verbDocs[path]
+			if !ok || len(d.examples) == 0 {
+				t.Errorf("`synapse %s --help` has no examples: add them to verbDocs (cmd_help.go)", path)
+				continue
+			}
+			for _, e := range d.examples {
+				runs := false
+				for _, cmd := range exampleCommands(e.cmd) {
+					runs = runs || strings.HasPrefix(cmd+" ", "synapse "+path+" ")
+					if err := checkCommandLine(app, cmd); err != nil {
+						t.Errorf("%s: example %q: %v", path, e.cmd, err)
+					}
+				}
+				if !runs {
+					t.Errorf("%s: example %q does not run `synapse %s`", path, e.cmd, path)
+				}
+			}
+			if !hasJSON(c) {
+				t.Errorf("`synapse %s` does not take --json", path)
+			}
+			if !strings.Contains(c.CustomHelpTemplate, "EXAMPLES:") || !strings.Contains(c.CustomHelpTemplate, "EXIT CODES:\n   0  ok") {
+				t.Errorf("%s: the help template lacks its sections", path)
+			}
+		}
+	}
+	walk("", app.Commands)
+	for path := range verbDocs {
+		if !seen[path] {
+			t.Errorf("verbDocs documents %q, which is no verb", path)
+		}
+	}
+}
+
+// TestHelp_Rendered: the help a person gets, through the real entry point.
+func TestHelp_Rendered(t *testing.T) {
+	for _, args := range [][]string{{"search", "--help"}, {"help", "search"}} {
+		var out, errb bytes.Buffer
+		if code := run(append([]string{"synapse"}, args...), strings.NewReader(""), &out, &errb); code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, code, errb.String())
+		}
+		for _, want := range []string{"QUERY SYNTAX:", `"a phrase"`, "type:T", "tag:X", "-word", "EXAMPLES:", "synapse search \"how do I sync", "EXIT CODES:", "5  unavailable"} {
+			if !strings.Contains(out.String(), want) {
+				t.Errorf("%v lacks %q:\n%s", args, want, out.String())
+			}
+		}
+	}
+}
+
+func TestSuggest(t *testing.T) {
+	for _, c := range []struct {
+		word  string
+		names []string
+		want  string
+	}{
+		{"serch", []string{"search", "serve", "status"}, "search"},
+		{"lst", []string{"get", "list", "write"}, "list"},
+		{"limt", []string{"limit", "offset", "type"}, "limit"},
+		{"frobnicate", []string{"search", "page", "graph"}, ""},
+		{"rev", []string{"review", "reindex"}, "review"},
+	} {
+		if got := strings.Join(suggest(c.word, c.names), ","); got != c.want {
+			t.Errorf("suggest(%q) = %q, want %q", c.word, got, c.want)
+		}
+	}
+}

@@ -1,0 +1,474 @@
+package embed
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+	"time"
+	"unicode"
+
+	"github.com/synapse-wiki/synapse/errs"
+	"github.com/synapse-wiki/synapse/markdown"
+	"github.com/synapse-wiki/synapse/search"
+	"github.com/synapse-wiki/synapse/store"
+)
+
+// Mode is how a search ranks.
+type Mode string
+
+// Search modes.
+const (
+	Auto     Mode = ""         // hybrid when a provider is set and pages are embedded, else lexical
+	Lexical  Mode = "lexical"  // BM25F only
+	Semantic Mode = "semantic" // cosine of the query and the pages' chunks only
+	Hybrid   Mode = "hybrid"   // both, fused per page
+)
+
+// Signal names in search.Hit.Signals.
+const (
+	SignalLexical  = "lexical"
+	SignalSemantic = "semantic"
+)
+
+// ParseMode checks a mode name ("" is Auto).
+func ParseMode(s string) (Mode, error) {
+	switch m := Mode(strings.ToLower(strings.TrimSpace(s))); m {
+	case Auto, Lexical, Semantic, Hybrid:
+		return m, nil
+	}
+	return "", errs.E(errs.Invalid, "mode %q: want lexical, semantic or hybrid", s)
+}
+
+// Fusion combines the two rankings of a page. Method "score" (the
+// default) adds normalized scores:
+//
+//	Lexical · bm25/bm25_best + Semantic · (cos − cos_last)/(cos_best − cos_last)
+//
+// over the Depth best pages of each ranking (cos_last is the Depth-th
+// page's cosine), so a decisive lexical match — a page whose name is the
+// query scores far above the rest — keeps its place, while a query whose
+// words match many pages about equally is decided by meaning. Method
+// "rrf" is reciprocal-rank fusion, Lexical/(K + r_l) + Semantic/(K + r_s)
+// with ranks from 1. A ranking that does not hold a page adds nothing.
+type Fusion struct {
+	Method               string
+	K, Lexical, Semantic float64
+	// Gate scales the semantic weight by (bm25_2nd/bm25_best)^Gate: the
+	// more the best lexical page stands out, the less meaning counts.
+	Gate float64
+	// Depth is how many pages of each ranking take part.
+	Depth int
+}
+
+// DefaultFusion is the fusion synapse ranks with (tuned on the Obsidian
+// Help vault, see README "Semantic search").
+var DefaultFusion = Fusion{Method: "score", Lexical: 1, Semantic: 0.4, Depth: 50}
+
+// QueryEmbedder returns the vector of a query text.
+type QueryEmbedder func(ctx context.Context, text string) ([]float32, error)
+
+// SearchOptions tune Search.
+type SearchOptions struct {
+	K    int
+	Mode Mode
+	// ReadFile reads a page's text by vault path (snippets, phrases).
+	ReadFile func(vaultPath string) ([]byte, error)
+	// Embed embeds the query; nil when no provider is configured.
+	Embed QueryEmbedder
+	// Lexical runs the lexical search for k hits, with snippets (and
+	// phrase checks on the text) or without (nil: search.Search).
+	Lexical func(k int, snippets bool) ([]search.Hit, error)
+	// Model is the configured model: vectors of another model are not
+	// compared with its query vectors.
+	Model string
+	// Off says why semantic search cannot run although asked for (a bad
+	// configuration); noted in the result.
+	Off    string
+	Fusion *Fusion // nil: DefaultFusion
+}
+
+// Result is a search's answer.
+type Result struct {
+	Mode Mode         // the mode that ranked the hits
+	Note string       // why the mode differs from the one asked for, if it does
+	Hits []search.Hit // best first
+	// QueryVectorMS is the time the provider took for the query vector.
+	QueryVectorMS float64
+}
+
+// Search runs a query in the given mode. Filters, exclusions and phrases
+// apply in every mode. When semantic ranking cannot run (no provider, no
+// page embedded with the configured model, the provider failing), the
+// answer is lexical and Note says why.
+func Search(ctx context.Context, s *store.Store, query string, o SearchOptions) (*Result, error) {
+	q, err := search.ParseQuery(query)
+	if err != nil {
+		return nil, err
+	}
+	k := max(o.K, 1)
+	f := DefaultFusion
+	if o.Fusion != nil {
+		f = *o.Fusion
+	}
+	res := &Result{Mode: o.Mode}
+	lex := o.Lexical
+	if lex == nil {
+		lex = func(k int, snippets bool) ([]search.Hit, error) {
+			so := search.Options{K: k}
+			if snippets {
+				so.ReadFile = o.ReadFile
+			}
+			return search.Search(s, query, so)
+		}
+	}
+	lexical := func(note string) (*Result, error) {
+		hits, err := lex(k, true)
+		if err != nil {
+			return nil, err
+		}
+		for i := range hits {
+			hits[i].Signals = []string{SignalLexical}
+		}
+		res.Mode, res.Hits, res.Note = Lexical, hits, note
+		return res, nil
+	}
+	if o.Mode == Lexical {
+		return lexical("")
+	}
+	if o.Off != "" {
+		return lexical("semantic search is off: " + o.Off + "; lexical results")
+	}
+	if o.Embed == nil {
+		if o.Mode == Auto {
+			return lexical("")
+		}
+		return lexical("no embedding provider is configured (.synapse/config.yaml embeddings: url and model); lexical results")
+	}
+	var model string
+	var dim int
+	var embedded bool
+	_ = s.View(func(tx *store.Tx) error {
+		model, dim = tx.VecModel()
+		embedded = tx.HasVecPages()
+		return nil
+	})
+	switch {
+	case !embedded:
+		return lexical("no page is embedded yet (run `synapse embed`); lexical results")
+	case model != o.Model:
+		return lexical(fmt.Sprintf("the pages were embedded with model %q, the configured model is %q (run `synapse embed`); lexical results", model, o.Model))
+	}
+	text := QueryText(query)
+	if text == "" {
+		return lexical("") // filters only: a listing
+	}
+	t0 := time.Now()
+	y, err := o.Embed(ctx, text)
+	res.QueryVectorMS = float64(time.Since(t0).Microseconds()) / 1000
+	if err == nil {
+		_, err = checkVectors([][]float32{y}, 1, dim)
+	}
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		why := err.Error()
+		if pe, ok := Failure(err); ok {
+			why = pe.Error()
+		}
+		return lexical("semantic search unavailable (" + why + "); lexical results")
+	}
+	y = normalize(y)
+	mode := o.Mode
+	if mode == Auto {
+		mode = Hybrid
+	}
+	res.Mode = mode
+
+	depth := max(k, f.Depth)
+	var sem []semHit
+	var mx *matrix
+	var terms map[string]float64
+	var filt *search.Filter
+	named := map[string]bool{} // pages whose title, alias or file name is the query
+	err = s.View(func(tx *store.Tx) error {
+		for _, kind := range []byte{store.NameTitle, store.NameAlias, store.NameFile} {
+			for _, c := range tx.LookupName(kind, strings.TrimRight(text, "?!. ")) {
+				named[c.Path] = true
+			}
+		}
+		var err error
+		if filt, err = search.NewFilter(tx, q); err != nil {
+			return err
+		}
+		if mx, err = loadMatrix(s, tx); err != nil {
+			return err
+		}
+		// phrases are confirmed on the text below: rank a few spares
+		n := depth
+		if filt.Phrases() {
+			n = depth * 2
+		}
+		sem = mx.rank(y, filt.Allow, n)
+		terms = filt.Terms(tx)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	var lexHits []search.Hit
+	if mode == Hybrid {
+		// snippets only for the hits shown (fuse), unless phrases need
+		// the text to be checked
+		if lexHits, err = lex(depth, filt.Phrases()); err != nil {
+			return nil, err
+		}
+	}
+	res.Hits, err = fuse(s, mx, lexHits, sem, f, depth, k, mode, terms, filt, o.ReadFile, named)
+	return res, err
+}
+
+// fused is a page in the combined ranking.
+type fused struct {
+	path    string
+	doc     uint32
+	lex     *search.Hit
+	sem     *semHit
+	lr, sr  int // ranks from 1; 0 = not ranked
+	score   float64
+	signals []string
+}
+
+func fuse(s *store.Store, mx *matrix, lex []search.Hit, sem []semHit, f Fusion, depth, k int, mode Mode,
+	terms map[string]float64, filt *search.Filter, read func(string) ([]byte, error), named map[string]bool) ([]search.Hit, error) {
+	byPath := map[string]*fused{}
+	var all []*fused
+	for i := range lex {
+		if i >= depth {
+			break
+		}
+		h := &lex[i]
+		c := &fused{path: h.Path, lex: h, lr: i + 1}
+		byPath[h.Path] = c
+		all = append(all, c)
+	}
+	// semantic candidates: page records for their paths; phrases checked
+	var out []search.Hit
+	recs := map[uint32]*store.PageRec{}
+	err := s.View(func(tx *store.Tx) error {
+		for _, h := range sem {
+			p, err := tx.Page(h.doc)
+			if err != nil {
+				return err
+			}
+			if p != nil && !p.Reserved {
+				recs[h.doc] = p
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	texts := map[string][]byte{}
+	readText := func(p string) []byte {
+		if t, ok := texts[p]; ok || read == nil {
+			return t
+		}
+		t, _ := read(p)
+		texts[p] = t
+		return t
+	}
+	r := 0
+	for i := range sem {
+		h := &sem[i]
+		p := recs[h.doc]
+		if p == nil {
+			continue
+		}
+		if filt.Phrases() {
+			if t := readText(p.Path); t != nil && !filt.PhrasesOK(t) {
+				continue
+			}
+		}
+		if r++; r > depth {
+			break
+		}
+		c := byPath[p.Path]
+		if c == nil {
+			c = &fused{path: p.Path}
+			byPath[p.Path] = c
+			all = append(all, c)
+		}
+		c.doc, c.sem, c.sr = h.doc, h, r
+	}
+	lexBest, lexNext, cosBest, cosLast := 0.0, 0.0, 0.0, 0.0
+	for _, c := range all {
+		if c.lr == 1 {
+			lexBest = c.lex.Score
+		}
+		if c.lr == 2 {
+			lexNext = c.lex.Score
+		}
+		if c.sr == 1 {
+			cosBest = c.sem.cos
+		}
+		if c.sr == r || (r > depth && c.sr == depth) {
+			cosLast = c.sem.cos
+		}
+	}
+	wSem := f.Semantic
+	if f.Gate > 0 && lexBest > 0 {
+		wSem *= math.Pow(lexNext/lexBest, f.Gate)
+	}
+	for _, c := range all {
+		if c.lr > 0 {
+			if f.Method == "rrf" {
+				c.score += f.Lexical / (f.K + float64(c.lr))
+			} else if lexBest > 0 {
+				c.score += f.Lexical * c.lex.Score / lexBest
+			}
+			c.signals = append(c.signals, SignalLexical)
+		}
+		if c.sr > 0 {
+			if f.Method == "rrf" {
+				c.score += f.Semantic / (f.K + float64(c.sr))
+			} else if cosBest > cosLast {
+				c.score += wSem * (c.sem.cos - cosLast) / (cosBest - cosLast)
+			}
+			c.signals = append(c.signals, SignalSemantic)
+		}
+		if mode == Semantic {
+			c.score = 0
+			if c.sem != nil {
+				c.score = c.sem.cos
+			}
+		} else if named[c.path] && c.lr > 0 {
+			// asking for a page by its name finds that page first (as
+			// lexical ranking does), whatever the vectors say
+			c.score += f.Lexical + f.Semantic + 1
+		}
+	}
+	if mode == Semantic {
+		kept := all[:0]
+		for _, c := range all {
+			if c.sr > 0 {
+				kept = append(kept, c)
+			}
+		}
+		all = kept
+	}
+	sort.SliceStable(all, func(i, j int) bool {
+		if all[i].score != all[j].score {
+			return all[i].score > all[j].score
+		}
+		return all[i].path < all[j].path
+	})
+	for _, c := range all {
+		if len(out) == k {
+			break
+		}
+		var h search.Hit
+		if c.lex != nil {
+			h = *c.lex
+			if h.Snippet == "" {
+				if t := readText(h.Path); t != nil {
+					h.Snippet = search.Snippet(string(t), terms)
+				}
+			}
+		} else {
+			p := recs[c.doc]
+			h = search.Hit{ID: p.ID, Title: p.Title, Type: p.Type, Path: p.Path,
+				Snippet: sectionSnippet(readText(p.Path), mx.heads[c.sem.chunk], terms)}
+		}
+		h.Score = math.Round(c.score*10000) / 10000
+		h.Signals = c.signals
+		out = append(out, h)
+	}
+	if out == nil {
+		out = []search.Hit{}
+	}
+	return out, nil
+}
+
+// sectionSnippet is the snippet of the chunk that matched: the page text
+// from the heading that ends the chunk's heading path on (the start of the
+// body when the path is empty or the heading is not found).
+func sectionSnippet(text []byte, path string, terms map[string]float64) string {
+	if text == nil {
+		return ""
+	}
+	_, body, ok := markdown.SplitFrontmatter(string(text))
+	if !ok {
+		body = string(text)
+	}
+	if path == "" {
+		return search.Snippet(body, terms)
+	}
+	last := path
+	if i := strings.LastIndex(path, " > "); i >= 0 {
+		last = path[i+len(" > "):]
+	}
+	masked := markdown.Mask(body)
+	for off := 0; off < len(masked); {
+		end := strings.IndexByte(masked[off:], '\n')
+		if end < 0 {
+			end = len(masked)
+		} else {
+			end += off
+		}
+		if _, h, ok := atx(masked[off:end], body[off:end]); ok && cleanInline(h) == last {
+			return search.Snippet(body[off:], terms)
+		}
+		off = end + 1
+	}
+	return search.Snippet(body, terms)
+}
+
+// QueryText is the part of a query that is embedded: its words and
+// phrases, without filters and exclusions (type:, tag:, -word).
+func QueryText(query string) string {
+	var out []string
+	for _, w := range fieldsQuoted(query) {
+		lw := strings.ToLower(w)
+		switch {
+		case strings.HasPrefix(w, "-") && len(w) > 1:
+			continue
+		case strings.HasPrefix(lw, "type:"), strings.HasPrefix(lw, "tag:"):
+			continue
+		}
+		w = strings.Trim(w, "\"“”„")
+		if w != "" {
+			out = append(out, w)
+		}
+	}
+	return strings.Join(out, " ")
+}
+
+// fieldsQuoted splits on spaces, keeping a quoted phrase (and a -"phrase")
+// as one field.
+func fieldsQuoted(s string) []string {
+	var out []string
+	var cur strings.Builder
+	quoted := false
+	for _, r := range s {
+		switch {
+		case r == '"' || r == '“' || r == '”' || r == '„':
+			quoted = !quoted
+			cur.WriteRune(r)
+		case unicode.IsSpace(r) && !quoted:
+			if cur.Len() > 0 {
+				out = append(out, cur.String())
+				cur.Reset()
+			}
+		default:
+			cur.WriteRune(r)
+		}
+	}
+	if cur.Len() > 0 {
+		out = append(out, cur.String())
+	}
+	return out
+}

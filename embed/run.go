@@ -1,0 +1,424 @@
+package embed
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/synapse-wiki/synapse/errs"
+	"github.com/synapse-wiki/synapse/markdown"
+	"github.com/synapse-wiki/synapse/store"
+)
+
+// Defaults of a run.
+const (
+	DefaultBatch       = 32
+	DefaultConcurrency = 2
+	DefaultRetries     = 3
+	DefaultBackoff     = 500 * time.Millisecond
+	// pagesPerCommit bounds the chunk lists written in one transaction
+	// when nothing needs embedding.
+	pagesPerCommit = 500
+)
+
+// RunOptions configure an embedding run.
+type RunOptions struct {
+	Model    string   // recorded with the vectors; a change re-embeds everything
+	Provider Provider // required
+	// ReadFile reads a page by vault path.
+	ReadFile func(vaultPath string) ([]byte, error)
+	// Batch is the number of texts per request, Concurrency the number of
+	// requests in flight, Retries how often a failed request is tried
+	// again (Down, Slow and 429 only), each after Backoff·2^attempt.
+	Batch, Concurrency, Retries int
+	Backoff                     time.Duration
+	// Rebuild drops every vector first.
+	Rebuild bool
+	// Progress receives the chunks done of the chunks to embed.
+	Progress func(done, total int)
+	Now      func() time.Time
+}
+
+// Report is the result of a run (the `embed` operation's output).
+type Report struct {
+	Model    string `json:"model"`
+	Dim      int    `json:"dim"`
+	Pages    int    `json:"pages"`    // pages in the vault
+	Embedded int    `json:"embedded"` // pages whose chunk list this run (re)wrote
+	Current  int    `json:"current"`  // pages already current
+	Removed  int    `json:"removed"`  // chunk lists of pages that are gone
+	Chunks   int    `json:"chunks"`   // chunks sent to the provider
+	Reused   int    `json:"reused"`   // chunks of changed pages whose vector was stored already
+	Swept    int    `json:"swept"`    // vectors no page refers to any more, removed
+	Requests int    `json:"requests"`
+	Retries  int    `json:"retries"`
+	// Complete says every page is embedded; a run cut short by a
+	// provider failure keeps what it stored (the next run resumes).
+	Complete   bool  `json:"complete"`
+	DurationMS int64 `json:"duration_ms"`
+}
+
+// pageWork is a page whose chunk list must be (re)written.
+type pageWork struct {
+	doc     uint32
+	path    string
+	sha     string
+	chunks  []Chunk
+	missing int // chunks whose vector is not stored yet
+}
+
+// Run brings the vectors in step with the pages: pages whose file changed
+// since they were embedded are cut into chunks again; chunks whose text
+// already has a vector are reused, the others are sent to the provider in
+// batches, with bounded concurrency and retries. Results are committed as
+// they arrive, so a run that stops (a provider failure, ctx) keeps what
+// it stored and the next one resumes. A provider answer is checked before
+// it is stored: the right number of vectors, one dimension (the one the
+// store holds for this model), finite and non-zero.
+//
+// Errors: unavailable when the provider fails (the message names why);
+// internal for store failures.
+func Run(ctx context.Context, s *store.Store, o RunOptions) (rep *Report, err error) {
+	start := time.Now()
+	now := o.Now
+	if now == nil {
+		now = time.Now
+	}
+	if o.Batch <= 0 {
+		o.Batch = DefaultBatch
+	}
+	if o.Concurrency <= 0 {
+		o.Concurrency = DefaultConcurrency
+	}
+	if o.Retries < 0 {
+		o.Retries = 0
+	}
+	if o.Backoff <= 0 {
+		o.Backoff = DefaultBackoff
+	}
+	rep = &Report{Model: o.Model}
+	defer func() {
+		rep.DurationMS = time.Since(start).Milliseconds()
+		rec := store.VecRun{At: now().UTC(), Model: o.Model, Complete: rep.Complete && err == nil,
+			Embedded: rep.Chunks, Reused: rep.Reused, DurationM: rep.DurationMS}
+		if err != nil {
+			rec.Error = errs.Message(err)
+		}
+		if werr := s.Update(func(tx *store.Tx) error { return tx.SetVecRun(rec) }); werr != nil && err == nil {
+			err = werr
+		}
+	}()
+
+	// 1. what is stale (one read transaction, no file contents)
+	var work []*pageWork
+	var gone []uint32
+	var storedModel string
+	var storedDim int
+	err = s.View(func(tx *store.Tx) error {
+		storedModel, storedDim = tx.VecModel()
+		embedded := map[uint32]string{}
+		if err := tx.EachVecPage(func(doc uint32, p *store.VecPage) error {
+			embedded[doc] = p.SHA256
+			return nil
+		}); err != nil {
+			return err
+		}
+		fresh := o.Rebuild || storedModel != o.Model
+		live := map[uint32]bool{}
+		err := tx.EachPage(func(p *store.PageRec) bool {
+			if p.Reserved {
+				return true
+			}
+			rep.Pages++
+			live[p.Doc] = true
+			if sha, ok := embedded[p.Doc]; ok && sha == p.SHA256 && !fresh {
+				rep.Current++
+				return true
+			}
+			work = append(work, &pageWork{doc: p.Doc, path: p.Path, sha: p.SHA256})
+			return true
+		})
+		for doc := range embedded {
+			if !live[doc] {
+				gone = append(gone, doc)
+			}
+		}
+		return err
+	})
+	if err != nil {
+		return rep, err
+	}
+	// a model change or a rebuild: nothing stored is of use; what is
+	// stored is dropped with the first good answer (a provider that fails
+	// from the start leaves the store as it was)
+	fresh := o.Rebuild || storedModel != o.Model
+	if fresh {
+		rep.Current = 0
+	}
+	if len(gone) > 0 {
+		if err := s.Update(func(tx *store.Tx) error { return tx.DeleteVecPages(gone) }); err != nil {
+			return rep, err
+		}
+		rep.Removed = len(gone)
+	}
+
+	// 2. cut the stale pages into chunks (files read outside any
+	// transaction) and find the chunks that need the provider
+	for _, w := range work {
+		if err := ctx.Err(); err != nil {
+			return rep, err
+		}
+		data, rerr := o.ReadFile(w.path)
+		if rerr != nil {
+			continue // gone since the scan: the next scan removes it
+		}
+		sum := sha256.Sum256(data)
+		w.sha = hex.EncodeToString(sum[:])
+		pg := markdown.Parse(w.path, data)
+		w.chunks = ChunkPage(pg.Title, pg)
+	}
+	type need struct {
+		key   store.ChunkKey
+		text  string
+		pages []*pageWork
+	}
+	var needs []*need
+	byKey := map[store.ChunkKey]*need{}
+	err = s.View(func(tx *store.Tx) error {
+		for _, w := range work {
+			for _, c := range w.chunks {
+				if n, ok := byKey[c.Key]; ok {
+					n.pages = append(n.pages, w)
+					w.missing++
+					continue
+				}
+				if !fresh && tx.HasVector(c.Key) {
+					rep.Reused++
+					continue
+				}
+				n := &need{key: c.Key, text: c.Text, pages: []*pageWork{w}}
+				byKey[c.Key] = n
+				needs = append(needs, n)
+				w.missing++
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return rep, err
+	}
+	// pages that need nothing new are linked at once
+	var ready []*pageWork
+	for _, w := range work {
+		if w.chunks != nil && w.missing == 0 {
+			ready = append(ready, w)
+		}
+	}
+	for i := 0; i < len(ready); i += pagesPerCommit {
+		part := ready[i:min(i+pagesPerCommit, len(ready))]
+		if err := s.Update(func(tx *store.Tx) error { return linkPages(tx, part, rep) }); err != nil {
+			return rep, err
+		}
+	}
+
+	// 3. embed what is missing: batches in flight on Concurrency workers,
+	// results committed in arrival order
+	total := len(needs)
+	if o.Progress != nil {
+		o.Progress(0, total)
+	}
+	type result struct {
+		batch []*need
+		vecs  [][]float32
+		err   error
+		tries int
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	jobs := make(chan []*need)
+	results := make(chan result)
+	var wg sync.WaitGroup
+	for range min(o.Concurrency, max(1, (total+o.Batch-1)/o.Batch)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for b := range jobs {
+				texts := make([]string, len(b))
+				for i, n := range b {
+					texts[i] = n.text
+				}
+				if ctx.Err() != nil {
+					return
+				}
+				vecs, tries, err := embedRetry(ctx, o, texts)
+				select {
+				case results <- result{b, vecs, err, tries}:
+				case <-ctx.Done():
+					return
+				}
+				if err != nil {
+					return // the run stops: no more calls from this worker
+				}
+			}
+		}()
+	}
+	go func() {
+		defer close(jobs)
+		for i := 0; i < total; i += o.Batch {
+			select {
+			case jobs <- needs[i:min(i+o.Batch, total)]:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	go func() { wg.Wait(); close(results) }()
+
+	dim := storedDim
+	if fresh {
+		dim = 0
+	}
+	cleared := !fresh
+	done := 0
+	var runErr error
+	for r := range results {
+		if runErr != nil {
+			continue // drain
+		}
+		rep.Requests += r.tries
+		rep.Retries += r.tries - 1
+		if r.err == nil {
+			var d int
+			d, r.err = checkVectors(r.vecs, len(r.batch), dim)
+			if r.err == nil {
+				dim = d
+			}
+		}
+		if r.err != nil {
+			runErr = r.err
+			cancel()
+			continue
+		}
+		var linked []*pageWork
+		err := s.Update(func(tx *store.Tx) error {
+			m, d := tx.VecModel()
+			switch {
+			case !cleared:
+				if err := tx.ClearVectors(); err != nil {
+					return err
+				}
+				if err := tx.SetVecModel(o.Model, dim); err != nil {
+					return err
+				}
+				cleared = true
+			case m == o.Model && d != dim:
+				// another run stored this model at another dimension
+				return &ProviderError{Reason: BadAnswer, Msg: fmt.Sprintf("wrong dimension: %d, the store holds %d for %s", dim, d, o.Model)}
+			case m != o.Model:
+				if err := tx.SetVecModel(o.Model, dim); err != nil {
+					return err
+				}
+			}
+			linked = linked[:0]
+			for i, n := range r.batch {
+				if err := tx.PutVector(n.key, normalize(r.vecs[i])); err != nil {
+					return err
+				}
+				for _, w := range n.pages {
+					if w.missing--; w.missing == 0 {
+						linked = append(linked, w)
+					}
+				}
+			}
+			return linkPages(tx, linked, rep)
+		})
+		if err != nil {
+			runErr = err
+			cancel()
+			continue
+		}
+		done += len(r.batch)
+		rep.Chunks += len(r.batch)
+		if o.Progress != nil {
+			o.Progress(done, total)
+		}
+	}
+	rep.Dim = dim
+	if runErr != nil {
+		if pe, ok := Failure(runErr); ok {
+			return rep, errs.Wrap(errs.Unavailable, runErr, "%s; %d of %d chunks embedded, the rest next time", pe.Error(), done, total)
+		}
+		return rep, runErr
+	}
+	if err := ctx.Err(); err != nil {
+		return rep, err
+	}
+
+	// 4. a complete run removes the vectors no page refers to
+	err = s.Update(func(tx *store.Tx) error {
+		pages, _ := tx.VecCounts()
+		rep.Complete = pages >= rep.Pages
+		if m, d := tx.VecModel(); m == o.Model {
+			rep.Dim = d
+		}
+		if !rep.Complete {
+			return nil
+		}
+		n, err := tx.SweepVectors()
+		rep.Swept = n
+		return err
+	})
+	return rep, err
+}
+
+// linkPages writes the chunk lists of pages whose vectors are all stored,
+// unless the page's doc now names another file (a reindex renumbered the
+// pages while the run was embedding).
+func linkPages(tx *store.Tx, pages []*pageWork, rep *Report) error {
+	for _, w := range pages {
+		p, err := tx.Page(w.doc)
+		if err != nil || p == nil || p.Path != w.path {
+			continue
+		}
+		vp := &store.VecPage{SHA256: w.sha, Chunks: make([]store.VecChunk, len(w.chunks))}
+		for i, c := range w.chunks {
+			vp.Chunks[i] = store.VecChunk{Key: c.Key, Heading: c.Heading}
+		}
+		if err := tx.PutVecPage(w.doc, vp); err != nil {
+			return err
+		}
+		rep.Embedded++
+	}
+	return nil
+}
+
+// embedRetry calls the provider, trying again after a retryable failure.
+func embedRetry(ctx context.Context, o RunOptions, texts []string) ([][]float32, int, error) {
+	tries := 0
+	for {
+		tries++
+		vecs, err := o.Provider.Embed(ctx, texts)
+		if err == nil {
+			return vecs, tries, nil
+		}
+		pe, ok := Failure(err)
+		if !ok {
+			if ctx.Err() != nil {
+				return nil, tries, ctx.Err()
+			}
+			pe = &ProviderError{Reason: Down, Retry: true, Msg: err.Error()}
+		}
+		if !pe.Retry || tries > o.Retries {
+			return nil, tries, pe
+		}
+		select {
+		case <-time.After(o.Backoff << (tries - 1)):
+		case <-ctx.Done():
+			return nil, tries, errors.Join(pe, ctx.Err())
+		}
+	}
+}
