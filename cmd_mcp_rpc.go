@@ -133,53 +133,78 @@ func rpcError(id json.RawMessage, code int, format string, args ...any) []byte {
 	return data
 }
 
+// served is the work of serving one accepted transport message: it
+// returns the response to send (nil: none) and how many requests the
+// message held (a message of notifications holds none). It may run
+// concurrently with the messages accepted after it.
+type served func() (resp []byte, requests int)
+
+// answered is the work of a message decided at acceptance.
+func answered(resp []byte, requests int) served {
+	return func() ([]byte, int) { return resp, requests }
+}
+
 // handle serves one transport message, a single JSON-RPC message or a
-// batch, and returns the response to send (nil: none) and how many
-// requests it held (a message of notifications holds none).
+// batch, at once.
 func (c *mcpConn) handle(ctx context.Context, body []byte) (resp []byte, requests int) {
+	return c.accept(ctx, body)()
+}
+
+// accept takes one transport message in arrival order. Everything the
+// session's state decides is decided here, against the state at arrival:
+// a request before initialize is refused even when initialize, sent after
+// it, has been served by the time it would run; a second initialize, a
+// batch the negotiated version lacks, a reused request id and a bad cursor
+// are refused; notifications (a cancellation) take effect; and each
+// request is registered as in flight, so that a cancellation read after
+// it finds it. What is left, serving the requests, is the returned work,
+// which transports may run concurrently (JSON-RPC allows it).
+func (c *mcpConn) accept(ctx context.Context, body []byte) served {
 	if !isBatch(body) {
-		return c.handleOne(ctx, body, false)
+		return c.acceptOne(ctx, body, false)
 	}
 	var elems []json.RawMessage
 	if err := json.Unmarshal(body, &elems); err != nil {
-		return rpcError(nil, rpcParseError, "parse error: %v", err), 1
+		return answered(rpcError(nil, rpcParseError, "parse error: %v", err), 1)
 	}
 	v := c.negotiated()
 	switch {
 	case v == "":
-		return rpcError(nil, rpcInvalidRequest, "a JSON-RPC batch cannot initialize a session: send initialize alone"), 1
+		return answered(rpcError(nil, rpcInvalidRequest, "a JSON-RPC batch cannot initialize a session: send initialize alone"), 1)
 	case !slices.Contains(batchVersions, v):
-		return rpcError(nil, rpcInvalidRequest, "JSON-RPC batches are not part of MCP %s (only %s has them); send one message at a time", v, batchVersions[0]), 1
+		return answered(rpcError(nil, rpcInvalidRequest, "JSON-RPC batches are not part of MCP %s (only %s has them); send one message at a time", v, batchVersions[0]), 1)
 	case len(elems) == 0:
-		return rpcError(nil, rpcInvalidRequest, "empty batch"), 1
+		return answered(rpcError(nil, rpcInvalidRequest, "empty batch"), 1)
 	}
-	out := make([][]byte, len(elems))
-	counts := make([]int, len(elems))
-	var wg sync.WaitGroup
+	work := make([]served, len(elems))
 	for i, e := range elems {
-		// notifications (a cancellation) take effect at once, in order
-		if m, err := parseMsg(e); err == nil && !m.hasID() {
-			out[i], counts[i] = c.handleOne(ctx, e, true)
-			continue
+		work[i] = c.acceptOne(ctx, e, true) // in order: a cancellation overtakes nothing
+	}
+	return func() ([]byte, int) {
+		out := make([][]byte, len(elems))
+		counts := make([]int, len(elems))
+		var wg sync.WaitGroup
+		for i, w := range work {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				out[i], counts[i] = w()
+			}()
 		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			out[i], counts[i] = c.handleOne(ctx, e, true)
-		}()
-	}
-	wg.Wait()
-	var parts [][]byte
-	for i, r := range out {
-		requests += counts[i]
-		if r != nil {
-			parts = append(parts, r)
+		wg.Wait()
+		var parts [][]byte
+		requests := 0
+		for i, r := range out {
+			requests += counts[i]
+			if r != nil {
+				parts = append(parts, r)
+			}
 		}
+		if len(parts) == 0 {
+			return nil, requests
+		}
+		return append(append([]byte("["), bytes.Join(parts, []byte(","))...), ']'), requests
 	}
-	if len(parts) == 0 {
-		return nil, requests
-	}
-	return append(append([]byte("["), bytes.Join(parts, []byte(","))...), ']'), requests
 }
 
 func parseMsg(raw []byte) (*rpcMsg, error) {
@@ -190,69 +215,72 @@ func parseMsg(raw []byte) (*rpcMsg, error) {
 	return &m, nil
 }
 
-// handleOne serves one JSON-RPC message.
-func (c *mcpConn) handleOne(ctx context.Context, raw []byte, inBatch bool) ([]byte, int) {
+// acceptOne accepts one JSON-RPC message (see accept).
+func (c *mcpConn) acceptOne(ctx context.Context, raw []byte, inBatch bool) served {
 	m, err := parseMsg(raw)
 	if err != nil {
 		var syn *json.SyntaxError
 		if errors.As(err, &syn) || !json.Valid(raw) {
-			return rpcError(nil, rpcParseError, "parse error: %v", err), 1
+			return answered(rpcError(nil, rpcParseError, "parse error: %v", err), 1)
 		}
-		return rpcError(nil, rpcInvalidRequest, "not a JSON-RPC message: %v", err), 1
+		return answered(rpcError(nil, rpcInvalidRequest, "not a JSON-RPC message: %v", err), 1)
 	}
 	if m.JSONRPC != "2.0" {
-		return rpcError(m.ID, rpcInvalidRequest, `jsonrpc must be "2.0"`), 1
+		return answered(rpcError(m.ID, rpcInvalidRequest, `jsonrpc must be "2.0"`), 1)
 	}
 	if m.Method == "" {
 		if m.hasID() && (m.Result != nil || m.Error != nil) {
-			return nil, 0 // a response: this server sends no requests to answer
+			return answered(nil, 0) // a response: this server sends no requests to answer
 		}
-		return rpcError(m.ID, rpcInvalidRequest, "a request needs a method"), 1
+		return answered(rpcError(m.ID, rpcInvalidRequest, "a request needs a method"), 1)
 	}
 	if !m.hasID() {
 		c.notify(ctx, m, raw)
-		return nil, 0
+		return answered(nil, 0)
 	}
 	if string(m.ID) == "null" || (m.ID[0] != '"' && !isJSONNumber(m.ID)) {
-		return rpcError(nil, rpcInvalidRequest, "a request id must be a string or a number"), 1
+		return answered(rpcError(nil, rpcInvalidRequest, "a request id must be a string or a number"), 1)
 	}
 	v := c.negotiated()
 	switch {
 	case m.Method == string(mcp.MethodInitialize) && inBatch:
-		return rpcError(m.ID, rpcInvalidRequest, "initialize must not be part of a JSON-RPC batch"), 1
+		return answered(rpcError(m.ID, rpcInvalidRequest, "initialize must not be part of a JSON-RPC batch"), 1)
 	case m.Method == string(mcp.MethodInitialize) && v != "":
-		return rpcError(m.ID, rpcInvalidRequest, "the session is already initialized (protocol %s)", v), 1
+		return answered(rpcError(m.ID, rpcInvalidRequest, "the session is already initialized (protocol %s)", v), 1)
 	case m.Method != string(mcp.MethodInitialize) && m.Method != string(mcp.MethodPing) && v == "":
-		return rpcError(m.ID, rpcInvalidRequest, "the session is not initialized: send initialize first"), 1
+		return answered(rpcError(m.ID, rpcInvalidRequest, "the session is not initialized: send initialize first"), 1)
 	case m.Method == string(mcp.MethodToolsList):
 		if err := c.checkCursor(m.Params); err != nil {
-			return rpcError(m.ID, rpcInvalidParams, "%v", err), 1
+			return answered(rpcError(m.ID, rpcInvalidParams, "%v", err), 1)
 		}
 	}
 	key := string(m.ID)
 	cctx, cancel := context.WithCancel(ctx)
-	defer cancel()
 	call := &rpcCall{cancel: cancel}
 	c.mu.Lock()
 	if _, dup := c.inflight[key]; dup {
 		c.mu.Unlock()
-		return rpcError(m.ID, rpcInvalidRequest, "request id %s is already in use by a request in progress", key), 1
+		cancel()
+		return answered(rpcError(m.ID, rpcInvalidRequest, "request id %s is already in use by a request in progress", key), 1)
 	}
 	c.inflight[key] = call
 	c.mu.Unlock()
-	resp := c.srv.HandleMessage(c.srv.WithContext(cctx, c), raw)
-	c.mu.Lock()
-	delete(c.inflight, key)
-	cancelled := call.cancelled
-	c.mu.Unlock()
-	if cancelled || resp == nil {
-		return nil, 1 // a cancelled request gets no response
+	return func() ([]byte, int) {
+		defer cancel()
+		resp := c.srv.HandleMessage(c.srv.WithContext(cctx, c), raw)
+		c.mu.Lock()
+		delete(c.inflight, key)
+		cancelled := call.cancelled
+		c.mu.Unlock()
+		if cancelled || resp == nil {
+			return nil, 1 // a cancelled request gets no response
+		}
+		data, err := json.Marshal(resp)
+		if err != nil {
+			return rpcError(m.ID, -32603, "internal error: could not encode the response"), 1
+		}
+		return data, 1
 	}
-	data, err := json.Marshal(resp)
-	if err != nil {
-		return rpcError(m.ID, -32603, "internal error: could not encode the response"), 1
-	}
-	return data, 1
 }
 
 func isJSONNumber(b []byte) bool {
@@ -353,15 +381,16 @@ func (s *service) serveStdio(ctx context.Context, stdin io.Reader, stdout io.Wri
 			continue
 		}
 		if b := bytes.TrimSpace(l.b); len(b) > 0 {
+			work := c.accept(ctx, b) // decided in arrival order
 			if servedInline(b) {
-				if resp, _ := c.handle(ctx, b); resp != nil {
+				if resp, _ := work(); resp != nil {
 					write(resp)
 				}
 			} else {
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
-					if resp, _ := c.handle(ctx, b); resp != nil {
+					if resp, _ := work(); resp != nil {
 						write(resp)
 					}
 				}()
@@ -376,9 +405,10 @@ func (s *service) serveStdio(ctx context.Context, stdin io.Reader, stdout io.Wri
 	}
 }
 
-// servedInline tells the messages the read loop serves itself, in order:
-// notifications (a cancellation must overtake nothing) and initialize
-// (what follows it is served under the version it negotiates).
+// servedInline tells the messages the read loop serves itself before it
+// reads the next: initialize (what follows it is accepted under the
+// version it negotiates) and messages with no request to serve
+// (notifications take effect in accept already).
 func servedInline(b []byte) bool {
 	if isBatch(b) {
 		return false

@@ -680,3 +680,75 @@ func TestMCPHTTP_BatchesAndCancel(t *testing.T) {
 		t.Errorf("the cancelled call's POST: %d %q %q; want an event stream without a message", r.status, r.hdr.Get("Content-Type"), r.body)
 	}
 }
+
+// TestMCPStdio_PipelinedOrder: messages written to stdin at once are
+// decided in the order they arrive, however the requests are then
+// scheduled. A request sent before initialize is refused even though
+// initialize, right behind it, is served first; one sent after it is
+// served; a cancellation right behind its request always finds it (the
+// request is never run to its end nor answered). Before, the refusal was
+// decided when the request's goroutine ran: it failed 1 in 3 under -race.
+func TestMCPStdio_PipelinedOrder(t *testing.T) {
+	g := newGateRows()
+	s, _ := newTestService(t, g.list)
+	initMsg := `{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"test","version":"1"}}}`
+	in := strings.Join([]string{
+		`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`,
+		callMsg(2, "get_page", `{"title":"Home"}`),
+		initMsg,
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`{"jsonrpc":"2.0","id":3,"method":"tools/list"}`,
+		callMsg(4, "wait_test", `{}`),
+		cancelMsg(4),
+	}, "\n") + "\n"
+	refused := regexp.MustCompile(`^\{"jsonrpc":"2.0","id":(1|2),"error":\{"code":-32600,"message":"the session is not initialized: send initialize first"\}\}$`)
+	for i := 0; i < 60; i++ {
+		var out syncBuffer
+		done := make(chan error, 1)
+		go func() { done <- s.serveStdio(context.Background(), strings.NewReader(in), &out) }()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatal(err)
+			}
+		case <-time.After(20 * time.Second):
+			g.release <- struct{}{}
+			t.Fatalf("run %d: the cancelled wait_test was never cancelled: %s", i, shortLines(out.String()))
+		}
+		lines := strings.Split(strings.TrimSpace(shortLines(out.String())), "\n")
+		n := 0
+		for _, l := range lines {
+			switch {
+			case refused.MatchString(l):
+				n++
+			case strings.Contains(l, `"id":"init","result"`), strings.Contains(l, `"id":3,"result":{"tools":[`):
+				n += 10
+			case hasID([]string{l}, 4):
+				t.Fatalf("run %d: the cancelled request was answered: %.200s", i, l)
+			default:
+				t.Fatalf("run %d: unexpected line %.200s\nall: %s", i, l, shortLines(out.String()))
+			}
+		}
+		if n != 22 {
+			t.Fatalf("run %d: want ids 1 and 2 refused, init and 3 answered:\n%s", i, shortLines(out.String()))
+		}
+		select {
+		case <-g.started:
+			if saw := <-g.sawDone; !saw {
+				t.Fatalf("run %d: the cancelled read ran to its end", i)
+			}
+		default:
+		}
+	}
+}
+
+// shortLines cuts each line of s to 160 bytes (tool lists are long).
+func shortLines(s string) string {
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		if len(l) > 160 {
+			lines[i] = l[:160] + "…"
+		}
+	}
+	return strings.Join(lines, "\n")
+}

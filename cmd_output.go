@@ -96,8 +96,11 @@ func (o *output) progress() index.Progress {
 		o.lastDraw = time.Now()
 		o.drawn = true
 		unit := index.PhaseUnit(phase)
-		if phase == "embed" {
+		switch phase {
+		case "embed":
 			unit = "chunks"
+		case "reparse":
+			phase, unit = "re-reading", "files (once, after an upgrade)"
 		}
 		if total > 0 {
 			fmt.Fprintf(o.ew, "\r\033[K%s %d/%d %s", phase, done, total, unit)
@@ -105,6 +108,16 @@ func (o *output) progress() index.Progress {
 			fmt.Fprintf(o.ew, "\r\033[K%s…", phase)
 		}
 	}
+}
+
+// scanNote prints a scan's note on stderr, on a line of its own (a
+// progress line being drawn is cleared first and redrawn by the next
+// progress call).
+func (o *output) scanNote(msg string) {
+	o.endProgress()
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	fmt.Fprintf(o.ew, "synapse: %s\n", msg)
 }
 
 func (o *output) endProgress() {

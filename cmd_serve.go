@@ -21,6 +21,7 @@ import (
 	"github.com/synapse-wiki/synapse/errs"
 	"github.com/synapse-wiki/synapse/index"
 	"github.com/synapse-wiki/synapse/ops"
+	"github.com/synapse-wiki/synapse/search"
 	"github.com/synapse-wiki/synapse/store"
 	"github.com/synapse-wiki/synapse/vault"
 	"github.com/urfave/cli/v2"
@@ -323,22 +324,20 @@ func (s *service) acquire(ctx context.Context) (sockHello, error) {
 // (indexed). The caller holds s.mu or owns s alone.
 func (s *service) startPrimary(ctx context.Context) {
 	env := s.env
-	var scanned, partial bool
+	var scanned, rebuild bool
 	_ = env.Store.View(func(tx *store.Tx) error {
 		_, scanned = tx.LastScan()
-		partial = !scanned && tx.HasFiles()
+		rebuild = scanned && search.NeedsRebuild(tx)
 		return nil
 	})
-	if partial {
-		s.log.Printf("the index was left half built (an interrupted reindex or first index); finishing it in the background")
-	}
 	env.Index.Progress = s.progress.set
+	env.Index.Notify = func(msg string) { s.log.Printf("%s", msg) }
 	// the watcher outlives ctx (cancelled at shutdown) until close: a
 	// rescan still in flight on the socket gets its answer
 	w, err := env.Index.Watch(context.WithoutCancel(ctx), index.WatchOptions{Reconcile: true, OnScan: s.onScan, OnWatchError: s.onWatchError})
 	if err != nil {
 		s.log.Printf("cannot watch the vault (%v); edits made by other programs are picked up by trigger_source_rescan", err)
-		if !scanned {
+		if !scanned || rebuild {
 			if _, err := env.Index.Scan(ctx, index.ScanOptions{}); err != nil {
 				s.log.Printf("start-up scan: %s", errDetail(err))
 			}
@@ -392,8 +391,12 @@ func (s *service) onScan(kind string, rep *index.Report, err error) {
 		if n := s.unwatched.Load(); n > 0 {
 			watching = fmt.Sprintf("%d folders are not watched", n)
 		}
-		s.log.Printf("start-up scan: %d new, %d changed, %d deleted, %d unchanged in %d ms; %s",
-			rep.NewCount, rep.ChangedCount, rep.DeletedCount, rep.Unchanged, rep.DurationMS, watching)
+		reparsed := ""
+		if rep.Reparsed > 0 {
+			reparsed = fmt.Sprintf(", %d re-read after an upgrade", rep.Reparsed)
+		}
+		s.log.Printf("start-up scan: %d new, %d changed, %d deleted, %d unchanged%s in %d ms; %s",
+			rep.NewCount, rep.ChangedCount, rep.DeletedCount, rep.Unchanged, reparsed, rep.DurationMS, watching)
 	}
 }
 

@@ -49,6 +49,9 @@ func init() {
 			}
 			pairs = append(pairs, [2]string{"indexing", fmt.Sprintf("%s: %s", what, where)})
 		}
+		if n := len(s.ReservedFiles); n > 0 {
+			pairs = append(pairs, [2]string{"left alone", plural(n, "top file synapse maintains", "top files synapse maintains") + " (below)"})
+		}
 		if s.RefusedCount > 0 {
 			pairs = append(pairs, [2]string{"refused", fmt.Sprintf("%d files not read (named pipes, symlinks out of the vault, …)", s.RefusedCount)})
 		}
@@ -56,6 +59,9 @@ func init() {
 		o.kv(pairs)
 		for _, r := range s.Refused {
 			o.printf("  refused  %s\n", r.Message)
+		}
+		for _, r := range s.ReservedFiles {
+			o.printf("  left alone  %s: %s\n              fix: %s\n", r.Path, r.Problem, r.Fix)
 		}
 		return nil
 	}
@@ -82,6 +88,9 @@ const reportListed = 20
 func renderReport(o *output, r *index.Report) {
 	o.printf("scanned %s in %d ms: %d new, %d changed, %d deleted, %d unchanged\n",
 		plural(r.Scanned, "file", "files"), r.DurationMS, r.NewCount, r.ChangedCount, r.DeletedCount, r.Unchanged)
+	if r.Reparsed > 0 {
+		o.printf("re-read %s parsed by an older synapse (once, after an upgrade)\n", plural(r.Reparsed, "unchanged page", "unchanged pages"))
+	}
 	for _, l := range []struct {
 		label string
 		paths []string

@@ -2,6 +2,7 @@ package index
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -38,8 +39,10 @@ func resolved(t testing.TB, ix *Indexer, from, target string) (string, int) {
 			if l.Target == target {
 				amb = l.Ambiguous
 				if l.To != 0 {
-					q, _ := tx.Page(l.To)
-					to = q.Path
+					to = fmt.Sprintf("<doc %d, gone>", l.To)
+					if q, _ := tx.Page(l.To); q != nil {
+						to = q.Path
+					}
 				}
 				return nil
 			}
@@ -386,10 +389,10 @@ func TestScan_ParseVersionReparses(t *testing.T) {
 	if got, _ := resolved(t, ix, "wiki/src.md", "target"); got != "wiki/target.md" {
 		t.Errorf("after the re-parse [[target]] → %q", got)
 	}
-	if rep.NewCount == 0 {
+	if rep.Reparsed == 0 {
 		t.Errorf("the scan did not re-parse: %+v", rep)
 	}
-	if again := scan(t, ix); again.NewCount+again.ChangedCount != 0 {
+	if again := scan(t, ix); again.Reparsed+again.NewCount+again.ChangedCount != 0 {
 		t.Errorf("a second scan re-parsed again: %+v", again)
 	}
 }

@@ -47,7 +47,11 @@ type Indexer struct {
 	Store    *store.Store
 	Pages    PageIndexer // the search index; may be nil
 	Progress Progress    // may be nil
-	Now      func() time.Time
+	// Notify, when set, is told what a scan does that a person should
+	// know of (the one-time re-parse after an upgrade); the CLI prints it
+	// on stderr, serve logs it.
+	Notify func(msg string)
+	Now    func() time.Time
 
 	// readFile, when set, replaces the file layer's reads (tests count
 	// calls through it); it gets absolute paths.
@@ -96,15 +100,19 @@ func PhaseUnit(phase string) string {
 
 // Report is the result of a scan (SPEC §6 trigger_source_rescan).
 type Report struct {
-	Scanned      int      `json:"scanned"`
-	New          []string `json:"new"`
-	Changed      []string `json:"changed"`
-	Deleted      []string `json:"deleted"`
-	Unchanged    int      `json:"unchanged"`
-	NewCount     int      `json:"new_count"`
-	ChangedCount int      `json:"changed_count"`
-	DeletedCount int      `json:"deleted_count"`
-	Truncated    bool     `json:"truncated"`
+	Scanned   int      `json:"scanned"`
+	New       []string `json:"new"`
+	Changed   []string `json:"changed"`
+	Deleted   []string `json:"deleted"`
+	Unchanged int      `json:"unchanged"`
+	// Reparsed counts the unchanged pages read and parsed again because
+	// an older synapse had parsed them (once, after an upgrade; they are
+	// not counted as unchanged).
+	Reparsed     int  `json:"reparsed,omitempty"`
+	NewCount     int  `json:"new_count"`
+	ChangedCount int  `json:"changed_count"`
+	DeletedCount int  `json:"deleted_count"`
+	Truncated    bool `json:"truncated"`
 	// Refused lists what the scan skipped and reported instead of reading:
 	// named pipes, sockets and devices, symlinks that lead out of the
 	// vault (or out of raw/sources/), symlink loops, unreadable folders,
@@ -167,6 +175,7 @@ type diskFile struct {
 	path    string
 	size    int64
 	mtimeNS int64
+	reparse bool // an unchanged page read again (see reparse)
 }
 
 func (ix *Indexer) now() time.Time {
@@ -193,13 +202,21 @@ func (ix *Indexer) Scan(ctx context.Context, opts ScanOptions) (*Report, error) 
 	defer ix.mu.Unlock()
 	start := time.Now()
 	rep := &Report{New: []string{}, Changed: []string{}, Deleted: []string{}, Refused: []Refused{}}
+	var rp *reparse
 	if !opts.Full {
 		// records parsed by another version of the parser are re-parsed
-		// in full, once (see ParseVersion)
-		if stale, err := ix.parseStale(); err != nil {
+		// in place, once, by a scan of the whole vault (reparse.go)
+		var err error
+		if rp, err = ix.startReparse(); err != nil {
 			return nil, err
-		} else if stale {
-			opts.Full, opts.Paths = true, nil
+		} else if rp != nil {
+			opts.Paths = nil
+		}
+	}
+	if !opts.Full {
+		// a search index built by other rules is rebuilt alone (fillPages)
+		if err := ix.resetStalePages(); err != nil {
+			return nil, err
 		}
 	}
 	ix.act.Store(&Activity{Phase: "scan", Since: start})
@@ -241,7 +258,9 @@ func (ix *Indexer) Scan(ctx context.Context, opts ScanOptions) (*Report, error) 
 		compare := func(i int, f store.FileRec) {
 			checked[i] = true
 			d := disk[i]
-			if f.Size == d.size && f.MtimeNS == d.mtimeNS && !f.Racy() {
+			if rp.wants(d.path, f) {
+				disk[i].reparse = true // read again, whatever its stat says
+			} else if f.Size == d.size && f.MtimeNS == d.mtimeNS && (!f.Racy() || f.Kind == store.KindAsset) {
 				rep.Unchanged++
 				return
 			}
@@ -282,7 +301,7 @@ func (ix *Indexer) Scan(ctx context.Context, opts ScanOptions) (*Report, error) 
 				compare(i, f)
 			}
 			if _, ok := known[d.path]; ok {
-				todo = append(todo, d) // size or mtime changed
+				todo = append(todo, disk[i]) // size or mtime changed, or re-parsed
 			}
 		}
 		return nil
@@ -320,19 +339,33 @@ func (ix *Indexer) Scan(ctx context.Context, opts ScanOptions) (*Report, error) 
 		items []prepared
 		n     int
 	}
+	phase, limit := "index", batchFiles
+	if rp != nil {
+		phase, limit = "reparse", reparseBatch
+	}
+	// a scan that returns early (an error, a cancellation) stops the
+	// reader goroutine and waits for it: its reads go through rd, which
+	// is closed when Scan returns
 	stop := make(chan struct{})
-	defer close(stop)
+	pctx, pcancel := context.WithCancel(ctx)
+	readerDone := make(chan struct{})
+	defer func() {
+		close(stop)
+		pcancel()
+		<-readerDone
+	}()
 	batches := make(chan preparedBatch, 1)
 	go func() {
+		defer close(readerDone)
 		defer close(batches)
 		for i := 0; i < len(todo); {
 			j, bytes := i, int64(0)
-			for j < len(todo) && j-i < batchFiles && bytes < batchBytes {
+			for j < len(todo) && j-i < limit && bytes < batchBytes {
 				bytes += todo[j].size
 				j++
 			}
 			select {
-			case batches <- preparedBatch{ix.prepare(ctx, rd, todo[i:j], known), j - i}:
+			case batches <- preparedBatch{ix.prepare(pctx, rd, todo[i:j], known), j - i}:
 			case <-stop:
 				return
 			}
@@ -362,6 +395,10 @@ func (ix *Indexer) Scan(ctx context.Context, opts ScanOptions) (*Report, error) 
 				case had && old.SHA256 == it.file.SHA256 && old.Kind == it.file.Kind:
 					// touched, not changed: remember the new size and mtime
 					it.file.FirstSeen, it.file.LastChanged, it.file.Doc = old.FirstSeen, old.LastChanged, old.Doc
+					if it.parsed != nil {
+						rep.Reparsed++ // the same bytes, parsed again (reparse.go)
+						break
+					}
 					if err := tx.PutFile(it.d.path, it.file); err != nil {
 						return err
 					}
@@ -380,7 +417,7 @@ func (ix *Indexer) Scan(ctx context.Context, opts ScanOptions) (*Report, error) 
 					if err := u.applyPage(pageChange{path: it.d.path, file: it.file, parsed: it.parsed}); err != nil {
 						return err
 					}
-				} else if err := tx.PutFile(it.d.path, it.file); err != nil {
+				} else if err := u.putFile(it.d.path, it.file); err != nil {
 					return err
 				}
 			}
@@ -391,6 +428,9 @@ func (ix *Indexer) Scan(ctx context.Context, opts ScanOptions) (*Report, error) 
 					return err
 				}
 			}
+			if err := rp.committed(tx, batch); err != nil {
+				return err
+			}
 			return u.finish(ix.Pages)
 		})
 		if err != nil {
@@ -400,9 +440,15 @@ func (ix *Indexer) Scan(ctx context.Context, opts ScanOptions) (*Report, error) 
 		if bulk {
 			ix.Store.ReleaseMapped()
 		}
-		ix.progress("index", done, total)
+		ix.progress(phase, done, total)
 	}
 	if err := ix.settle(ctx, fresh); err != nil {
+		return nil, err
+	}
+	if err := ix.finishReparse(rp); err != nil {
+		return nil, err
+	}
+	if err := ix.fillPages(ctx, rd); err != nil {
 		return nil, err
 	}
 	if err := ix.Store.Update(func(tx *store.Tx) error {
@@ -440,18 +486,25 @@ func (ix *Indexer) begin(opts ScanOptions) (bulk, fresh bool, err error) {
 			if err := tx.SetMeta(metaParseVersion, []byte(ParseVersion)); err != nil {
 				return err
 			}
+			if err := tx.DeleteMeta(metaReparseAfter); err != nil {
+				return err
+			}
 			return tx.SetMeta(metaGraphStale, []byte{1})
 		})
 		return true, true, err
 	}
-	var first bool
+	var first, scanned bool
 	err = ix.Store.View(func(tx *store.Tx) error {
-		_, scanned := tx.LastScan()
+		_, scanned = tx.LastScan()
 		first = !scanned && len(opts.Paths) == 0
 		bulk = tx.Meta(metaGraphStale) != nil
 		fresh = tx.PageCount() == 0 && !tx.HasFiles()
 		return nil
 	})
+	if err == nil && !scanned && !fresh && ix.Notify != nil {
+		// the next command after a killed reindex or first index
+		ix.Notify("the index was left half built (an interrupted reindex or first index); finishing it first")
+	}
 	if err != nil || !first || bulk {
 		return bulk, bulk && fresh, err
 	}
@@ -597,7 +650,7 @@ func (rd *readers) forPath(p string) (*vaultfs.Reader, error) {
 func (ix *Indexer) walk(ctx context.Context, rd *readers, rep *Report, paths []string) ([]diskFile, []string, error) {
 	roots := slices.Clone(paths)
 	if len(roots) == 0 {
-		roots = []string{vault.WikiDir, vault.SourcesDir}
+		roots = []string{vault.WikiDir, vault.SourcesDir, rawDir}
 	}
 	var out []diskFile
 	var byReader = map[*vaultfs.Reader][]string{}
@@ -618,6 +671,14 @@ func (ix *Indexer) walk(ctx context.Context, rd *readers, rep *Report, paths []s
 		}
 		byReader[r] = append(byReader[r], root)
 	}
+	if slices.Contains(roots, rawDir) && !slices.Contains(roots, vault.SourcesDir) && rd.src != nil {
+		// raw/ walks its assets; raw/sources/ has a reader of its own
+		roots = append(roots, vault.SourcesDir)
+		if byReader[rd.src] == nil {
+			order = append(order, rd.src)
+		}
+		byReader[rd.src] = append(byReader[rd.src], vault.SourcesDir)
+	}
 	isRoot := func(p string) bool { return slices.Contains(roots, p) }
 	for _, r := range order {
 		err := r.Walk(ctx, byReader[r], func(e vaultfs.Entry) error {
@@ -635,12 +696,15 @@ func (ix *Indexer) walk(ctx context.Context, rd *readers, rep *Report, paths []s
 				if !isRoot(e.Path) && strings.HasPrefix(name, ".") {
 					return fs.SkipDir
 				}
+				if e.Path == vault.SourcesDir && r != rd.src {
+					return fs.SkipDir // walked by its own reader
+				}
 				return nil
 			}
 			if vault.IsTempName(name) {
 				return nil // editor temp files are not tracked
 			}
-			if !vault.IsPagePath(e.Path) && !vault.IsSourcePath(e.Path) {
+			if !vault.IsPagePath(e.Path) && !vault.IsSourcePath(e.Path) && !IsAssetPath(e.Path) {
 				return nil
 			}
 			if vault.IsPagePath(e.Path) && e.Info.Size() > MaxPageBytes {
@@ -693,6 +757,13 @@ func (ix *Indexer) prepare(ctx context.Context, rd *readers, batch []diskFile, k
 					out[i] = it
 					continue
 				}
+				if IsAssetPath(d.path) {
+					// an asset is tracked by size and mtime, never read
+					it.file = store.FileRec{Kind: store.KindAsset, Size: d.size, MtimeNS: d.mtimeNS,
+						FirstSeen: now, LastChanged: d.mtimeNS, HashedNS: now}
+					out[i] = it
+					continue
+				}
 				page := vault.IsPagePath(d.path)
 				data, sum, size, err := ix.read(ctx, rd, d.path, page)
 				if err != nil {
@@ -706,7 +777,7 @@ func (ix *Indexer) prepare(ctx context.Context, rd *readers, batch []diskFile, k
 				}
 				if page {
 					it.file.Kind = store.KindPage
-					if old, ok := known[d.path]; !ok || old.SHA256 != it.file.SHA256 {
+					if old, ok := known[d.path]; !ok || old.SHA256 != it.file.SHA256 || d.reparse {
 						it.parsed = markdown.Parse(d.path, data)
 					}
 				}

@@ -40,6 +40,9 @@ type StatusOut struct {
 	// Embeddings describes the optional embedding provider and vectors
 	// (ops/embed.go).
 	Embeddings *EmbedStatus `json:"embeddings"`
+	// ReservedFiles lists the top files synapse maintains but leaves alone
+	// as they are (a hand-written wiki/index.md), each with its fix.
+	ReservedFiles []ReservedFile `json:"reserved_files"`
 	// Indexing is the progress of the index being built from scratch in
 	// this process (a server's first index, a reindex, or the completion
 	// of one that was interrupted), absent when none runs. A server
@@ -96,6 +99,7 @@ func status(ctx context.Context, e *Env, in *StatusIn) (*StatusOut, error) {
 		return nil, err
 	}
 	embedStatus(ctx, e, out)
+	out.ReservedFiles = reservedFiles(e)
 	if a, ok := e.Index.Activity(); ok && a.Rebuild {
 		out.Indexing = &a
 	}
