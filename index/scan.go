@@ -311,10 +311,14 @@ func (ix *Indexer) Scan(ctx context.Context, opts ScanOptions) (*Report, error) 
 	if rp != nil {
 		phase, limit = "reparse", reparseBatch
 	}
-	stop := make(chan struct{})
-	defer close(stop)
+	// an early return (a cancelled ctx, a failed batch) stops the reader
+	// and waits for it: it must not read through rd, closed next, nor
+	// outlive the scan
+	stop, stopped := make(chan struct{}), make(chan struct{})
+	defer func() { close(stop); <-stopped }()
 	batches := make(chan preparedBatch, 1)
 	go func() {
+		defer close(stopped)
 		defer close(batches)
 		for i := 0; i < len(todo); {
 			j, bytes := i, int64(0)
