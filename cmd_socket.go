@@ -523,6 +523,8 @@ func invokeVerb(c *cli.Context, v *vault.Vault, op *ops.Op, raw []byte, o *outpu
 			Progress:      o.progress(),
 			Notify:        o.scanNote,
 			NoInitialScan: op.Scans,
+			// files changed by hand are indexed first (no server watches)
+			Fresh: !op.Scans && !op.Rescans,
 		})
 		if err == nil {
 			defer e.Close()

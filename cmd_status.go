@@ -21,8 +21,11 @@ func init() {
 			{"orphans", strconv.Itoa(s.Orphans)},
 			{"store", fmt.Sprintf("%s, schema %d", humanBytes(s.StoreBytes), s.Schema)},
 			{"last scan", orDash(s.LastScan)},
-			{"embeddings", embedSummary(s.Embeddings)},
 		}
+		if f := s.Freshness; f != nil {
+			pairs = append(pairs, [2]string{"changes", freshLine(f)})
+		}
+		pairs = append(pairs, [2]string{"embeddings", embedSummary(s.Embeddings)})
 		if len(s.Reviews) > 0 {
 			var parts []string
 			keys := make([]string, 0, len(s.Reviews))
@@ -107,6 +110,32 @@ func renderReport(o *output, r *index.Report) {
 	for _, rf := range r.Refused {
 		o.printf("  refused  %s\n", rf.Message)
 	}
+}
+
+// freshLine says what the command found of the files changed since the
+// last scan (ops.Freshness) and what it did.
+func freshLine(f *ops.Freshness) string {
+	checked := fmt.Sprintf("%s and %s checked by size and mtime", plural(f.Files, "file", "files"), plural(f.Folders, "folder", "folders"))
+	if f.Mode == index.CheckFolders {
+		checked = fmt.Sprintf("%s checked by mtime (above freshness.max_files: files edited in place are not seen)", plural(f.Folders, "folder", "folders"))
+	}
+	n := f.New + f.Changed + f.Deleted
+	var what []string
+	for _, p := range []struct {
+		n    int
+		what string
+	}{{f.New, "new"}, {f.Changed, "changed"}, {f.Deleted, "deleted"}} {
+		if p.n > 0 {
+			what = append(what, fmt.Sprintf("%d %s", p.n, p.what))
+		}
+	}
+	switch {
+	case n == 0:
+		return fmt.Sprintf("none: the index matches the files (%s in %.1f ms)", checked, float64(f.DurationUS)/1000)
+	case f.Indexed:
+		return fmt.Sprintf("%s changed since the index was last updated (%s), indexed now (%s)", plural(n, "file", "files"), strings.Join(what, ", "), checked)
+	}
+	return fmt.Sprintf("%s changed since the index was last updated (%s), NOT indexed: %s (%s)", plural(n, "file", "files"), strings.Join(what, ", "), f.NotIndexed, checked)
 }
 
 func orDash(s string) string {

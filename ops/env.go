@@ -32,6 +32,9 @@ type Env struct {
 	// Embed is the process's embedding state (ops/embed.go), shared by
 	// the copies of an Env.
 	Embed *EmbedState
+	// Fresh is what OpenOptions.Fresh found and did (ops/fresh.go); nil
+	// when not checked.
+	Fresh *Freshness
 }
 
 // OpenOptions tune OpenEnv.
@@ -47,6 +50,10 @@ type OpenOptions struct {
 	// NoInitialScan skips the scan of a never-scanned store (for
 	// operations that scan anyway).
 	NoInitialScan bool
+	// Fresh checks for files changed since the index was last brought up
+	// to date and indexes them before the operation runs (ops/fresh.go):
+	// for a CLI verb that opens the store itself, with no server watching.
+	Fresh bool
 }
 
 // OpenEnv opens the store of v. A store that has never completed a scan is
@@ -106,6 +113,11 @@ func OpenEnv(ctx context.Context, v *vault.Vault, o OpenOptions) (*Env, error) {
 	if (needScan || rebuild) && !o.NoInitialScan {
 		if _, err := e.Index.Scan(ctx, index.ScanOptions{}); err != nil {
 			s.Close()
+			return nil, err
+		}
+	} else if o.Fresh && !freshOff() {
+		if err := e.freshen(ctx, o, checkFiles(cfg)); err != nil {
+			e.Store.Close()
 			return nil, err
 		}
 	}

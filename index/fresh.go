@@ -1,0 +1,509 @@
+package index
+
+// The freshness check of a CLI verb that opens the store itself (no server
+// watching the vault): before it answers, the files are compared with the
+// store's records by stat alone — no file is read, nothing is written —
+// and what changed by hand (an edit in Obsidian, a copy-in, git pull) is
+// then indexed by the incremental scanner (Reconcile) when the write lock
+// can be had.
+//
+// Two checks, by what they cost:
+//
+//   - every tracked file's size and mtime against its record (mode
+//     "files"): finds new, deleted, renamed and edited files; one statx
+//     per file, without allocating;
+//   - each folder's mtime against the one remembered after the last
+//     reconcile (mode "folders", the tripwire): a folder's mtime changes
+//     when an entry is created, deleted or renamed in it, never when a
+//     file in it is edited in place. A changed folder is listed and its
+//     files compared one by one.
+//
+// The folder tripwire always runs; the file check too, up to
+// CheckOptions.MaxFiles tracked files.
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/synapse-wiki/synapse/store"
+	"github.com/synapse-wiki/synapse/vault"
+)
+
+// metaFreshDirs is the store's meta key for the folder mtimes of the last
+// reconcile (encodeDirs).
+const metaFreshDirs = "fresh_dirs"
+
+// DefaultCheckFiles is the default bound of the file-by-file check.
+const DefaultCheckFiles = 20000
+
+// Check modes.
+const (
+	CheckFiles   = "files"   // every tracked file stat'ed, and the folders
+	CheckFolders = "folders" // folder mtimes only (and the files of changed folders)
+)
+
+// racyHashMax bounds the racy records (hashed within RacyWindow of their
+// mtime, so size and mtime cannot vouch for them) that a check verifies by
+// hashing their content; beyond it, or above racyHashBytes, such a
+// record is rescanned by the reconcile (it is not counted as changed: a
+// file hashed within RacyWindow of its last write has rarely changed
+// since).
+const (
+	racyHashMax   = 64
+	racyHashBytes = 1 << 20
+)
+
+// reconcileAll is the number of changed files above which a reconcile
+// scans the whole vault instead of the changed paths.
+const reconcileAll = 1000
+
+// CheckOptions tune Check.
+type CheckOptions struct {
+	// MaxFiles bounds the file-by-file check: every tracked file is
+	// stat'ed when the store tracks at most this many files; above, only
+	// folder mtimes are compared. 0 means DefaultCheckFiles; a negative
+	// value, folders only.
+	MaxFiles int
+}
+
+// Staleness is what Check found: the files that differ from the store's
+// records since the index was last brought up to date.
+type Staleness struct {
+	// Mode is CheckFiles or CheckFolders.
+	Mode string `json:"mode"`
+	// Files counts the tracked files compared by size and mtime; Folders
+	// the folders compared by mtime.
+	Files   int `json:"files"`
+	Folders int `json:"folders"`
+	// New, Changed and Deleted count what differs.
+	New     int `json:"new"`
+	Changed int `json:"changed"`
+	Deleted int `json:"deleted"`
+	// DurationUS is how long the check took, in microseconds.
+	DurationUS int64 `json:"duration_us"`
+
+	// Paths are the vault paths that differ, sorted.
+	Paths []string `json:"-"`
+
+	settle []string   // racy records that still hash the same
+	unsure []string   // racy records not verified (too many, or too big)
+	dirs   []dirStamp // the folder mtimes to remember after a reconcile
+	count  int        // tracked files after a reconcile (approximately)
+	stale  bool       // the remembered folder mtimes are out of date
+}
+
+// Count is the number of files that differ.
+func (s *Staleness) Count() int { return s.New + s.Changed + s.Deleted }
+
+// NeedsWrite reports whether a reconcile has anything to do: files to
+// index, or folder mtimes to remember (without which the next check lists
+// those folders again).
+func (s *Staleness) NeedsWrite() bool { return s.Count() > 0 || s.stale || len(s.unsure) > 0 }
+
+type dirStamp struct {
+	path    string
+	mtimeNS int64
+	racy    bool // stat'ed within RacyWindow of its mtime: checked again next time
+}
+
+type fileKind uint8
+
+const (
+	kindFile fileKind = iota + 1
+	kindDir
+	kindOther
+)
+
+type fileStat struct {
+	size, mtimeNS int64
+	kind          fileKind
+}
+
+type dirInfo struct {
+	snap     int64 // remembered mtime (0: none)
+	snapRacy bool
+	cur      int64
+	gone     bool
+}
+
+type checker struct {
+	ix    *Indexer
+	st    *statter
+	now   int64
+	dirs  map[string]*dirInfo
+	files bool // mode files
+	racy  []string
+	out   *Staleness
+	seen  map[string]bool // paths already counted
+}
+
+// Check compares the files with the store's records without reading a
+// file or writing anything (module doc above). It works on a store opened
+// read-only.
+func (ix *Indexer) Check(ctx context.Context, o CheckOptions) (*Staleness, error) {
+	start := time.Now()
+	st, err := openStatter(ix.Vault.Root)
+	if err != nil {
+		return nil, err
+	}
+	defer st.close()
+	c := &checker{ix: ix, st: st, now: start.UnixNano(), dirs: map[string]*dirInfo{},
+		out: &Staleness{}, seen: map[string]bool{}}
+	if err := ix.Store.View(func(tx *store.Tx) error { return c.run(ctx, tx, o) }); err != nil {
+		return nil, err
+	}
+	if err := c.verifyRacy(ctx); err != nil {
+		return nil, err
+	}
+	sort.Strings(c.out.Paths)
+	c.out.DurationUS = time.Since(start).Microseconds()
+	return c.out, nil
+}
+
+func (c *checker) run(ctx context.Context, tx *store.Tx, o CheckOptions) error {
+	count, snap, ok := decodeDirs(tx.Meta(metaFreshDirs))
+	for _, d := range snap {
+		c.dirs[d.path] = &dirInfo{snap: d.mtimeNS, snapRacy: d.racy}
+	}
+	for _, r := range []string{"", vault.WikiDir, rawDir} {
+		c.addDir(r)
+	}
+	if !ok {
+		count = tx.PageCount()
+	}
+	limit := o.MaxFiles
+	if limit == 0 {
+		limit = DefaultCheckFiles
+	}
+	c.files = limit > 0 && count <= limit
+	c.out.Mode = CheckFolders
+	if c.files {
+		c.out.Mode = CheckFiles
+	}
+	if c.files || !ok {
+		// the records' folders (all of them the first time), and in mode
+		// files every record against its file
+		records := 0
+		var lastDir []byte
+		err := tx.EachFileRaw(func(p []byte, f *store.FileRec) bool {
+			records++
+			if d := dirBytes(p); string(d) != string(lastDir) {
+				lastDir = append(lastDir[:0], d...)
+				if _, ok := c.dirs[string(d)]; !ok {
+					c.addDir(string(d))
+				}
+			}
+			if c.files {
+				c.compare(p, f)
+			}
+			return records%4096 != 0 || ctx.Err() == nil
+		})
+		if err != nil {
+			return err
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		count = records
+	}
+	// every folder's mtime, then the changed ones listed (each stat'ed
+	// before it is listed, so an entry created meanwhile changes the
+	// mtime remembered after the reconcile: the next check sees it)
+	names := make([]string, 0, len(c.dirs))
+	for p := range c.dirs {
+		names = append(names, p)
+	}
+	sort.Strings(names)
+	var changed []string
+	for _, p := range names {
+		d := c.dirs[p]
+		st, err := c.st.stat([]byte(p))
+		if err != nil || st.kind != kindDir {
+			d.gone = true
+			if d.snap != 0 {
+				c.out.stale = true
+			}
+			changed = append(changed, p)
+			continue
+		}
+		d.cur = st.mtimeNS
+		c.out.Folders++
+		if d.snap == 0 || d.snapRacy || d.cur != d.snap {
+			changed = append(changed, p)
+			if d.snap == 0 || d.cur != d.snap || !c.isRacy(d.cur) {
+				c.out.stale = true
+			}
+		}
+	}
+	for _, p := range changed {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := c.list(tx, p); err != nil {
+			return err
+		}
+	}
+	c.out.count = count + c.out.New - c.out.Deleted
+	for p, d := range c.dirs {
+		if !d.gone && d.cur != 0 {
+			c.out.dirs = append(c.out.dirs, dirStamp{path: p, mtimeNS: d.cur, racy: c.isRacy(d.cur)})
+		}
+	}
+	slices.SortFunc(c.out.dirs, func(a, b dirStamp) int { return strings.Compare(a.path, b.path) })
+	return nil
+}
+
+// isRacy reports whether a folder stat'ed now with this mtime could still
+// gain an entry without its mtime changing (timestamp granularity).
+func (c *checker) isRacy(mtimeNS int64) bool { return c.now-mtimeNS < store.RacyWindow }
+
+// addDir adds a folder and its parents up to the vault root.
+func (c *checker) addDir(p string) {
+	for {
+		if _, ok := c.dirs[p]; ok {
+			return
+		}
+		c.dirs[p] = &dirInfo{}
+		if p == "" {
+			return
+		}
+		p = parentDir(p)
+	}
+}
+
+func parentDir(p string) string {
+	if i := strings.LastIndexByte(p, '/'); i >= 0 {
+		return p[:i]
+	}
+	return ""
+}
+
+func dirBytes(p []byte) []byte {
+	for i := len(p) - 1; i >= 0; i-- {
+		if p[i] == '/' {
+			return p[:i]
+		}
+	}
+	return nil
+}
+
+func (c *checker) add(p string, kind *int) {
+	if c.seen[p] {
+		return
+	}
+	c.seen[p] = true
+	*kind++
+	c.out.Paths = append(c.out.Paths, p)
+}
+
+// compare stats one tracked file against its record.
+func (c *checker) compare(p []byte, f *store.FileRec) {
+	c.out.Files++
+	st, err := c.st.statFile(p)
+	switch {
+	case err != nil && (errors.Is(err, fs.ErrNotExist) || isNotDir(err)):
+		c.add(string(p), &c.out.Deleted)
+	case err != nil, st.kind != kindFile, st.size != f.Size, st.mtimeNS != f.MtimeNS:
+		c.add(string(p), &c.out.Changed)
+	case f.Racy() && f.Kind != store.KindAsset:
+		c.racy = append(c.racy, string(p))
+	}
+}
+
+// list compares a changed folder's entries with the records: a tracked
+// file without one is new; in mode folders each file with a record is
+// compared, and a record without its file is deleted. A sub-folder not
+// known yet is new: stat'ed, then listed.
+func (c *checker) list(tx *store.Tx, dir string) error {
+	ents, err := os.ReadDir(filepath.Join(c.ix.Vault.Root, filepath.FromSlash(dir)))
+	if err != nil && !errors.Is(err, fs.ErrNotExist) && !isNotDir(err) {
+		// unreadable: the scan refuses it; nothing to compare here
+		return nil
+	}
+	for _, e := range ents {
+		name := e.Name()
+		if strings.HasPrefix(name, ".") {
+			continue // hidden folders are not walked; hidden files not tracked
+		}
+		p := name
+		if dir != "" {
+			p = dir + "/" + name
+		}
+		typ := e.Type()
+		isDir, regular := typ.IsDir(), typ.IsRegular()
+		if typ&fs.ModeSymlink != 0 {
+			st, err := c.st.stat([]byte(p))
+			if err != nil {
+				continue // dangling or out of reach: the scan skips it
+			}
+			isDir, regular = st.kind == kindDir, st.kind == kindFile
+		}
+		if isDir {
+			if dir == "" && name != vault.WikiDir && name != rawDir {
+				continue // not a tracked tree
+			}
+			if _, known := c.dirs[p]; !known {
+				if err := c.listNew(tx, p); err != nil {
+					return err
+				}
+			}
+			continue
+		}
+		if !regular || vault.IsTempName(name) || !(vault.IsPagePath(p) || vault.IsSourcePath(p) || IsAssetPath(p)) {
+			continue
+		}
+		f, ok, err := tx.File(p)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			if st, err := c.st.stat([]byte(p)); err == nil && vault.IsPagePath(p) && st.size > MaxPageBytes {
+				continue // refused by the scan, reported by status
+			}
+			c.add(p, &c.out.New)
+		} else if !c.files {
+			c.compare([]byte(p), &f)
+		}
+	}
+	if c.files {
+		return nil // every record was stat'ed already
+	}
+	return tx.EachFileIn(dir, func(p string, f store.FileRec) bool {
+		name := path.Base(p)
+		if _, found := slices.BinarySearchFunc(ents, name, func(e os.DirEntry, n string) int {
+			return strings.Compare(e.Name(), n)
+		}); !found {
+			c.add(p, &c.out.Deleted)
+		}
+		return true
+	})
+}
+
+// listNew lists a folder the records and the remembered mtimes do not
+// know (copied in, or created since): stat'ed first, as every folder.
+func (c *checker) listNew(tx *store.Tx, p string) error {
+	st, err := c.st.stat([]byte(p))
+	if err != nil || st.kind != kindDir {
+		return nil
+	}
+	c.dirs[p] = &dirInfo{cur: st.mtimeNS}
+	c.out.Folders++
+	c.out.stale = true
+	return c.list(tx, p)
+}
+
+// verifyRacy hashes the few racy records whose size and mtime match: one
+// whose bytes still hash the same is unchanged (a reconcile settles it),
+// another changed.
+func (c *checker) verifyRacy(ctx context.Context) error {
+	if len(c.racy) == 0 {
+		return nil
+	}
+	if len(c.racy) > racyHashMax {
+		c.out.unsure = c.racy
+		return nil
+	}
+	rd, err := c.ix.openReaders()
+	if err != nil {
+		return err
+	}
+	defer rd.close()
+	return c.ix.Store.View(func(tx *store.Tx) error {
+		for _, p := range c.racy {
+			f, ok, err := tx.File(p)
+			if err != nil {
+				return err
+			}
+			if !ok || f.Size > racyHashBytes {
+				c.out.unsure = append(c.out.unsure, p)
+				continue
+			}
+			_, sum, _, err := c.ix.read(ctx, rd, p, vault.IsPagePath(p))
+			if err != nil || sum != f.SHA256 {
+				c.add(p, &c.out.Changed)
+				continue
+			}
+			c.out.settle = append(c.out.settle, p)
+		}
+		return nil
+	})
+}
+
+// Reconcile indexes what Check found (the changed paths, or the whole
+// vault when there are many) and remembers the folder mtimes the check
+// saw. It needs the store open read-write.
+func (ix *Indexer) Reconcile(ctx context.Context, s *Staleness) (*Report, error) {
+	var rep *Report
+	paths := append(append(slices.Clone(s.Paths), s.settle...), s.unsure...)
+	if s.Count() > 0 || len(s.unsure) > 0 {
+		opts := ScanOptions{Paths: paths}
+		if len(paths) > reconcileAll {
+			opts.Paths = nil
+		}
+		var err error
+		if rep, err = ix.Scan(ctx, opts); err != nil {
+			return nil, err
+		}
+	}
+	err := ix.Store.Update(func(tx *store.Tx) error {
+		return tx.SetMeta(metaFreshDirs, encodeDirs(s.count, s.dirs))
+	})
+	return rep, err
+}
+
+// encodeDirs encodes the remembered folder mtimes: a version byte, the
+// tracked file count, then per folder its path, mtime and racy flag.
+func encodeDirs(count int, dirs []dirStamp) []byte {
+	b := []byte{1}
+	b = binary.AppendUvarint(b, uint64(max(count, 0)))
+	for _, d := range dirs {
+		b = binary.AppendUvarint(b, uint64(len(d.path)))
+		b = append(b, d.path...)
+		b = binary.AppendVarint(b, d.mtimeNS)
+		if d.racy {
+			b = append(b, 1)
+		} else {
+			b = append(b, 0)
+		}
+	}
+	return b
+}
+
+func decodeDirs(b []byte) (count int, dirs []dirStamp, ok bool) {
+	if len(b) < 1 || b[0] != 1 {
+		return 0, nil, false
+	}
+	b = b[1:]
+	n, k := binary.Uvarint(b)
+	if k <= 0 {
+		return 0, nil, false
+	}
+	b = b[k:]
+	for len(b) > 0 {
+		l, k := binary.Uvarint(b)
+		if k <= 0 || uint64(len(b)-k) < l {
+			return 0, nil, false
+		}
+		p := string(b[k : k+int(l)])
+		b = b[k+int(l):]
+		m, k2 := binary.Varint(b)
+		if k2 <= 0 || len(b) < k2+1 {
+			return 0, nil, false
+		}
+		dirs = append(dirs, dirStamp{path: p, mtimeNS: m, racy: b[k2] == 1})
+		b = b[k2+1:]
+	}
+	return int(n), dirs, true
+}
+
+func isNotDir(err error) bool { return errors.Is(err, syscall.ENOTDIR) }
