@@ -523,6 +523,9 @@ func (w *pageWrite) applySources(m *merged, parts []part) error {
 		if err != nil {
 			return err
 		}
+		if markdown.ClassifySource(entry).Kind == markdown.SourceFile {
+			w.cited = append(w.cited, entry)
+		}
 		want = append(want, entry)
 	}
 	if equalStrings(wantIDs, curIDs) {
