@@ -252,7 +252,7 @@ func applyVerbHelp(prefix string, cmds []*cli.Command) {
 func helpCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "help",
-		Usage:     "show the help of synapse or of a command",
+		Usage:     "Show the help of synapse or of a command",
 		UsageText: "synapse help [COMMAND [SUBCOMMAND]]",
 		Flags:     []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "accepted for symmetry; help is text"}},
 		Action: func(c *cli.Context) error {

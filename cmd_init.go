@@ -13,7 +13,7 @@ func init() {
 	extraCommands = append(extraCommands,
 		&cli.Command{
 			Name:      "init",
-			Usage:     "create a vault (running it again is harmless)",
+			Usage:     "Create a vault (running it again is harmless)",
 			UsageText: "synapse init [DIR]",
 			Description: "Lays out raw/sources/, raw/assets/, wiki/ (with index.md, log.md, overview.md and\n" +
 				"folders for typed pages), schema.md, purpose.md and .synapse/. Existing files are kept.",
@@ -59,7 +59,7 @@ func init() {
 		},
 		&cli.Command{
 			Name:         "version",
-			Usage:        "print the version",
+			Usage:        "Print the version",
 			UsageText:    "synapse version [--json]",
 			Flags:        []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print the version, Go version and platform as JSON"}},
 			OnUsageError: usageError,

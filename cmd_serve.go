@@ -38,7 +38,7 @@ const shutdownGrace = 3 * time.Second
 func init() {
 	extraCommands = append(extraCommands, &cli.Command{
 		Name:      "serve",
-		Usage:     "serve MCP (stdio, streamable HTTP) and REST over the vault",
+		Usage:     "Serve MCP (stdio, streamable HTTP) and REST over the vault",
 		UsageText: "synapse serve --mcp-stdio | --http [--addr 127.0.0.1:7411] [--write]",
 		Description: "--mcp-stdio serves every MCP tool, read and write, on standard input and output.\n" +
 			"--http serves MCP at /mcp, the REST routes, /openapi.json and /healthz on one loopback\n" +

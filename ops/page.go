@@ -31,7 +31,7 @@ func refOf(p *store.PageRec) PageRef {
 
 // GetPageIn is the input of get_page.
 type GetPageIn struct {
-	Title string `json:"title" arg:"0" required:"true" desc:"Page title, alias, file name, path or id; resolved like a [[link]]"`
+	Title string `json:"title" arg:"0" words:"true" required:"true" desc:"Page title, alias, file name, path or id; resolved like a [[link]]"`
 }
 
 // LinkOut is one outgoing link of a page.

@@ -430,7 +430,7 @@ func listReviews(ctx context.Context, e *Env, in *ListReviewsIn) (*ListReviewsOu
 
 // ResolveReviewIn is the input of resolve_review.
 type ResolveReviewIn struct {
-	ID     string `json:"id" arg:"0" required:"true" desc:"Review item id (from list_reviews)"`
+	ID     string `json:"id" arg:"0" required:"true" several:"synapse review bulk-resolve --action ACTION ID..." desc:"Review item id (from list_reviews)"`
 	Action string `json:"action" required:"true" desc:"skip, dismiss, resolve (alias mark-resolved), create (write a stub page, or append to purpose.md/schema.md) or deep-research (run $SYNAPSE_RESEARCH_CMD)"`
 }
 

@@ -47,7 +47,7 @@ import (
 // creates the file; `updated` is set by synapse when the page changes, in
 // the format the page already uses.
 type WritePageIn struct {
-	Title       string         `json:"title" arg:"0" required:"true" desc:"Page title (≤ 200 characters), or the path or id of an existing page; an existing page is updated in place"`
+	Title       string         `json:"title" arg:"0" words:"true" required:"true" desc:"Page title (≤ 200 characters), or the path or id of an existing page; an existing page is updated in place"`
 	Content     string         `json:"content" cli:"stdin" raw:"true" required:"true" desc:"Markdown body (the page as written ≤ 1 MiB, UTF-8); a frontmatter block at its top is merged into the page's frontmatter"`
 	Frontmatter map[string]any `json:"frontmatter,omitempty" cli:"-" desc:"Frontmatter keys: type, aliases, tags, sources and any others (a null value removes a key); keys not given, and keys given with their current value, are kept as they are"`
 	Type        string         `json:"type,omitempty" mcp:"-" desc:"Page type: a lower-case word (entity, concept, source, synthesis, comparison, query, note, or the vault's own such as topic or question); default: the page's current type, else concept"`
