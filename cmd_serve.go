@@ -22,6 +22,7 @@ import (
 	"github.com/synapse-wiki/synapse/errs"
 	"github.com/synapse-wiki/synapse/index"
 	"github.com/synapse-wiki/synapse/ops"
+	"github.com/synapse-wiki/synapse/search"
 	"github.com/synapse-wiki/synapse/store"
 	"github.com/synapse-wiki/synapse/vault"
 	"github.com/urfave/cli/v2"
@@ -326,8 +327,12 @@ func (s *service) acquire(ctx context.Context) (sockHello, error) {
 // (indexed). The caller holds s.mu or owns s alone.
 func (s *service) startPrimary(ctx context.Context) {
 	env := s.env
-	var scanned bool
-	_ = env.Store.View(func(tx *store.Tx) error { _, scanned = tx.LastScan(); return nil })
+	var scanned, rebuild bool
+	_ = env.Store.View(func(tx *store.Tx) error {
+		_, scanned = tx.LastScan()
+		rebuild = scanned && search.NeedsRebuild(tx)
+		return nil
+	})
 	env.Index.Progress = s.progress.set
 	env.Index.Notify = func(msg string) { s.log.Printf("%s", msg) }
 	// the watcher outlives ctx (cancelled at shutdown) until close: a
@@ -335,7 +340,7 @@ func (s *service) startPrimary(ctx context.Context) {
 	w, err := env.Index.Watch(context.WithoutCancel(ctx), index.WatchOptions{Reconcile: true, OnScan: s.onScan, OnWatchError: s.onWatchError})
 	if err != nil {
 		s.log.Printf("cannot watch the vault (%v); edits made by other programs are picked up by trigger_source_rescan", err)
-		if !scanned {
+		if !scanned || rebuild {
 			if _, err := env.Index.Scan(ctx, index.ScanOptions{}); err != nil {
 				s.log.Printf("start-up scan: %s", errDetail(err))
 			}

@@ -501,6 +501,8 @@ func invokeVerb(c *cli.Context, v *vault.Vault, op *ops.Op, raw []byte, o *outpu
 			switch {
 			case err == nil:
 				return out, nil
+			case ctx.Err() != nil:
+				return nil, interrupted(op, err)
 			case errors.Is(err, errNoServer), errors.Is(err, errServerRetry),
 				errors.Is(err, errServerGone) && !op.Writes(in):
 				// not run (or a read that may simply be asked again):
@@ -524,14 +526,31 @@ func invokeVerb(c *cli.Context, v *vault.Vault, op *ops.Op, raw []byte, o *outpu
 		})
 		if err == nil {
 			defer e.Close()
-			out, err := op.Run(ctx, e, in)
+			run := ctx
+			if op.Writes(in) && !op.Scans {
+				// a write that has started runs to completion, as on a
+				// server (SIGINT and SIGTERM stop reads and scans at once)
+				run = context.WithoutCancel(ctx)
+			}
+			out, err := op.Run(run, e, in)
 			o.endProgress()
+			if err != nil && ctx.Err() != nil {
+				err = interrupted(op, err)
+			}
 			return out, err
 		}
 		if !errors.Is(err, store.ErrLocked) || time.Now().After(deadline) || ctx.Err() != nil {
 			return nil, lockedBecause(err, why)
 		}
 	}
+}
+
+// interrupted is the error of a verb a signal stopped.
+func interrupted(op *ops.Op, err error) error {
+	if !errors.Is(err, context.Canceled) {
+		return err
+	}
+	return errs.Wrap(errs.Unavailable, err, "interrupted (SIGINT or SIGTERM) before `synapse %s` finished; what it had committed stays, run it again to finish", op.CLI)
 }
 
 // lockedBecause adds to a held-store error why the holder's socket did not

@@ -230,6 +230,9 @@ func TestHardenLive_Symlinks(t *testing.T) {
 	if r := quickCLI(t, bin, v, "x\n", "page", "write", "Logged"); r.code != 5 {
 		t.Errorf("CLI write with log.md linked out: %+v", r)
 	}
+	if st, body := srv.rest(t, "PUT", "/pages/Logged%20Too", `{"content":"x\n"}`); st != 403 || !strings.Contains(body, "log.md") {
+		t.Errorf("REST write with log.md linked out: %d %s", st, body)
+	}
 	// purpose.md a symlink: review create copies nothing in
 	os.Remove(v.Abs(vault.PurposeFile))
 	os.Symlink(filepath.Join(outside, "secret.md"), v.Abs(vault.PurposeFile))
@@ -237,6 +240,9 @@ func TestHardenLive_Symlinks(t *testing.T) {
 	id := strings.TrimSpace(r.stdout)
 	if st, body := srv.rest(t, "POST", "/review/queue/"+id+"/create", ""); st != 403 || strings.Contains(body, "OUTSIDE-SECRET") {
 		t.Errorf("REST review create with purpose.md linked out: %d %s", st, body)
+	}
+	if r := quickCLI(t, bin, v, "", "review", "resolve", id, "--action", "create"); r.code != 5 || strings.Contains(r.stdout+r.stderr, "OUTSIDE-SECRET") {
+		t.Errorf("CLI review create with purpose.md linked out: %+v", r)
 	}
 	srv.stop(t)
 	entries, _ := os.ReadDir(outside)
@@ -277,5 +283,51 @@ func TestHardenLive_PermissionDenied(t *testing.T) {
 	ee, _ := err.(*exec.ExitError)
 	if ee == nil || ee.ExitCode() != 5 || !strings.Contains(string(out), "permission denied") || strings.Contains(string(out), "does not exist") {
 		t.Fatalf("a non-owner's status: %v %s", err, out)
+	}
+}
+
+// The CLI stops at SIGTERM during a long read: a reindex hashing an
+// 8 GiB (sparse) source exits at once, and a read of it answers at once
+// (main hashed the whole file for both, ignoring the signal).
+func TestHardenLive_CLIStopsOnSignal(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	bin := synapseBinary(t)
+	v := testvault.New(t)
+	if r := quickCLI(t, bin, v, "", "status"); r.code != 0 { // the first scan, before the huge file
+		t.Fatalf("status: %+v", r)
+	}
+	f, err := os.Create(v.Abs("raw/sources/huge.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString(strings.Repeat(`{"line":"text"}`+"\n", 1000))
+	if err := f.Truncate(8 << 30); err != nil {
+		t.Skip("no sparse files here:", err)
+	}
+	f.Close()
+	if r := quickCLI(t, bin, v, "", "source", "read", "huge.jsonl", "--json"); r.code != 0 || !strings.Contains(r.stdout, `"truncated":true`) || !strings.Contains(r.stdout, `"size_bytes":8589934592`) || !strings.Contains(r.stdout, `"sha256_of":"content"`) {
+		t.Errorf("source read: %d %.300s %s", r.code, r.stdout, r.stderr)
+	}
+	cmd := exec.Command(bin, "reindex", "--vault", v.Root)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(500 * time.Millisecond)
+	cmd.Process.Signal(syscall.SIGTERM)
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		ee, _ := err.(*exec.ExitError)
+		if ee == nil || ee.ExitCode() != 5 || !strings.Contains(stderr.String(), "interrupted") {
+			t.Errorf("reindex after SIGTERM: %v %s", err, stderr.String())
+		}
+	case <-time.After(15 * time.Second):
+		cmd.Process.Kill()
+		t.Fatal("reindex ignores SIGTERM")
 	}
 }

@@ -192,7 +192,7 @@ func Search(ctx context.Context, s *store.Store, query string, o SearchOptions) 
 	var mx *matrix
 	var terms map[string]float64
 	var filt *search.Filter
-	named := map[string]bool{} // pages whose title, alias or file name is the query
+	named := map[string]bool{} // pages whose title, alias, file name or a heading is the query
 	err = s.View(func(tx *store.Tx) error {
 		for _, kind := range []byte{store.NameTitle, store.NameAlias, store.NameFile} {
 			for _, c := range tx.LookupName(kind, strings.TrimRight(text, "?!. ")) {
@@ -205,6 +205,12 @@ func Search(ctx context.Context, s *store.Store, query string, o SearchOptions) 
 		}
 		if mx, err = loadMatrix(s, tx); err != nil {
 			return err
+		}
+		// a section heading asked for by name counts as a name
+		for _, doc := range mx.headed[store.Fold(strings.TrimRight(text, "?!. "))] {
+			if p, err := tx.Page(doc); err == nil && p != nil {
+				named[p.Path] = true
+			}
 		}
 		// phrases are confirmed on the text below: rank a few spares
 		n := depth
@@ -346,8 +352,8 @@ func fuse(s *store.Store, mx *matrix, lex []search.Hit, sem []semHit, f Fusion, 
 				c.score = c.sem.cos
 			}
 		} else if named[c.path] && c.lr > 0 {
-			// asking for a page by its name finds that page first (as
-			// lexical ranking does), whatever the vectors say
+			// asking for a page or a section by its name finds that page
+			// first (as lexical ranking does), whatever the vectors say
 			c.score += f.Lexical + f.Semantic + 1
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"container/heap"
 	"math"
 	"math/bits"
+	"strings"
 	"sync"
 
 	"github.com/synapse-wiki/synapse/store"
@@ -26,6 +27,9 @@ type matrix struct {
 	// of large matrices (rank).
 	bits  []uint64
 	words int
+	// headed maps a folded section heading (the last segment of a chunk's
+	// heading path) to the docs with such a section.
+	headed map[string][]uint32
 }
 
 // Exact search scans every chunk; above exactLimit chunks (about 2,500
@@ -84,6 +88,20 @@ func loadMatrix(s *store.Store, tx *store.Tx) (*matrix, error) {
 		})
 		if err != nil {
 			return nil, err
+		}
+	}
+	m.headed = map[string][]uint32{}
+	for _, p := range m.pages {
+		last := ""
+		for i := p.start; i < p.end; i++ {
+			h := m.heads[i]
+			if j := strings.LastIndex(h, " > "); j >= 0 {
+				h = h[j+len(" > "):]
+			}
+			if h = store.Fold(h); h != "" && h != last {
+				m.headed[h] = append(m.headed[h], p.doc)
+				last = h
+			}
 		}
 	}
 	if dim > 0 {

@@ -30,11 +30,12 @@ type updater struct {
 	reserved map[uint32]bool
 	adjCache map[uint32]*store.AdjRec // nil entry: node absent
 	adjDirty map[uint32]bool
-	// buffered dangling counts, written sorted by flushLinkCounts
-	dangling    map[danglingKey]int
-	danglingRaw map[danglingKey]string
-	// danglingBySeg indexes the buffered dangling keys by last segment
-	danglingBySeg map[string][]danglingKey
+	// buffered dangling and off-graph counts, written sorted by
+	// flushLinkCounts
+	dangling    map[linkCount]int
+	danglingRaw map[linkCount]string
+	// danglingBySeg indexes the buffered counts by last segment
+	danglingBySeg map[string][]linkCount
 	applied       bool // a page was applied or removed in this transaction
 	// bulk: every page of the store is being applied afresh (a full
 	// reindex) and marks its own links dirty, so re-resolving the linkers
@@ -58,8 +59,8 @@ func newUpdater(tx *store.Tx) *updater {
 	u := &updater{tx: tx, reserved: map[uint32]bool{},
 		adjCache: map[uint32]*store.AdjRec{}, adjDirty: map[uint32]bool{},
 		linksDirty: map[uint32]bool{}, graphDirty: map[uint32]bool{}, ev: newGraphEvents(),
-		dangling: map[danglingKey]int{}, danglingRaw: map[danglingKey]string{},
-		danglingBySeg: map[string][]danglingKey{}}
+		dangling: map[linkCount]int{}, danglingRaw: map[linkCount]string{},
+		danglingBySeg: map[string][]linkCount{}}
 	for _, p := range []string{vault.IndexPage, vault.LogPage, vault.OverviewPage} {
 		if d := tx.DocByPath(p); d != 0 {
 			u.reserved[d] = true
@@ -101,7 +102,8 @@ func (u *updater) applyPage(c pageChange) error {
 		// lint, and get_page reads their links from the file
 		rec.Tags = nil
 	} else {
-		rec.Links = linkRecs(c.path, c.parsed.Links)
+		rec.Links, rec.FileLinks = linkRecs(c.path, c.parsed.Links)
+		rec.SourceKeys = sourceKeys(rec) // before resolution: the explicit ones
 	}
 	// In a bulk (full) scan the other pages' names are not all present yet:
 	// links stay pending until the links drain. Otherwise they are resolved
@@ -169,15 +171,7 @@ func pageFields(path string, parsed *markdown.Page) *store.PageRec {
 	if rec.Type = vault.NormalizeType(parsed.Type); reserved || rec.Type == "" {
 		rec.Type = vault.TypeFromPath(path)
 	}
-	rec.SourceKeys = markdown.CitedFiles(rec.Sources) // files only: never a URL, id, link or free text
-	if !reserved {
-		// a link into raw/sources/ cites that source too (SPEC §2.4)
-		for _, k := range linkSourceKeys(path, parsed.Links) {
-			if !slices.Contains(rec.SourceKeys, k) {
-				rec.SourceKeys = append(rec.SourceKeys, k)
-			}
-		}
-	}
+	rec.SourceKeys = sourceKeys(rec) // links add theirs (applyPage, putLinked)
 	return rec
 }
 
@@ -191,10 +185,11 @@ type linkSig struct {
 // indexed, so self-links resolve) and applies only the difference between
 // its old and new link effects: an edit that keeps its links leaves the
 // graph alone. Links whose key the old version also had keep their
-// resolution, which markLinkers keeps current whenever names change.
+// resolution, which markLinkers (and the file events) keep current
+// whenever names change.
 func (u *updater) resolveApplied(rec, old *store.PageRec) error {
-	var prev map[linkSig]store.LinkRec
-	oldC := contrib{}
+	var prev, prevFiles map[linkSig]store.LinkRec
+	oldC := newContrib()
 	if old != nil && !old.LinksPending && !old.Reserved {
 		oldC = linkContrib(old, u.isReserved)
 		if old.Path == rec.Path {
@@ -202,24 +197,38 @@ func (u *updater) resolveApplied(rec, old *store.PageRec) error {
 			for _, l := range old.Links {
 				prev[linkSig{l.Key, l.Markdown}] = l
 			}
+			prevFiles = make(map[linkSig]store.LinkRec, len(old.FileLinks))
+			for _, l := range old.FileLinks {
+				prevFiles[linkSig{l.Key, l.Markdown}] = l
+			}
+		}
+	}
+	set := func(l *store.LinkRec, r Resolution) {
+		l.To, l.File, l.ToReserved = r.Doc, r.File, r.Reserved
+		if r.Candidates > 1 {
+			l.Ambiguous = r.Candidates
 		}
 	}
 	for i := range rec.Links {
 		l := &rec.Links[i]
 		if p, ok := prev[linkSig{l.Key, l.Markdown}]; ok && p.To != rec.Doc {
-			l.To, l.Ambiguous = p.To, p.Ambiguous
+			l.To, l.File, l.Ambiguous, l.ToReserved = p.To, p.File, p.Ambiguous, p.ToReserved
 			continue
 		}
-		r := Resolve(u.tx, l.Key, rec.Path, l.Markdown)
-		l.To = r.Doc
-		if r.Candidates > 1 {
-			l.Ambiguous = r.Candidates
+		set(l, Resolve(u.tx, l.Key, rec.Path, l.Markdown))
+	}
+	for i := range rec.FileLinks {
+		l := &rec.FileLinks[i]
+		if p, ok := prevFiles[linkSig{l.Key, l.Markdown}]; ok {
+			l.File, l.Ambiguous = p.File, p.Ambiguous
+			continue
 		}
+		set(l, ResolveFileLink(u.tx, *l, rec.Path))
 	}
 	if err := u.applyContrib(rec.Doc, diffContrib(linkContrib(rec, u.isReserved), oldC), +1); err != nil {
 		return err
 	}
-	return u.tx.PutPageLinks(rec)
+	return u.putLinked(rec)
 }
 
 // markLinkers queues for re-resolution every page whose links could
@@ -268,22 +277,74 @@ func (u *updater) markLinkers(r *store.PageRec) error {
 				}
 			}
 		}
-		seg := store.LastSegment(f)
-		for _, d := range u.tx.DanglingBySegment(seg) {
-			u.markLinks(d)
-		}
-		for _, k := range u.danglingBySeg[seg] {
-			if u.dangling[k] > 0 {
-				u.markLinks(k.src) // unresolved links added in this transaction
-			}
-		}
+		u.markBySegment(store.LastSegment(f))
 	}
 	return nil
+}
+
+// markBySegment queues for re-resolution the pages whose links with this
+// last segment reach no page (dangling) or no graph node (a reserved top
+// file, a file that is no page, a file link): a page or a file with that
+// name that appears or vanishes may change where they lead.
+func (u *updater) markBySegment(seg string) {
+	for _, d := range u.tx.DanglingBySegment(seg) {
+		u.markLinks(d)
+	}
+	for _, d := range u.tx.OffGraphBySegment(seg) {
+		u.markLinks(d)
+	}
+	for _, k := range u.danglingBySeg[seg] {
+		if u.dangling[k] > 0 {
+			u.markLinks(k.src) // such links added in this transaction
+		}
+	}
+}
+
+// putFile stores the record of a tracked file that is no page (a raw
+// source, an attachment); a new one is indexed by name and path, and the
+// links that may reach it now are re-resolved.
+func (u *updater) putFile(p string, f store.FileRec) error {
+	if err := u.tx.PutFile(p, f); err != nil {
+		return err
+	}
+	if vault.IsPagePath(p) || u.tx.HasFileName(p) {
+		return nil
+	}
+	if err := u.tx.PutFileName(p); err != nil {
+		return err
+	}
+	u.fileNamesChanged(p)
+	return nil
+}
+
+// removeFile forgets a tracked file that is no page; the links that
+// reached it (or could have) are re-resolved.
+func (u *updater) removeFile(p string) error {
+	if err := u.tx.DeleteFile(p); err != nil {
+		return err
+	}
+	if !u.tx.HasFileName(p) {
+		return nil
+	}
+	if err := u.tx.DeleteFileName(p); err != nil {
+		return err
+	}
+	u.fileNamesChanged(p)
+	return nil
+}
+
+func (u *updater) fileNamesChanged(p string) {
+	if !u.bulk {
+		u.markBySegment(store.FileName(p))
+	}
 }
 
 // removePage deletes the page at path (a no-op when unknown).
 func (u *updater) removePage(path string) error {
 	u.applied = true
+	if !vault.IsPagePath(path) {
+		return u.removeFile(path) // a raw source or an attachment
+	}
 	tx := u.tx
 	doc := tx.DocByPath(path)
 	if doc == 0 {

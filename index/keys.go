@@ -33,7 +33,11 @@ func SourceKey(s string) string { return markdown.ClassifySource(s).Path }
 // links to files outside wiki/ (no page links; raw/sources/ ones cite).
 // 3: sources entries classified (markdown.ClassifySource: only files are
 // source keys), open types normalized, FMError as "line N: …".
-const ParseVersion = "3"
+// 4: links to files that are no page: page links that reach a raw source
+// or an attachment by name, file links (attachments, explicit paths into
+// raw/) kept and resolved, links to the reserved top files filed as
+// off-graph links; tracked files indexed by name.
+const ParseVersion = "4"
 
 const metaParseVersion = "parse_version"
 
@@ -104,27 +108,41 @@ func sameNames(a, b *store.PageRec) bool {
 // LinkRecs converts parsed links into stored ones (unresolved), keeping
 // only page links, exactly as the scanner stores them (write_page uses it
 // for the index.md it generates).
-func LinkRecs(ls []markdown.Link) []store.LinkRec { return linkRecs(vault.IndexPage, ls) }
+func LinkRecs(ls []markdown.Link) []store.LinkRec {
+	pl, _ := linkRecs(vault.IndexPage, ls)
+	return pl
+}
 
 // linkRecs converts the parsed links of the page at srcPath into stored
-// ones (unresolved), keeping only page links: attachments and links to
-// files outside wiki/ (FileTarget) are no page links, so never dangling.
-func linkRecs(srcPath string, ls []markdown.Link) []store.LinkRec {
-	out := make([]store.LinkRec, 0, len(ls))
+// ones (unresolved): page links, and file links — those that can name
+// only a file that is no page: an attachment ([[diagram.png]]) or an
+// explicit path outside wiki/ (FileTarget). A file link never dangles; a
+// page link dangles only when neither a page nor a file answers to its
+// name. An explicit path outside wiki/ and raw/ names a file synapse does
+// not track (a top-level file, another folder): it is not kept at all.
+func linkRecs(srcPath string, ls []markdown.Link) (pages, files []store.LinkRec) {
+	pages = make([]store.LinkRec, 0, len(ls))
 	for _, l := range ls {
-		if !l.IsPageLink() || FileTarget(srcPath, l) != "" {
-			continue
-		}
 		k := LinkKey(l.Target)
 		if k == "" {
 			continue
 		}
-		out = append(out, store.LinkRec{
+		rec := store.LinkRec{
 			Target: l.Target, Key: k, Heading: l.Heading,
 			Embed: l.Embed, Markdown: l.Kind == markdown.MarkdownLink, Line: l.Line,
-		})
+		}
+		switch ft := FileTarget(srcPath, l); {
+		case ft != "":
+			if isRawPath(ft) {
+				files = append(files, rec)
+			}
+		case !l.IsPageLink():
+			files = append(files, rec)
+		default:
+			pages = append(pages, rec)
+		}
 	}
-	return out
+	return pages, files
 }
 
 // FileTarget returns the vault path of the file a link in the page at
@@ -136,14 +154,19 @@ func linkRecs(srcPath string, ls []markdown.Link) []store.LinkRec {
 // (joinInVault: "../../raw/sources/x.md" written one folder too deep still
 // names raw/sources/x.md). A wikilink without an extension names a .md
 // file, as in Obsidian. "" for every other link. The rule is by path alone
-// (no file is looked at), so it cannot change when files come and go.
+// (no file is looked at), so it cannot change when files come and go;
+// whether the file exists is the link's resolution (ResolveFileLink).
 func FileTarget(srcPath string, l markdown.Link) string {
-	t := strings.TrimSpace(strings.ReplaceAll(l.Target, "\\", "/"))
+	return fileTarget(srcPath, l.Target, l.Kind == markdown.MarkdownLink)
+}
+
+func fileTarget(srcPath, target string, markdownLink bool) string {
+	t := strings.TrimSpace(strings.ReplaceAll(target, "\\", "/"))
 	if t == "" {
 		return ""
 	}
 	p := ""
-	if l.Kind == markdown.MarkdownLink || strings.HasPrefix(t, "./") || strings.HasPrefix(t, "../") {
+	if markdownLink || strings.HasPrefix(t, "./") || strings.HasPrefix(t, "../") {
 		p = joinInVault(path.Dir(srcPath), t)
 		if isWikiPath(p) && strings.HasPrefix(t, ".") {
 			return "" // an explicit relative path into wiki/: a page link
@@ -159,7 +182,7 @@ func FileTarget(srcPath string, l markdown.Link) string {
 	if p == "." || p == ".." || strings.HasPrefix(p, "../") || isWikiPath(p) {
 		return ""
 	}
-	if l.Kind == markdown.WikiLink && path.Ext(p) == "" {
+	if !markdownLink && path.Ext(p) == "" {
 		p += ".md"
 	}
 	return p
@@ -174,16 +197,36 @@ func joinInVault(dir, rel string) string {
 
 func isWikiPath(p string) bool { return p == vault.WikiDir || strings.HasPrefix(p, vault.WikiDir+"/") }
 
-// linkSourceKeys returns the raw sources the links of the page at srcPath
-// point into (SPEC §2.4: a link into raw/sources/ cites that source).
-func linkSourceKeys(srcPath string, ls []markdown.Link) []string {
-	var out []string
-	for _, l := range ls {
-		if f := FileTarget(srcPath, l); strings.HasPrefix(f, vault.SourcesDir+"/") {
-			if k := SourceKey(f); k != "" && !slices.Contains(out, k) {
-				out = append(out, k)
-			}
+func isRawPath(p string) bool { return strings.HasPrefix(p, "raw/") }
+
+// sourceKeys returns the raw sources a page cites (SPEC §2.4), from its
+// record: the files its frontmatter `sources` name, then those its links
+// point into — an explicit path into raw/sources/ cites the file whether or
+// not it exists (so a missing one is reported), a link that reached a file
+// under raw/sources/ by name cites that file while it does.
+func sourceKeys(rec *store.PageRec) []string {
+	keys := markdown.CitedFiles(rec.Sources) // files only: never a URL, id, link or free text
+	if rec.Reserved {
+		return keys
+	}
+	add := func(k string) {
+		if k != "" && !slices.Contains(keys, k) {
+			keys = append(keys, k)
 		}
 	}
-	return out
+	for _, l := range rec.Links {
+		if l.File != "" && vault.IsSourcePath(l.File) {
+			add(SourceKey(l.File))
+		}
+	}
+	for _, l := range rec.FileLinks {
+		if f := fileTarget(rec.Path, l.Target, l.Markdown); f != "" {
+			if vault.IsSourcePath(f) {
+				add(SourceKey(f))
+			}
+		} else if l.File != "" && vault.IsSourcePath(l.File) {
+			add(SourceKey(l.File))
+		}
+	}
+	return keys
 }

@@ -72,7 +72,18 @@ func (rv *randVault) content() string {
 	}
 	b.WriteString("---\nbody\n")
 	for i := rv.r.Intn(6); i > 0; i-- {
-		switch rv.r.Intn(5) {
+		switch rv.r.Intn(7) {
+		case 5:
+			// a bare name that a raw source, a page or a reserved top file
+			// may answer to
+			fmt.Fprintf(&b, "[[%s]] ", fileNames[rv.r.Intn(len(fileNames))])
+		case 6:
+			// an attachment by name or by path
+			if rv.r.Intn(3) == 0 {
+				fmt.Fprintf(&b, "![[raw/assets/img%d.png]] ", rv.r.Intn(3))
+			} else {
+				fmt.Fprintf(&b, "![[img%d.png]] ", rv.r.Intn(3))
+			}
 		case 4:
 			// relative: a wikilink up one folder, or a link to a raw source
 			if rv.r.Intn(2) == 0 {
@@ -114,7 +125,47 @@ func (rv *randVault) add() {
 	rv.last = "add " + p
 }
 
+// fileNames are names that raw sources, attachments, pages and the
+// reserved top files share in a random vault.
+var fileNames = []string{"s1", "s6", "s7", "index", "overview", "log"}
+
+// fileSpots are where random raw sources and attachments come and go.
+var fileSpots = []string{"raw/sources/s6.md", "raw/sources/sub/s7.md", "raw/sources/s7.md", "raw/sources/sub/s1.md",
+	"raw/assets/img0.png", "raw/assets/deep/img1.png", "wiki/img1.png", "wiki/concepts/img2.png", "raw/img0.png"}
+
+// pageSpots are pages named like files or the reserved top files.
+var pageSpots = []string{"wiki/s6.md", "wiki/concepts/s1.md", "wiki/notes/index.md", "wiki/entities/Overview.md"}
+
+func (rv *randVault) toggle(p string, page bool) {
+	if _, err := os.Stat(rv.v.Abs(p)); err == nil {
+		if err := os.Remove(rv.v.Abs(p)); err != nil {
+			rv.t.Fatal(err)
+		}
+		rv.last = "delete " + p
+		return
+	}
+	body := "file\n"
+	if page {
+		body = rv.content()
+	}
+	testvault.Write(rv.t, rv.v, p, body)
+	rv.last = "create " + p
+}
+
 func (rv *randVault) mutate() {
+	switch y := rv.r.Intn(14); {
+	case y == 10 || y == 11:
+		rv.toggle(fileSpots[rv.r.Intn(len(fileSpots))], false)
+		return
+	case y == 12:
+		rv.toggle(pageSpots[rv.r.Intn(len(pageSpots))], true)
+		return
+	case y == 13 && rv.r.Intn(4) == 0:
+		// a reserved top file deleted or written again
+		p := []string{"wiki/index.md", "wiki/log.md", "wiki/overview.md"}[rv.r.Intn(3)]
+		rv.toggle(p, false)
+		return
+	}
 	switch x := rv.r.Intn(10); {
 	case x < 3 || len(rv.pages) < 4:
 		rv.add()

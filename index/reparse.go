@@ -52,6 +52,23 @@ func (ix *Indexer) startReparse() (*reparse, error) {
 	if err != nil {
 		return nil, err
 	}
+	// files an older synapse tracked but did not index by name (raw
+	// sources): links reach them by name from now on
+	err = ix.Store.Update(func(tx *store.Tx) error {
+		var perr error
+		if err := tx.EachFile(rawDir+"/", func(p string, f store.FileRec) bool {
+			if f.Kind != store.KindPage && !tx.HasFileName(p) {
+				perr = tx.PutFileName(p)
+			}
+			return perr == nil
+		}); err != nil {
+			return err
+		}
+		return perr
+	})
+	if err != nil {
+		return nil, err
+	}
 	if ix.Notify != nil {
 		again := ""
 		if rp.after != "" {

@@ -2,6 +2,7 @@ package index
 
 import (
 	"path"
+	"slices"
 	"sort"
 	"strings"
 
@@ -11,10 +12,18 @@ import (
 
 // Resolution is where a link target leads.
 type Resolution struct {
-	Doc        uint32 // 0 when unresolved
-	Candidates int    // pages that matched at the deciding step (>1: ambiguous)
+	Doc uint32 // 0 when no page answers
+	// File is the vault path of the file that is no page (a raw source,
+	// an attachment) that answers when no page does; "" otherwise.
+	File       string
+	Candidates int    // pages (or files) that matched at the deciding step (>1: ambiguous)
 	By         string // "path", "suffix", "file", "title", "alias", or ""
+	// Reserved is set when Doc is a reserved top file (no graph node).
+	Reserved bool
 }
+
+// Resolved reports whether the link reaches a page or a file.
+func (r Resolution) Resolved() bool { return r.Doc != 0 || r.File != "" }
 
 // Resolve resolves a link key (see LinkKey) written in the page at
 // srcPath, as Obsidian 1.13 does (SPEC §2.2): a path relative to the
@@ -23,9 +32,71 @@ type Resolution struct {
 // each case-insensitive and NFC. Several matches at one step are broken
 // by pickFrom: a match in the linking page's own folder, then the shortest
 // path, then the lexicographically first; the ambiguity is reported.
-// Reserved top files are chosen only when nothing else matches.
+// For a bare name ([[index]]), the reserved top files are chosen only
+// when no other page matches at any step. When no
+// page answers, a tracked file that is no page may (Resolution.File): a
+// raw source or an attachment, found by the same steps (path, suffix, file
+// name), as Obsidian resolves any file of the vault by name; pages win.
 func Resolve(tx *store.Tx, key, srcPath string, markdownLink bool) Resolution {
-	return lookup(tx, key, srcPath, markdownLink).pickFrom(srcPath)
+	return lookupAny(tx, key, srcPath, markdownLink).pickFrom(srcPath)
+}
+
+// ResolveFileLink resolves a link that can name only a file that is no
+// page (see linkRecs): an explicit path outside wiki/ reaches the file at
+// that path (case-insensitively), if it is tracked; an attachment name is
+// looked up as a page link's name is, among files.
+func ResolveFileLink(tx *store.Tx, l store.LinkRec, srcPath string) Resolution {
+	return lookupFileLink(tx, l, srcPath).pickFrom(srcPath)
+}
+
+func lookupFileLink(tx *store.Tx, l store.LinkRec, srcPath string) match {
+	if p := fileTarget(srcPath, l.Target, l.Markdown); p != "" {
+		return match{cands: tx.FilesAt(store.PathKey(p)), by: "path", relative: true}
+	}
+	return lookupFile(tx, l.Key, srcPath, l.Markdown)
+}
+
+// lookupAny is lookup, then lookupFile when no page matched.
+func lookupAny(tx *store.Tx, key, srcPath string, markdownLink bool) match {
+	m := lookup(tx, key, srcPath, markdownLink)
+	if len(m.cands) == 0 && key != "" {
+		f := lookupFile(tx, key, srcPath, markdownLink)
+		f.relative = f.relative || m.relative
+		return f
+	}
+	return m
+}
+
+// lookupFile finds the tracked files that are no page matching a key:
+// exact paths (relative to the linking page for relative keys, to the
+// vault, to wiki/), a unique path suffix, then the file name (".md"
+// dropped from both). Candidates have Doc 0.
+func lookupFile(tx *store.Tx, key, srcPath string, markdownLink bool) match {
+	rel := relativeKey(key, markdownLink)
+	var paths []string
+	if rel && srcPath != "" {
+		paths = append(paths, joinInVault(path.Dir(srcPath), key))
+	}
+	paths = append(paths, key, vault.WikiDir+"/"+key)
+	for _, p := range paths {
+		if strings.HasPrefix(p, "../") || p == ".." {
+			continue
+		}
+		if c := tx.FilesAt(store.PathKey(p)); len(c) > 0 {
+			return match{cands: c, by: "path", relative: rel}
+		}
+	}
+	seg := store.LastSegment(key)
+	if strings.Contains(key, "/") {
+		var cands []store.NameCandidate
+		for _, c := range tx.FilesNamed(seg) {
+			if strings.HasSuffix(store.PathKey(c.Path), "/"+key) {
+				cands = append(cands, c)
+			}
+		}
+		return match{cands: cands, by: "suffix", relative: rel}
+	}
+	return match{cands: tx.FilesNamed(key), by: "file", relative: rel}
 }
 
 // match is what a key matches at the deciding step of resolution, before
@@ -49,6 +120,36 @@ func lookup(tx *store.Tx, key, srcPath string, markdownLink bool) match {
 		return match{}
 	}
 	rel := relativeKey(key, markdownLink)
+	// for a bare name, a step that matches only reserved top files (index,
+	// log, overview) decides nothing: they are chosen only when nothing
+	// else matches ([[index]] reaches wiki/notes/index.md when it exists);
+	// a path (markdown links, [[wiki/index]], [[../index]]) is taken as
+	// written
+	bare := !rel && !strings.Contains(key, "/")
+	var reserved *match
+	decide := func(m match) bool {
+		if len(m.cands) == 0 {
+			return false
+		}
+		if !bare {
+			return true
+		}
+		for _, c := range m.cands {
+			if !vault.IsReserved(c.Path) {
+				return true
+			}
+		}
+		if reserved == nil {
+			reserved = &m
+		}
+		return false
+	}
+	last := func() match {
+		if reserved != nil {
+			return *reserved
+		}
+		return match{relative: rel}
+	}
 	// 1. exact paths
 	var paths []string
 	if rel && srcPath != "" {
@@ -60,7 +161,10 @@ func lookup(tx *store.Tx, key, srcPath string, markdownLink bool) match {
 			continue
 		}
 		if d := tx.DocByPath(p); d != 0 {
-			return match{cands: []store.NameCandidate{{Doc: d, Path: p}}, by: "path", relative: rel}
+			m := match{cands: []store.NameCandidate{{Doc: d, Path: reservedPath(p)}}, by: "path", relative: rel}
+			if decide(m) {
+				return m
+			}
 		}
 	}
 	seg := store.LastSegment(key)
@@ -73,30 +177,42 @@ func lookup(tx *store.Tx, key, srcPath string, markdownLink bool) match {
 				cands = append(cands, c)
 			}
 		}
-		if len(cands) > 0 {
-			return match{cands: cands, by: "suffix", relative: rel}
+		if m := (match{cands: cands, by: "suffix", relative: rel}); decide(m) {
+			return m
 		}
 		// a title or alias may itself contain a slash
 		for _, step := range []struct {
 			kind byte
 			by   string
 		}{{store.NameTitle, "title"}, {store.NameAlias, "alias"}} {
-			if c := tx.LookupName(step.kind, key); len(c) > 0 {
-				return match{cands: c, by: step.by, relative: rel}
+			if m := (match{cands: tx.LookupName(step.kind, key), by: step.by, relative: rel}); decide(m) {
+				return m
 			}
 		}
-		return match{relative: rel}
+		return last()
 	}
 	// 3–5. file name, title, alias
 	for _, step := range []struct {
 		kind byte
 		by   string
 	}{{store.NameFile, "file"}, {store.NameTitle, "title"}, {store.NameAlias, "alias"}} {
-		if c := tx.LookupName(step.kind, key); len(c) > 0 {
-			return match{cands: c, by: step.by, relative: rel}
+		if m := (match{cands: tx.LookupName(step.kind, key), by: step.by, relative: rel}); decide(m) {
+			return m
 		}
 	}
-	return match{relative: rel}
+	return last()
+}
+
+// reservedPath returns the path of the reserved top file whose page_path
+// key is p's, else p (only reserved paths matter to lookup's candidates).
+func reservedPath(p string) string {
+	k := store.PathKey(p)
+	for _, r := range []string{vault.IndexPage, vault.LogPage, vault.OverviewPage} {
+		if store.PathKey(r) == k {
+			return r
+		}
+	}
+	return p
 }
 
 // pickFrom chooses among the candidates for a link in the page at
@@ -110,7 +226,7 @@ func (m match) pickFrom(srcPath string) Resolution {
 		return Resolution{}
 	}
 	if len(c) == 1 {
-		return Resolution{Doc: c[0].Doc, Candidates: 1, By: m.by}
+		return m.result(0, 1)
 	}
 	best := -1
 	dir := path.Dir(srcPath)
@@ -144,52 +260,72 @@ func (m match) pickFrom(srcPath string) Resolution {
 			best = i
 		}
 	}
-	return Resolution{Doc: c[best].Doc, Candidates: len(c), By: m.by}
+	return m.result(best, len(c))
 }
 
-// contrib is the effect of a page's links on backlinks, dangling links and
-// graph directions.
+func (m match) result(i, n int) Resolution {
+	c := m.cands[i]
+	r := Resolution{Doc: c.Doc, Candidates: n, By: m.by, Reserved: vault.IsReserved(c.Path)}
+	if c.Doc == 0 {
+		r.File = c.Path
+	}
+	return r
+}
+
+// contrib is the effect of a page's links on backlinks, dangling links,
+// off-graph links and graph directions.
 type contrib struct {
 	to       map[uint32]int    // resolved target doc → link count
 	dangling map[string]int    // folded key → count
 	raw      map[string]string // folded key → first written form
+	offgraph map[string]int    // offKey → count (see store.AddOffGraph)
 }
 
+func newContrib() contrib {
+	return contrib{to: map[uint32]int{}, dangling: map[string]int{}, raw: map[string]string{}, offgraph: map[string]int{}}
+}
+
+// offKey is the key a link is filed under among the off-graph links: its
+// key, with a Windows path's backslashes as slashes so that its last
+// segment is the file name it names.
+func offKey(k string) string { return strings.ReplaceAll(k, "\\", "/") }
+
 func linkContrib(src *store.PageRec, isReserved func(uint32) bool) contrib {
-	c := contrib{to: map[uint32]int{}, dangling: map[string]int{}, raw: map[string]string{}}
+	c := newContrib()
 	if src.Reserved || src.LinksPending {
 		return c
 	}
 	for _, l := range src.Links {
 		switch {
-		case l.To == 0:
+		case l.To == 0 && l.File == "":
 			c.dangling[l.Key]++
 			if _, ok := c.raw[l.Key]; !ok {
 				c.raw[l.Key] = strings.TrimSuffix(l.Target, ".md")
 			}
-		case l.To == src.Doc || isReserved(l.To):
-			// self links and links to index/log/overview stay out of the graph
+		case l.To == src.Doc:
+			// a self link stays out of the graph (markLinkers finds it)
+		case l.To == 0 || l.ToReserved || isReserved(l.To):
+			// a file that is no page, or index/log/overview: no graph node
+			c.offgraph[offKey(l.Key)]++
 		default:
 			c.to[l.To]++
 		}
+	}
+	for _, l := range src.FileLinks {
+		c.offgraph[offKey(l.Key)]++
 	}
 	return c
 }
 
 // applyContrib adds (sign +1) or removes (sign -1) a page's link effects:
 // link counts on graph edges (which are also the backlinks) and buffered
-// dangling counts, written in key order by finish.
+// dangling and off-graph counts, written in key order by finish.
 func (u *updater) applyContrib(src uint32, c contrib, sign int) error {
 	for k, n := range c.dangling {
-		dk := danglingKey{key: k, src: src}
-		if _, ok := u.dangling[dk]; !ok && sign*n > 0 {
-			seg := store.LastSegment(k)
-			u.danglingBySeg[seg] = append(u.danglingBySeg[seg], dk)
-		}
-		u.dangling[dk] += sign * n
-		if _, ok := u.danglingRaw[dk]; !ok && c.raw[k] != "" {
-			u.danglingRaw[dk] = c.raw[k]
-		}
+		u.bufferCount(linkCount{kind: countDangling, key: k, src: src}, sign*n, c.raw[k])
+	}
+	for k, n := range c.offgraph {
+		u.bufferCount(linkCount{kind: countOffGraph, key: k, src: src}, sign*n, "")
 	}
 	if u.noGraph {
 		return nil // the graph is rebuilt from the records
@@ -202,27 +338,56 @@ func (u *updater) applyContrib(src uint32, c contrib, sign int) error {
 	return nil
 }
 
-type danglingKey struct {
-	key string
-	src uint32
+// Kinds of buffered link counts.
+const (
+	countDangling byte = 'd' // store.AddDangling
+	countOffGraph byte = 'o' // store.AddOffGraph
+)
+
+// linkCount is one buffered count: links from src under a folded key.
+type linkCount struct {
+	kind byte
+	key  string
+	src  uint32
 }
 
-// flushLinkCounts writes buffered dangling counts in key order.
+func (u *updater) bufferCount(k linkCount, n int, raw string) {
+	if _, ok := u.dangling[k]; !ok && n > 0 {
+		seg := store.LastSegment(k.key)
+		u.danglingBySeg[seg] = append(u.danglingBySeg[seg], k)
+	}
+	u.dangling[k] += n
+	if _, ok := u.danglingRaw[k]; !ok && raw != "" {
+		u.danglingRaw[k] = raw
+	}
+}
+
+// flushLinkCounts writes buffered dangling and off-graph counts in key
+// order.
 func (u *updater) flushLinkCounts() error {
-	dks := make([]danglingKey, 0, len(u.dangling))
+	dks := make([]linkCount, 0, len(u.dangling))
 	for k, n := range u.dangling {
 		if n != 0 {
 			dks = append(dks, k)
 		}
 	}
 	sort.Slice(dks, func(i, j int) bool {
+		if dks[i].kind != dks[j].kind {
+			return dks[i].kind < dks[j].kind
+		}
 		if dks[i].key != dks[j].key {
 			return dks[i].key < dks[j].key
 		}
 		return dks[i].src < dks[j].src
 	})
 	for _, k := range dks {
-		if err := u.tx.AddDangling(k.key, u.danglingRaw[k], k.src, u.dangling[k]); err != nil {
+		var err error
+		if k.kind == countOffGraph {
+			err = u.tx.AddOffGraph(k.key, k.src, u.dangling[k])
+		} else {
+			err = u.tx.AddDangling(k.key, u.danglingRaw[k], k.src, u.dangling[k])
+		}
+		if err != nil {
 			return err
 		}
 	}
@@ -235,7 +400,7 @@ func (u *updater) flushLinkCounts() error {
 // diffContrib returns a − b, keeping the written forms of a's dangling
 // targets (applied with sign +1, negative counts remove).
 func diffContrib(a, b contrib) contrib {
-	d := contrib{to: map[uint32]int{}, dangling: map[string]int{}, raw: map[string]string{}}
+	d := newContrib()
 	for k, n := range a.to {
 		d.to[k] += n
 	}
@@ -249,6 +414,12 @@ func diffContrib(a, b contrib) contrib {
 	for k, n := range b.dangling {
 		d.dangling[k] -= n
 	}
+	for k, n := range a.offgraph {
+		d.offgraph[k] += n
+	}
+	for k, n := range b.offgraph {
+		d.offgraph[k] -= n
+	}
 	for k, n := range d.to {
 		if n == 0 {
 			delete(d.to, k)
@@ -257,6 +428,11 @@ func diffContrib(a, b contrib) contrib {
 	for k, n := range d.dangling {
 		if n == 0 {
 			delete(d.dangling, k)
+		}
+	}
+	for k, n := range d.offgraph {
+		if n == 0 {
+			delete(d.offgraph, k)
 		}
 	}
 	return d
@@ -271,6 +447,7 @@ func (u *updater) drainLinks(max int) (int, error) {
 	// relative to its page matches the same candidates from every page;
 	// only the folder tie-break (pickFrom) differs
 	cache := map[string]match{}
+	fileCache := map[string]match{}
 	for _, doc := range docs {
 		p, err := tx.Page(doc)
 		if err != nil {
@@ -281,24 +458,38 @@ func (u *updater) drainLinks(max int) (int, error) {
 		}
 		old := linkContrib(p, u.isReserved)
 		changed := p.LinksPending
-		for i := range p.Links {
-			l := &p.Links[i]
-			m, ok := cache[l.Key]
-			if !ok || relativeKey(l.Key, l.Markdown) {
-				m = lookup(tx, l.Key, p.Path, l.Markdown)
-				if !m.relative {
-					cache[l.Key] = m
-				}
-			}
+		set := func(l *store.LinkRec, m match) {
 			r := m.pickFrom(p.Path)
 			amb := 0
 			if r.Candidates > 1 {
 				amb = r.Candidates
 			}
-			if l.To != r.Doc || l.Ambiguous != amb {
+			if l.To != r.Doc || l.File != r.File || l.Ambiguous != amb || l.ToReserved != r.Reserved {
 				changed = true
-				l.To, l.Ambiguous = r.Doc, amb
+				l.To, l.File, l.Ambiguous, l.ToReserved = r.Doc, r.File, amb, r.Reserved
 			}
+		}
+		for i := range p.Links {
+			l := &p.Links[i]
+			m, ok := cache[l.Key]
+			if !ok || relativeKey(l.Key, l.Markdown) {
+				m = lookupAny(tx, l.Key, p.Path, l.Markdown)
+				if !m.relative {
+					cache[l.Key] = m
+				}
+			}
+			set(l, m)
+		}
+		for i := range p.FileLinks {
+			l := &p.FileLinks[i]
+			m, ok := fileCache[l.Key]
+			if !ok {
+				m = lookupFileLink(tx, *l, p.Path)
+				if !m.relative {
+					fileCache[l.Key] = m
+				}
+			}
+			set(l, m)
 		}
 		if !changed {
 			continue
@@ -310,7 +501,7 @@ func (u *updater) drainLinks(max int) (int, error) {
 		if err := u.applyContrib(doc, linkContrib(p, u.isReserved), +1); err != nil {
 			return 0, err
 		}
-		if err := tx.PutPageLinks(p); err != nil {
+		if err := u.putLinked(p); err != nil {
 			return 0, err
 		}
 	}
@@ -318,4 +509,20 @@ func (u *updater) drainLinks(max int) (int, error) {
 		return 0, err
 	}
 	return len(tx.LinksDirty(1)), nil
+}
+
+// putLinked stores a page whose links were just resolved. The raw
+// sources it cites follow its links (sourceKeys): when they changed, its
+// cites index and graph node are rewritten too.
+func (u *updater) putLinked(p *store.PageRec) error {
+	keys := sourceKeys(p)
+	if slices.Equal(keys, p.SourceKeys) {
+		return u.tx.PutPageLinks(p)
+	}
+	prev := *p
+	p.SourceKeys = keys
+	if err := u.tx.PutPage(p, &prev); err != nil {
+		return err
+	}
+	return u.putNode(p, &prev)
 }

@@ -2,6 +2,7 @@ package index
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -38,8 +39,10 @@ func resolved(t testing.TB, ix *Indexer, from, target string) (string, int) {
 			if l.Target == target {
 				amb = l.Ambiguous
 				if l.To != 0 {
-					q, _ := tx.Page(l.To)
-					to = q.Path
+					to = fmt.Sprintf("<doc %d, gone>", l.To)
+					if q, _ := tx.Page(l.To); q != nil {
+						to = q.Path
+					}
 				}
 				return nil
 			}

@@ -173,6 +173,12 @@ func (ix *Indexer) Scan(ctx context.Context, opts ScanOptions) (*Report, error) 
 			opts.Paths = nil
 		}
 	}
+	if !opts.Full {
+		// a search index built by other rules is rebuilt alone (fillPages)
+		if err := ix.resetStalePages(); err != nil {
+			return nil, err
+		}
+	}
 	if opts.Full {
 		err := ix.Store.Update(func(tx *store.Tx) error {
 			if err := tx.ResetDerived(); err != nil {
@@ -222,7 +228,7 @@ func (ix *Indexer) Scan(ctx context.Context, opts ScanOptions) (*Report, error) 
 			d := disk[i]
 			if rp.wants(d.path, f) {
 				disk[i].reparse = true // read again, whatever its stat says
-			} else if f.Size == d.size && f.MtimeNS == d.mtimeNS && !f.Racy() {
+			} else if f.Size == d.size && f.MtimeNS == d.mtimeNS && (!f.Racy() || f.Kind == store.KindAsset) {
 				rep.Unchanged++
 				return
 			}
@@ -369,7 +375,7 @@ func (ix *Indexer) Scan(ctx context.Context, opts ScanOptions) (*Report, error) 
 					if err := u.applyPage(pageChange{path: it.d.path, file: it.file, parsed: it.parsed}); err != nil {
 						return err
 					}
-				} else if err := tx.PutFile(it.d.path, it.file); err != nil {
+				} else if err := u.putFile(it.d.path, it.file); err != nil {
 					return err
 				}
 			}
@@ -395,6 +401,9 @@ func (ix *Indexer) Scan(ctx context.Context, opts ScanOptions) (*Report, error) 
 		return nil, err
 	}
 	if err := ix.finishReparse(rp); err != nil {
+		return nil, err
+	}
+	if err := ix.fillPages(ctx, rd); err != nil {
 		return nil, err
 	}
 	if err := ix.Store.Update(func(tx *store.Tx) error {
@@ -546,7 +555,7 @@ func (rd *readers) forPath(p string) (*vaultfs.Reader, error) {
 func (ix *Indexer) walk(ctx context.Context, rd *readers, rep *Report, paths []string) ([]diskFile, []string, error) {
 	roots := slices.Clone(paths)
 	if len(roots) == 0 {
-		roots = []string{vault.WikiDir, vault.SourcesDir}
+		roots = []string{vault.WikiDir, vault.SourcesDir, rawDir}
 	}
 	var out []diskFile
 	var byReader = map[*vaultfs.Reader][]string{}
@@ -567,6 +576,14 @@ func (ix *Indexer) walk(ctx context.Context, rd *readers, rep *Report, paths []s
 		}
 		byReader[r] = append(byReader[r], root)
 	}
+	if slices.Contains(roots, rawDir) && !slices.Contains(roots, vault.SourcesDir) && rd.src != nil {
+		// raw/ walks its assets; raw/sources/ has a reader of its own
+		roots = append(roots, vault.SourcesDir)
+		if byReader[rd.src] == nil {
+			order = append(order, rd.src)
+		}
+		byReader[rd.src] = append(byReader[rd.src], vault.SourcesDir)
+	}
 	isRoot := func(p string) bool { return slices.Contains(roots, p) }
 	for _, r := range order {
 		err := r.Walk(ctx, byReader[r], func(e vaultfs.Entry) error {
@@ -584,12 +601,15 @@ func (ix *Indexer) walk(ctx context.Context, rd *readers, rep *Report, paths []s
 				if !isRoot(e.Path) && strings.HasPrefix(name, ".") {
 					return fs.SkipDir
 				}
+				if e.Path == vault.SourcesDir && r != rd.src {
+					return fs.SkipDir // walked by its own reader
+				}
 				return nil
 			}
 			if vault.IsTempName(name) {
 				return nil // editor temp files are not tracked
 			}
-			if !vault.IsPagePath(e.Path) && !vault.IsSourcePath(e.Path) {
+			if !vault.IsPagePath(e.Path) && !vault.IsSourcePath(e.Path) && !IsAssetPath(e.Path) {
 				return nil
 			}
 			if vault.IsPagePath(e.Path) && e.Info.Size() > MaxPageBytes {
@@ -639,6 +659,13 @@ func (ix *Indexer) prepare(ctx context.Context, rd *readers, batch []diskFile, k
 				it := prepared{d: d}
 				if err := ctx.Err(); err != nil {
 					it.err = err
+					out[i] = it
+					continue
+				}
+				if IsAssetPath(d.path) {
+					// an asset is tracked by size and mtime, never read
+					it.file = store.FileRec{Kind: store.KindAsset, Size: d.size, MtimeNS: d.mtimeNS,
+						FirstSeen: now, LastChanged: d.mtimeNS, HashedNS: now}
 					out[i] = it
 					continue
 				}

@@ -35,7 +35,7 @@ type WatchOptions struct {
 	OnWatchError func(dir string, err error)
 }
 
-// Watcher watches wiki/ and raw/sources/ recursively (editor rename-saves,
+// Watcher watches wiki/ and raw/ recursively (editor rename-saves,
 // deletes, moves and new folders included), debounces bursts of events
 // and feeds the changed paths to the scanner. It also runs requested full
 // rescans, coalescing requests that arrive while one is pending. All its
@@ -138,7 +138,7 @@ func (w *Watcher) addTree(dir string) {
 
 func (w *Watcher) loop(ctx context.Context) {
 	defer close(w.done)
-	for _, root := range []string{vault.WikiDir, vault.SourcesDir} {
+	for _, root := range []string{vault.WikiDir, vault.SourcesDir, rawDir} {
 		abs := w.ix.Vault.Abs(root)
 		_ = os.MkdirAll(abs, 0o755)
 		w.addTree(abs)
@@ -228,8 +228,8 @@ func (w *Watcher) relevant(ev fsnotify.Event) (string, bool) {
 	if err != nil || vault.IsTempName(filepath.Base(rel)) {
 		return "", false
 	}
-	if !strings.HasPrefix(rel, vault.WikiDir+"/") && !strings.HasPrefix(rel, vault.SourcesDir+"/") {
-		return "", false
+	if !strings.HasPrefix(rel, vault.WikiDir+"/") && !strings.HasPrefix(rel, rawDir+"/") {
+		return "", false // raw/ holds the sources and the assets (IsAssetPath)
 	}
 	for _, part := range strings.Split(rel, "/") {
 		if strings.HasPrefix(part, ".") {

@@ -148,3 +148,37 @@ func TestWatch_ReportsFoldersItCannotWatch(t *testing.T) {
 		t.Fatalf("reported %q", failed)
 	}
 }
+
+// TestWatch_FollowsAttachments: an attachment added to raw/assets/ (and
+// removed again) while serve watches is seen, and the links naming it
+// follow: the watcher watches raw/, not only raw/sources/.
+func TestWatch_FollowsAttachments(t *testing.T) {
+	v := testvault.New(t)
+	testvault.Write(t, v, "wiki/a.md", "![[diagram.png]] [[notes]]\n")
+	ix := openIndexer(t, v)
+	w, err := ix.Watch(context.Background(), WatchOptions{Reconcile: true, Debounce: 20 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	<-w.Ready()
+	at := func(target string) string {
+		var to string
+		ix.Store.View(func(tx *store.Tx) error {
+			p, _ := tx.Page(tx.DocByPath("wiki/a.md"))
+			for _, l := range append(p.Links, p.FileLinks...) {
+				if l.Target == target {
+					to = l.File
+				}
+			}
+			return nil
+		})
+		return to
+	}
+	testvault.Write(t, v, "raw/assets/diagram.png", "png")
+	eventually(t, "an attachment in raw/assets/", func() bool { return at("diagram.png") == "raw/assets/diagram.png" })
+	testvault.Write(t, v, "raw/notes.md", "raw notes\n")
+	eventually(t, "a file at the top of raw/", func() bool { return at("notes") == "raw/notes.md" })
+	os.Remove(v.Abs("raw/assets/diagram.png"))
+	eventually(t, "the attachment removed", func() bool { return at("diagram.png") == "" })
+}

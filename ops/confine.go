@@ -37,15 +37,17 @@ import (
 //	an element starting with "." (hidden, e.g. .git)     forbidden
 //	an extension not on the text allow-list              invalid
 //
-// The remaining relative path is opened through an os.Root on raw/sources/:
-// symlinks are followed, but one that resolves outside the root (to a file
-// or through a folder) is refused by os.Root's confined walk — forbidden. A
-// missing file (or a path through a regular file) is not_found; a folder is
-// invalid; anything but a regular file (fifo, socket, device) is forbidden
-// and is never blocked on (the file is opened non-blocking). Finally the
-// opened file is compared with the store and the token file (os.SameFile),
-// so even a hard link or a raw/sources/ that points at the vault root
-// cannot expose them.
+// The remaining relative path is opened through the vault's file layer
+// (vaultfs.ReaderUnder): raw/sources/ itself is opened inside the vault (a
+// raw/sources/ that is a symlink out of the vault is refused), and the path
+// is resolved confined to it (openat2 RESOLVE_BENEATH on Linux, else an
+// os.Root): symlinks are followed, but one that resolves outside
+// raw/sources/ (to a file or through a folder) is refused — forbidden. A
+// missing file (or a path through a regular file) is not_found; a folder
+// is invalid; anything but a regular file (fifo, socket, device) is
+// forbidden, refused after a stat and never opened or blocked on.
+// Finally the file is compared with the store and the token file (device
+// and inode), so even a hard link cannot expose them.
 //
 // Percent-encoding is never decoded here: "%2e%2e%2f" is the literal file
 // name "%2e%2e%2f" inside raw/sources/ (REST decodes a query string once,

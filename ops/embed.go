@@ -397,6 +397,10 @@ func embedStatus(ctx context.Context, e *Env, out *StatusOut) {
 // finds them again).
 type vectorPages struct{ index.PageIndexer }
 
+// Unwrap lets the scanner find the search index's rebuild through the
+// hook (index.PageRebuilder).
+func (v vectorPages) Unwrap() index.PageIndexer { return v.PageIndexer }
+
 func (v vectorPages) RemovePages(tx *store.Tx, docs []uint32) error {
 	if v.PageIndexer != nil {
 		if err := v.PageIndexer.RemovePages(tx, docs); err != nil {

@@ -411,6 +411,12 @@ func TestSearch_Modes(t *testing.T) {
 	if both.Hits[0].Snippet == "" {
 		t.Errorf("hybrid hit without a snippet")
 	}
+	// a query that is a section heading or a title keeps its page first
+	for q, want := range map[string]string{"Food": "wiki/concepts/pets.md", "Gardens": "wiki/concepts/gardens.md"} {
+		if r := callSearch(t, e, fmt.Sprintf(`{"query":%q,"mode":"hybrid"}`, q)); len(r.Hits) == 0 || r.Hits[0].Path != want {
+			t.Errorf("hybrid %q: %v, want %s first", q, paths(r), want)
+		}
+	}
 	// filters in every mode
 	for _, mode := range []string{"semantic", "hybrid", "lexical"} {
 		for _, c := range []struct {

@@ -41,7 +41,8 @@ type OpenOptions struct {
 	Holder   string        // holder description for a read-write open
 	Progress index.Progress
 	// Notify receives what a scan does that a person should know of (the
-	// one-time re-parse after an upgrade): the CLI prints it on stderr.
+	// one-time re-parse after an upgrade, a search index rebuilt): the CLI
+	// prints it on stderr.
 	Notify func(msg string)
 	// NoInitialScan skips the scan of a never-scanned store (for
 	// operations that scan anyway).
@@ -49,7 +50,12 @@ type OpenOptions struct {
 }
 
 // OpenEnv opens the store of v. A store that has never completed a scan is
-// opened read-write and scanned first, so a new vault answers at once.
+// opened read-write and scanned first, so a new vault answers at once. So
+// is one whose search index another version of synapse built (or a
+// rebuild left half done), when the write lock can be had: the scan
+// rebuilds the search index (search.NeedsRebuild); when it cannot, the
+// store is opened as asked and search answers unavailable until the
+// holder has rebuilt it.
 func OpenEnv(ctx context.Context, v *vault.Vault, o OpenOptions) (*Env, error) {
 	cfg, err := v.LoadConfig()
 	if err != nil {
@@ -63,16 +69,25 @@ func OpenEnv(ctx context.Context, v *vault.Vault, o OpenOptions) (*Env, error) {
 		return store.Open(v.Abs(vault.DBFile), store.Options{ReadOnly: ro, Timeout: o.Timeout, Holder: o.Holder})
 	}
 	s, err := open(o.ReadOnly)
-	needScan := false
+	needScan, rebuild := false, false
 	if err == nil {
 		_ = s.View(func(tx *store.Tx) error {
 			_, ok := tx.LastScan()
 			needScan = !ok
+			rebuild = ok && search.NeedsRebuild(tx)
 			return nil
 		})
-		if needScan && o.ReadOnly && !o.NoInitialScan {
+		switch {
+		case needScan && o.ReadOnly && !o.NoInitialScan:
 			s.Close()
 			s, err = open(false)
+		case rebuild && o.ReadOnly && !o.NoInitialScan:
+			// the write lock only if it is free: a reader still answers
+			s.Close()
+			if s, err = open(false); err != nil {
+				s, err = open(true)
+				rebuild = false
+			}
 		}
 	} else if o.ReadOnly {
 		// no store yet, or a schema to migrate: a read-write open creates it
@@ -88,7 +103,7 @@ func OpenEnv(ctx context.Context, v *vault.Vault, o OpenOptions) (*Env, error) {
 	e.Progress = o.Progress
 	e.Index.Progress = o.Progress
 	e.Index.Notify = o.Notify
-	if needScan && !o.NoInitialScan {
+	if (needScan || rebuild) && !o.NoInitialScan {
 		if _, err := e.Index.Scan(ctx, index.ScanOptions{}); err != nil {
 			s.Close()
 			return nil, err

@@ -380,12 +380,12 @@ func danglingFrom(tx *store.Tx, p *store.PageRec) ([]MissingTarget, error) {
 	byKey := map[string]int{}
 	var out []MissingTarget
 	for _, l := range p.Links {
-		to := l.To
+		reached := l.To != 0 || l.File != ""
 		if p.LinksPending {
-			to = index.Resolve(tx, l.Key, p.Path, l.Markdown).Doc
+			reached = index.Resolve(tx, l.Key, p.Path, l.Markdown).Resolved()
 		}
-		if to != 0 {
-			continue
+		if reached {
+			continue // a page, or a file that is no page (a raw source, an attachment)
 		}
 		i, ok := byKey[l.Key]
 		if !ok {

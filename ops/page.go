@@ -36,12 +36,15 @@ type GetPageIn struct {
 
 // LinkOut is one outgoing link of a page.
 type LinkOut struct {
-	Target    string `json:"target"`
-	Heading   string `json:"heading,omitempty"`
-	Resolved  bool   `json:"resolved"`
-	ID        string `json:"id,omitempty"`
-	Title     string `json:"title,omitempty"`
-	Path      string `json:"path,omitempty"`
+	Target   string `json:"target"`
+	Heading  string `json:"heading,omitempty"`
+	Resolved bool   `json:"resolved"`
+	ID       string `json:"id,omitempty"`
+	Title    string `json:"title,omitempty"`
+	Path     string `json:"path,omitempty"`
+	// File is the vault path of the file that is no page (a raw source,
+	// an attachment) the link reaches when no page answers to its name.
+	File      string `json:"file,omitempty"`
 	Ambiguous int    `json:"ambiguous,omitempty"`
 	Line      int    `json:"line,omitempty"`
 }
@@ -357,13 +360,16 @@ func describeLinks(tx *store.Tx, rec *store.PageRec, ls []store.LinkRec) []LinkO
 	out := make([]LinkOut, 0, len(ls))
 	for _, l := range ls {
 		lo := LinkOut{Target: l.Target, Heading: l.Heading, Line: l.Line, Ambiguous: l.Ambiguous}
-		to := l.To
-		if rec.Reserved {
+		to, file := l.To, l.File
+		if rec.Reserved || rec.LinksPending {
 			r := index.Resolve(tx, l.Key, rec.Path, l.Markdown)
-			to = r.Doc
+			to, file = r.Doc, r.File
 			if r.Candidates > 1 {
 				lo.Ambiguous = r.Candidates
 			}
+		}
+		if to == 0 && file != "" {
+			lo.Resolved, lo.File = true, file
 		}
 		if to != 0 {
 			if t, err := tx.Page(to); err == nil && t != nil {

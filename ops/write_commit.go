@@ -165,7 +165,7 @@ func danglingTargets(rec *store.PageRec) []string {
 	out := []string{}
 	seen := map[string]bool{}
 	for _, l := range rec.Links {
-		if l.To != 0 || seen[l.Key] {
+		if l.To != 0 || l.File != "" || seen[l.Key] { // a page or a file answers
 			continue
 		}
 		seen[l.Key] = true

@@ -7,10 +7,11 @@ import (
 	"github.com/kljensen/snowball/english"
 )
 
-// AnalyzerVersion names the tokenizer's behaviour. It is stored with the
-// index; a build whose analyzer differs asks for `synapse reindex` rather
-// than matching terms made by different rules.
-const AnalyzerVersion = "3"
+// AnalyzerVersion names the tokenizer's and the indexer's behaviour. It
+// is stored with the index; a build whose version differs rebuilds the
+// search index on its next scan (see rebuild.go) rather than matching
+// terms made by different rules.
+const AnalyzerVersion = "4"
 
 // maxTermBytes bounds a term; longer runs (hashes, base64) are not
 // indexed whole.
@@ -39,6 +40,10 @@ type Token struct {
 	Kind       Kind
 	Stop       bool  // a stopword (Word and Part only)
 	ID         int32 // the term's number in this analyzer (see Analyzer.Term)
+	// Surface marks a Whole token that is the unstemmed form of the Word
+	// or Part token just before it (same offsets): outside English a word
+	// whose stem differs from it is emitted both ways.
+	Surface bool
 }
 
 // Analyzer turns text into tokens (SPEC §4.1): Unicode words, case and
@@ -76,8 +81,10 @@ func NewAnalyzer() *Analyzer {
 // SetLanguage sets the language the analyzer stems words in (English for
 // a fresh analyzer). In a language other than English, a word whose stem
 // differs from it is emitted twice: the stem, then the folded word itself
-// as a Whole token, so that an exact word outranks a word that only
-// shares its stem.
+// as a Whole token marked Surface. The indexer keeps surface forms in a
+// page's names only (re-ranking prefers a name that holds the query's
+// word as written over one that only shares its stem); postings hold
+// stems, which keeps the index no larger than without stemming.
 func (a *Analyzer) SetLanguage(l Language) {
 	if l >= numLanguages {
 		l = English
@@ -436,7 +443,7 @@ func (a *Analyzer) emitHashed(s string, from, to int, h uint64, fn func(Token)) 
 	}
 	fn(Token{Term: a.terms[v>>1], Start: from, End: to, Kind: Word, Stop: v&1 != 0, ID: v >> 1})
 	if alt >= 0 {
-		fn(Token{Term: a.terms[alt], Start: from, End: to, Kind: Whole, ID: alt})
+		fn(Token{Term: a.terms[alt], Start: from, End: to, Kind: Whole, ID: alt, Surface: true})
 	}
 }
 
@@ -448,7 +455,7 @@ func (a *Analyzer) emit(s string, from, to int, kind Kind, fn func(Token)) {
 	}
 	fn(Token{Term: a.terms[v>>1], Start: from, End: to, Kind: kind, Stop: v&1 != 0 && kind != Whole, ID: v >> 1})
 	if alt >= 0 {
-		fn(Token{Term: a.terms[alt], Start: from, End: to, Kind: Whole, ID: alt})
+		fn(Token{Term: a.terms[alt], Start: from, End: to, Kind: Whole, ID: alt, Surface: true})
 	}
 }
 

@@ -75,15 +75,29 @@ type docWork struct {
 	names  []store.SearchName
 	all    []uint32 // scratch: a name's terms
 	cont   []uint32 // scratch: a name's terms without stopwords
+	allX   []uint32 // scratch: all and cont with each word's surface form for its stem
+	contX  []uint32
+	nbase  int // names of the current doc, not counting exact words
 }
 
-// Name kinds stored with a doc (store.SearchName.Kind, low 4 bits; a
-// heading's section support, 0..3, is in the high 4 bits).
+// maxNames is how many names of a doc are kept for re-ranking (title,
+// aliases and file name first, then headings in page order); with their
+// exact words they fit store.maxSearchNames.
+const maxNames = 128
+
+// Name kinds stored with a doc (store.SearchName.Kind, low 4 bits: the
+// kind, and nameExact for a name's exact words; a heading's section
+// support, 0..3, is in the high 4 bits).
 const (
 	NameTitle   = 0
 	NameAlias   = 1
 	NameFile    = 2
 	NameHeading = 3
+	// nameExact marks a name's exact words (kind | nameExact): each word
+	// as written (folded) where its stem differs, stored right after the
+	// name when any does, so that re-ranking can prefer a name that holds
+	// the query's words as they are over one that only shares their stems.
+	nameExact = 0x08
 )
 
 func (w *docWork) add(id int32, f int) {
@@ -99,28 +113,46 @@ func (w *docWork) add(id int32, f int) {
 
 // addName analyzes a name into field f and records its terms: the
 // distinct content words, or every word when it has nothing else.
+//
+// When a word's stem differs from it, the name's exact words follow it
+// as a name of kind|nameExact.
 func (w *docWork) addName(text string, f int, kind uint8, lens *[store.SearchFields]uint32) {
-	w.all, w.cont = w.all[:0], w.cont[:0]
+	w.all, w.cont, w.allX, w.contX = w.all[:0], w.cont[:0], w.allX[:0], w.contX[:0]
+	exact := false
 	w.a.Each(text, func(t Token) {
+		if t.Surface {
+			// the word just seen as written (no stopword): for the
+			// exact words only
+			if len(w.contX) > 0 {
+				w.allX[len(w.allX)-1], w.contX[len(w.contX)-1] = uint32(t.ID), uint32(t.ID)
+				exact = true
+			}
+			return
+		}
 		w.add(t.ID, f)
 		if t.Kind == Whole {
 			return
 		}
 		lens[f]++
-		w.all = append(w.all, uint32(t.ID))
+		w.all, w.allX = append(w.all, uint32(t.ID)), append(w.allX, uint32(t.ID))
 		if !t.Stop {
-			w.cont = append(w.cont, uint32(t.ID))
+			w.cont, w.contX = append(w.cont, uint32(t.ID)), append(w.contX, uint32(t.ID))
 		}
 	})
-	ts := w.cont
+	ts, xs := w.cont, w.contX
 	if len(ts) == 0 {
-		ts = w.all
+		ts, xs = w.all, w.allX
 	}
-	if len(ts) == 0 {
+	if len(ts) == 0 || w.nbase == maxNames {
 		return
 	}
+	w.nbase++
 	slices.Sort(ts)
 	w.names = append(w.names, store.SearchName{Kind: kind, Terms: slices.Clone(slices.Compact(ts))})
+	if exact {
+		slices.Sort(xs)
+		w.names = append(w.names, store.SearchName{Kind: kind | nameExact, Terms: slices.Clone(slices.Compact(xs))})
+	}
 }
 
 // finishDoc turns the counts into the doc's term list (plus its filter
@@ -139,7 +171,7 @@ func (w *docWork) finishDoc(doc uint32, lens [store.SearchFields]uint32, filters
 		}
 	}
 	w.docs = append(w.docs, store.SearchDoc{Doc: doc, Len: lens, Terms: tfs, Names: w.names})
-	w.names = nil
+	w.names, w.nbase = nil, 0
 	w.slots = append(w.slots, slot)
 }
 
@@ -204,6 +236,9 @@ func analyzePage(w *docWork, p *index.IndexedPage, slot int, def Language) {
 	var lens [store.SearchFields]uint32
 	field := func(f int) func(Token) {
 		return func(t Token) {
+			if t.Surface {
+				return // exact words are kept in names only
+			}
 			w.add(t.ID, f)
 			if t.Kind != Whole {
 				lens[f]++
@@ -310,6 +345,9 @@ func analyzeSections(w *docWork, text string, hs []markdown.Heading, lens *[stor
 			next++
 		}
 		a.Each(line, func(t Token) {
+			if t.Surface {
+				return // exact words are kept in names only
+			}
 			w.add(t.ID, FieldBody)
 			if t.Kind != Whole {
 				lens[FieldBody]++

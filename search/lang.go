@@ -59,10 +59,14 @@ const (
 // then the English name, then others accepted in configuration and
 // frontmatter), its Snowball stemmer and its most frequent function
 // words, which are stopwords and the evidence for detecting it.
+// loanPlurals marks a language whose stemmer keeps the -s of plurals
+// borrowed from English (Backups, plugins, tags) that its own plurals
+// never end in after a consonant (see stemmer.stem).
 type langInfo struct {
-	names []string
-	stem  func(*snowballstem.Env) bool
-	stop  string
+	names       []string
+	stem        func(*snowballstem.Env) bool
+	stop        string
+	loanPlurals bool
 }
 
 var langs = [numLanguages]langInfo{
@@ -87,11 +91,11 @@ var langs = [numLanguages]langInfo{
 		son sur ta te tes toi ton tu un une vos votre vous c d j l à m n s t y été étée étées étés étant suis es
 		est sommes êtes sont serai sera serons seront étais était étions étaient fus fut ai as avons avez ont aurai
 		aura avais avait avions avaient eu comment quand où pourquoi peut peux faut cette cet ça sans plus très`},
-	German: {names: []string{"de", "german", "deu", "ger", "deutsch"}, stem: german.Stem},
+	German: {names: []string{"de", "german", "deu", "ger", "deutsch"}, stem: german.Stem, loanPlurals: true},
 	Hungarian: {names: []string{"hu", "hungarian", "hun", "magyar"}, stem: hungarian.Stem, stop: `a az egy be ki le fel meg el át rá ide oda szét
 		és hogy nem is de ha csak már még mint vagy van volt lesz lett azt ezt ami aki amely ahol mert pedig sem
 		minden mindig nagyon után alatt között által ezek azok mi ti ők én te ő mely hol hogyan miért`},
-	Italian: {names: []string{"it", "italian", "ita", "italiano"}, stem: italian.Stem, stop: `ad al allo ai agli all agl alla alle con col coi da dal
+	Italian: {names: []string{"it", "italian", "ita", "italiano"}, stem: italian.Stem, loanPlurals: true, stop: `ad al allo ai agli all agl alla alle con col coi da dal
 		dallo dai dagli dall dagl dalla dalle di del dello dei degli dell degl della delle in nel nello nei negli
 		nell negl nella nelle su sul sullo sui sugli sull sugl sulla sulle per tra contro io tu lui lei noi voi
 		loro mio mia miei mie tuo tua tuoi tue suo sua suoi sue nostro nostra nostri nostre vostro vostra vostri
@@ -105,7 +109,7 @@ var langs = [numLanguages]langInfo{
 		noen noe ville dere som deres kun ja etter ned skulle denne for deg si sine sitt mot å meget hvorfor dette
 		disse uten hvordan ingen din ditt blir samme hvilken hvilke sånn inni mellom vår hver hvem vors hvis både
 		bare enn fordi før mange også slik vært`},
-	Portuguese: {names: []string{"pt", "portuguese", "por", "português", "portugues"}, stem: portuguese.Stem, stop: `de a o que e do da em um para com não uma os no se na
+	Portuguese: {names: []string{"pt", "portuguese", "por", "português", "portugues"}, stem: portuguese.Stem, loanPlurals: true, stop: `de a o que e do da em um para com não uma os no se na
 		por mais as dos como mas ao ele das à seu sua ou quando muito nos já eu também só pelo pela até isso ela
 		entre depois sem mesmo aos seus quem nas me esse eles você essa num nem suas meu às minha numa pelos elas
 		qual nós lhe deles essas esses pelas este dele tu te vocês vos lhes meus minhas teu tua teus tuas nosso
@@ -118,11 +122,11 @@ var langs = [numLanguages]langInfo{
 		да ты к у же вы за бы по только ее мне было вот от меня еще нет о из ему теперь когда даже ну вдруг ли
 		если уже или ни быть был него до вас нибудь опять уж вам ведь там потом себя ничего ей может они тут
 		где есть надо ней для мы тебя их чем была сам чтоб без будто чего раз тоже себе под будет ж тогда кто
-		этот того потому этого какой совсем ним здесь этом один почти мой тем чтобы нее сейчас были куда зачем
+		этот того потому этого какой совсем ним здесь этом один почти мой чтобы нее сейчас были куда зачем
 		всех никогда можно при наконец два об другой хоть после над больше тот через эти нас про всего них
 		какая много разве три эту моя впрочем хорошо свою этой перед иногда лучше чуть том нельзя такой им
 		более всегда конечно всю между это как ли чтобы какие каких`},
-	Spanish: {names: []string{"es", "spanish", "spa", "español", "espanol", "castellano"}, stem: spanish.Stem, stop: `de la que el en y a los del se las por un para con no una su al lo
+	Spanish: {names: []string{"es", "spanish", "spa", "español", "espanol", "castellano"}, stem: spanish.Stem, loanPlurals: true, stop: `de la que el en y a los del se las por un para con no una su al lo
 		como más pero sus le ya o este sí porque esta entre cuando muy sin sobre también me hasta hay donde quien
 		desde todo nos durante todos uno les ni contra otros ese eso ante ellos e esto mí antes algunos qué unos
 		yo otro otras otra él tanto esa estos mucho quienes nada muchos cual poco ella estar estas algunas algo
@@ -198,6 +202,10 @@ func (l Language) Code() string {
 	}
 	return langs[l].names[0]
 }
+
+// Snowball's Russian list also holds тем ("by that"), left out here: it
+// is as often the genitive plural of тема (Обновление тем, "updating
+// themes"), a word wikis about software are full of.
 
 // langStop holds each language's stopwords, folded (English's and
 // German's are the shared list in fold.go).
@@ -357,11 +365,29 @@ type stemmer struct {
 
 // stem returns the Snowball stem of a lowercase word in language l (l
 // other than English, which analyzeWord stems as before).
+//
+// In a language with loanPlurals (German, Spanish, Italian, Portuguese),
+// a word of ASCII letters that the stemmer leaves as it is and that ends
+// in -s after a consonant, with a vowel before (Backups, Laptops, Handys;
+// plugins, tags, links) is an English plural: the s goes, as in step 1a
+// of the English Snowball stemmer, and the singular is stemmed (so
+// Backups meets Backup). The languages' own plurals in -s follow a vowel
+// (Autos, Kameras; notas, file) or the stemmer already removes the s
+// (Hotels, Dokuments); a native word the rule still reaches (Schnaps, Gips) only
+// loses a letter none of its forms differ by.
 func (s *stemmer) stem(l Language, w string) string {
 	fn := langs[l].stem
 	if fn == nil {
 		return w
 	}
+	st := s.run(fn, w)
+	if langs[l].loanPlurals && st == w && loanPlural(w) {
+		st = s.run(fn, w[:len(w)-1])
+	}
+	return st
+}
+
+func (s *stemmer) run(fn func(*snowballstem.Env) bool, w string) string {
 	if s.env == nil {
 		s.env = snowballstem.NewEnv("")
 	}
@@ -369,6 +395,18 @@ func (s *stemmer) stem(l Language, w string) string {
 	fn(s.env)
 	return s.env.Current()
 }
+
+// loanPlural reports whether a lowercase word is ASCII letters ending in
+// -s after a consonant other than s, with a vowel before it (see stem).
+func loanPlural(w string) bool {
+	n := len(w)
+	if n < 4 || w[n-1] != 's' || !asciiLetters(w) || isVowel(w[n-2]) || w[n-2] == 's' {
+		return false
+	}
+	return strings.ContainsAny(w[:n-2], "aeiouy")
+}
+
+func isVowel(c byte) bool { return c == 'a' || c == 'e' || c == 'i' || c == 'o' || c == 'u' }
 
 // langKeys are the frontmatter keys that declare a page's language.
 var langKeys = []string{"lang", "language"}

@@ -67,7 +67,11 @@ func TestAnalyzer_Languages(t *testing.T) {
 		{Russian, "Заметки и заметками", "заметк =заметки и! заметк =заметками"},
 		{Russian, "plugins и Obsidian", "plugin и! obsidian"}, // ASCII words: English
 		{Italian, "collegamenti interni", "colleg =collegamenti intern =interni"},
-		{German, "Häuser und Backups", "haus =hauser und! backups"},
+		// English plurals in German, Spanish, Italian: the singular's stem
+		{German, "Häuser und Backups", "haus =hauser und! backup =backups"},
+		{German, "Backup Laptops Handys Autos Glas", "backup laptop =laptops handy =handys autos glas"},
+		{Spanish, "plugins y tags en notas", "plugin =plugins y! tag =tags en! not =notas"},
+		{Italian, "i plugin e gli snippets", "i! plugin e! gli! snippet =snippets"},
 		{English, "running notes", "run note"},
 		{Spanish, "数据库 -Force", "~数据 ~据库 =-force forc =force"},
 	} {

@@ -49,9 +49,18 @@ type Params struct {
 	B  [store.SearchFields]float64 // field length normalization
 	// Name scales the re-ranking bonus of a name (title, alias, file
 	// name, heading) that matches the query (0 turns re-ranking off);
-	// NameKind weighs each kind of name.
+	// NameKind weighs each kind of name. StemName multiplies the match
+	// of a name for each query word it holds only by its stem (Вкладки
+	// for the query Вкладка), not as written.
 	Name     float64
 	NameKind [4]float64
+	StemName float64
+	// ExactName is the least weight of a name that holds the query's
+	// words exactly as written and nothing else, in a language whose index
+	// keeps words as written beside their stems (all but English): a
+	// heading the query repeats word for word weighs nearly as a title,
+	// above the headings and titles that only share stems with it.
+	ExactName float64
 	// MaxTerms caps the query terms that are scored: a longer query (a
 	// pasted paragraph) keeps its MaxTerms rarest, the words that tell
 	// pages apart; the rest still count for name matching. Phrase words
@@ -65,13 +74,15 @@ type Params struct {
 
 // DefaultParams are the constants synapse ranks with.
 var DefaultParams = Params{
-	K1:       1.2,
-	W:        [store.SearchFields]float64{5, 2.5, 1},
-	B:        [store.SearchFields]float64{0.4, 0.1, 0.75},
-	Name:     1,
-	NameKind: [4]float64{NameTitle: 1, NameAlias: 1, NameFile: 1, NameHeading: 0.6},
-	MaxTerms: 16,
-	Section:  0.1,
+	K1:        1.2,
+	W:         [store.SearchFields]float64{5, 2.5, 1},
+	B:         [store.SearchFields]float64{0.4, 0.1, 0.75},
+	Name:      1,
+	NameKind:  [4]float64{NameTitle: 1, NameAlias: 1, NameFile: 1, NameHeading: 0.6},
+	StemName:  0.5,
+	ExactName: 0.8,
+	MaxTerms:  16,
+	Section:   0.1,
 }
 
 // rerankDepth is how many of the best BM25F candidates are re-ranked by
@@ -80,8 +91,8 @@ var DefaultParams = Params{
 // but seldom side by side costs a bounded read, not a scan of the vault).
 const (
 	rerankDepth  = 100
-	phraseDepth  = 200
-	phraseBudget = 1 << 20
+	phraseDepth  = 100
+	phraseBudget = 512 << 10
 	maxExpand    = 32 // dictionary terms a lone CJK character expands to
 )
 
@@ -133,7 +144,14 @@ func SearchWith(s *store.Store, query string, o Options, p Params) ([]Hit, error
 		}
 		terms = r.highlightTerms()
 		if r.scoring() {
-			if err := r.rerank(cands); err != nil {
+			// the hits come from the best k after re-ranking, and a
+			// reserved page (index, log, overview) among them is passed
+			// over; a phrase may fail its check on any number of them
+			need := k + 3
+			if phrases {
+				need = 0
+			}
+			if cands, err = r.rerank(cands, need); err != nil {
 				return err
 			}
 		}
@@ -177,18 +195,25 @@ func SearchWith(s *store.Store, query string, o Options, p Params) ([]Hit, error
 	return out, nil
 }
 
-// checkIndex refuses to answer from an index that is missing or was built
-// by other analyzer rules.
+// checkIndex refuses to answer from an index that is missing, was built
+// by other analyzer rules or is being rebuilt (see rebuild.go). A process
+// that could write the store would have rebuilt it before asking, so one
+// that sees this is reading beside another that holds the store.
 func checkIndex(tx *store.Tx) error {
+	const later = "the next synapse command that can write to the store (or a running `synapse serve`) rebuilds it"
 	if !tx.SearchReady() {
-		return errs.E(errs.Unavailable, "the search index has not been built yet; run `synapse reindex`")
+		return errs.E(errs.Unavailable, "the search index has not been built yet; %s", later)
+	}
+	if tx.SearchMeta(metaRebuilding) != nil {
+		return errs.E(errs.Unavailable, "the search index is being rebuilt for this version of synapse (%d of %d pages so far); try again shortly",
+			tx.SearchStats().Docs, tx.PageCount())
 	}
 	v := tx.SearchVersion()
 	if v != "" && v != AnalyzerVersion {
-		return errs.E(errs.Unavailable, "the search index was built by another version of synapse; run `synapse reindex`")
+		return errs.E(errs.Unavailable, "the search index was built by another version of synapse; %s", later)
 	}
 	if tx.SearchStats().Docs == 0 && tx.PageCount() > 0 {
-		return errs.E(errs.Unavailable, "the search index is empty but the vault has %d pages; run `synapse reindex`", tx.PageCount())
+		return errs.E(errs.Unavailable, "the search index is empty but the vault has %d pages; %s", tx.PageCount(), later)
 	}
 	return nil
 }
@@ -214,6 +239,7 @@ type run struct {
 	maxDoc uint32
 	terms  []qterm
 	slots  [][]string // the query's words for name matching: each a term and its synonyms
+	exact  []string   // per slot: the word as written where its stem differs ("" for a phrase word: any form will do)
 	// impossible: a phrase word is in no page, so nothing matches
 	impossible bool
 	err        error // reading the postings failed
@@ -239,15 +265,22 @@ func newRun(tx *store.Tx, q *Query, p Params) *run {
 		}
 		weights[term] += w
 	}
-	slot := func(term string, syn []string) {
+	slot := func(term, exact string, syn []string) {
 		for _, sl := range r.slots {
 			if sl[0] == term {
 				return
 			}
 		}
 		r.slots = append(r.slots, append([]string{term}, syn...))
+		r.exact = append(r.exact, exact)
 	}
-	for _, t := range q.Text {
+	for i, t := range q.Text {
+		// the word as written: its surface form, which follows it, or the
+		// term itself
+		exact := t.Term
+		if i+1 < len(q.Text) && q.Text[i+1].Surface {
+			exact = q.Text[i+1].Term
+		}
 		// synonyms count for name matching only: as ranked terms they
 		// would pull in every page that uses the other word. A stopword
 		// with synonyms (make) is matched against names but not ranked.
@@ -258,10 +291,13 @@ func newRun(tx *store.Tx, q *Query, p Params) *run {
 				for _, x := range syn {
 					add(x, 0)
 				}
-				slot(t.Term, syn)
+				slot(t.Term, exact, syn)
 			}
 			continue
 		}
+		// (a word's surface form, the word as written, is ranked too: it
+		// finds pages whose stem of another form is this word — Russian
+		// stems псевдонимы to псевдоним, the singular псевдоним to псевдон)
 		add(t.Term, 1)
 		if t.Kind == Whole {
 			continue
@@ -269,7 +305,7 @@ func newRun(tx *store.Tx, q *Query, p Params) *run {
 		for _, x := range syn {
 			add(x, 0)
 		}
-		slot(t.Term, syn)
+		slot(t.Term, exact, syn)
 	}
 	a := Acquire()
 	for _, ph := range q.Phrases {
@@ -277,7 +313,7 @@ func newRun(tx *store.Tx, q *Query, p Params) *run {
 			add(t, 1)
 			required[t] = true
 			if !stopTerm(a, t) {
-				slot(t, nil)
+				slot(t, "", nil)
 			}
 		}
 	}
@@ -510,52 +546,173 @@ func (h candHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
 // a heading — matches the query as a whole: (shared words / name words) ·
 // (shared words / query words) · the kind's weight, so 1 when the title
 // holds exactly the query's words. A query word matches through its
-// synonyms too.
-func (r *run) rerank(c []candidate) error {
+// synonyms too. Outside English, where a name's exact words are stored
+// after it: each query word the name holds only by its stem (its exact
+// words hold neither the word as written nor its stem as a word)
+// multiplies m by Params.StemName, and a name that holds the query's
+// words exactly and nothing else weighs at least Params.ExactName.
+//
+// c comes best first. When need > 0, only the best need candidates after
+// re-ranking matter: re-ranking stops at the first candidate that, even
+// with the highest bonus, cannot reach the need-th best score so far (nor
+// can any after it), and returns the candidates it re-ranked. Each
+// candidate costs a read of its names, so a query whose best pages stand
+// out reads a few instead of all.
+func (r *run) rerank(c []candidate, need int) ([]candidate, error) {
 	if r.p.Name == 0 || len(r.slots) == 0 {
-		return nil
+		return c, nil
 	}
+	maxBonus := 0.0
+	for kind, w := range r.p.NameKind {
+		w = max(w, r.p.ExactName) // (StemName only lowers a weight)
+		if kind == NameHeading {
+			w *= 1 + max(r.p.Section, 0)
+		}
+		maxBonus = max(maxBonus, w)
+	}
+	maxMul := 1 + r.p.Name*maxBonus
+	var bestScores []float64 // the need best scores so far, descending
 	slotOf := map[uint32]int{}
+	stemID := make([]uint32, len(r.slots))
+	for i := range stemID {
+		stemID[i] = math.MaxUint32
+	}
 	for _, t := range r.terms {
 		for i, sl := range r.slots {
 			if slices.Contains(sl, t.term) {
 				slotOf[t.id] = i
+				if t.term == sl[0] {
+					stemID[i] = t.id
+				}
 				break
 			}
 		}
 	}
-	hit := make([]bool, len(r.slots))
+	// the id of each slot's exact form (none: no name holds it)
+	exactID := make([]uint32, len(r.slots))
+	for i, x := range r.exact {
+		exactID[i] = math.MaxUint32
+		if x == "" {
+			continue
+		}
+		if id, ok := r.tx.SearchTermID(x); ok {
+			exactID[i] = id
+		}
+	}
+	const (
+		hitNone  = iota
+		hitStem  // by the stem only
+		hitExact // by the stem, and the name has the word as written
+		hitFull  // by a synonym, or a phrase word (any form will do)
+	)
+	hit := make([]uint8, len(r.slots))
+	// outside English the index keeps the words of names as written too
+	// (English keeps stems only: there an exact name is no different)
+	written := r.q.Language() != English
 	for i := range c {
+		if need > 0 && len(bestScores) == need && c[i].score*maxMul < bestScores[need-1] {
+			c = c[:i]
+			break
+		}
 		best := 0.0
-		err := r.tx.EachSearchName(c[i].doc, func(kind uint8, terms []uint32) {
-			sup := kind >> 4
-			if kind &= 0x0f; int(kind) >= len(r.p.NameKind) {
+		var kind, sup uint8 // the pending name's kind and section support
+		n := 0              // the pending name's terms (0: none pending)
+		flush := func() {
+			if n == 0 {
+				return
+			}
+			common, exact := 0, 0
+			w := r.p.NameKind[kind]
+			for _, h := range hit {
+				switch h {
+				case hitStem:
+					common++
+					w *= r.p.StemName
+				case hitExact:
+					common++
+					exact++
+				case hitFull:
+					common++
+				}
+			}
+			if written && exact == n && n == len(r.slots) {
+				w = max(w, r.p.ExactName)
+			}
+			m := float64(common*common) / float64(n*len(r.slots)) * w
+			if kind == NameHeading {
+				m *= 1 + r.p.Section*float64(sup)/3
+			}
+			best = max(best, m)
+			n = 0
+		}
+		err := r.tx.EachSearchName(c[i].doc, func(k uint8, terms []uint32) {
+			ks, k := k>>4, k&0x0f
+			if k&nameExact != 0 {
+				// the exact words of the name just seen
+				if n == 0 || k&^nameExact != kind || ks != sup {
+					return
+				}
+				for s, h := range hit {
+					if h == hitStem || h == hitExact {
+						hit[s] = hitStem
+						if slices.Contains(terms, exactID[s]) {
+							hit[s] = hitExact
+						}
+					}
+				}
+				flush()
+				return
+			}
+			flush()
+			if int(k) >= len(r.p.NameKind) {
 				return
 			}
 			clear(hit)
 			common := 0
 			for _, t := range terms {
-				if s, ok := slotOf[t]; ok && !hit[s] {
-					hit[s] = true
-					common++
+				s, ok := slotOf[t]
+				if !ok || hit[s] != hitNone {
+					continue
+				}
+				common++
+				switch {
+				case t != stemID[s] || r.exact[s] == "":
+					hit[s] = hitFull
+				case slices.Contains(terms, exactID[s]):
+					hit[s] = hitExact
+				default:
+					hit[s] = hitStem
 				}
 			}
-			if common == 0 {
-				return
+			if common > 0 {
+				kind, sup, n = k, ks, len(terms)
 			}
-			m := float64(common*common) / float64(len(terms)*len(r.slots)) * r.p.NameKind[kind]
-			if kind == NameHeading {
-				m *= 1 + r.p.Section*float64(sup)/3
-			}
-			best = max(best, m)
 		})
 		if err != nil {
-			return err
+			return nil, err
 		}
+		flush()
 		c[i].score *= 1 + r.p.Name*best
+		if need > 0 {
+			j, _ := slices.BinarySearchFunc(bestScores, c[i].score, func(a, b float64) int { return cmpFloat(b, a) })
+			if j < need {
+				bestScores = slices.Insert(bestScores, j, c[i].score)
+				bestScores = bestScores[:min(len(bestScores), need)]
+			}
+		}
 	}
 	sortCands(c)
-	return nil
+	return c, nil
+}
+
+func cmpFloat(a, b float64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
 }
 
 // highlightTerms returns the query's scored terms with their idf, for

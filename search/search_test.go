@@ -241,8 +241,15 @@ func TestSearch_NotIndexed(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = search.Search(s, "alpha", search.Options{K: 5})
-	if errs.CodeOf(err) != errs.Unavailable || !strings.Contains(err.Error(), "reindex") {
-		t.Fatalf("err = %v, want unavailable asking for a reindex", err)
+	if errs.CodeOf(err) != errs.Unavailable || !strings.Contains(err.Error(), "rebuilds it") {
+		t.Fatalf("err = %v, want unavailable saying what rebuilds it", err)
+	}
+	// the next scan with the search indexer builds it
+	if _, err := (&index.Indexer{Vault: v, Store: s, Pages: search.Indexer{}}).Scan(context.Background(), index.ScanOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if hits, err := search.Search(s, "alpha", search.Options{K: 5}); err != nil || len(hits) != 1 {
+		t.Fatalf("after a scan with the search indexer: %v %v", hits, err)
 	}
 	// an empty vault answers with no hits
 	v2 := testvault.New(t)
@@ -273,6 +280,32 @@ func TestSearch_Multilingual(t *testing.T) {
 	} {
 		if got := w.titles(q); len(got) == 0 || got[0] != want {
 			t.Errorf("%q → %v, want %q", q, got, want)
+		}
+	}
+}
+
+// TestSearch_ExactNameBeatsStem: outside English a name that holds the
+// query's word as written outranks one that only shares its stem (a
+// glossary entry "Вкладка" over the page titled "Вкладки" for the query
+// Вкладка), while the stem still finds both; English loanword plurals
+// meet their singular in German, Spanish and Italian.
+func TestSearch_ExactNameBeatsStem(t *testing.T) {
+	w := newTestWiki(t, map[string]string{
+		"wiki/Вкладки.md": "---\nlang: ru\n---\nВкладки позволяют открыть несколько заметок в одном окне: каждая вкладка показывает одну заметку.\n",
+		"wiki/Словарь.md": "---\nlang: ru\n---\nТермины, которые встречаются в справке.\n\n## Вкладка\n\nВкладка показывает одну заметку.\n\n" +
+			"## Хранилище\n\nПапка с заметками.\n",
+		"wiki/Sicherung.md": "---\nlang: de\n---\nSo machst du Backups deiner Notizen mit jedem Werkzeug.\n",
+		"wiki/Ayuda.md":     "---\nlang: es\n---\nLos plugins de la comunidad amplían la aplicación.\n",
+	})
+	for q, want := range map[string][]string{
+		"Вкладка":                  {"Словарь", "Вкладки"},
+		"Вкладки":                  {"Вкладки", "Словарь"},
+		"Backup":                   {"Sicherung"},
+		"¿cómo instalo un plugin?": {"Ayuda"},
+	} {
+		got := w.titles(q)
+		if len(got) < len(want) || !slices.Equal(got[:len(want)], want) {
+			t.Errorf("%q → %v, want %v first", q, got, want)
 		}
 	}
 }

@@ -142,7 +142,16 @@ func clean(body string, from int) string {
 		i = r.inline(body, i, len(body))
 	}
 	out := strings.TrimSpace(b.String())
-	if i < len(body) && strings.TrimSpace(body[i:]) != "" {
+	cut := i < len(body) && strings.TrimSpace(body[i:]) != ""
+	if len(out) > snippetMax {
+		// a code span or code line is written whole: cut it to size
+		k := snippetMax
+		for k > 0 && !utf8.RuneStart(out[k]) {
+			k--
+		}
+		out, cut = out[:k], true
+	}
+	if cut {
 		// cut at the last space when there is one near the end
 		if k := strings.LastIndexByte(out, ' '); k > len(out)-30 && k > 0 {
 			out = out[:k]

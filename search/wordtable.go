@@ -22,6 +22,7 @@ type wordTable struct {
 	slots []wordSlot
 	keys  []byte
 	n     int
+	max   int // the most slots it grows to
 }
 
 type wordSlot struct {
@@ -32,8 +33,12 @@ type wordSlot struct {
 	alt  int32 // a second value (the surface form's term), -1 for none
 }
 
+// newWordTable returns a table that grows to size slots (a power of two)
+// as words come: a short-lived process analyzing one query does not pay
+// for the table a reindex needs.
 func newWordTable(size int) *wordTable {
-	return &wordTable{slots: make([]wordSlot, size), keys: make([]byte, 0, size*8)}
+	n := min(size, 1<<10)
+	return &wordTable{slots: make([]wordSlot, n), keys: make([]byte, 0, n*8), max: size}
 }
 
 // get returns the values stored for key.
@@ -72,7 +77,9 @@ func (t *wordTable) putHashed(key string, h uint64, val, alt int32) {
 	if key == "" {
 		return
 	}
-	if t.n*2 >= len(t.slots) || len(t.keys)+len(key) >= 1<<31 {
+	if t.n*2 >= len(t.slots) && len(t.slots) < t.max && len(t.keys)+len(key) < 1<<31 {
+		t.grow()
+	} else if t.n*2 >= len(t.slots) || len(t.keys)+len(key) >= 1<<31 {
 		clear(t.slots)
 		t.keys = t.keys[:0]
 		t.n = 0
@@ -85,4 +92,22 @@ func (t *wordTable) putHashed(key string, h uint64, val, alt int32) {
 	t.slots[i] = wordSlot{hash: uint32(h >> 32), off: uint32(len(t.keys)), len: uint32(len(key)), val: val, alt: alt}
 	t.keys = append(t.keys, key...)
 	t.n++
+}
+
+// grow doubles the table, keeping its entries.
+func (t *wordTable) grow() {
+	old := t.slots
+	t.slots = make([]wordSlot, 2*len(old))
+	mask := uint64(len(t.slots) - 1)
+	for _, sl := range old {
+		if sl.len == 0 {
+			continue
+		}
+		h := mix(fnv(string(t.keys[sl.off : sl.off+sl.len])))
+		i := h & mask
+		for t.slots[i].len != 0 {
+			i = (i + 1) & mask
+		}
+		t.slots[i] = sl
+	}
 }

@@ -11,6 +11,10 @@ type FileKind uint8
 const (
 	KindPage   FileKind = 1 // a *.md file under wiki/
 	KindSource FileKind = 2 // any file under raw/sources/
+	// KindAsset is any other file under raw/, and a file under wiki/
+	// that is no page: tracked by size and mtime only (never read), so
+	// that links reach it by name (index.IsAssetPath).
+	KindAsset FileKind = 3
 )
 
 // FileRec is what the scanner remembers about a file so that it can skip

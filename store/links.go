@@ -2,8 +2,11 @@ package store
 
 import (
 	"encoding/binary"
+	"path"
 	"sort"
 	"strings"
+
+	bolt "go.etcd.io/bbolt"
 )
 
 // Backlink is a page linking to another, with its link count.
@@ -49,7 +52,13 @@ func danglingPrefix(target string) []byte {
 // AddDangling adds n unresolved links from src under the folded target
 // key, remembering raw as the written form.
 func (tx *Tx) AddDangling(target string, raw string, src uint32, n int) error {
-	b := tx.b(bDangling)
+	return addLinkCount(tx.b(bDangling), target, raw, src, n)
+}
+
+// addLinkCount adds n links from src under a folded target key in a
+// bucket keyed last segment · target · src (dangling, offgraph); a count
+// that drops to zero or below removes the entry.
+func addLinkCount(b *bolt.Bucket, target string, raw string, src uint32, n int) error {
 	k := append(danglingPrefix(target), u32(src)...)
 	old := b.Get(k)
 	v := int64(n)
@@ -65,6 +74,94 @@ func (tx *Tx) AddDangling(target string, raw string, src uint32, n int) error {
 	return b.Put(k, append(u32(uint32(v)), raw...))
 }
 
+// Links that reach something that is no graph node, and file names.
+//
+//	offgraph                 last segment of target · fold(target) · src doc → u32 count
+//	                         links that reach no graph node: to a reserved top
+//	                         file (index, log, overview), to a file that is no
+//	                         page (a raw source, an attachment), and every link
+//	                         that can only name a file, reached or not. Their
+//	                         resolution changes when a page or file with that
+//	                         last segment as its name comes or goes, and no
+//	                         graph edge leads back to them: this finds them.
+//	file_names               'n' fold(name) · path → ∅  tracked files that are no page, by
+//	                         name (LinkKey of the file name: ".md" dropped)
+//	                         'p' fold(path) · path → ∅  the same by path (PathKey: ".md" dropped)
+var (
+	bOffGraph  = []byte("offgraph")
+	bFileNames = []byte("file_names")
+)
+
+func init() { registerDerived(string(bOffGraph), string(bFileNames)) }
+
+// AddOffGraph adds n links from src under the folded target key to the
+// links that reach no graph node (see bOffGraph).
+func (tx *Tx) AddOffGraph(target string, src uint32, n int) error {
+	return addLinkCount(tx.b(bOffGraph), target, "", src, n)
+}
+
+// OffGraphBySegment returns the pages holding links that reach no graph
+// node whose target's last segment folds to seg (a page may repeat).
+func (tx *Tx) OffGraphBySegment(seg string) []uint32 { return bySegment(tx.b(bOffGraph), seg) }
+
+// OffGraph returns every off-graph link target, grouped by key (tests).
+func (tx *Tx) OffGraph() []DanglingRef { return eachTarget(tx.b(bOffGraph)) }
+
+// FileName is the name under which links reach a file that is no page:
+// its file name as a link key (folded, ".md" dropped).
+func FileName(vaultPath string) string { return LinkKey(path.Base(vaultPath)) }
+
+func fileNameKeys(vaultPath string) [][]byte {
+	return [][]byte{
+		key("n"+FileName(vaultPath), vaultPath),
+		key("p"+PathKey(vaultPath), vaultPath),
+	}
+}
+
+// PutFileName indexes a tracked file that is no page (a raw source, an
+// attachment) by name and by path, for link resolution.
+func (tx *Tx) PutFileName(vaultPath string) error {
+	for _, k := range fileNameKeys(vaultPath) {
+		if err := tx.b(bFileNames).Put(k, []byte{}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// DeleteFileName removes what PutFileName indexed.
+func (tx *Tx) DeleteFileName(vaultPath string) error {
+	for _, k := range fileNameKeys(vaultPath) {
+		if err := tx.b(bFileNames).Delete(k); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// HasFileName reports whether vaultPath is indexed by PutFileName.
+func (tx *Tx) HasFileName(vaultPath string) bool {
+	return tx.b(bFileNames).Get(fileNameKeys(vaultPath)[0]) != nil
+}
+
+// FilesNamed returns the tracked files that are no page whose FileName is
+// name (a folded link key), in path order. Doc is 0.
+func (tx *Tx) FilesNamed(name string) []NameCandidate { return tx.filesUnder("n" + name) }
+
+// FilesAt returns the tracked files that are no page whose PathKey is
+// pathKey (folded, ".md" dropped), in path order. Doc is 0.
+func (tx *Tx) FilesAt(pathKey string) []NameCandidate { return tx.filesUnder("p" + pathKey) }
+
+func (tx *Tx) filesUnder(prefix string) []NameCandidate {
+	p := append([]byte(prefix), 0)
+	var out []NameCandidate
+	c := tx.b(bFileNames).Cursor()
+	for k, _ := c.Seek(p); k != nil && hasPrefixBytes(k, p); k, _ = c.Next() {
+		out = append(out, NameCandidate{Path: string(k[len(p):])})
+	}
+	return out
+}
+
 // DanglingRef is an unresolved link target with the pages that use it.
 type DanglingRef struct {
 	Key     string     // folded target
@@ -74,9 +171,11 @@ type DanglingRef struct {
 }
 
 // Dangling returns every unresolved target, grouped by key.
-func (tx *Tx) Dangling() []DanglingRef {
+func (tx *Tx) Dangling() []DanglingRef { return eachTarget(tx.b(bDangling)) }
+
+func eachTarget(b *bolt.Bucket) []DanglingRef {
 	var out []DanglingRef
-	c := tx.b(bDangling).Cursor()
+	c := b.Cursor()
 	for k, v := c.First(); k != nil; k, v = c.Next() {
 		seg, rest, ok := strings.Cut(string(k), "\x00")
 		if !ok || len(rest) < 5 {
@@ -115,10 +214,12 @@ func (tx *Tx) DanglingFor(target string) []Backlink {
 
 // DanglingBySegment returns the pages holding unresolved links whose
 // target's last segment folds to seg.
-func (tx *Tx) DanglingBySegment(seg string) []uint32 {
+func (tx *Tx) DanglingBySegment(seg string) []uint32 { return bySegment(tx.b(bDangling), seg) }
+
+func bySegment(b *bolt.Bucket, seg string) []uint32 {
 	prefix := append([]byte(seg), 0)
 	var out []uint32
-	c := tx.b(bDangling).Cursor()
+	c := b.Cursor()
 	for k, _ := c.Seek(prefix); k != nil && hasPrefixBytes(k, prefix); k, _ = c.Next() {
 		if len(k) >= len(prefix)+5 {
 			out = append(out, getU32(k[len(k)-4:]))

@@ -5,7 +5,8 @@ import (
 	"encoding/hex"
 )
 
-// PageRec binary encoding (version 2):
+// PageRec binary encoding (version 3; version 2 is read too: it has no
+// link files and no file links):
 //
 //	u8 version
 //	str id, path, title, type, created, updated, fm_error
@@ -14,11 +15,13 @@ import (
 //	u8 flags (1 reserved, 2 links pending)
 //	strs aliases, tags, sources, source_keys (uvarint count, then strings)
 //	uvarint link count, then per link:
-//	  str target, heading; u8 flags (1 embed, 2 markdown);
-//	  uvarint line, to, ambiguous
+//	  str target, heading; u8 flags (1 embed, 2 markdown, 4 to a reserved file);
+//	  uvarint line, to, ambiguous; str file
+//	uvarint file link count, then per file link:
+//	  str target, heading; u8 flags; uvarint line, ambiguous; str file
 //
 // A link's Key is derived from its target on decode.
-const pageCodecVersion = 2
+const pageCodecVersion = 3
 
 func appendStrs(b []byte, ss []string) []byte {
 	b = binary.AppendUvarint(b, uint64(len(ss)))
@@ -73,25 +76,43 @@ func encodePage(p *PageRec) []byte {
 	for _, l := range p.Links {
 		b = appendStr(b, l.Target)
 		b = appendStr(b, l.Heading)
-		var lf byte
-		if l.Embed {
-			lf |= 1
-		}
-		if l.Markdown {
-			lf |= 2
-		}
-		b = append(b, lf)
+		b = append(b, linkFlags(l))
 		b = binary.AppendUvarint(b, uint64(l.Line))
 		b = binary.AppendUvarint(b, uint64(l.To))
 		b = binary.AppendUvarint(b, uint64(l.Ambiguous))
+		b = appendStr(b, l.File)
+	}
+	b = binary.AppendUvarint(b, uint64(len(p.FileLinks)))
+	for _, l := range p.FileLinks {
+		b = appendStr(b, l.Target)
+		b = appendStr(b, l.Heading)
+		b = append(b, linkFlags(l))
+		b = binary.AppendUvarint(b, uint64(l.Line))
+		b = binary.AppendUvarint(b, uint64(l.Ambiguous))
+		b = appendStr(b, l.File)
 	}
 	return b
 }
 
+func linkFlags(l LinkRec) byte {
+	var lf byte
+	if l.Embed {
+		lf |= 1
+	}
+	if l.Markdown {
+		lf |= 2
+	}
+	if l.ToReserved {
+		lf |= 4
+	}
+	return lf
+}
+
 func decodePage(v []byte) (*PageRec, error) {
-	if len(v) == 0 || v[0] != pageCodecVersion {
+	if len(v) == 0 || (v[0] != pageCodecVersion && v[0] != 2) {
 		return nil, errCorrupt
 	}
+	v3 := v[0] >= 3
 	r := reader{b: v[1:]}
 	p := &PageRec{}
 	p.ID, p.Path, p.Title, p.Type = r.str(), r.str(), r.str(), r.str()
@@ -119,9 +140,31 @@ func decodePage(v []byte) (*PageRec, error) {
 		l.Target, l.Heading = r.str(), r.str()
 		l.Key = LinkKey(l.Target)
 		if f := r.bytes(1); f != nil {
-			l.Embed, l.Markdown = f[0]&1 != 0, f[0]&2 != 0
+			l.Embed, l.Markdown, l.ToReserved = f[0]&1 != 0, f[0]&2 != 0, f[0]&4 != 0
 		}
 		l.Line, l.To, l.Ambiguous = int(r.uvarint()), uint32(r.uvarint()), int(r.uvarint())
+		if v3 {
+			l.File = r.str()
+		}
+	}
+	if v3 {
+		n := r.uvarint()
+		if n > uint64(len(r.b)) {
+			return nil, errCorrupt
+		}
+		if n > 0 {
+			p.FileLinks = make([]LinkRec, n)
+		}
+		for i := range p.FileLinks {
+			l := &p.FileLinks[i]
+			l.Target, l.Heading = r.str(), r.str()
+			l.Key = LinkKey(l.Target)
+			if f := r.bytes(1); f != nil {
+				l.Embed, l.Markdown = f[0]&1 != 0, f[0]&2 != 0
+			}
+			l.Line, l.Ambiguous = int(r.uvarint()), int(r.uvarint())
+			l.File = r.str()
+		}
 	}
 	if r.err != nil {
 		return nil, r.err

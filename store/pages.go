@@ -11,14 +11,23 @@ import (
 // resolves by, and what it resolved to. Labels and block ids are not
 // stored (nothing reads them from the store).
 type LinkRec struct {
-	Target    string // as written (without #heading, |label)
-	Key       string // LinkKey(Target); derived, not stored
-	Heading   string // #heading
-	Embed     bool   // ![[…]]
-	Markdown  bool   // [label](x.md) rather than [[x]]
-	Line      int    // 1-based body line
-	To        uint32 // resolved doc; 0 = dangling
-	Ambiguous int    // candidates when more than one page matched
+	Target   string // as written (without #heading, |label)
+	Key      string // LinkKey(Target); derived, not stored
+	Heading  string // #heading
+	Embed    bool   // ![[…]]
+	Markdown bool   // [label](x.md) rather than [[x]]
+	Line     int    // 1-based body line
+	To       uint32 // resolved doc; 0 = dangling (unless File is set)
+	// ToReserved is set when To is a reserved top file (index, log,
+	// overview): no graph node, whether or not the file still exists.
+	ToReserved bool
+	Ambiguous  int // candidates when more than one page (or file) matched
+	// File is the vault path of the file that is no page (a raw source,
+	// an attachment) that the link reached when To is 0: a page link
+	// whose name no page answers to but a file does, or a link in
+	// FileLinks. "" with To 0 is a dangling page link (in Links) or a
+	// link to a file that does not exist (in FileLinks).
+	File string
 }
 
 // LinkKey returns the folded resolution key of a link target: NFC,
@@ -48,7 +57,12 @@ type PageRec struct {
 	Size       int64     `json:"size"`
 	SHA256     string    `json:"sha256"`
 	Links      []LinkRec `json:"links,omitempty"`
-	Reserved   bool      `json:"reserved,omitempty"`
+	// FileLinks are the links that can name only a file that is no page:
+	// an attachment ([[diagram.png]], [[paper.pdf]]) or an explicit path
+	// outside wiki/ ([[../../raw/sources/x.md]]). They are never dangling
+	// page links; one whose File is "" names a file that does not exist.
+	FileLinks []LinkRec `json:"file_links,omitempty"`
+	Reserved  bool      `json:"reserved,omitempty"`
 	// LinksPending is set while Links have not been resolved yet: they
 	// contribute nothing to backlinks, dangling or the graph until the
 	// links_dirty drain resolves them.

@@ -18,6 +18,7 @@ import (
 // stored. Every bucket is derived (dropped and rebuilt by reindex).
 //
 //	search_meta     "version" → analyzer version (string, set by package search)
+//	                "x:" + key → a value of package search's (SetSearchMeta)
 //	                "next_term" → u32 last term id handed out
 //	                "stats" → u32 docs, u32 highest doc ever indexed, 3 × u64 total
 //	                field lengths
@@ -105,7 +106,7 @@ const (
 	normsPerChunk = 256
 	// maxSearchNames and maxNameTerms bound what is stored of a doc's
 	// names.
-	maxSearchNames = 128
+	maxSearchNames = 256
 	maxNameTerms   = 24
 )
 
@@ -211,6 +212,45 @@ func (tx *Tx) SetSearchVersion(v string) error {
 	}
 	return tx.b(bSearchMeta).Put([]byte("version"), []byte(v))
 }
+
+// SearchMeta returns a value package search keeps in search_meta under
+// key (nil when absent); keys "version", "next_term" and "stats" are the
+// store's own.
+func (tx *Tx) SearchMeta(key string) []byte {
+	return tx.b(bSearchMeta).Get([]byte("x:" + key))
+}
+
+// SetSearchMeta sets (nil: deletes) a value of package search's in
+// search_meta.
+func (tx *Tx) SetSearchMeta(key string, v []byte) error {
+	if v == nil {
+		return tx.b(bSearchMeta).Delete([]byte("x:" + key))
+	}
+	return tx.b(bSearchMeta).Put([]byte("x:"+key), v)
+}
+
+// ResetSearch empties the search index: every search bucket is dropped
+// and created again, the rest of the store is left alone.
+func (tx *Tx) ResetSearch() error {
+	for _, name := range [][]byte{bSearchMeta, bSearchTerms, bSearchPost, bSearchFwd, bSearchNorms} {
+		if tx.b(name) != nil {
+			if err := tx.tx.DeleteBucket(name); err != nil {
+				return fmt.Errorf("drop %s: %w", name, err)
+			}
+		}
+		b, err := tx.tx.CreateBucket(name)
+		if err != nil {
+			return fmt.Errorf("create %s: %w", name, err)
+		}
+		if slices.ContainsFunc(sequentialBuckets, func(n []byte) bool { return bytes.Equal(n, name) }) {
+			b.FillPercent = 0.9
+		}
+	}
+	return nil
+}
+
+// HasSearchDoc reports whether doc is in the search index.
+func (tx *Tx) HasSearchDoc(doc uint32) bool { return tx.b(bSearchFwd).Get(u32(doc)) != nil }
 
 // SearchStats returns the collection statistics.
 func (tx *Tx) SearchStats() SearchStats {

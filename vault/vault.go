@@ -7,12 +7,15 @@ package vault
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/synapse-wiki/synapse/errs"
+	"github.com/synapse-wiki/synapse/vaultfs"
 )
 
 // Layout names, relative to the vault root, with forward slashes.
@@ -171,12 +174,34 @@ func Init(dir string) (*Vault, []string, error) {
 	for _, f := range []string{"entities", "concepts", "sources", "synthesis", "comparisons", "queries"} {
 		dirs = append(dirs, WikiDir+"/"+f)
 	}
+	// folders are made through the vault's file layer, which never
+	// follows a symlink: a cloned vault whose wiki/ links elsewhere gets
+	// nothing written there
+	if err := os.MkdirAll(abs, 0o755); err != nil {
+		return nil, nil, errs.Wrap(errs.Internal, err, "create %s: %v", abs, err)
+	}
+	lay := vaultfs.For(abs)
 	for _, d := range dirs {
-		p := v.Abs(d)
-		if _, err := os.Stat(p); errors.Is(err, os.ErrNotExist) {
-			if err := os.MkdirAll(p, 0o755); err != nil {
-				return nil, nil, errs.Wrap(errs.Internal, err, "create %s: %v", d, err)
+		if d == StateDir {
+			if st, err := os.Lstat(v.Abs(d)); err == nil && !st.IsDir() {
+				return nil, nil, errs.E(errs.Forbidden, "%s is not a folder (%s); remove it first", d, st.Mode().Type())
+			} else if err != nil {
+				if err := os.Mkdir(v.Abs(d), 0o700); err != nil {
+					return nil, nil, errs.Wrap(errs.Internal, err, "create %s: %v", d, err)
+				}
+				created = append(created, d+"/")
 			}
+			continue
+		}
+		made, err := lay.MkdirAll(d)
+		if err != nil {
+			code := errs.Internal
+			if _, ok := vaultfs.AsRefusal(err); ok {
+				code = errs.Forbidden
+			}
+			return nil, nil, errs.Wrap(code, err, "create %s: %v", d, err)
+		}
+		if slices.Contains(made, d) {
 			created = append(created, d+"/")
 		}
 	}
@@ -192,11 +217,19 @@ func Init(dir string) (*Vault, []string, error) {
 		{OverviewPage, overviewTemplate},
 	}
 	for _, f := range files {
-		p := v.Abs(f.rel)
-		if _, err := os.Stat(p); err == nil {
+		// O_EXCL: an existing name, a symlink (even a dangling one)
+		// included, is left alone and never written through
+		fh, err := os.OpenFile(v.Abs(f.rel), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		if errors.Is(err, fs.ErrExist) {
 			continue
 		}
-		if err := os.WriteFile(p, []byte(f.body), 0o644); err != nil {
+		if err == nil {
+			_, err = fh.WriteString(f.body)
+			if cerr := fh.Close(); err == nil {
+				err = cerr
+			}
+		}
+		if err != nil {
 			return nil, nil, errs.Wrap(errs.Internal, err, "create %s: %v", f.rel, err)
 		}
 		created = append(created, f.rel)

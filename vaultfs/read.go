@@ -16,14 +16,19 @@ import (
 // context stops a read or a hash within one chunk.
 const chunk = 1 << 20
 
+// initialRead bounds the buffer a whole-file read starts with (it grows
+// past it as the file is read): a huge limit never allocates up front.
+const initialRead = 64 << 20
+
 // Reader reads the files of one vault through one open os.Root, confined
 // to the vault or to one folder of it (ReaderUnder). A scan uses one for
 // all its reads; Close it when done. It is safe for concurrent use.
 type Reader struct {
-	fs      *FS
-	root    *os.Root
-	base    string        // "" for the vault root, else the folder the root is on
-	private []fs.FileInfo // the store and the token, when they exist
+	fs    *FS
+	root  *os.Root
+	base  string   // "" for the vault root, else the folder the root is on
+	dir   *os.File // the root's folder, for the Linux fast path (nil without)
+	dirfd int
 }
 
 // Reader opens a reader confined to the vault.
@@ -58,16 +63,59 @@ func (f *FS) ReaderUnder(dir string) (*Reader, error) {
 
 func (f *FS) newReader(root *os.Root, base string) *Reader {
 	r := &Reader{fs: f, root: root, base: base}
-	for _, p := range []string{dbFile, tokenFile} {
-		if st, err := os.Stat(f.Abs(p)); err == nil {
-			r.private = append(r.private, st)
-		}
-	}
+	r.dir, r.dirfd = rootFD(root)
 	return r
 }
 
+// privateFiles returns the store and the token as they are now (stat'ed
+// on every check: an identity remembered could be a dead file's, whose
+// inode a page has since been given, or miss a token just created).
+func (f *FS) privateFiles() []fs.FileInfo {
+	var priv []fs.FileInfo
+	for _, p := range []string{dbFile, tokenFile} {
+		if st, err := os.Stat(f.Abs(p)); err == nil {
+			priv = append(priv, st)
+		}
+	}
+	return priv
+}
+
+// shared is the reader FS.Open, ReadFile and Stat use: one os.Root on
+// the vault, opened on first use and kept (an os.Root is safe for
+// concurrent use), so a read costs no open of the vault folder. A vault
+// folder removed and made again at the same path (a fresh clone, a
+// restore) is noticed by its identity and opened again; the reader of the
+// old one is left to the garbage collector, as calls in flight may hold it.
+func (f *FS) shared() (*Reader, error) {
+	st, err := os.Stat(f.root)
+	if err != nil {
+		return nil, err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.sharedR == nil || !os.SameFile(st, f.sharedSt) {
+		root, err := os.OpenRoot(f.root)
+		if err != nil {
+			return nil, err
+		}
+		r := f.newReader(root, "")
+		f.sharedR, f.sharedSt = r, st
+		if r.dir != nil {
+			if ds, err := r.dir.Stat(); err == nil {
+				f.sharedSt = ds // what was opened, should the path have moved meanwhile
+			}
+		}
+	}
+	return f.sharedR, nil
+}
+
 // Close releases the reader's root.
-func (r *Reader) Close() error { return r.root.Close() }
+func (r *Reader) Close() error {
+	if r.dir != nil {
+		r.dir.Close()
+	}
+	return r.root.Close()
+}
 
 // Base returns the folder the reader is confined to ("" for the vault).
 func (r *Reader) Base() string { return r.base }
@@ -134,6 +182,9 @@ func (r *Reader) Stat(p string) (fs.FileInfo, error) {
 	if err != nil {
 		return nil, err
 	}
+	if st, ok, err := r.statFast(c, in); ok {
+		return st, err
+	}
 	st, err := r.root.Stat(in)
 	if err != nil {
 		return nil, openError(c, r.where(), err)
@@ -163,6 +214,9 @@ func (r *Reader) Open(p string) (*os.File, fs.FileInfo, error) {
 	c, in, err := r.inRoot(p)
 	if err != nil {
 		return nil, nil, err
+	}
+	if f, st, ok, err := r.openFast(c, in); ok {
+		return f, st, err
 	}
 	st, err := r.root.Stat(in)
 	if err != nil {
@@ -198,8 +252,8 @@ func (r *Reader) check(p string, st fs.FileInfo) error {
 	if !st.Mode().IsRegular() {
 		return notRegular(p, st.Mode())
 	}
-	for _, pi := range r.private {
-		if os.SameFile(st, pi) {
+	for _, pi := range r.fs.privateFiles() {
+		if sameFile(st, pi) {
 			return refuse(p, Private, "synapse's private %s (through a link); it is never read", filepath.Base(pi.Name()))
 		}
 	}
@@ -210,6 +264,11 @@ func (r *Reader) check(p string, st fs.FileInfo) error {
 // A file larger than limit bytes is refused (TooLarge) without reading
 // past the limit.
 func (r *Reader) ReadFile(ctx context.Context, p string, limit int64) ([]byte, fs.FileInfo, error) {
+	if c, in, err := r.inRoot(p); err != nil {
+		return nil, nil, err
+	} else if data, st, ok, err := r.readFast(ctx, c, in, limit); ok {
+		return data, st, err
+	}
 	f, st, err := r.Open(p)
 	if err != nil {
 		return nil, nil, err
@@ -218,7 +277,7 @@ func (r *Reader) ReadFile(ctx context.Context, p string, limit int64) ([]byte, f
 	if st.Size() > limit {
 		return nil, nil, refuse(p, TooLarge, "%d bytes; the limit is %d", st.Size(), limit)
 	}
-	data, err := ReadUpTo(ctx, f, make([]byte, 0, st.Size()+1), limit+1)
+	data, err := ReadUpTo(ctx, f, make([]byte, 0, min(st.Size()+1, initialRead)), limit+1)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -281,30 +340,27 @@ func Hash(ctx context.Context, prefix []byte, rd io.Reader) ([32]byte, int64, er
 // Open opens the regular file p of the vault for reading (see
 // Reader.Open).
 func (f *FS) Open(p string) (*os.File, fs.FileInfo, error) {
-	r, err := f.Reader()
+	r, err := f.shared()
 	if err != nil {
 		return nil, nil, err
 	}
-	defer r.Close()
 	return r.Open(p)
 }
 
 // ReadFile reads the regular file p of the vault (see Reader.ReadFile).
 func (f *FS) ReadFile(ctx context.Context, p string, limit int64) ([]byte, fs.FileInfo, error) {
-	r, err := f.Reader()
+	r, err := f.shared()
 	if err != nil {
 		return nil, nil, err
 	}
-	defer r.Close()
 	return r.ReadFile(ctx, p, limit)
 }
 
 // Stat returns what p of the vault leads to (see Reader.Stat).
 func (f *FS) Stat(p string) (fs.FileInfo, error) {
-	r, err := f.Reader()
+	r, err := f.shared()
 	if err != nil {
 		return nil, err
 	}
-	defer r.Close()
 	return r.Stat(p)
 }

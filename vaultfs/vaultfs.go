@@ -100,10 +100,14 @@ func refuse(p string, reason Reason, format string, args ...any) *Refusal {
 	return &Refusal{Path: p, Reason: reason, Detail: fmt.Sprintf(format, args...)}
 }
 
-// FS is the file layer of one vault. It holds no open file between calls;
-// the zero value is not usable (see For).
+// FS is the file layer of one vault: the zero value is not usable (see
+// For). It keeps one open os.Root on the vault for its reads.
 type FS struct {
 	root string // absolute, clean
+
+	mu       sync.Mutex
+	sharedR  *Reader     // see shared
+	sharedSt fs.FileInfo // the vault folder sharedR is on
 }
 
 var (

@@ -375,3 +375,46 @@ func TestLocate(t *testing.T) {
 		t.Error("a path outside every vault was located")
 	}
 }
+
+// BenchmarkReadFile: a page read through the layer against os.ReadFile
+// (the cost of the confinement: a stat through the root, an open through
+// it, a second stat).
+func BenchmarkReadFile(b *testing.B) {
+	f, _ := fixture(b)
+	ctx := context.Background()
+	b.Run("vaultfs", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			if _, _, err := f.ReadFile(ctx, "wiki/sub/b.md", 1<<20); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("os", func(b *testing.B) {
+		p := f.Abs("wiki/sub/b.md")
+		for i := 0; i < b.N; i++ {
+			if _, err := os.ReadFile(p); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
+// A vault folder removed and made again at the same path is read afresh,
+// not through the layer's view of the old one.
+func TestRead_VaultRecreated(t *testing.T) {
+	f, _ := fixture(t)
+	ctx := context.Background()
+	if data, _, err := f.ReadFile(ctx, "wiki/a.md", 100); err != nil || string(data) != "page a\n" {
+		t.Fatalf("before: %q %v", data, err)
+	}
+	if err := os.RemoveAll(f.Root()); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(f.Root(), "wiki"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(f.Root(), "wiki/a.md"), []byte("new a\n"), 0o644)
+	if data, _, err := f.ReadFile(ctx, "wiki/a.md", 100); err != nil || string(data) != "new a\n" {
+		t.Fatalf("after: %q %v", data, err)
+	}
+}

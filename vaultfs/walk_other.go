@@ -41,3 +41,5 @@ func (s *seen) has(fi fs.FileInfo) bool {
 	}
 	return false
 }
+
+func sameFile(a, b fs.FileInfo) bool { return os.SameFile(a, b) }

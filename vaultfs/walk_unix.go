@@ -78,3 +78,10 @@ func (s *seen) has(fi fs.FileInfo) bool {
 	id, ok := idOf(fi)
 	return ok && s.m[id]
 }
+
+// sameFile is os.SameFile for any of the stats taken here.
+func sameFile(a, b fs.FileInfo) bool {
+	x, ok1 := idOf(a)
+	y, ok2 := idOf(b)
+	return ok1 && ok2 && x == y
+}

@@ -32,10 +32,14 @@ func Fingerprint(s *store.Store) (string, error) {
 		for _, p := range pages {
 			var links []string
 			for _, l := range p.Links {
-				links = append(links, fmt.Sprintf("%s→%s(%d)", l.Key, paths[l.To], l.Ambiguous))
+				links = append(links, fmt.Sprintf("%s→%s%s(%d)", l.Key, paths[l.To], l.File, l.Ambiguous))
 			}
-			lines = append(lines, fmt.Sprintf("page %s title=%q type=%s aliases=%q tags=%q sources=%q pending=%v links=[%s]",
-				p.Path, p.Title, p.Type, p.Aliases, p.Tags, p.SourceKeys, p.LinksPending, strings.Join(links, " ")))
+			var files []string
+			for _, l := range p.FileLinks {
+				files = append(files, fmt.Sprintf("%s→%s(%d)", l.Key, l.File, l.Ambiguous))
+			}
+			lines = append(lines, fmt.Sprintf("page %s title=%q type=%s aliases=%q tags=%q sources=%q pending=%v links=[%s] file_links=[%s]",
+				p.Path, p.Title, p.Type, p.Aliases, p.Tags, p.SourceKeys, p.LinksPending, strings.Join(links, " "), strings.Join(files, " ")))
 			var bl []string
 			for _, b := range tx.Backlinks(p.Doc) {
 				bl = append(bl, fmt.Sprintf("%s×%d", paths[b.Src], b.Count))
@@ -57,16 +61,21 @@ func Fingerprint(s *store.Store) (string, error) {
 				lines = append(lines, fmt.Sprintf("node %s type=%s sources=%q edges=[%s]", p.Path, a.Type, a.Sources, strings.Join(es, "; ")))
 			}
 		}
-		for _, d := range tx.Dangling() {
-			var srcs []string
-			for _, b := range d.Sources {
-				srcs = append(srcs, fmt.Sprintf("%s×%d", paths[b.Src], b.Count))
+		for _, set := range []struct {
+			name string
+			refs []store.DanglingRef
+		}{{"dangling", tx.Dangling()}, {"offgraph", tx.OffGraph()}} {
+			for _, d := range set.refs {
+				var srcs []string
+				for _, b := range d.Sources {
+					srcs = append(srcs, fmt.Sprintf("%s×%d", paths[b.Src], b.Count))
+				}
+				sort.Strings(srcs)
+				lines = append(lines, fmt.Sprintf("%s %q <- %s", set.name, d.Key, strings.Join(srcs, " ")))
 			}
-			sort.Strings(srcs)
-			lines = append(lines, fmt.Sprintf("dangling %q <- %s", d.Key, strings.Join(srcs, " ")))
 		}
 		if err := tx.EachFile("", func(p string, f store.FileRec) bool {
-			lines = append(lines, fmt.Sprintf("file %s kind=%d size=%d sha=%x", p, f.Kind, f.Size, f.SHA256[:6]))
+			lines = append(lines, fmt.Sprintf("file %s kind=%d size=%d sha=%x named=%v", p, f.Kind, f.Size, f.SHA256[:6], tx.HasFileName(p)))
 			return true
 		}); err != nil {
 			return err

@@ -1,0 +1,34 @@
+package index
+
+import (
+	"strings"
+
+	"github.com/synapse-wiki/synapse/vault"
+)
+
+// IsAssetPath reports whether a vault path is an asset: a file that is
+// neither a page nor a raw source but that links may name — any file
+// under raw/ outside raw/sources/ (raw/assets/ holds images and
+// attachments), and any file under wiki/ that is no page (an attachment
+// beside its note). Paths with a hidden part are never assets. The scanner
+// tracks assets by size and mtime only, never reading them, so that a
+// link reaches an attachment by name as in Obsidian, and one naming a file
+// that does not exist is reported (lint's broken file links). Files
+// elsewhere in the vault (its top level, other folders) are not tracked.
+func IsAssetPath(rel string) bool {
+	if vault.IsPagePath(rel) || vault.IsSourcePath(rel) {
+		return false
+	}
+	if !strings.HasPrefix(rel, vault.WikiDir+"/") && !strings.HasPrefix(rel, "raw/") {
+		return false
+	}
+	for _, part := range strings.Split(rel, "/") {
+		if strings.HasPrefix(part, ".") {
+			return false
+		}
+	}
+	return true
+}
+
+// rawDir is the folder of the raw sources and assets.
+const rawDir = "raw"
