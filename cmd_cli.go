@@ -258,7 +258,7 @@ func cliInput(c *cli.Context, op *ops.Op, fields []ops.Field) ([]byte, error) {
 			if err != nil {
 				return nil, err
 			}
-			if ok && f.Required && v == "" {
+			if ok && f.Required && strings.TrimSpace(v) == "" { // as the operation reads it: one message for "" and blank lines
 				from := "standard input"
 				if name := c.String("file"); name != "" && name != "-" {
 					from = name

@@ -145,7 +145,7 @@ func getPage(ctx context.Context, e *Env, in *GetPageIn) (*GetPageOut, error) {
 	data, _, err := e.files().ReadFile(ctx, rec.Path, index.MaxPageBytes)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return nil, errs.E(errs.NotFound, "page %q was indexed at %s but the file is gone; run `synapse source rescan`", rec.Title, rec.Path)
+			return nil, errs.E(errs.NotFound, "page %q was indexed at %s but the file is gone; run `%s`", rec.Title, rec.Path, errs.Cmd("source.rescan"))
 		}
 		if ctx.Err() != nil {
 			return nil, ctx.Err()

@@ -502,7 +502,8 @@ type ErrorDetail struct {
 	Message string    `json:"message"`
 }
 
-// ErrorEnvelope builds the envelope for err.
-func ErrorEnvelope(err error) ErrorBody {
-	return ErrorBody{Error: ErrorDetail{Code: errs.CodeOf(err), Message: errs.Message(err)}}
+// ErrorEnvelope builds the envelope for err, its message rendered for the
+// surface that shows it (errs.Render).
+func ErrorEnvelope(err error, sf errs.Surface) ErrorBody {
+	return ErrorBody{Error: ErrorDetail{Code: errs.CodeOf(err), Message: errs.MessageFor(err, sf)}}
 }

@@ -67,6 +67,10 @@ type WritePageOut struct {
 	SHA256   string   `json:"sha256"`
 	Created  bool     `json:"created"`  // true when the page is new
 	Dangling []string `json:"dangling"` // link targets in the content that match no page
+	// Filed are the dangling targets this write filed as new missing-page
+	// review items; the others were in the queue already (pending or
+	// decided).
+	Filed []string `json:"filed,omitempty" desc:"Dangling targets this write filed as new missing-page review items (the others were already in the queue)"`
 	// Unchanged is true when the file already held exactly these bytes, so
 	// nothing was written or logged (a retried write, or a page written
 	// back as get_page returned it).
