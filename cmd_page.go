@@ -47,7 +47,7 @@ func init() {
 		for _, x := range p.Pages {
 			rows = append(rows, []string{x.Title, x.Type, x.Path, x.Updated, x.ID})
 		}
-		o.table([]col{flexCol("TITLE"), fixedCol("TYPE"), flexCol("PATH"), fixedCol("UPDATED"), fixedCol("ID")}, rows)
+		o.table([]col{flexCol("TITLE"), fixedCol("TYPE"), pathCol("PATH"), fixedCol("UPDATED"), fixedCol("ID")}, rows)
 		switch {
 		case p.Total == 0:
 			o.note("no pages")

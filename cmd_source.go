@@ -8,6 +8,7 @@ import (
 
 	"github.com/charmbracelet/lipgloss"
 	"github.com/synapse-wiki/synapse/ops"
+	"github.com/synapse-wiki/synapse/vault"
 )
 
 func init() {
@@ -49,13 +50,29 @@ func init() {
 			}
 			changed := orDash(s.LastChanged)
 			if o.tty {
-				changed = shortTime(changed)
+				changed = dateOf(changed)
 			}
 			rows = append(rows, []string{s.State, s.Path, size, changed, cited})
 		}
 		state := fixedCol("STATE")
 		state.style = o.stateStyle
-		o.table([]col{state, pathCol("PATH"), numCol("SIZE"), fixedCol("LAST CHANGED"), flexCol("CITED BY")}, rows)
+		path := pathCol("PATH")
+		if o.tty && len(rows) > 0 {
+			// on a terminal the folder every row shares gives way to
+			// what tells the files apart: the path in raw/sources/,
+			// which is what source read takes
+			in := true
+			for _, r := range rows {
+				in = in && strings.HasPrefix(r[1], vault.SourcesDir+"/")
+			}
+			if in {
+				for _, r := range rows {
+					r[1] = strings.TrimPrefix(r[1], vault.SourcesDir+"/")
+				}
+				path.head = "SOURCE"
+			}
+		}
+		o.table([]col{state, path, numCol("SIZE"), fixedCol("LAST CHANGED"), flexCol("CITED BY")}, rows)
 		c := l.Counts
 		n := c.New + c.Changed + c.Missing + c.Ingested
 		var parts []string
@@ -67,7 +84,7 @@ func init() {
 				parts = append(parts, fmt.Sprintf("%d %s", p.n, p.name))
 			}
 		}
-		summary := plural(n, "source", "sources")
+		summary := plural(n, "source", "sources") + " in " + vault.SourcesDir + "/"
 		if len(parts) > 0 {
 			summary += ": " + strings.Join(parts, ", ")
 		}
