@@ -429,6 +429,7 @@ func runOp(c *cli.Context, op *ops.Op, raw []byte) error {
 		return err
 	}
 	o := newOutput(c.App.Writer, c.App.ErrWriter)
+	o.in = raw
 	out, err := invoke(c, v, op, raw, o)
 	if err != nil {
 		return err

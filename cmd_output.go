@@ -35,6 +35,7 @@ type output struct {
 	st    Styles
 	r     *lipgloss.Renderer
 	width int // terminal width for tables; 0: ask the terminal (tests set it)
+	in    []byte // the operation's input (JSON), for renderers that describe what was asked
 
 	mu       sync.Mutex
 	lastDraw time.Time

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -84,20 +86,37 @@ func init() {
 				parts = append(parts, fmt.Sprintf("%d %s", p.n, p.name))
 			}
 		}
-		summary := plural(n, "source", "sources") + " in " + vault.SourcesDir + "/"
+		counts := ""
 		if len(parts) > 0 {
-			summary += ": " + strings.Join(parts, ", ")
+			counts = ": " + strings.Join(parts, ", ")
 		}
-		last := orDash(l.LastScan)
-		if o.tty {
-			last = shortTime(last)
+		in := " in " + vault.SourcesDir + "/"
+		summary := plural(n, "source"+in, "sources"+in) + counts
+		if states := stateFilter(o.in); len(states) > 0 {
+			// what was asked for, then the whole picture
+			summary = fmt.Sprintf("%s (of %s%s)", plural(l.Total, orList(states)+" source", orList(states)+" sources"), plural(n, "source", "sources"), counts)
 		}
-		o.note("%s; last scan %s", summary, last)
+		o.note("%s", summary)
 		if len(l.Sources) < l.Total {
 			o.note("%d of %d matching sources shown (use --limit and --offset for more)", len(l.Sources), l.Total)
 		}
 		return nil
 	}
+}
+
+// stateFilter is source list's --state as asked (nil: every state).
+func stateFilter(in []byte) []string {
+	var v struct {
+		State string `json:"state"`
+	}
+	json.Unmarshal(in, &v)
+	var out []string
+	for _, s := range strings.Split(strings.ToLower(v.State), ",") {
+		if s = strings.TrimSpace(s); s != "" && s != "all" && !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 // shortTime shows an RFC 3339 time to the minute, in UTC, on a terminal
