@@ -34,7 +34,7 @@ type output struct {
 	etty  bool // ew is a terminal: progress lines
 	st    Styles
 	r     *lipgloss.Renderer
-	width int // terminal width for tables; 0: ask the terminal (tests set it)
+	width int    // terminal width for tables; 0: ask the terminal (tests set it)
 	in    []byte // the operation's input (JSON), for renderers that describe what was asked
 
 	mu       sync.Mutex

@@ -29,6 +29,9 @@ func init() {
 		if s.PendingLinks+s.PendingGraph > 0 {
 			pairs = append(pairs, [2]string{"pending", fmt.Sprintf("%d link resolutions, %d graph updates", s.PendingLinks, s.PendingGraph)})
 		}
+		if n := len(s.ReservedFiles); n > 0 {
+			pairs = append(pairs, [2]string{"left alone", plural(n, "top file synapse maintains", "top files synapse maintains") + " (below)"})
+		}
 		if s.RefusedCount > 0 {
 			pairs = append(pairs, [2]string{"refused", fmt.Sprintf("%d files not read (named pipes, symlinks out of the vault, …)", s.RefusedCount)})
 		}
@@ -36,6 +39,9 @@ func init() {
 		o.kv(pairs)
 		for _, r := range s.Refused {
 			o.printf("  refused  %s\n", r.Message)
+		}
+		for _, r := range s.ReservedFiles {
+			o.printf("  left alone  %s: %s\n              fix: %s\n", r.Path, r.Problem, r.Fix)
 		}
 		return nil
 	}

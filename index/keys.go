@@ -160,6 +160,11 @@ func FileTarget(srcPath string, l markdown.Link) string {
 	return fileTarget(srcPath, l.Target, l.Kind == markdown.MarkdownLink)
 }
 
+// NamedFile is FileTarget for a stored link.
+func NamedFile(srcPath string, l store.LinkRec) string {
+	return fileTarget(srcPath, l.Target, l.Markdown)
+}
+
 func fileTarget(srcPath, target string, markdownLink bool) string {
 	t := strings.TrimSpace(strings.ReplaceAll(target, "\\", "/"))
 	if t == "" {

@@ -311,10 +311,20 @@ func (ix *Indexer) Scan(ctx context.Context, opts ScanOptions) (*Report, error) 
 	if rp != nil {
 		phase, limit = "reparse", reparseBatch
 	}
+	// a scan that returns early (an error, a cancellation) stops the
+	// reader goroutine and waits for it: its reads go through rd, which
+	// is closed when Scan returns
 	stop := make(chan struct{})
-	defer close(stop)
+	pctx, pcancel := context.WithCancel(ctx)
+	readerDone := make(chan struct{})
+	defer func() {
+		close(stop)
+		pcancel()
+		<-readerDone
+	}()
 	batches := make(chan preparedBatch, 1)
 	go func() {
+		defer close(readerDone)
 		defer close(batches)
 		for i := 0; i < len(todo); {
 			j, bytes := i, int64(0)
@@ -323,7 +333,7 @@ func (ix *Indexer) Scan(ctx context.Context, opts ScanOptions) (*Report, error) 
 				j++
 			}
 			select {
-			case batches <- preparedBatch{ix.prepare(ctx, rd, todo[i:j], known), j - i}:
+			case batches <- preparedBatch{ix.prepare(pctx, rd, todo[i:j], known), j - i}:
 			case <-stop:
 				return
 			}

@@ -40,6 +40,9 @@ type StatusOut struct {
 	// Embeddings describes the optional embedding provider and vectors
 	// (ops/embed.go).
 	Embeddings *EmbedStatus `json:"embeddings"`
+	// ReservedFiles lists the top files synapse maintains but leaves alone
+	// as they are (a hand-written wiki/index.md), each with its fix.
+	ReservedFiles []ReservedFile `json:"reserved_files"`
 }
 
 // MaxStatusRefused caps the refused files status lists.
@@ -90,6 +93,7 @@ func status(ctx context.Context, e *Env, in *StatusIn) (*StatusOut, error) {
 		return nil, err
 	}
 	embedStatus(ctx, e, out)
+	out.ReservedFiles = reservedFiles(e)
 	return out, nil
 }
 

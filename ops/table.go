@@ -173,7 +173,9 @@ func (op *Op) NewIn() any { return reflect.New(op.In).Interface() }
 // and wrong types are invalid errors naming the parameter.
 // Defaults are filled in before decoding, so they stand for parameters
 // that are absent: a parameter given as 0 is clamped to its minimum by
-// Normalize (k=0 is k=1), not replaced by the default.
+// Normalize (k=0 is k=1), not replaced by the default. A number inside
+// a free-form value (an `any`, such as a frontmatter value) decodes as a
+// json.Number holding the digits as sent.
 func (op *Op) Decode(raw []byte) (any, error) {
 	in := op.NewIn()
 	if err := applyDefaults(in); err != nil {
@@ -189,6 +191,9 @@ func (op *Op) Decode(raw []byte) (any, error) {
 	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
+	// numbers in free-form values (frontmatter) keep their digits: a
+	// json.Number, not a float64 that rounds integers beyond 2^53
+	dec.UseNumber()
 	if err := dec.Decode(in); err != nil {
 		return nil, decodeError(err)
 	}

@@ -263,6 +263,22 @@ func TestSearch_NotIndexed(t *testing.T) {
 	}
 }
 
+// TestSearch_OldAnalyzer: an index built by other analyzer rules answers
+// "run synapse reindex", also after a page edit re-indexed one page with
+// the current rules (the rest of the index is still the old one's).
+func TestSearch_OldAnalyzer(t *testing.T) {
+	w := newTestWiki(t, basicWiki)
+	if err := w.ix.Store.Update(func(tx *store.Tx) error { return tx.SetSearchVersion("0-old") }); err != nil {
+		t.Fatal(err)
+	}
+	p := "wiki/concepts/analytical-engine.md"
+	testvault.Write(t, w.v, p, "---\ntitle: Analytical Engine\n---\nEdited.\n")
+	w.scan(p)
+	if _, err := w.search("engine", 5); errs.CodeOf(err) != errs.Unavailable || !strings.Contains(err.Error(), "reindex") {
+		t.Fatalf("after an edit on an old index: err %v, want unavailable asking for a reindex", err)
+	}
+}
+
 func TestSearch_Multilingual(t *testing.T) {
 	w := newTestWiki(t, map[string]string{
 		"wiki/de.md": "---\ntitle: Größenänderung\n---\nDie Größe der Fenster ändern.\n",
