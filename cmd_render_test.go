@@ -207,3 +207,45 @@ func collectIDs(data []byte, ids *[]string) {
 		}
 	}
 }
+
+// TestRender_EmptyTable: a list with nothing in it shows its summary line
+// on a terminal, not a box of headings around no rows (a new vault's
+// review list and source list); a pipe still gets the header line.
+func TestRender_EmptyTable(t *testing.T) {
+	e := renderVault(t)
+	for _, r := range []struct {
+		op, summary string
+		args        map[string]any
+	}{
+		{"review.list", "no review items", map[string]any{"status": "deep_researched"}},
+		{"source.list", "sources", map[string]any{"state": "missing"}},
+		{"graph.missing", "", map[string]any{"page": "Home"}},
+	} {
+		raw, _ := json.Marshal(r.args)
+		out, err := ops.Lookup(r.op).Call(context.Background(), e, raw)
+		if err != nil {
+			t.Fatalf("%s: %v", r.op, err)
+		}
+		var buf, notes bytes.Buffer
+		o := newOutput(&buf, &notes)
+		o.tty, o.width = true, 80
+		if err := renderers[r.op](o, out); err != nil {
+			t.Fatal(err)
+		}
+		got := buf.String() + notes.String()
+		if strings.ContainsAny(got, "╭│╰") {
+			t.Errorf("%s with no rows draws a table:\n%s", r.op, got)
+		}
+		if !strings.Contains(got, r.summary) {
+			t.Errorf("%s with no rows: no %q in\n%s", r.op, r.summary, got)
+		}
+		buf.Reset()
+		o.tty = false
+		if err := renderers[r.op](o, out); err != nil {
+			t.Fatal(err)
+		}
+		if first, _, _ := strings.Cut(buf.String(), "\n"); !strings.Contains(first, "\t") {
+			t.Errorf("%s with no rows in a pipe: the header line is gone: %q", r.op, buf.String())
+		}
+	}
+}

@@ -72,6 +72,11 @@ func (o *output) table(cols []col, rows [][]string) {
 		}
 		return
 	}
+	if len(rows) == 0 {
+		// on a terminal an empty table is a box of headings around
+		// nothing: the summary line after it says "no review items"
+		return
+	}
 	cols, rows = dropColumns(cols, rows, o.termWidth())
 	widths := fitWidths(cols, rows, o.termWidth())
 	cut := make([][]string, len(rows))
