@@ -302,7 +302,8 @@ func (ss *sockServer) handle(c net.Conn) {
 		return
 	}
 	if err != nil {
-		lw.send(sockReply{Error: &ops.ErrorDetail{Code: errs.CodeOf(err), Message: errs.Message(err)}})
+		// references kept: the CLI renders the message for its user
+		lw.send(sockReply{Error: &ops.ErrorDetail{Code: errs.CodeOf(err), Message: errs.Raw(err)}})
 		return
 	}
 	data, err := ops.MarshalJSON(out)
