@@ -467,6 +467,19 @@ func fifoScan() {
 		mkfifo(p)
 		swapped++
 	}
+	// and a few paths flipped between a file and a pipe for 4 s, so that
+	// a scan meets a pipe where its walk saw a file
+	flips := 0
+	for t0 := time.Now(); time.Since(t0) < 4*time.Second; {
+		for _, p := range pages[1:4] {
+			os.Remove(p)
+			os.WriteFile(p+".tmp", []byte(fmt.Sprintf("# flip %d\n", flips)), 0o644)
+			os.Rename(p+".tmp", p)
+			time.Sleep(time.Millisecond)
+			mkfifo(p)
+			flips++
+		}
+	}
 	close(stop)
 	wg.Wait()
 	// a later save is indexed, a rescan answers
@@ -488,8 +501,8 @@ func fifoScan() {
 	named := strings.Contains(st.body, "named pipe")
 	ok := found && rs.status == 200 && named && exited && d < 5*time.Second
 	record("FIFOs swapped in at page paths while the watcher and rescans run (serve)", before, ok,
-		"%d pipes swapped in; a file saved after them found by search in %s; rescan %d in %s; /status lists them: %v; SIGTERM to exit %s",
-		swapped, secs(idx), rs.status, secs(rs.took), named, secs(d))
+		"%d pipes swapped in, %d file↔pipe flips; a file saved after them found by search in %s; rescan %d in %s; /status lists them: %v; SIGTERM to exit %s",
+		swapped, flips, secs(idx), rs.status, secs(rs.took), named, secs(d))
 }
 
 func fifoPage() {
