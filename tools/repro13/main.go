@@ -427,7 +427,7 @@ func fifoLog() {
 	d, exited := s.stop()
 	ok = p.err == nil && p.status == 403 && p2.status == 403 && g.status == 200 && exited && d < 5*time.Second
 	record("FIFO at wiki/log.md, REST PUT twice beside serve, then SIGTERM", before+"; only SIGKILL ended the server", ok,
-		"PUT %d in %s, again %d in %s; GET of another page %d; SIGTERM to exit %s", p.status, secs(p.took), p2.status, secs(p2.took), g.status, secs(d))
+		"PUT %d in %s, again %d in %s; GET of another page %d; SIGTERM to exit %s", p.status, secs(p.took), p2.status, secs(p2.took), g.status, term(d, exited))
 }
 
 func fifoScan() {
@@ -502,7 +502,7 @@ func fifoScan() {
 	ok := found && rs.status == 200 && named && exited && d < 5*time.Second
 	record("FIFOs swapped in at page paths while the watcher and rescans run (serve)", before, ok,
 		"%d pipes swapped in, %d file↔pipe flips; a file saved after them found by search in %s; rescan %d in %s; /status lists them: %v; SIGTERM to exit %s",
-		swapped, flips, secs(idx), rs.status, secs(rs.took), named, secs(d))
+		swapped, flips, secs(idx), rs.status, secs(rs.took), named, term(d, exited))
 }
 
 func fifoPage() {
@@ -531,7 +531,7 @@ func fifoPage() {
 	okG := quick(g) && (g.code == 5 || g.code == 3)
 	ok = okG && quick(se) && se.code == 0 && quick(w) && w.code == 5 && rg.err == nil && rw.err == nil && (rg.status == 403 || rg.status == 404) && rw.status == 403 && exited && d < 5*time.Second
 	record("the same beside serve (CLI over the socket, REST), then SIGTERM", before, ok,
-		"CLI get %s; search %s; write %s; REST GET %d, PUT %d in %s; SIGTERM to exit %s", g, se, w, rg.status, rw.status, secs(rw.took), secs(d))
+		"CLI get %s; search %s; write %s; REST GET %d, PUT %d in %s; SIGTERM to exit %s", g, se, w, rg.status, rw.status, secs(rw.took), term(d, exited))
 }
 
 // sigtermCLI starts a verb, signals it after delay and returns the time
@@ -735,7 +735,7 @@ func slowBodies() {
 	ok = exited && d < 5*time.Second && hz2.status == 200 && st2.code == 0
 	record("300 slow authenticated `PUT` bodies from one address (past the 256 per-client cap), then SIGTERM", "SIGTERM waited 31 s for 3 slow bodies", ok,
 		"server descriptors %d; /healthz %d, authenticated search from the same address %d (503 past the cap), CLI `status` %s; SIGTERM to exit %s",
-		peak2, hz2.status, se2.status, st2, secs(d))
+		peak2, hz2.status, se2.status, st2, term(d, exited))
 }
 
 // ---- 4. huge sources
@@ -800,7 +800,7 @@ func hugeServe() {
 	d, exited := s.stop()
 	ok := cpu < 20 && exited && d < 5*time.Second
 	record(fmt.Sprintf("%s sparse .jsonl: MCP read_source_file ×4 with a client that gives up after 3 s; server CPU over the next 10 s; SIGTERM with 5 reads in flight", human(hugeS)), before, ok,
-		"%s; CPU afterwards %.0f%% of a core; SIGTERM to exit %s", strings.Join(tooks, ", "), cpu, secs(d))
+		"%s; CPU afterwards %.0f%% of a core; SIGTERM to exit %s", strings.Join(tooks, ", "), cpu, term(d, exited))
 }
 
 // settle waits until the process uses less than a tenth of a core over a
@@ -1113,4 +1113,12 @@ func must(err error) {
 func fail(err error) {
 	fmt.Fprintln(os.Stderr, "repro13:", err)
 	os.Exit(1)
+}
+
+// term says how a server met SIGTERM.
+func term(d time.Duration, exited bool) string {
+	if !exited {
+		return fmt.Sprintf("still running %s after it (killed)", secs(d))
+	}
+	return secs(d)
 }
