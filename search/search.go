@@ -242,7 +242,8 @@ type run struct {
 	exact  []string   // per slot: the word as written where its stem differs ("" for a phrase word: any form will do)
 	// impossible: a phrase word is in no page, so nothing matches
 	impossible bool
-	err        error // reading the postings failed
+	err        error    // reading the postings failed
+	work       topKWork // what topK read
 }
 
 func newRun(tx *store.Tx, q *Query, p Params) *run {

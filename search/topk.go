@@ -55,6 +55,15 @@ type cursor struct {
 	buf      []store.SearchPosting
 	pos      int     // in buf: postings before it are done with
 	wub      float32 // the highest bound of its chunks in the window (0: none)
+	work     *topKWork
+}
+
+// topKWork counts what a topK call read: the chunks and postings of its
+// terms, and how many of them it decoded (TestTopK_Bounded checks that
+// common words are not walked in full).
+type topKWork struct {
+	Chunks, Postings               int // of the scored terms
+	DecodedChunks, DecodedPostings int
 }
 
 // load decodes chunk j into buf (once).
@@ -65,6 +74,8 @@ func (c *cursor) load(j int) ([]store.SearchPosting, error) {
 			return nil, err
 		}
 		c.dec, c.pos = j, 0
+		c.work.DecodedChunks++
+		c.work.DecodedPostings += len(c.buf)
 	}
 	return c.buf, nil
 }
@@ -250,7 +261,11 @@ func (r *run) topK(n int, ok func(uint32) bool) ([]candidate, error) {
 			}
 			continue
 		}
-		c := &cursor{t: t, idf: float32(t.idf * t.weight), required: t.required, blocks: t.blocks, dec: -1}
+		c := &cursor{t: t, idf: float32(t.idf * t.weight), required: t.required, blocks: t.blocks, dec: -1, work: &r.work}
+		r.work.Chunks += len(t.blocks)
+		for b := range t.blocks {
+			r.work.Postings += int(t.blocks[b].Count)
+		}
 		c.ubs = make([]float32, len(t.blocks))
 		for b := range t.blocks {
 			c.ubs[b] = sc.bound(&t.blocks[b], c.idf)
