@@ -25,3 +25,30 @@ func RankWork(s *store.Store, query string, k int) (decoded, postings int, err e
 	})
 	return decoded, postings, err
 }
+
+// The bounds of a search, for tests.
+const (
+	PhraseDepth  = phraseDepth
+	PhraseBudget = phraseBudget
+	RerankDepth  = rerankDepth
+)
+
+// ScoredTerms returns the terms query is ranked by (after Params.MaxTerms
+// keeps the rarest of a long query).
+func ScoredTerms(s *store.Store, query string) ([]string, error) {
+	q, err := ParseQuery(query)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	err = s.View(func(tx *store.Tx) error {
+		q.Resolve(func(t string) int { st, _ := tx.LookupSearchTerm(t); return int(st.DF) })
+		for _, t := range newRun(tx, q, DefaultParams).terms {
+			if t.weight > 0 {
+				out = append(out, t.term)
+			}
+		}
+		return nil
+	})
+	return out, err
+}
