@@ -376,6 +376,7 @@ func TestSnippet_Markup(t *testing.T) {
 		{"AT&T, &bogus; and a&b; 5 &lt; 6 &#12x; &#;", "AT&T, &bogus; and a&b; 5 < 6 &#12x; &#;"},
 		{"Use `&nbsp;` in code, not\u00a0here.", "Use &nbsp; in code, not here."},
 		{"| [[Page#Part\\|the label]] | [[Other\\|x]] |", "the label x"},
+		{"See [[Page|]] and [[Page#Part|  ]] and [[Other\\|]].", "See Page and Page > Part and Other."},
 	} {
 		if got := search.Snippet("---\ntitle: X\n---\n"+c.body, nil); got != c.want {
 			t.Errorf("Snippet(%q)\n got %q\nwant %q", c.body, got, c.want)

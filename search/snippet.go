@@ -506,11 +506,15 @@ func (r *renderer) inline(s string, i, end int) int {
 	return i + size
 }
 
-// wikiLabel is the text a wikilink shows: its label after |, else the
-// target with a heading as "Page > Heading" (block ids left out).
+// wikiLabel is the text a wikilink shows: its label after | (or \| in a
+// table), else the target with a heading as "Page > Heading" (block ids
+// left out).
 func wikiLabel(inner string) string {
 	if k := strings.IndexByte(inner, '|'); k >= 0 {
-		return strings.TrimSpace(strings.TrimSuffix(inner[k+1:], "\\"))
+		if label := strings.TrimSpace(inner[k+1:]); label != "" {
+			return label
+		}
+		inner = inner[:k] // an empty label shows the target
 	}
 	inner = strings.TrimSuffix(inner, "\\")
 	parts := strings.Split(inner, "#")
