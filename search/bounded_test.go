@@ -14,7 +14,8 @@ import (
 // the index is the text of the hits it returns (their snippets), plus
 // for a phrase the text of at most PhraseDepth best candidates or
 // PhraseBudget bytes of it; a long pasted query is ranked by its
-// DefaultParams.MaxTerms rarest words.
+// DefaultParams.MaxTerms rarest words, and a word nearly every page holds
+// only when the query has nothing rarer.
 
 // countingWiki is a testWiki whose page reads are counted.
 func (w *testWiki) countingSearch(q string, k int) (hits []search.Hit, reads, bytes int) {
@@ -108,5 +109,26 @@ func TestSearch_LongQueryCapped(t *testing.T) {
 	hits, _, _ := w.countingSearch(query, 3)
 	if len(hits) == 0 || hits[0].Title != "Page 0" {
 		t.Errorf("the page holding every word of the paste is not first: %v", hits)
+	}
+	// a word every page holds is not ranked beside a rare one (its
+	// postings are not walked), but is when nothing else is asked
+	for _, c := range []struct {
+		query string
+		want  []string
+	}{
+		{"w000x w199x", []string{"w199x"}},
+		{"w000x w190x", []string{"w190x"}},
+		{"w000x", []string{"w000x"}},
+		{"w000x w001x", []string{"w000x", "w001x"}},
+		{`"w000x w001x" w199x`, []string{"w000x", "w001x", "w199x"}},
+	} {
+		got, err := search.ScoredTerms(w.ix.Store, c.query)
+		if err != nil {
+			t.Fatal(err)
+		}
+		slices.Sort(got)
+		if !slices.Equal(got, c.want) {
+			t.Errorf("%q is ranked by %v, want %v", c.query, got, c.want)
+		}
 	}
 }

@@ -58,11 +58,12 @@ type cursor struct {
 	work     *topKWork
 }
 
-// topKWork counts what a topK call read: the chunks and postings of its
-// terms, and how many of them it decoded (TestTopK_Bounded checks that
-// common words are not walked in full).
+// topKWork counts what a query's retrieval read: the postings of all its
+// words (before Params.MaxTerms and MinIDF leave some unscored) and the
+// chunks of the scored ones, and how many of them topK decoded
+// (TestTopK_Bounded checks that common words are not walked in full).
 type topKWork struct {
-	Chunks, Postings               int // of the scored terms
+	Postings, Chunks               int
 	DecodedChunks, DecodedPostings int
 }
 
@@ -263,9 +264,6 @@ func (r *run) topK(n int, ok func(uint32) bool) ([]candidate, error) {
 		}
 		c := &cursor{t: t, idf: float32(t.idf * t.weight), required: t.required, blocks: t.blocks, dec: -1, work: &r.work}
 		r.work.Chunks += len(t.blocks)
-		for b := range t.blocks {
-			r.work.Postings += int(t.blocks[b].Count)
-		}
 		c.ubs = make([]float32, len(t.blocks))
 		for b := range t.blocks {
 			c.ubs[b] = sc.bound(&t.blocks[b], c.idf)
