@@ -66,6 +66,10 @@ type Params struct {
 	// pages apart; the rest still count for name matching. Phrase words
 	// are always kept. 0 means no cap.
 	MaxTerms int
+	// MinIDF drops a scoring term whose idf is below MinIDF times the
+	// highest idf of the query's terms (it still counts for name
+	// matching); phrase words are always kept. 0 keeps every term.
+	MinIDF float64
 	// Section scales a heading's weight in re-ranking by how much of the
 	// heading the text under it repeats (a section about what its heading
 	// names): up to 1 + Section.
@@ -82,6 +86,7 @@ var DefaultParams = Params{
 	StemName:  0.5,
 	ExactName: 0.8,
 	MaxTerms:  16,
+	MinIDF:    0.01,
 	Section:   0.1,
 }
 
@@ -242,7 +247,8 @@ type run struct {
 	exact  []string   // per slot: the word as written where its stem differs ("" for a phrase word: any form will do)
 	// impossible: a phrase word is in no page, so nothing matches
 	impossible bool
-	err        error // reading the postings failed
+	err        error    // reading the postings failed
+	work       topKWork // what topK read
 }
 
 func newRun(tx *store.Tx, q *Query, p Params) *run {
@@ -348,6 +354,11 @@ func newRun(tx *store.Tx, q *Query, p Params) *run {
 			}
 		}
 	}
+	for _, t := range r.terms {
+		if t.weight > 0 {
+			r.work.Postings += int(t.df) // what scoring every word would walk
+		}
+	}
 	r.capTerms()
 	// the postings chunks of the terms that are scored
 	for i := range r.terms {
@@ -364,8 +375,24 @@ func newRun(tx *store.Tx, q *Query, p Params) *run {
 }
 
 // capTerms keeps the Params.MaxTerms scoring terms with the highest idf
-// (phrase words always), turning the others into name-matching terms.
+// (phrase words always), turning the others into name-matching terms; so
+// are terms whose idf is below Params.MinIDF times the highest (a word
+// nearly every page holds adds next to nothing to any score, but would
+// cost a walk of its postings), unless nothing else would be ranked.
 func (r *run) capTerms() {
+	if r.p.MinIDF > 0 {
+		top := 0.0
+		for _, t := range r.terms {
+			if t.weight > 0 {
+				top = max(top, t.idf*t.weight)
+			}
+		}
+		for i := range r.terms {
+			if t := &r.terms[i]; t.weight > 0 && !t.required && t.idf*t.weight < r.p.MinIDF*top {
+				t.weight = 0
+			}
+		}
+	}
 	if r.p.MaxTerms <= 0 {
 		return
 	}
