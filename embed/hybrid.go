@@ -60,11 +60,26 @@ type Fusion struct {
 	Gate float64
 	// Depth is how many pages of each ranking take part.
 	Depth int
+	// PinHeadings treats a query that is one of a page's section headings
+	// as a name of that page (kept first).
+	PinHeadings bool
+	// CosFloor is the cosine that counts as no similarity in method
+	// "tmm": the semantic part is (cos − CosFloor)/(cos_best − CosFloor).
+	CosFloor float64
+	// Fill computes the cosine of every lexical candidate that the
+	// semantic ranking's Depth best pages lack (else it adds nothing).
+	Fill bool
+	// Defer scales the semantic weight by (1 − m)^Defer, m the NameMatch
+	// of the best lexical hit (1: one of its names is the query).
+	Defer float64
+	// NoNamePin turns off keeping a page first whose title, alias or
+	// file name is the query.
+	NoNamePin bool
 }
 
 // DefaultFusion is the fusion synapse ranks with (tuned on the Obsidian
 // Help vault, see README "Semantic search").
-var DefaultFusion = Fusion{Method: "score", Lexical: 1, Semantic: 0.4, Depth: 50}
+var DefaultFusion = Fusion{Method: "score", Lexical: 1, Semantic: 0.4, Depth: 50, PinHeadings: true}
 
 // QueryEmbedder returns the vector of a query text.
 type QueryEmbedder func(ctx context.Context, text string) ([]float32, error)
@@ -188,51 +203,53 @@ func Search(ctx context.Context, s *store.Store, query string, o SearchOptions) 
 	res.Mode = mode
 
 	depth := max(k, f.Depth)
+	var lexHits []search.Hit
+	if mode == Hybrid {
+		// snippets only for the hits shown (fuse), unless phrases need
+		// the text to be checked
+		if lexHits, err = lex(depth, len(q.Phrases)+len(q.ExPhrase) > 0); err != nil {
+			return nil, err
+		}
+	}
 	var sem []semHit
-	var mx *matrix
+	var extra map[string]semHit // cosines of lexical candidates the semantic ranking lacks
 	var terms map[string]float64
 	var filt *search.Filter
-	named := map[string]bool{} // pages whose title, alias, file name or a heading is the query
+	named := map[string]bool{} // pages whose title, alias or file name is the query
 	err = s.View(func(tx *store.Tx) error {
+		name := strings.TrimRight(text, "?!. ")
 		for _, kind := range []byte{store.NameTitle, store.NameAlias, store.NameFile} {
-			for _, c := range tx.LookupName(kind, strings.TrimRight(text, "?!. ")) {
+			for _, c := range tx.LookupName(kind, name) {
 				named[c.Path] = true
+			}
+		}
+		if f.PinHeadings {
+			if err := headingPages(tx, name, named); err != nil {
+				return err
 			}
 		}
 		var err error
 		if filt, err = search.NewFilter(tx, q); err != nil {
 			return err
 		}
-		if mx, err = loadMatrix(s, tx); err != nil {
-			return err
-		}
-		// a section heading asked for by name counts as a name
-		for _, doc := range mx.headed[store.Fold(strings.TrimRight(text, "?!. "))] {
-			if p, err := tx.Page(doc); err == nil && p != nil {
-				named[p.Path] = true
-			}
-		}
 		// phrases are confirmed on the text below: rank a few spares
 		n := depth
 		if filt.Phrases() {
 			n = depth * 2
 		}
-		sem = mx.rank(y, filt.Allow, n)
+		if sem, err = rank(tx, dim, y, filt.Allow, n); err != nil {
+			return err
+		}
+		if f.Fill && len(lexHits) > 0 {
+			extra = pageCosines(tx, dim, y, lexHits, sem)
+		}
 		terms = filt.Terms(tx)
 		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	var lexHits []search.Hit
-	if mode == Hybrid {
-		// snippets only for the hits shown (fuse), unless phrases need
-		// the text to be checked
-		if lexHits, err = lex(depth, filt.Phrases()); err != nil {
-			return nil, err
-		}
-	}
-	res.Hits, err = fuse(s, mx, lexHits, sem, f, depth, k, mode, terms, filt, o.ReadFile, named)
+	res.Hits, err = fuse(s, lexHits, sem, extra, f, depth, k, mode, terms, filt, o.ReadFile, named)
 	return res, err
 }
 
@@ -247,7 +264,7 @@ type fused struct {
 	signals []string
 }
 
-func fuse(s *store.Store, mx *matrix, lex []search.Hit, sem []semHit, f Fusion, depth, k int, mode Mode,
+func fuse(s *store.Store, lex []search.Hit, sem []semHit, extra map[string]semHit, f Fusion, depth, k int, mode Mode,
 	terms map[string]float64, filt *search.Filter, read func(string) ([]byte, error), named map[string]bool) ([]search.Hit, error) {
 	byPath := map[string]*fused{}
 	var all []*fused
@@ -325,7 +342,16 @@ func fuse(s *store.Store, mx *matrix, lex []search.Hit, sem []semHit, f Fusion, 
 			cosLast = c.sem.cos
 		}
 	}
+	for _, c := range all {
+		if h, ok := extra[c.path]; ok && c.sem == nil {
+			h := h
+			c.sem, c.doc = &h, h.doc
+		}
+	}
 	wSem := f.Semantic
+	if f.Defer > 0 && len(lex) > 0 {
+		wSem *= math.Pow(max(0, 1-lex[0].NameMatch), f.Defer)
+	}
 	if f.Gate > 0 && lexBest > 0 {
 		wSem *= math.Pow(lexNext/lexBest, f.Gate)
 	}
@@ -338,12 +364,17 @@ func fuse(s *store.Store, mx *matrix, lex []search.Hit, sem []semHit, f Fusion, 
 			}
 			c.signals = append(c.signals, SignalLexical)
 		}
-		if c.sr > 0 {
-			if f.Method == "rrf" {
-				c.score += f.Semantic / (f.K + float64(c.sr))
-			} else if cosBest > cosLast {
-				c.score += wSem * (c.sem.cos - cosLast) / (cosBest - cosLast)
+		switch {
+		case c.sr > 0 && f.Method == "rrf":
+			c.score += f.Semantic / (f.K + float64(c.sr))
+		case c.sem != nil && f.Method == "tmm":
+			if cosBest > f.CosFloor {
+				c.score += wSem * max(0, c.sem.cos-f.CosFloor) / (cosBest - f.CosFloor)
 			}
+		case c.sr > 0 && cosBest > cosLast:
+			c.score += wSem * max(0, c.sem.cos-cosLast) / (cosBest - cosLast)
+		}
+		if c.sr > 0 {
 			c.signals = append(c.signals, SignalSemantic)
 		}
 		if mode == Semantic {
@@ -351,7 +382,7 @@ func fuse(s *store.Store, mx *matrix, lex []search.Hit, sem []semHit, f Fusion, 
 			if c.sem != nil {
 				c.score = c.sem.cos
 			}
-		} else if named[c.path] && c.lr > 0 {
+		} else if named[c.path] && c.lr > 0 && !f.NoNamePin {
 			// asking for a page or a section by its name finds that page
 			// first (as lexical ranking does), whatever the vectors say
 			c.score += f.Lexical + f.Semantic + 1
@@ -387,7 +418,7 @@ func fuse(s *store.Store, mx *matrix, lex []search.Hit, sem []semHit, f Fusion, 
 		} else {
 			p := recs[c.doc]
 			h = search.Hit{ID: p.ID, Title: p.Title, Type: p.Type, Path: p.Path,
-				Snippet: sectionSnippet(readText(p.Path), mx.heads[c.sem.chunk], terms)}
+				Snippet: sectionSnippet(readText(p.Path), c.sem.heading, terms)}
 		}
 		h.Score = math.Round(c.score*10000) / 10000
 		h.Signals = c.signals
@@ -475,6 +506,72 @@ func fieldsQuoted(s string) []string {
 	}
 	if cur.Len() > 0 {
 		out = append(out, cur.String())
+	}
+	return out
+}
+
+// headingPages adds the pages with a section heading that folds to name.
+func headingPages(tx *store.Tx, name string, named map[string]bool) error {
+	want := store.Fold(name)
+	if want == "" {
+		return nil
+	}
+	return tx.ScanVecPages(func(doc uint32, v *store.VecView) error {
+		hs, err := v.Headings()
+		if err != nil {
+			return err
+		}
+		for _, h := range hs {
+			if j := strings.LastIndex(h, " > "); j >= 0 {
+				h = h[j+len(" > "):]
+			}
+			if store.Fold(h) == want {
+				if p, err := tx.Page(doc); err == nil && p != nil {
+					named[p.Path] = true
+				}
+				break
+			}
+		}
+		return nil
+	})
+}
+
+// pageCosines returns the cosine of the best chunk of each lexical hit that
+// sem does not hold, by path.
+func pageCosines(tx *store.Tx, dim int, y []float32, hits []search.Hit, sem []semHit) map[string]semHit {
+	have := map[uint32]bool{}
+	for _, h := range sem {
+		have[h.doc] = true
+	}
+	yq, ys := quantizeQuery(y)
+	y32 := make([]int32, len(yq))
+	for i, v := range yq {
+		y32[i] = int32(v)
+	}
+	out := map[string]semHit{}
+	for _, h := range hits {
+		doc := tx.DocByPath(h.Path)
+		if doc == 0 || have[doc] {
+			continue
+		}
+		v, ok, err := tx.VecView(doc)
+		if err != nil || !ok || v.Dim != dim {
+			continue
+		}
+		best, at := float32(-2), -1
+		for i := range v.N {
+			if c := float32(dot(v.Q(i), y32)) * v.Scale(i); c > best {
+				best, at = c, i
+			}
+		}
+		if at >= 0 {
+			hs, _ := v.Headings()
+			hit := semHit{doc: doc, cos: float64(best * ys), chunk: at}
+			if at < len(hs) {
+				hit.heading = hs[at]
+			}
+			out[h.Path] = hit
+		}
 	}
 	return out
 }

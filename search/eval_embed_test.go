@@ -171,14 +171,21 @@ func TestEvalEmbeddings(t *testing.T) {
 		return
 	}
 	var grid []embed.Fusion
-	for _, gate := range []float64{0, 1, 2, 3} {
-		for _, ws := range []float64{0.3, 0.4, 0.5, 0.6, 0.8, 1, 1.5} {
-			grid = append(grid, embed.Fusion{Method: "score", Lexical: 1, Semantic: ws, Gate: gate, Depth: 50})
-		}
-	}
-	for _, k := range []float64{1, 60} {
-		for _, ws := range []float64{0.25, 1} {
-			grid = append(grid, embed.Fusion{Method: "rrf", K: k, Lexical: 1, Semantic: ws, Depth: 50})
+	base := embed.DefaultFusion
+	grid = append(grid, base)
+	pin := base
+	pin.PinHeadings = !pin.PinHeadings
+	grid = append(grid, pin)
+	// lexical ranking with the heading pin (no semantic weight)
+	grid = append(grid, embed.Fusion{Method: "score", Lexical: 1, Semantic: 0, Depth: 50, PinHeadings: true})
+	for _, nopin := range []bool{false, true} {
+		for _, d := range []float64{1, 2} {
+			for _, ws := range []float64{0.4, 0.6} {
+				grid = append(grid, embed.Fusion{Method: "score", Lexical: 1, Semantic: ws, Defer: d, NoNamePin: nopin, Depth: 50})
+			}
+			for _, ws := range []float64{0.7, 1, 1.5} {
+				grid = append(grid, embed.Fusion{Method: "tmm", Lexical: 1, Semantic: ws, Fill: true, Defer: d, NoNamePin: nopin, Depth: 50})
+			}
 		}
 	}
 	for _, f := range grid {
@@ -192,7 +199,7 @@ func TestEvalEmbeddings(t *testing.T) {
 				m := score(set.items, embedRanker(t, c.store, embed.Hybrid, e, model, f), nil)
 				line += " " + set.name + " " + strings.TrimSpace(strings.Split(m.String(), "MRR@10")[1])
 			}
-			t.Logf("%-5s K %-3g Wsem %-4g gate %-3g%s", f.Method, f.K, f.Semantic, f.Gate, line)
+			t.Logf("%-5s Wsem %-4g gate %-3g floor %-2g fill %-5v pin %-5v defer %g nopin %-5v%s", f.Method, f.Semantic, f.Gate, f.CosFloor, f.Fill, f.PinHeadings, f.Defer, f.NoNamePin, line)
 		}
 	}
 }
