@@ -310,11 +310,11 @@ func searchModes(ctx context.Context, e *Env, in *SearchIn) (*SearchOut, error) 
 				err = &embed.ProviderError{Reason: embed.BadAnswer, Msg: fmt.Sprintf("%d vectors for one query", len(vs))}
 			}
 			if err == nil {
+				// the answer is checked here, so that a bad one trips the
+				// breaker like a failed request
 				var dim int
 				_ = e.Store.View(func(tx *store.Tx) error { _, dim = tx.VecModel(); return nil })
-				if dim > 0 && len(vs[0]) != dim {
-					err = &embed.ProviderError{Reason: embed.BadAnswer, Msg: fmt.Sprintf("wrong dimension: a vector of %d, expected %d", len(vs[0]), dim)}
-				}
+				err = embed.CheckVector(vs[0], dim)
 			}
 			if err != nil && ctx.Err() == context.DeadlineExceeded {
 				err = &embed.ProviderError{Reason: embed.Slow, Msg: fmt.Sprintf("%s did not answer within %s", c.URL, c.QueryTimeout)}
@@ -415,6 +415,9 @@ func embedStatus(ctx context.Context, e *Env, out *StatusOut) {
 			got = len(vs[0])
 		}
 		err = &embed.ProviderError{Reason: embed.BadAnswer, Msg: fmt.Sprintf("wrong dimension: the provider answers %d, the stored vectors have %d", got, st.Dim)}
+	}
+	if err == nil {
+		err = embed.CheckVector(vs[0], 0) // NaN, infinite, all zero
 	}
 	if err != nil && pctx.Err() == context.DeadlineExceeded {
 		err = &embed.ProviderError{Reason: embed.Slow, Msg: fmt.Sprintf("%s did not answer within %s", c.URL, c.QueryTimeout)}

@@ -115,6 +115,11 @@ func newFakeProvider(t *testing.T) *fakeProvider {
 			if mode == "nan" && i == 0 {
 				vals[3] = "NaN"
 			}
+			if mode == "zero" {
+				for j := range vals {
+					vals[j] = "0"
+				}
+			}
 			data = append(data, fmt.Sprintf(`{"object":"embedding","index":%d,"embedding":[%s]}`, i, strings.Join(vals, ",")))
 		}
 		if mode == "count" {
@@ -469,6 +474,7 @@ func TestEmbed_ProviderFailures(t *testing.T) {
 		{"nan", "nan", 64, "bad answer", "not embeddings JSON"},
 		{"wrong count", "count", 64, "bad answer", "embeddings for"},
 		{"garbage", "garbage", 64, "bad answer", "not embeddings JSON"},
+		{"all-zero vectors", "zero", 64, "bad answer", "all-zero vector"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			f := newFakeProvider(t)
