@@ -41,45 +41,39 @@ func ParseMode(s string) (Mode, error) {
 	return "", errs.E(errs.Invalid, "mode %q: want lexical, semantic or hybrid", s)
 }
 
-// Fusion combines the two rankings of a page. Method "score" (the
-// default) adds normalized scores:
+// Fusion combines the two rankings of a page. Method "max" (the default)
+// adds the two scores, each divided by the best of its ranking:
 //
-//	Lexical · bm25/bm25_best + Semantic · (cos − cos_last)/(cos_best − cos_last)
+//	Lexical · bm25/bm25_best + Semantic · (1 − m)^Defer · max(cos, 0)/cos_best
 //
-// over the Depth best pages of each ranking (cos_last is the Depth-th
-// page's cosine), so a decisive lexical match — a page whose name is the
-// query scores far above the rest — keeps its place, while a query whose
-// words match many pages about equally is decided by meaning. Method
-// "rrf" is reciprocal-rank fusion, Lexical/(K + r_l) + Semantic/(K + r_s)
-// with ranks from 1. A ranking that does not hold a page adds nothing.
+// for every page among the Depth best of either ranking: a page the
+// lexical ranking does not hold adds 0 there (BM25's least score), and
+// the cosine of a lexical candidate the semantic ranking lacks is computed
+// from its vectors. m is the NameMatch of the best lexical hit — lexical
+// search's own measure of how wholly one of that page's names (title,
+// alias, file name, a heading) is the query — so a query that names a page
+// is ranked as lexical search ranks it, and meaning counts in full for a
+// question whose words name nothing. Method "minmax" (the first fusion)
+// scales cosines between the Depth-th and the best, (cos − cos_last)/
+// (cos_best − cos_last), over the pages each ranking holds; "rrf" is
+// reciprocal-rank fusion, Lexical/(K + r_l) + Semantic/(K + r_s) with ranks
+// from 1. In both a ranking that does not hold a page adds nothing.
 type Fusion struct {
 	Method               string
 	K, Lexical, Semantic float64
-	// Gate scales the semantic weight by (bm25_2nd/bm25_best)^Gate: the
-	// more the best lexical page stands out, the less meaning counts.
-	Gate float64
+	// Defer is the exponent of (1 − m) on the semantic weight (0: none).
+	Defer float64
 	// Depth is how many pages of each ranking take part.
 	Depth int
-	// PinHeadings treats a query that is one of a page's section headings
-	// as a name of that page (kept first).
-	PinHeadings bool
-	// CosFloor is the cosine that counts as no similarity in method
-	// "tmm": the semantic part is (cos − CosFloor)/(cos_best − CosFloor).
-	CosFloor float64
-	// Fill computes the cosine of every lexical candidate that the
-	// semantic ranking's Depth best pages lack (else it adds nothing).
-	Fill bool
-	// Defer scales the semantic weight by (1 − m)^Defer, m the NameMatch
-	// of the best lexical hit (1: one of its names is the query).
-	Defer float64
-	// NoNamePin turns off keeping a page first whose title, alias or
-	// file name is the query.
-	NoNamePin bool
 }
 
-// DefaultFusion is the fusion synapse ranks with (tuned on the Obsidian
-// Help vault, see README "Semantic search").
-var DefaultFusion = Fusion{Method: "score", Lexical: 1, Semantic: 0.4, Depth: 50, PinHeadings: true}
+// DefaultFusion is the fusion synapse ranks with, chosen on the tuning
+// halves of the Obsidian Help paraphrases and headings with USE-lite
+// (search/eval_embed_test.go, SEARCH_EVAL_TUNE=1; README "Semantic
+// search"): the best paraphrase MRR@10 among the fusions that lose
+// nothing on aliases and headings and at most one of the 14 hand-written
+// questions.
+var DefaultFusion = Fusion{Method: "max", Lexical: 1, Semantic: 3, Defer: 3, Depth: 50}
 
 // QueryEmbedder returns the vector of a query text.
 type QueryEmbedder func(ctx context.Context, text string) ([]float32, error)
@@ -215,19 +209,7 @@ func Search(ctx context.Context, s *store.Store, query string, o SearchOptions) 
 	var extra map[string]semHit // cosines of lexical candidates the semantic ranking lacks
 	var terms map[string]float64
 	var filt *search.Filter
-	named := map[string]bool{} // pages whose title, alias or file name is the query
 	err = s.View(func(tx *store.Tx) error {
-		name := strings.TrimRight(text, "?!. ")
-		for _, kind := range []byte{store.NameTitle, store.NameAlias, store.NameFile} {
-			for _, c := range tx.LookupName(kind, name) {
-				named[c.Path] = true
-			}
-		}
-		if f.PinHeadings {
-			if err := headingPages(tx, name, named); err != nil {
-				return err
-			}
-		}
 		var err error
 		if filt, err = search.NewFilter(tx, q); err != nil {
 			return err
@@ -240,7 +222,7 @@ func Search(ctx context.Context, s *store.Store, query string, o SearchOptions) 
 		if sem, err = rank(tx, dim, y, filt.Allow, n); err != nil {
 			return err
 		}
-		if f.Fill && len(lexHits) > 0 {
+		if f.Method == "max" && len(lexHits) > 0 {
 			extra = pageCosines(tx, dim, y, lexHits, sem)
 		}
 		terms = filt.Terms(tx)
@@ -249,7 +231,7 @@ func Search(ctx context.Context, s *store.Store, query string, o SearchOptions) 
 	if err != nil {
 		return nil, err
 	}
-	res.Hits, err = fuse(s, lexHits, sem, extra, f, depth, k, mode, terms, filt, o.ReadFile, named)
+	res.Hits, err = fuse(s, lexHits, sem, extra, f, depth, k, mode, terms, filt, o.ReadFile)
 	return res, err
 }
 
@@ -265,7 +247,7 @@ type fused struct {
 }
 
 func fuse(s *store.Store, lex []search.Hit, sem []semHit, extra map[string]semHit, f Fusion, depth, k int, mode Mode,
-	terms map[string]float64, filt *search.Filter, read func(string) ([]byte, error), named map[string]bool) ([]search.Hit, error) {
+	terms map[string]float64, filt *search.Filter, read func(string) ([]byte, error)) ([]search.Hit, error) {
 	byPath := map[string]*fused{}
 	var all []*fused
 	for i := range lex {
@@ -327,13 +309,10 @@ func fuse(s *store.Store, lex []search.Hit, sem []semHit, extra map[string]semHi
 		}
 		c.doc, c.sem, c.sr = h.doc, h, r
 	}
-	lexBest, lexNext, cosBest, cosLast := 0.0, 0.0, 0.0, 0.0
+	lexBest, cosBest, cosLast := 0.0, 0.0, 0.0
 	for _, c := range all {
 		if c.lr == 1 {
 			lexBest = c.lex.Score
-		}
-		if c.lr == 2 {
-			lexNext = c.lex.Score
 		}
 		if c.sr == 1 {
 			cosBest = c.sem.cos
@@ -350,10 +329,8 @@ func fuse(s *store.Store, lex []search.Hit, sem []semHit, extra map[string]semHi
 	}
 	wSem := f.Semantic
 	if f.Defer > 0 && len(lex) > 0 {
+		// a query that names the best lexical page is answered lexically
 		wSem *= math.Pow(max(0, 1-lex[0].NameMatch), f.Defer)
-	}
-	if f.Gate > 0 && lexBest > 0 {
-		wSem *= math.Pow(lexNext/lexBest, f.Gate)
 	}
 	for _, c := range all {
 		if c.lr > 0 {
@@ -367,12 +344,12 @@ func fuse(s *store.Store, lex []search.Hit, sem []semHit, extra map[string]semHi
 		switch {
 		case c.sr > 0 && f.Method == "rrf":
 			c.score += f.Semantic / (f.K + float64(c.sr))
-		case c.sem != nil && f.Method == "tmm":
-			if cosBest > f.CosFloor {
-				c.score += wSem * max(0, c.sem.cos-f.CosFloor) / (cosBest - f.CosFloor)
+		case c.sem != nil && f.Method == "max":
+			if cosBest > 0 {
+				c.score += wSem * max(0, c.sem.cos) / cosBest
 			}
-		case c.sr > 0 && cosBest > cosLast:
-			c.score += wSem * max(0, c.sem.cos-cosLast) / (cosBest - cosLast)
+		case c.sr > 0 && f.Method == "minmax" && cosBest > cosLast:
+			c.score += wSem * (c.sem.cos - cosLast) / (cosBest - cosLast)
 		}
 		if c.sr > 0 {
 			c.signals = append(c.signals, SignalSemantic)
@@ -382,10 +359,6 @@ func fuse(s *store.Store, lex []search.Hit, sem []semHit, extra map[string]semHi
 			if c.sem != nil {
 				c.score = c.sem.cos
 			}
-		} else if named[c.path] && c.lr > 0 && !f.NoNamePin {
-			// asking for a page or a section by its name finds that page
-			// first (as lexical ranking does), whatever the vectors say
-			c.score += f.Lexical + f.Semantic + 1
 		}
 	}
 	if mode == Semantic {
@@ -508,32 +481,6 @@ func fieldsQuoted(s string) []string {
 		out = append(out, cur.String())
 	}
 	return out
-}
-
-// headingPages adds the pages with a section heading that folds to name.
-func headingPages(tx *store.Tx, name string, named map[string]bool) error {
-	want := store.Fold(name)
-	if want == "" {
-		return nil
-	}
-	return tx.ScanVecPages(func(doc uint32, v *store.VecView) error {
-		hs, err := v.Headings()
-		if err != nil {
-			return err
-		}
-		for _, h := range hs {
-			if j := strings.LastIndex(h, " > "); j >= 0 {
-				h = h[j+len(" > "):]
-			}
-			if store.Fold(h) == want {
-				if p, err := tx.Page(doc); err == nil && p != nil {
-					named[p.Path] = true
-				}
-				break
-			}
-		}
-		return nil
-	})
 }
 
 // pageCosines returns the cosine of the best chunk of each lexical hit that
