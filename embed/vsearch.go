@@ -84,7 +84,8 @@ func rank(tx *store.Tx, dim int, y []float32, allow func(doc uint32) bool, n int
 	if dim == 0 || len(y) != dim || n <= 0 {
 		return nil, nil
 	}
-	var pages []scanned
+	// sized from the store's counts: no growing copies of the list
+	pages := make([]scanned, 0, tx.VecStats().Pages)
 	total := 0
 	err := tx.ScanVecPages(func(doc uint32, v *store.VecView) error {
 		if v.Dim != dim || v.N == 0 || (allow != nil && !allow(doc)) {
