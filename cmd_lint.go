@@ -12,9 +12,10 @@ func init() {
 	renderers["lint"] = func(o *output, v any) error {
 		l := v.(*ops.LintOut)
 		counts := map[string]int{
-			ops.LintBrokenLinks: l.Counts.BrokenLinks, ops.LintOrphans: l.Counts.Orphans,
+			ops.LintBrokenLinks: l.Counts.BrokenLinks, ops.LintBrokenFileLinks: l.Counts.BrokenFileLinks, ops.LintOrphans: l.Counts.Orphans,
 			ops.LintNoOutlinks: l.Counts.NoOutlinks, ops.LintMissingSources: l.Counts.MissingSources,
 			ops.LintDuplicateTitles: l.Counts.DuplicateTitles, ops.LintFrontmatterErrors: l.Counts.FrontmatterErrors,
+			ops.LintReservedFiles: l.Counts.ReservedFiles,
 		}
 		// the counts on top, by the names --category takes
 		rows := [][]string{}
@@ -46,6 +47,25 @@ func init() {
 				rows = append(rows, []string{b.Target, strconv.Itoa(b.Links), strings.Join(from, ", ")})
 			}
 			o.table([]col{flexCol("TARGET"), numCol("LINKS"), flexCol("LINKED FROM")}, rows)
+		}
+		if section(ops.LintBrokenFileLinks, "Links to files that do not exist", len(l.BrokenFileLinks)) {
+			rows = rows[:0]
+			for _, b := range l.BrokenFileLinks {
+				var from []string
+				for _, p := range b.Pages {
+					lines := make([]string, len(p.Lines))
+					for i, n := range p.Lines {
+						lines[i] = strconv.Itoa(n)
+					}
+					from = append(from, p.Title+":"+strings.Join(lines, ","))
+				}
+				target := b.Target
+				if b.Path != "" && b.Path != b.Target {
+					target += " (" + b.Path + ")"
+				}
+				rows = append(rows, []string{target, strconv.Itoa(b.Links), strings.Join(from, ", ")})
+			}
+			o.table([]col{flexCol("TARGET"), numCol("LINKS"), flexCol("LINKED FROM (LINES)")}, rows)
 		}
 		for _, s := range []struct {
 			category, title string
@@ -92,6 +112,11 @@ func init() {
 				rows = append(rows, []string{f.Path, line, f.Error})
 			}
 			o.table([]col{pathCol("PATH"), numCol("LINE"), flexCol("ERROR")}, rows)
+		}
+		if section(ops.LintReservedFiles, "Top files synapse leaves alone", len(l.ReservedFiles)) {
+			for _, r := range l.ReservedFiles {
+				o.printf("%s: %s\n  fix: %s\n", r.Path, r.Problem, r.Fix)
+			}
 		}
 		scope := ""
 		if l.Page != nil {

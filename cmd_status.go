@@ -38,6 +38,20 @@ func init() {
 		if s.PendingLinks+s.PendingGraph > 0 {
 			pairs = append(pairs, [2]string{"pending", fmt.Sprintf("%d link resolutions, %d graph updates", s.PendingLinks, s.PendingGraph)})
 		}
+		if a := s.Indexing; a != nil {
+			what := "updating the index"
+			if a.Rebuild {
+				what = "building the index"
+			}
+			where := a.Phase
+			if a.Total > 0 {
+				where = fmt.Sprintf("%s %d/%d %s", a.Phase, a.Done, a.Total, index.PhaseUnit(a.Phase))
+			}
+			pairs = append(pairs, [2]string{"indexing", fmt.Sprintf("%s: %s", what, where)})
+		}
+		if n := len(s.ReservedFiles); n > 0 {
+			pairs = append(pairs, [2]string{"left alone", plural(n, "top file synapse maintains", "top files synapse maintains") + " (below)"})
+		}
 		if s.RefusedCount > 0 {
 			pairs = append(pairs, [2]string{"refused", fmt.Sprintf("%d files not read (named pipes, symlinks out of the vault, …)", s.RefusedCount)})
 		}
@@ -45,6 +59,9 @@ func init() {
 		o.kv(pairs)
 		for _, r := range s.Refused {
 			o.printf("  refused  %s\n", r.Message)
+		}
+		for _, r := range s.ReservedFiles {
+			o.printf("  left alone  %s: %s\n              fix: %s\n", r.Path, r.Problem, r.Fix)
 		}
 		return nil
 	}

@@ -383,12 +383,16 @@ func plainValue(n *yaml.Node, depth int) any {
 func PlainValue(n *yaml.Node) any { return plainValue(n, 0) }
 
 // Same reports whether key holds v: a *yaml.Node, or a value decoded from
-// JSON (or given in code), compared as JSON. A key that is absent is the
+// JSON (or given in code), compared as JSON; json.Number values compare
+// exactly as integers, else as float64 (numbers.go). A key that is absent is the
 // same as nothing but... nothing: Same is false for an absent key.
 func (f *Frontmatter) Same(key string, v any) bool {
 	n := f.lookup(key)
 	if n == nil {
 		return false
+	}
+	if hasNumber(v) {
+		return sameNode(n, v, 0) // json.Number leaves: exact integers (numbers.go)
 	}
 	return SameValue(plainValue(n, 0), v)
 }
@@ -409,12 +413,12 @@ func SameValue(a, b any) bool {
 
 // Set sets key to value (any YAML-encodable value, or a *yaml.Node used
 // as is), keeping the key's position when it exists and appending it
-// otherwise.
+// otherwise. A json.Number in value is written with its digits as given.
 func (f *Frontmatter) Set(key string, value any) error {
 	var vn yaml.Node
 	if n, ok := value.(*yaml.Node); ok {
 		vn = *cloneNode(n)
-	} else if err := vn.Encode(value); err != nil {
+	} else if err := vn.Encode(yamlValue(value)); err != nil {
 		return fmt.Errorf("frontmatter %s: %w", key, err)
 	}
 	if f.node == nil {

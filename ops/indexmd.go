@@ -162,9 +162,9 @@ var testHookIndexMD func(spliced bool)
 
 // regenerateIndex rewrites wiki/index.md from the store when its catalogue
 // changed (atomically, like a page) and returns what it wrote; nil when the
-// file already holds the catalogue. When no catalogue entry changed since
-// synapse last wrote the file, and the file is as synapse left it, nothing
-// is rendered at all.
+// file already holds the catalogue, or is hand-written (left as it is:
+// reserved.go). When no catalogue entry changed since synapse last wrote
+// the file, and the file is as synapse left it, nothing is rendered at all.
 func regenerateIndex(e *Env) (*catalogWrite, error) {
 	abs := e.Vault.Abs(vault.IndexPage)
 	st, statErr := os.Stat(abs)
@@ -176,6 +176,7 @@ func regenerateIndex(e *Env) (*catalogWrite, error) {
 		missing   bool
 		cw        = &catalogWrite{}
 	)
+	hand := false // index.md is hand-written: left alone
 	err := e.Store.View(func(tx *store.Tx) error {
 		if missing = tx.CatalogMissing(); missing {
 			return nil
@@ -185,6 +186,13 @@ func regenerateIndex(e *Env) (*catalogWrite, error) {
 		ours := ok && statErr == nil && stamp.Size == st.Size() && stamp.MtimeNS == st.ModTime().UnixNano()
 		if ours && stamp.Version == cw.version {
 			return nil // nothing to render
+		}
+		if !ours && statErr == nil {
+			// a hand-written index.md is never replaced (reserved.go)
+			var err error
+			if hand, err = handWrittenIndex(e); err != nil || hand {
+				return err
+			}
 		}
 		if ours {
 			// the file is as synapse wrote it: splice in what changed since
@@ -214,7 +222,7 @@ func regenerateIndex(e *Env) (*catalogWrite, error) {
 		}
 		return regenerateIndex(e)
 	}
-	if data == nil {
+	if data == nil || hand {
 		return nil, nil
 	}
 	perm := os.FileMode(0o644)

@@ -120,14 +120,16 @@ func TestIndexMD_SpliceMatchesWholeRender(t *testing.T) {
 	}
 }
 
-// TestIndexMD_OutsideEditRendersWhole: an index.md edited by hand is not
+// TestIndexMD_OutsideEditRendersWhole: a catalogue edited by hand is not
 // spliced (it is not what synapse wrote); the next write renders it whole.
+// (An index.md that is no longer the catalogue is left alone:
+// TestIndexMD_HandWrittenKept.)
 func TestIndexMD_OutsideEditRendersWhole(t *testing.T) {
 	v := testvault.New(t)
 	e, _ := openEnv(t, v)
 	write(t, e, &WritePageIn{Title: "One", Content: "1\n", Type: "concept"})
 	spliced, whole := countSplices(t)
-	testvault.Write(t, v, vault.IndexPage, "# my own index\n")
+	testvault.Write(t, v, vault.IndexPage, indexHeader+"\n## concept (1)\n\n- my own line\n")
 	write(t, e, &WritePageIn{Title: "Two", Content: "2\n", Type: "concept"})
 	if *spliced != 0 || *whole != 1 {
 		t.Fatalf("%d spliced, %d whole", *spliced, *whole)

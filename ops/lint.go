@@ -18,21 +18,23 @@ import (
 // Lint categories, in report order.
 const (
 	LintBrokenLinks       = "broken_links"
+	LintBrokenFileLinks   = "broken_file_links"
 	LintOrphans           = "orphans"
 	LintNoOutlinks        = "no_outlinks"
 	LintMissingSources    = "missing_sources"
 	LintDuplicateTitles   = "duplicate_titles"
 	LintFrontmatterErrors = "frontmatter_errors"
+	LintReservedFiles     = "reserved_files"
 )
 
 // LintCategories lists the lint categories in report order.
-var LintCategories = []string{LintBrokenLinks, LintOrphans, LintNoOutlinks, LintMissingSources,
-	LintDuplicateTitles, LintFrontmatterErrors}
+var LintCategories = []string{LintBrokenLinks, LintBrokenFileLinks, LintOrphans, LintNoOutlinks, LintMissingSources,
+	LintDuplicateTitles, LintFrontmatterErrors, LintReservedFiles}
 
 // LintIn is the input of lint.
 type LintIn struct {
-	Page           string `json:"page,omitempty" desc:"Only findings on or from this page (resolved like a [[link]]): its broken links, missing sources and frontmatter error, whether it is an orphan or links nowhere, and the pages sharing its title"`
-	Category       string `json:"category,omitempty" enum:"broken_links,orphans,no_outlinks,missing_sources,duplicate_titles,frontmatter_errors" desc:"Only this category: broken_links, orphans, no_outlinks, missing_sources, duplicate_titles or frontmatter_errors"`
+	Page           string `json:"page,omitempty" desc:"Only findings on or from this page (resolved like a [[link]]): its broken links and broken file links, missing sources and frontmatter error, whether it is an orphan or links nowhere, and the pages sharing its title"`
+	Category       string `json:"category,omitempty" enum:"broken_links,broken_file_links,orphans,no_outlinks,missing_sources,duplicate_titles,frontmatter_errors,reserved_files" desc:"Only this category: broken_links, broken_file_links, orphans, no_outlinks, missing_sources, duplicate_titles, frontmatter_errors or reserved_files"`
 	Limit          int    `json:"limit,omitempty" default:"50" min:"1" max:"1000" desc:"Findings listed per category (1..1000, default 50; larger values are clamped); the counts always cover every finding"`
 	Offset         int    `json:"offset,omitempty" min:"0" desc:"Findings skipped in each category before the listed ones"`
 	ToReview       bool   `json:"to_review,omitempty" desc:"File the listed findings in the review queue (idempotent, origin lint; bounded by --page, --category, --limit and --offset) and auto-resolve missing-page items whose page now exists. This makes lint a write: refused on a read-only server"`
@@ -44,6 +46,25 @@ type LintSource struct {
 	Source     string    `json:"source"`      // vault path under raw/sources/, as cited
 	Pages      []PageRef `json:"pages"`       // pages citing it (at most 20)
 	PagesTotal int       `json:"pages_total"` // every page citing it
+}
+
+// LintFileLink is a link naming a file that does not exist: an
+// attachment ([[diagram.png]]) that no file under raw/ or wiki/ answers to
+// by name, or an explicit path into raw/ (outside raw/sources/: a cited
+// source that is gone is a missing source) with no file there. It is
+// never a missing page.
+type LintFileLink struct {
+	Target string `json:"target"`         // as first written
+	Path   string `json:"path,omitempty"` // the vault path the link names, when it names one
+	Links  int    `json:"links"`          // links to it (from the page of --page only, with --page)
+	// Pages are the linking pages with the lines of their links.
+	Pages []LintLinkingPage `json:"pages"`
+}
+
+// LintLinkingPage is a page holding broken file links, with their lines.
+type LintLinkingPage struct {
+	PageRef
+	Lines []int `json:"lines"`
 }
 
 // LintDuplicate is a title shared by several pages.
@@ -65,17 +86,21 @@ type LintFrontmatter struct {
 // --page, or the vault), whatever was listed.
 type LintCounts struct {
 	BrokenLinks       int `json:"broken_links"`
+	BrokenFileLinks   int `json:"broken_file_links"`
 	Orphans           int `json:"orphans"`
 	NoOutlinks        int `json:"no_outlinks"`
 	MissingSources    int `json:"missing_sources"`
 	DuplicateTitles   int `json:"duplicate_titles"`
 	FrontmatterErrors int `json:"frontmatter_errors"`
+	ReservedFiles     int `json:"reserved_files"`
 }
 
 func (c LintCounts) of(category string) int {
 	switch category {
 	case LintBrokenLinks:
 		return c.BrokenLinks
+	case LintBrokenFileLinks:
+		return c.BrokenFileLinks
 	case LintOrphans:
 		return c.Orphans
 	case LintNoOutlinks:
@@ -86,6 +111,8 @@ func (c LintCounts) of(category string) int {
 		return c.DuplicateTitles
 	case LintFrontmatterErrors:
 		return c.FrontmatterErrors
+	case LintReservedFiles:
+		return c.ReservedFiles
 	}
 	return 0
 }
@@ -115,12 +142,14 @@ type LintOut struct {
 	Limit    int        `json:"limit"`
 	Offset   int        `json:"offset"`
 
-	BrokenLinks       []MissingTarget   `json:"broken_links"`       // link targets that match no page
+	BrokenLinks       []MissingTarget   `json:"broken_links"`       // link targets that match no page (nor file)
+	BrokenFileLinks   []LintFileLink    `json:"broken_file_links"`  // links naming files that do not exist
 	Orphans           []PageRef         `json:"orphans"`            // pages no page links to
 	NoOutlinks        []PageRef         `json:"no_outlinks"`        // pages linking to no other page
 	MissingSources    []LintSource      `json:"missing_sources"`    // cited source files that do not exist
 	DuplicateTitles   []LintDuplicate   `json:"duplicate_titles"`   // titles shared by several pages
 	FrontmatterErrors []LintFrontmatter `json:"frontmatter_errors"` // pages whose frontmatter does not parse
+	ReservedFiles     []ReservedFile    `json:"reserved_files"`     // top files synapse leaves alone (a hand-written index.md), vault-wide only
 	Filed             *LintFiled        `json:"filed,omitempty"`    // with to_review
 	// Failed is set with fail_on_findings when there are findings.
 	Failed bool `json:"failed,omitempty"`
@@ -143,7 +172,7 @@ func pluralWord(n int, one, many string) string {
 }
 
 var opLint = register(Op{
-	Name: "lint", Summary: "Check the wiki: broken links, orphans, pages without outlinks, missing source files, duplicate titles, frontmatter that does not parse",
+	Name: "lint", Summary: "Check the wiki: broken links, links to files that do not exist, orphans, pages without outlinks, missing source files, duplicate titles, frontmatter that does not parse, a hand-written index.md synapse leaves alone",
 	CLI: "lint", REST: []Route{{Method: "GET", Path: "/lint"}, {Method: "POST", Path: "/lint", Body: "*"}},
 	Access: Read, WriteWith: "to_review", Rescans: true,
 	Limits: "rescans changed files first; limit 1..1000 findings listed per category (default 50), counts cover all; --to-review files only the listed findings",
@@ -163,8 +192,9 @@ func lint(ctx context.Context, e *Env, in *LintIn) (*LintOut, error) {
 		}
 	}
 	out := &LintOut{Category: in.Category, Limit: in.Limit, Offset: in.Offset,
-		BrokenLinks: []MissingTarget{}, Orphans: []PageRef{}, NoOutlinks: []PageRef{},
-		MissingSources: []LintSource{}, DuplicateTitles: []LintDuplicate{}, FrontmatterErrors: []LintFrontmatter{}}
+		BrokenLinks: []MissingTarget{}, BrokenFileLinks: []LintFileLink{}, Orphans: []PageRef{}, NoOutlinks: []PageRef{},
+		MissingSources: []LintSource{}, DuplicateTitles: []LintDuplicate{}, FrontmatterErrors: []LintFrontmatter{},
+		ReservedFiles: []ReservedFile{}}
 	w := window{offset: in.Offset, limit: in.Limit}
 	var err error
 	if in.Page != "" {
@@ -183,8 +213,8 @@ func lint(ctx context.Context, e *Env, in *LintIn) (*LintOut, error) {
 	if in.Category != "" {
 		keepCategory(out, in.Category)
 	}
-	listed := len(out.BrokenLinks) + len(out.Orphans) + len(out.NoOutlinks) + len(out.MissingSources) +
-		len(out.DuplicateTitles) + len(out.FrontmatterErrors)
+	listed := len(out.BrokenLinks) + len(out.BrokenFileLinks) + len(out.Orphans) + len(out.NoOutlinks) + len(out.MissingSources) +
+		len(out.DuplicateTitles) + len(out.FrontmatterErrors) + len(out.ReservedFiles)
 	out.Failed = in.FailOnFindings && out.Findings > 0
 	if in.ToReview {
 		if out.Filed, err = fileLint(e, out); err != nil {
@@ -200,6 +230,9 @@ func keepCategory(out *LintOut, category string) {
 	if category != LintBrokenLinks {
 		out.BrokenLinks = []MissingTarget{}
 	}
+	if category != LintBrokenFileLinks {
+		out.BrokenFileLinks = []LintFileLink{}
+	}
 	if category != LintOrphans {
 		out.Orphans = []PageRef{}
 	}
@@ -214,6 +247,9 @@ func keepCategory(out *LintOut, category string) {
 	}
 	if category != LintFrontmatterErrors {
 		out.FrontmatterErrors = []LintFrontmatter{}
+	}
+	if category != LintReservedFiles {
+		out.ReservedFiles = []ReservedFile{}
 	}
 }
 
@@ -246,6 +282,10 @@ func lintVault(ctx context.Context, e *Env, w window, out *LintOut) error {
 	for _, s := range src.Sources {
 		out.MissingSources = append(out.MissingSources, LintSource{Source: s.Path, Pages: s.CitedBy, PagesTotal: s.CitedByCount})
 	}
+	rf := reservedFiles(e) // a hand-written index.md (reserved.go)
+	out.Counts.ReservedFiles = len(rf)
+	lo, hi := w.cut(len(rf))
+	out.ReservedFiles = append(out.ReservedFiles, rf[lo:hi]...)
 	return e.Store.View(func(tx *store.Tx) error {
 		var err error
 		out.Counts.BrokenLinks, out.BrokenLinks, err = vaultDangling(tx, w)
@@ -310,16 +350,20 @@ func lintVault(ctx context.Context, e *Env, w window, out *LintOut) error {
 			return err
 		}
 		// frontmatter that does not parse (few pages: all are collected)
+		// and links to files that do not exist, in one pass
 		var fm []LintFrontmatter
+		files := newFileFindings()
 		err = tx.EachPage(func(p *store.PageRec) bool {
 			if !p.Reserved && p.FMError != "" {
 				fm = append(fm, fmFinding(p))
 			}
+			files.add(tx, p)
 			return true
 		})
 		if err != nil {
 			return err
 		}
+		out.Counts.BrokenFileLinks, out.BrokenFileLinks = files.list(w)
 		sort.Slice(fm, func(i, j int) bool { return fm[i].Path < fm[j].Path })
 		out.Counts.FrontmatterErrors = len(fm)
 		lo, hi := w.cut(len(fm))
@@ -446,6 +490,9 @@ func lintPage(tx *store.Tx, title string, w window, out *LintOut) error {
 	out.Counts.BrokenLinks = len(broken)
 	lo, hi := w.cut(len(broken))
 	out.BrokenLinks = append(out.BrokenLinks, broken[lo:hi]...)
+	ff := newFileFindings()
+	ff.add(tx, p)
+	out.Counts.BrokenFileLinks, out.BrokenFileLinks = ff.list(w)
 	in, outl, err := degree(tx, p.Doc, p.LinksPending, reservedDocs(tx))
 	if err != nil {
 		return err
@@ -554,6 +601,25 @@ func lintProposals(out *LintOut) []*Proposal {
 		}
 		add(p)
 	}
+	for _, b := range out.BrokenFileLinks {
+		name := b.Path
+		if name == "" {
+			name = b.Target
+		}
+		var refs []PageRef
+		var where []string
+		for _, p := range b.Pages {
+			refs = append(refs, p.PageRef)
+			where = append(where, fmt.Sprintf("[[%s]] (line %s)", p.Title, joinInts(p.Lines)))
+		}
+		p := &Proposal{Type: TypeConfirm, Title: "Missing file: " + name, ReferencedPages: titles(refs),
+			Rationale: fmt.Sprintf("%s %s to %q, but no such file is in the vault (synapse looks under raw/ and wiki/). Add the file or correct the %s.",
+				strings.Join(where, ", "), pluralWord(len(b.Pages), "links", "link"), b.Target, pluralWord(b.Links, "link", "links"))}
+		if len(refs) > 0 {
+			p.Page = refs[0].Path
+		}
+		add(p)
+	}
 	// page findings are keyed by title; a title shared by several pages
 	// (a duplicate-title finding) gets the path, so each page has its item
 	shared := map[string]bool{}
@@ -635,14 +701,18 @@ func fileLint(e *Env, out *LintOut) (*LintFiled, error) {
 			}
 		}
 		type stale struct {
-			name, path string
+			name, path string // path: the resolution
 		}
 		var found []stale
 		var perr error
 		err := tx.EachPendingReview(TypeMissingPage, func(r *store.ReviewRec) bool {
 			var p *store.PageRec
 			if p, perr = pageAnswering(tx, ProposedTitle(r.Title)); p != nil {
-				found = append(found, stale{r.Title, p.Path})
+				found = append(found, stale{r.Title, "page exists: " + p.Path})
+			} else if res := index.Resolve(tx, index.LinkKey(ProposedTitle(r.Title)), "", false); res.File != "" {
+				// a link by that name reaches a file now (a raw source,
+				// an attachment): no page is missing
+				found = append(found, stale{r.Title, "a file answers to the name: " + res.File})
 			}
 			return perr == nil
 		})
@@ -653,7 +723,7 @@ func fileLint(e *Env, out *LintOut) (*LintFiled, error) {
 			return perr
 		}
 		for _, s := range found {
-			ok, err := autoResolveMissing(tx, s.name, "page exists: "+s.path, now)
+			ok, err := autoResolveMissing(tx, s.name, s.path, now)
 			if err != nil {
 				return err
 			}

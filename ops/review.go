@@ -431,7 +431,7 @@ func listReviews(ctx context.Context, e *Env, in *ListReviewsIn) (*ListReviewsOu
 // ResolveReviewIn is the input of resolve_review.
 type ResolveReviewIn struct {
 	ID     string `json:"id" arg:"0" required:"true" desc:"Review item id (from list_reviews)"`
-	Action string `json:"action" required:"true" desc:"skip, dismiss, resolve (alias mark-resolved), create (write a stub page, or append to purpose.md/schema.md) or deep-research (run $SYNAPSE_RESEARCH_CMD)"`
+	Action string `json:"action" required:"true" desc:"skip, dismiss, resolve (alias mark-resolved), create (a stub page for a missing-page item or a suggestion titled 'Create page: Title'; a purpose/schema suggestion is appended to purpose.md/schema.md; other items refuse it) or deep-research (run $SYNAPSE_RESEARCH_CMD)"`
 }
 
 // ResolveReviewOut is the decided item, with the pages a create wrote.
@@ -542,6 +542,11 @@ func resolveWithEffect(ctx context.Context, e *Env, id, act string) (*ResolveRev
 		if err := decidable(r, now); err != nil {
 			return err
 		}
+		if act == ActionCreate {
+			if err := createApplies(r); err != nil {
+				return err
+			}
+		}
 		hold := claimForCreate
 		if act == ActionDeepResearch {
 			if research, err = researchFromEnv(ctx); err != nil {
@@ -604,6 +609,39 @@ func resolveWithEffect(ctx context.Context, e *Env, id, act string) (*ResolveRev
 		return nil, uerr
 	}
 	return out, nil
+}
+
+// pageProposals are the title prefixes by which a suggestion proposes a
+// page ("Create page: Pour over"); other proposal prefixes ("todo:",
+// "suggestion:") do not name a page.
+var pageProposals = []string{"create page", "new page", "missing page", "page", "stub", "create"}
+
+// proposesPage reports whether a suggestion's title proposes a page: a
+// page-proposal prefix before a title, or the title as a wikilink.
+func proposesPage(title string) bool {
+	t := strings.Join(strings.Fields(title), " ")
+	if head, rest, ok := strings.Cut(t, ":"); ok && strings.TrimSpace(rest) != "" &&
+		slices.Contains(pageProposals, strings.ToLower(strings.TrimSpace(head))) {
+		return true
+	}
+	return len(t) > 4 && strings.HasPrefix(t, "[[") && strings.HasSuffix(t, "]]") && !strings.Contains(t[2:len(t)-2], "]]")
+}
+
+// createApplies says whether create applies to an item (SPEC §5: create
+// writes a stub page per proposed title): a missing-page item, a
+// suggestion whose title proposes a page, a purpose or schema suggestion
+// (appended instead). For any other item the title is no page title (lint's
+// "Orphan page: X", a duplicate's shared title, a contradiction): create
+// is invalid, naming the actions that apply, and nothing is written.
+func createApplies(r *store.ReviewRec) error {
+	switch {
+	case r.Type == TypeMissingPage, r.Type == TypePurposeSuggestion, r.Type == TypeSchemaSuggestion:
+		return nil
+	case r.Type == TypeSuggestion && proposesPage(r.Title):
+		return nil
+	}
+	return errs.E(errs.Invalid, "review item %s is a %s that proposes no page (%q): create writes a stub page for a missing-page item or a suggestion titled \"Create page: Title\", and appends a purpose or schema suggestion; decide this one with skip, dismiss, resolve or deep-research",
+		r.ID, r.Type, r.Title)
 }
 
 // createStub writes the stub page of a create through write_page (SPEC

@@ -26,6 +26,7 @@ import (
 // checkKeys checks the keys of raw against the input type t.
 func checkKeys(raw []byte, t reflect.Type) error {
 	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber() // a number float64 cannot hold (1e400) does not end the walk
 	err := walkKeys(dec, t, "")
 	if _, ok := err.(*errs.Error); ok {
 		return err

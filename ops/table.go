@@ -86,6 +86,10 @@ type Op struct {
 	// rescan): opening the store for them skips the initial scan of a
 	// never-scanned store.
 	Scans bool
+	// Always marks reads a server answers while it builds the index
+	// (status: it reports the progress) instead of waiting for the first
+	// index or a reindex to finish.
+	Always bool
 	// Local marks CLI verbs that must run in the calling process even when
 	// a server holds the store (none today: input read from the caller's
 	// stdin or files travels in the operation's JSON to the server).
@@ -170,7 +174,9 @@ func (op *Op) NewIn() any { return reflect.New(op.In).Interface() }
 // and wrong types are invalid errors naming the parameter.
 // Defaults are filled in before decoding, so they stand for parameters
 // that are absent: a parameter given as 0 is clamped to its minimum by
-// Normalize (k=0 is k=1), not replaced by the default.
+// Normalize (k=0 is k=1), not replaced by the default. A number inside
+// a free-form value (an `any`, such as a frontmatter value) decodes as a
+// json.Number holding the digits as sent.
 func (op *Op) Decode(raw []byte) (any, error) {
 	in := op.NewIn()
 	if err := applyDefaults(in); err != nil {
@@ -186,6 +192,9 @@ func (op *Op) Decode(raw []byte) (any, error) {
 	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
+	// numbers in free-form values (frontmatter) keep their digits: a
+	// json.Number, not a float64 that rounds integers beyond 2^53
+	dec.UseNumber()
 	if err := dec.Decode(in); err != nil {
 		return nil, decodeError(err)
 	}

@@ -1,6 +1,7 @@
 package ops
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -370,6 +371,8 @@ func scalarText(v any) (string, bool) {
 		return x, true
 	case bool, int, int64, float64:
 		return fmt.Sprint(x), true
+	case json.Number: // a JSON number, as sent
+		return x.String(), true
 	}
 	return "", false
 }

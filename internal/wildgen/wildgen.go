@@ -28,8 +28,10 @@
 //   - hazards: unquoted colons and nested quotes that break YAML, git
 //     conflict markers in frontmatter, CRLF line endings, a BOM, pages
 //     without frontmatter, en/ and ru/ twins with the same file names,
-//     duplicate titles, a page over 1 MB, a huge wiki/index.md, file
-//     names with spaces and non-ASCII letters, `**Sources**:` body lines.
+//     duplicate titles, a page over 1 MB, a huge hand-kept wiki/index.md
+//     (never synapse's catalogue) and a hand-kept wiki/log.md without a
+//     final newline, file names with spaces and non-ASCII letters,
+//     `**Sources**:` body lines.
 package wildgen
 
 import (
@@ -207,6 +209,9 @@ func Generate(root string, o Options) (*Manifest, error) {
 		}
 	}
 	if err := w.write("wiki/index.md", g.indexPage()); err != nil {
+		return nil, err
+	}
+	if err := w.write("wiki/log.md", g.logPage()); err != nil {
 		return nil, err
 	}
 	for _, p := range g.pages {
@@ -667,6 +672,22 @@ func (g *gen) body(b *strings.Builder, i int, p *pageSpec) {
 // indexPage is a hand-kept index in the wild style: markdown links to .md
 // files by folder, and (unless NoHuge) padded past 985 KB with
 // one-line summaries.
+// logPage is a hand-kept wiki/log.md in the style agents keep them
+// (`## [date] op | title` entries with notes), without a final newline.
+func (g *gen) logPage() []byte {
+	var b strings.Builder
+	b.WriteString("# Log\n\nWhat the agent did, newest last.\n")
+	for i := 0; i < 40; i++ {
+		p := g.pages[g.r.Intn(len(g.pages))]
+		op := []string{"ingest", "update", "lint", "query"}[g.r.Intn(4)]
+		fmt.Fprintf(&b, "\n## [2025-%02d-%02d] %s | %s\n\n- %s", 1+i%12, 1+i%28, op, p.Title, g.sentence(8))
+		if i < 39 {
+			b.WriteByte('\n')
+		}
+	}
+	return []byte(b.String())
+}
+
 func (g *gen) indexPage() []byte {
 	var b strings.Builder
 	b.WriteString("# Index\n\n")

@@ -1,0 +1,119 @@
+package ops
+
+import (
+	"context"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/synapse-wiki/synapse/internal/testvault"
+	"github.com/synapse-wiki/synapse/internal/wildgen"
+	"github.com/synapse-wiki/synapse/vault"
+)
+
+// TestIndexMD_HandWrittenKept: on a migrated vault whose wiki/index.md
+// was kept by hand (the wild vault's is 985 KB), writes go on and never
+// replace it; status and lint say so and how to fix it; once it is
+// renamed, the next write writes the catalogue. An index.md synapse wrote
+// (init's, or a catalogue) and an empty one are replaced as before.
+func TestIndexMD_HandWrittenKept(t *testing.T) {
+	e, _ := wildVault(t, wildgen.Options{Seed: 7})
+	ctx := context.Background()
+	before := readFile(t, e.Vault, vault.IndexPage)
+	if len(before) < 985<<10 {
+		t.Fatalf("the wild vault's index.md is %d bytes", len(before))
+	}
+	logBefore := readFile(t, e.Vault, vault.LogPage)
+	out := write(t, e, &WritePageIn{Title: "After Migration", Content: "A page written after the move to synapse.\n", Type: "topic"})
+	write(t, e, &WritePageIn{Title: "After Migration", Content: "Edited.\n"})
+	if got := readFile(t, e.Vault, vault.IndexPage); got != before {
+		t.Fatalf("the hand-written index.md was rewritten (%d bytes → %d)", len(before), len(got))
+	}
+	if got := readFile(t, e.Vault, vault.LogPage); !strings.HasPrefix(got, logBefore) || strings.Count(got[len(logBefore):], "] write | After Migration") != 2 {
+		t.Errorf("the hand-kept log.md was not just appended to:\n%s", got[max(0, len(logBefore)-200):])
+	}
+	if _, err := os.Stat(e.Vault.Abs(out.Path)); err != nil {
+		t.Fatalf("the write did not happen: %v", err)
+	}
+	st, err := status(ctx, e, &StatusIn{})
+	must(t, err)
+	if len(st.ReservedFiles) != 1 || st.ReservedFiles[0].Path != vault.IndexPage ||
+		!strings.Contains(st.ReservedFiles[0].Fix, "rename it, e.g. to wiki/home.md, and synapse will maintain index.md") {
+		t.Errorf("status: %+v", st.ReservedFiles)
+	}
+	l, err := lint(ctx, e, &LintIn{Limit: 10})
+	must(t, err)
+	if l.Counts.ReservedFiles != 1 || len(l.ReservedFiles) != 1 || l.ReservedFiles[0] != st.ReservedFiles[0] {
+		t.Errorf("lint: %d %+v", l.Counts.ReservedFiles, l.ReservedFiles)
+	}
+	if l, err := lint(ctx, e, &LintIn{Limit: 10, Page: "After Migration"}); err != nil || l.Counts.ReservedFiles != 0 {
+		t.Errorf("lint --page reports the vault's index.md: %v %+v", err, l)
+	}
+	// the fix: rename it, and synapse maintains index.md from the next write
+	must(t, os.Rename(e.Vault.Abs(vault.IndexPage), e.Vault.Abs("wiki/home.md")))
+	write(t, e, &WritePageIn{Title: "After Migration", Content: "Edited again.\n"})
+	if got := readFile(t, e.Vault, vault.IndexPage); !strings.HasPrefix(got, indexHeader) || !strings.Contains(got, "[[wiki/topics/after-migration|After Migration]]") {
+		t.Errorf("after the rename, index.md is not the catalogue:\n%.300s", got)
+	}
+	if got := readFile(t, e.Vault, "wiki/home.md"); got != before {
+		t.Error("the renamed index changed")
+	}
+	st, err = status(ctx, e, &StatusIn{})
+	must(t, err)
+	if len(st.ReservedFiles) != 0 {
+		t.Errorf("status after the fix: %+v", st.ReservedFiles)
+	}
+
+	// an index.md synapse wrote, or an empty one, is the catalogue's to replace
+	for name, text := range map[string]string{
+		"init's":    indexHeader,
+		"CRLF":      strings.ReplaceAll(indexHeader, "\n", "\r\n") + "\r\n## concept (1)\r\n\r\n- [[wiki/concepts/x|X]]\r\n",
+		"with BOM":  "\ufeff" + indexHeader,
+		"empty":     "",
+		"blank":     "\n\n",
+		"catalogue": indexHeader + "\n## concept (9)\n\n- [[wiki/concepts/gone|Gone]]\n",
+	} {
+		t.Run(name, func(t *testing.T) {
+			v := testvault.New(t)
+			testvault.Write(t, v, vault.IndexPage, text)
+			e, _ := openEnv(t, v)
+			write(t, e, &WritePageIn{Title: "Some Page", Content: "Body.\n"})
+			if got := readFile(t, v, vault.IndexPage); !strings.HasPrefix(got, indexHeader) || !strings.Contains(got, "Some Page") {
+				t.Errorf("index.md not replaced by the catalogue:\n%s", got)
+			}
+			st, err := status(context.Background(), e, &StatusIn{})
+			if err != nil || len(st.ReservedFiles) != 0 {
+				t.Errorf("status: %v %+v", err, st.ReservedFiles)
+			}
+		})
+	}
+}
+
+// TestLogMD_HandWrittenOnlyAppended: a hand-kept wiki/log.md (no final
+// newline, CRLF, a BOM, a big one) is only ever appended to: its bytes
+// stay, in front of the new entries.
+func TestLogMD_HandWrittenOnlyAppended(t *testing.T) {
+	big := strings.Repeat("## 2024-01-02 ingest | a source, by hand\n\nNotes kept by a person.\n\n", 40000)
+	for name, text := range map[string]string{
+		"no final newline": "# Change log\n\n- 2024-01-01: migrated",
+		"CRLF":             "# Log\r\n\r\n## [2024-01-01] ingest | X\r\n",
+		"BOM":              "\ufeff# Log\n\nkept by hand\n",
+		"big":              big,
+	} {
+		t.Run(name, func(t *testing.T) {
+			v := testvault.New(t)
+			testvault.Write(t, v, vault.LogPage, text)
+			e, _ := openEnv(t, v)
+			write(t, e, &WritePageIn{Title: "First", Content: "One.\n"})
+			write(t, e, &WritePageIn{Title: "First", Content: "Two.\n"})
+			write(t, e, &WritePageIn{Title: "Second", Content: "Three.\n"})
+			got := readFile(t, v, vault.LogPage)
+			if !strings.HasPrefix(got, text) {
+				t.Fatalf("log.md lost its hand-written start:\n%.200q", got)
+			}
+			if n := strings.Count(got[len(text):], "] write | "); n != 3 {
+				t.Errorf("%d entries appended, want 3:\n%q", n, got[len(text):])
+			}
+		})
+	}
+}
