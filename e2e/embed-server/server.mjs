@@ -68,8 +68,12 @@ const pool = await Promise.all(
       m.error ? p.reject(new Error(m.error)) : p.resolve(m.vecs);
     });
     w.on("error", (e) => {
+      // a test server fails loudly: a dead worker would hold its next
+      // batch forever
+      console.error(`embed-server: a model worker died: ${e && e.stack ? e.stack : e}`);
       for (const p of pending.values()) p.reject(e);
       pending.clear();
+      process.exit(1);
     });
     return new Promise((resolve, reject) => {
       w.once("message", (m) => (m.ready ? resolve({ w, pending }) : reject(new Error("worker did not start"))));
