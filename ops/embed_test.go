@@ -667,3 +667,34 @@ func TestEmbed_StatusCounts(t *testing.T) {
 		t.Errorf("status --json with embeddings off: %s", data)
 	}
 }
+
+// TestSearch_HybridNamedPage: a query that names a page (here one of its
+// section headings) is ranked as lexical search ranks it, though another
+// page is closer by meaning; a question that names no page is decided by
+// meaning too.
+func TestSearch_HybridNamedPage(t *testing.T) {
+	f := newFakeProvider(t)
+	_, e := embedVault(t, f, map[string]string{
+		"wiki/concepts/pets.md":    "# Pets\n\nA loyal companion at home.\n\n## Hound\n\nTwice daily, never chocolate; fresh water in its bowl beside our kitchen door, walks after breakfast.\n",
+		"wiki/concepts/kennels.md": "# Kennels\n\nPuppy, dog, canine: dogs everywhere, fed by the staff.\n",
+		"wiki/concepts/gardens.md": "# Gardens\n\nRoses and tulips grow in spring.\n",
+	})
+	mustEmbed(t, e)
+	first := func(q, mode string) string {
+		r := callSearch(t, e, fmt.Sprintf(`{"query":%q,"mode":%q}`, q, mode))
+		if len(r.Hits) == 0 {
+			return ""
+		}
+		return r.Hits[0].Path
+	}
+	const q = "Hound"
+	if l, s := first(q, "lexical"), first(q, "semantic"); l != "wiki/concepts/pets.md" || s != "wiki/concepts/kennels.md" {
+		t.Fatalf("%q: lexical %s, semantic %s (the test needs them to differ)", q, l, s)
+	}
+	if h := first(q, "hybrid"); h != "wiki/concepts/pets.md" {
+		t.Errorf("hybrid %q: %s first, want the page with that heading", q, h)
+	}
+	if h := first("which canine staff?", "hybrid"); h != "wiki/concepts/kennels.md" {
+		t.Errorf("hybrid question: %s first, want kennels.md", h)
+	}
+}
