@@ -35,6 +35,9 @@ type Env struct {
 	// Fresh is what OpenOptions.Fresh found and did (ops/fresh.go); nil
 	// when not checked.
 	Fresh *Freshness
+	// reopen opens the store again (OpenOptions.Detachable), waiting for
+	// its lock up to the given time.
+	reopen func(readOnly bool, wait time.Duration) (*store.Store, error)
 }
 
 // OpenOptions tune OpenEnv.
@@ -54,6 +57,13 @@ type OpenOptions struct {
 	// to date and indexes them before the operation runs (ops/fresh.go):
 	// for a CLI verb that opens the store itself, with no server watching.
 	Fresh bool
+	// Detachable says nothing else in this process uses the Env (a CLI
+	// verb run alone): an operation that waits on something outside the
+	// vault for long (embed, on the provider) may close the store for the
+	// rest of the operation and open it for each transaction only, so that
+	// other processes can use the vault meanwhile. Such an Env serves one
+	// operation.
+	Detachable bool
 }
 
 // OpenEnv opens the store of v. A store that has never completed a scan is
@@ -106,6 +116,11 @@ func OpenEnv(ctx context.Context, v *vault.Vault, o OpenOptions) (*Env, error) {
 		return nil, err
 	}
 	e := NewEnv(v, s)
+	if o.Detachable {
+		e.reopen = func(ro bool, wait time.Duration) (*store.Store, error) {
+			return store.Open(v.Abs(vault.DBFile), store.Options{ReadOnly: ro, Timeout: wait, Holder: o.Holder})
+		}
+	}
 	e.Index.Pages = vectorPages{search.Indexer{Language: lang}}
 	e.Progress = o.Progress
 	e.Index.Progress = o.Progress
