@@ -29,6 +29,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"sort"
 	"strings"
@@ -195,6 +196,10 @@ func (c *checker) run(ctx context.Context, tx *store.Tx, o CheckOptions) error {
 		// files every record against its file
 		records := 0
 		var lastDir []byte
+		var pool *statPool
+		if c.files {
+			pool = c.startPool()
+		}
 		err := tx.EachFileRaw(func(p []byte, f *store.FileRec) bool {
 			records++
 			if d := dirBytes(p); string(d) != string(lastDir) {
@@ -203,11 +208,14 @@ func (c *checker) run(ctx context.Context, tx *store.Tx, o CheckOptions) error {
 					c.addDir(string(d))
 				}
 			}
-			if c.files {
-				c.compare(p, f)
+			if pool != nil {
+				pool.add(p, f)
 			}
 			return records%4096 != 0 || ctx.Err() == nil
 		})
+		if pool != nil {
+			pool.finish(c)
+		}
 		if err != nil {
 			return err
 		}
@@ -215,6 +223,19 @@ func (c *checker) run(ctx context.Context, tx *store.Tx, o CheckOptions) error {
 			return err
 		}
 		count = records
+	}
+	if !c.files {
+		// the files edited most lately, one by one
+		for _, p := range strings.Split(string(tx.Meta(metaFreshHot)), "\n") {
+			if p == "" {
+				continue
+			}
+			if f, ok, err := tx.File(p); err != nil {
+				return err
+			} else if ok {
+				c.compare([]byte(p), &f)
+			}
+		}
 	}
 	// every folder's mtime, then the changed ones listed (each stat'ed
 	// before it is listed, so an entry created meanwhile changes the
@@ -309,14 +330,136 @@ func (c *checker) add(p string, kind *int) {
 // compare stats one tracked file against its record.
 func (c *checker) compare(p []byte, f *store.FileRec) {
 	c.out.Files++
-	st, err := c.st.statFile(p)
+	switch differs(c.st, p, f.Size, f.MtimeNS, f.Racy() && f.Kind != store.KindAsset) {
+	case diffDeleted:
+		c.add(string(p), &c.out.Deleted)
+	case diffChanged:
+		c.add(string(p), &c.out.Changed)
+	case diffRacy:
+		c.racy = append(c.racy, string(p))
+	}
+}
+
+type diff uint8
+
+const (
+	diffNone diff = iota
+	diffDeleted
+	diffChanged
+	diffRacy // same size and mtime, but the record cannot vouch for it
+)
+
+// differs stats the file p against a record's size and mtime.
+func differs(st *statter, p []byte, size, mtimeNS int64, racy bool) diff {
+	s, err := st.statFile(p)
 	switch {
 	case err != nil && (errors.Is(err, fs.ErrNotExist) || isNotDir(err)):
-		c.add(string(p), &c.out.Deleted)
-	case err != nil, st.kind != kindFile, st.size != f.Size, st.mtimeNS != f.MtimeNS:
-		c.add(string(p), &c.out.Changed)
-	case f.Racy() && f.Kind != store.KindAsset:
-		c.racy = append(c.racy, string(p))
+		return diffDeleted
+	case err != nil, s.kind != kindFile, s.size != size, s.mtimeNS != mtimeNS:
+		return diffChanged
+	case racy:
+		return diffRacy
+	}
+	return diffNone
+}
+
+// statPool stats the records of mode files on one worker per CPU (at
+// most maxStatWorkers), fed in batches copied out of the store's memory
+// map into reused buffers: the records are walked by one cursor, the
+// statx calls — nearly all of the check's time — run in parallel.
+type statPool struct {
+	jobs    chan *statJob
+	free    chan *statJob
+	cur     *statJob
+	done    chan []finding
+	workers int
+	files   int
+}
+
+const (
+	maxStatWorkers = 8
+	statBatch      = 512
+)
+
+type statJob struct {
+	arena []byte
+	recs  []statRec
+}
+
+type statRec struct {
+	end           int
+	size, mtimeNS int64
+	racy          bool
+}
+
+type finding struct {
+	path string
+	kind diff
+}
+
+func (c *checker) startPool() *statPool {
+	w := min(max(runtime.GOMAXPROCS(0), 1), maxStatWorkers)
+	sp := &statPool{jobs: make(chan *statJob, w), free: make(chan *statJob, 2*w+1), done: make(chan []finding, w), workers: w}
+	for range 2*w + 1 {
+		sp.free <- &statJob{arena: make([]byte, 0, statBatch*48), recs: make([]statRec, 0, statBatch)}
+	}
+	for range w {
+		st := c.st.clone()
+		go func() {
+			var found []finding
+			defer func() { st.closeDir(); sp.done <- found }()
+			for j := range sp.jobs {
+				start := 0
+				for _, r := range j.recs {
+					p := j.arena[start:r.end]
+					start = r.end
+					if d := differs(st, p, r.size, r.mtimeNS, r.racy); d != diffNone {
+						found = append(found, finding{string(p), d})
+					}
+				}
+				j.arena, j.recs = j.arena[:0], j.recs[:0]
+				sp.free <- j
+			}
+		}()
+	}
+	return sp
+}
+
+func (sp *statPool) add(p []byte, f *store.FileRec) {
+	if sp.cur == nil {
+		sp.cur = <-sp.free
+	}
+	j := sp.cur
+	j.arena = append(j.arena, p...)
+	j.recs = append(j.recs, statRec{end: len(j.arena), size: f.Size, mtimeNS: f.MtimeNS, racy: f.Racy() && f.Kind != store.KindAsset})
+	sp.files++
+	if len(j.recs) == statBatch {
+		sp.jobs <- j
+		sp.cur = nil
+	}
+}
+
+// finish waits for the workers and adds what they found.
+func (sp *statPool) finish(c *checker) {
+	if sp.cur != nil && len(sp.cur.recs) > 0 {
+		sp.jobs <- sp.cur
+	}
+	close(sp.jobs)
+	var all []finding
+	for range sp.workers {
+		all = append(all, <-sp.done...)
+	}
+	slices.SortFunc(all, func(a, b finding) int { return strings.Compare(a.path, b.path) })
+	c.out.Files += sp.files
+	for _, f := range all {
+		switch f.kind {
+		case diffDeleted:
+			c.add(f.path, &c.out.Deleted)
+		case diffChanged:
+			c.add(f.path, &c.out.Changed)
+		case diffRacy:
+			c.racy = append(c.racy, f.path)
+		}
 	}
 }
 
@@ -456,9 +599,73 @@ func (ix *Indexer) Reconcile(ctx context.Context, s *Staleness) (*Report, error)
 		}
 	}
 	err := ix.Store.Update(func(tx *store.Tx) error {
-		return tx.SetMeta(metaFreshDirs, encodeDirs(s.count, s.dirs))
+		if err := tx.SetMeta(metaFreshDirs, encodeDirs(s.count, s.dirs)); err != nil {
+			return err
+		}
+		if s.Mode != CheckFolders {
+			return tx.DeleteMeta(metaFreshHot)
+		}
+		hot, err := recentFiles(tx, hotFiles)
+		if err != nil {
+			return err
+		}
+		return tx.SetMeta(metaFreshHot, []byte(strings.Join(hot, "\n")))
 	})
 	return rep, err
+}
+
+// metaFreshHot is the store's meta key for the files mode folders stats
+// one by one besides the folders: the hotFiles most recently modified
+// when the last reconcile ran, one path a line (an edit in place is most
+// often to a page edited lately).
+const metaFreshHot = "fresh_hot"
+
+// hotFiles is how many recently modified files mode folders checks.
+const hotFiles = 256
+
+// recentFiles returns the paths of the n records with the latest mtimes.
+func recentFiles(tx *store.Tx, n int) ([]string, error) {
+	type rec struct {
+		path    string
+		mtimeNS int64
+	}
+	top := make([]rec, 0, n)
+	low := 0 // index of the oldest in top, once full
+	err := tx.EachFileRaw(func(p []byte, f *store.FileRec) bool {
+		switch {
+		case len(top) < n:
+			top = append(top, rec{string(p), f.MtimeNS})
+			if len(top) == n {
+				low = slices.IndexFunc(top, func(r rec) bool {
+					return r.mtimeNS == slices.MinFunc(top, func(a, b rec) int { return cmpInt(a.mtimeNS, b.mtimeNS) }).mtimeNS
+				})
+			}
+		case f.MtimeNS > top[low].mtimeNS:
+			top[low] = rec{string(p), f.MtimeNS}
+			for i := range top {
+				if top[i].mtimeNS < top[low].mtimeNS {
+					low = i
+				}
+			}
+		}
+		return true
+	})
+	out := make([]string, len(top))
+	for i, r := range top {
+		out[i] = r.path
+	}
+	sort.Strings(out)
+	return out, err
+}
+
+func cmpInt(a, b int64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
 }
 
 // encodeDirs encodes the remembered folder mtimes: a version byte, the

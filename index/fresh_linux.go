@@ -36,10 +36,17 @@ func openStatter(root string) (*statter, error) {
 func (s *statter) clone() *statter { return &statter{fd: s.fd, buf: make([]byte, 0, 512), dirFD: -1} }
 
 func (s *statter) close() {
+	s.closeDir()
+	unix.Close(s.fd)
+}
+
+// closeDir closes the folder descriptor of a statter (a clone closes
+// only that).
+func (s *statter) closeDir() {
 	if s.dirFD >= 0 {
 		unix.Close(s.dirFD)
+		s.dirFD = -1
 	}
-	unix.Close(s.fd)
 }
 
 // statFile is stat for a file path, looked up in its folder's descriptor.

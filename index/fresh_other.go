@@ -17,6 +17,8 @@ func (s *statter) clone() *statter { return s }
 
 func (s *statter) close() {}
 
+func (s *statter) closeDir() {}
+
 func (s *statter) statFile(p []byte) (fileStat, error) { return s.stat(p) }
 
 func (s *statter) stat(p []byte) (st fileStat, err error) {

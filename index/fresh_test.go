@@ -2,6 +2,7 @@ package index
 
 import (
 	"context"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -16,8 +17,10 @@ import (
 )
 
 // freshVault is an indexed vault whose files and folders are an hour old
-// (so no record or folder is racy) with the folder mtimes remembered.
-func freshVault(t *testing.T) (*vault.Vault, *Indexer) {
+// (so no record or folder is racy) with the folder mtimes (and in mode
+// folders the recent files) remembered by a reconcile in the mode that
+// max gives.
+func freshVault(t *testing.T, max int) (*vault.Vault, *Indexer) {
 	t.Helper()
 	v := testvault.New(t)
 	for p, body := range map[string]string{
@@ -32,7 +35,7 @@ func freshVault(t *testing.T) (*vault.Vault, *Indexer) {
 	if _, err := ix.Scan(context.Background(), ScanOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	st := check(t, ix, 0)
+	st := check(t, ix, max)
 	if st.Count() != 0 {
 		t.Fatalf("after a scan: %d differ (%v)", st.Count(), st.Paths)
 	}
@@ -93,21 +96,19 @@ func check(t *testing.T, ix *Indexer, max int) *Staleness {
 
 // TestCheck_FindsChanges: what each kind of change by hand looks like to
 // the check in both modes, and that a reconcile indexes it and leaves
-// nothing to find. An in-place edit is invisible to the folder tripwire
-// (mode folders): its folder's mtime does not change.
+// nothing to find. (An in-place edit is found in mode folders only among
+// the recent files: TestCheck_FoldersColdEdit.)
 func TestCheck_FindsChanges(t *testing.T) {
 	cases := []struct {
 		name   string
 		change func(t *testing.T, v *vault.Vault)
-		// what the check finds in mode files; in mode folders the same
-		// unless foldersMiss
-		n, c, d     int
-		paths       []string
-		foldersMiss bool
+		// what the check finds, in either mode
+		n, c, d int
+		paths   []string
 	}{
 		{name: "edit in place", change: func(t *testing.T, v *vault.Vault) {
 			write(t, v, "wiki/entities/ada.md", "---\ntitle: Ada\n---\nAda wrote [[Engine]] and more.\n")
-		}, c: 1, paths: []string{"wiki/entities/ada.md"}, foldersMiss: true},
+		}, c: 1, paths: []string{"wiki/entities/ada.md"}},
 		{name: "new page", change: func(t *testing.T, v *vault.Vault) {
 			write(t, v, "wiki/concepts/loom.md", "# Loom\n")
 		}, n: 1, paths: []string{"wiki/concepts/loom.md"}},
@@ -145,16 +146,13 @@ func TestCheck_FindsChanges(t *testing.T) {
 			max  int
 		}{{CheckFiles, 0}, {CheckFolders, -1}} {
 			t.Run(tc.name+"/"+mode.name, func(t *testing.T) {
-				v, ix := freshVault(t)
+				v, ix := freshVault(t, mode.max)
 				tc.change(t, v)
 				st := check(t, ix, mode.max)
 				if st.Mode != mode.name {
 					t.Fatalf("mode %q, want %q", st.Mode, mode.name)
 				}
 				n, c, d, paths := tc.n, tc.c, tc.d, tc.paths
-				if mode.name == CheckFolders && tc.foldersMiss {
-					n, c, d, paths = 0, 0, 0, nil
-				}
 				if st.New != n || st.Changed != c || st.Deleted != d || !slices.Equal(st.Paths, paths) {
 					t.Fatalf("found %d new, %d changed, %d deleted %v; want %d, %d, %d %v", st.New, st.Changed, st.Deleted, st.Paths, n, c, d, paths)
 				}
@@ -180,7 +178,7 @@ func TestCheck_FindsChanges(t *testing.T) {
 // TestCheck_ReadOnly: the check runs on a store opened read-only and
 // changes nothing in it.
 func TestCheck_ReadOnly(t *testing.T) {
-	v, ix := freshVault(t)
+	v, ix := freshVault(t, 0)
 	ix.Store.Close()
 	write(t, v, "wiki/concepts/loom.md", "# Loom\n")
 	before, err := os.ReadFile(v.Abs(vault.DBFile))
@@ -230,5 +228,41 @@ func TestCheck_RacyRecord(t *testing.T) {
 	}
 	if st := check(t, ix, 0); st.Count() != 0 {
 		t.Fatalf("found %d differ %v; the bytes are the recorded ones", st.Count(), st.Paths)
+	}
+}
+
+// TestCheck_FoldersColdEdit: above freshness.max_files (mode folders) a
+// file edited in place is found when it is among the hotFiles modified
+// most lately, and not otherwise (its folder's mtime does not change):
+// the documented limit of the tripwire.
+func TestCheck_FoldersColdEdit(t *testing.T) {
+	v := testvault.New(t)
+	for i := range hotFiles + 10 {
+		write(t, v, fmt.Sprintf("wiki/notes/n%03d.md", i), fmt.Sprintf("# N%d\n", i))
+	}
+	ageAll(t, v)
+	// n000 the oldest (cold), n299 the newest (hot)
+	for i := range hotFiles + 10 {
+		mt := time.Now().Add(-2 * time.Hour).Add(time.Duration(i) * time.Second)
+		if err := os.Chtimes(v.Abs(fmt.Sprintf("wiki/notes/n%03d.md", i)), mt, mt); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ix := openIndexer(t, v)
+	if _, err := ix.Scan(context.Background(), ScanOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ix.Reconcile(context.Background(), check(t, ix, -1)); err != nil {
+		t.Fatal(err)
+	}
+	last := fmt.Sprintf("wiki/notes/n%03d.md", hotFiles+9)
+	write(t, v, "wiki/notes/n000.md", "# N0\nedited\n")
+	write(t, v, last, "# Newest\nedited\n")
+	st := check(t, ix, -1)
+	if st.Mode != CheckFolders || !slices.Equal(st.Paths, []string{last}) || st.Files != hotFiles {
+		t.Fatalf("mode %s, %d files stat'ed, found %v; want only the hot edit %s among %d", st.Mode, st.Files, st.Paths, last, hotFiles)
+	}
+	if st := check(t, ix, 0); !slices.Equal(st.Paths, []string{"wiki/notes/n000.md", last}) {
+		t.Fatalf("mode files found %v, want both edits", st.Paths)
 	}
 }
