@@ -106,10 +106,12 @@ func renderReport(o *output, r *index.Report) {
 // freshLine says what the command found of the files changed since the
 // last scan (ops.Freshness) and what it did.
 func freshLine(f *ops.Freshness) string {
-	checked := fmt.Sprintf("%s and %s checked by size and mtime", plural(f.Files, "file", "files"), plural(f.Folders, "folder", "folders"))
+	checked := fmt.Sprintf("%s and %s by size and mtime", plural(f.Files, "file", "files"), plural(f.Folders, "folder", "folders"))
 	if f.Mode == index.CheckFolders {
-		checked = fmt.Sprintf("%s checked by mtime (above freshness.max_files: files edited in place are not seen)", plural(f.Folders, "folder", "folders"))
+		checked = fmt.Sprintf("%s by mtime, the %s modified most lately by size and mtime; above freshness.max_files, other files edited in place are not seen",
+			plural(f.Folders, "folder", "folders"), plural(f.Files, "file", "files"))
 	}
+	checked = fmt.Sprintf("checked in %.1f ms: %s", float64(f.DurationUS)/1000, checked)
 	n := f.New + f.Changed + f.Deleted
 	var what []string
 	for _, p := range []struct {
@@ -122,7 +124,7 @@ func freshLine(f *ops.Freshness) string {
 	}
 	switch {
 	case n == 0:
-		return fmt.Sprintf("none: the index matches the files (%s in %.1f ms)", checked, float64(f.DurationUS)/1000)
+		return fmt.Sprintf("none: the index matches the files (%s)", checked)
 	case f.Indexed:
 		return fmt.Sprintf("%s changed since the index was last updated (%s), indexed now (%s)", plural(n, "file", "files"), strings.Join(what, ", "), checked)
 	}

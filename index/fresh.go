@@ -226,7 +226,11 @@ func (c *checker) run(ctx context.Context, tx *store.Tx, o CheckOptions) error {
 	}
 	if !c.files {
 		// the files edited most lately, one by one
-		for _, p := range strings.Split(string(tx.Meta(metaFreshHot)), "\n") {
+		hot := tx.Meta(metaFreshHot)
+		if hot == nil {
+			c.out.stale = true // a reconcile remembers them
+		}
+		for _, p := range strings.Split(string(hot), "\n") {
 			if p == "" {
 				continue
 			}
