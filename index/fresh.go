@@ -602,6 +602,9 @@ func (ix *Indexer) Reconcile(ctx context.Context, s *Staleness) (*Report, error)
 			return nil, err
 		}
 	}
+	if !s.stale && s.Mode == CheckFiles {
+		return rep, nil // the folders remembered still hold (a commit saved)
+	}
 	err := ix.Store.Update(func(tx *store.Tx) error {
 		if err := tx.SetMeta(metaFreshDirs, encodeDirs(s.count, s.dirs)); err != nil {
 			return err
