@@ -101,6 +101,7 @@ type Staleness struct {
 	dirs   []dirStamp // the folder mtimes to remember after a reconcile
 	count  int        // tracked files after a reconcile (approximately)
 	stale  bool       // the remembered folder mtimes are out of date
+	full   bool       // a new symlinked folder: the reconcile scans everything
 }
 
 // Count is the number of files that differ.
@@ -115,6 +116,7 @@ type dirStamp struct {
 	path    string
 	mtimeNS int64
 	racy    bool // stat'ed within RacyWindow of its mtime: checked again next time
+	link    bool // a symlinked folder met in a listing: known, never entered
 }
 
 type fileKind uint8
@@ -135,6 +137,7 @@ type dirInfo struct {
 	snapRacy bool
 	cur      int64
 	gone     bool
+	link     bool // see dirStamp
 }
 
 type checker struct {
@@ -174,7 +177,7 @@ func (ix *Indexer) Check(ctx context.Context, o CheckOptions) (*Staleness, error
 func (c *checker) run(ctx context.Context, tx *store.Tx, o CheckOptions) error {
 	count, snap, ok := decodeDirs(tx.Meta(metaFreshDirs))
 	for _, d := range snap {
-		c.dirs[d.path] = &dirInfo{snap: d.mtimeNS, snapRacy: d.racy}
+		c.dirs[d.path] = &dirInfo{snap: d.mtimeNS, snapRacy: d.racy, link: d.link}
 	}
 	for _, r := range []string{"", vault.WikiDir, rawDir} {
 		c.addDir(r)
@@ -252,6 +255,9 @@ func (c *checker) run(ctx context.Context, tx *store.Tx, o CheckOptions) error {
 	var changed []string
 	for _, p := range names {
 		d := c.dirs[p]
+		if d.link {
+			continue
+		}
 		st, err := c.st.stat([]byte(p))
 		if err != nil || st.kind != kindDir {
 			d.gone = true
@@ -280,8 +286,8 @@ func (c *checker) run(ctx context.Context, tx *store.Tx, o CheckOptions) error {
 	}
 	c.out.count = count + c.out.New - c.out.Deleted
 	for p, d := range c.dirs {
-		if !d.gone && d.cur != 0 {
-			c.out.dirs = append(c.out.dirs, dirStamp{path: p, mtimeNS: d.cur, racy: c.isRacy(d.cur)})
+		if d.link || (!d.gone && d.cur != 0) {
+			c.out.dirs = append(c.out.dirs, dirStamp{path: p, mtimeNS: d.cur, racy: c.isRacy(d.cur), link: d.link})
 		}
 	}
 	slices.SortFunc(c.out.dirs, func(a, b dirStamp) int { return strings.Compare(a.path, b.path) })
@@ -487,8 +493,8 @@ func (c *checker) list(tx *store.Tx, dir string) error {
 			p = dir + "/" + name
 		}
 		typ := e.Type()
-		isDir, regular := typ.IsDir(), typ.IsRegular()
-		if typ&fs.ModeSymlink != 0 {
+		isDir, regular, link := typ.IsDir(), typ.IsRegular(), typ&fs.ModeSymlink != 0
+		if link {
 			st, err := c.st.stat([]byte(p))
 			if err != nil {
 				continue // dangling or out of reach: the scan skips it
@@ -500,6 +506,15 @@ func (c *checker) list(tx *store.Tx, dir string) error {
 				continue // not a tracked tree
 			}
 			if _, known := c.dirs[p]; !known {
+				if link {
+					// not entered here (it may loop or lead out): a scan
+					// of the whole vault decides, which walks a linked
+					// folder only if what it leads to was not walked
+					c.add(p, &c.out.New)
+					c.out.full = true
+					c.dirs[p] = &dirInfo{link: true}
+					continue
+				}
 				if err := c.listNew(tx, p); err != nil {
 					return err
 				}
@@ -594,7 +609,7 @@ func (ix *Indexer) Reconcile(ctx context.Context, s *Staleness) (*Report, error)
 	paths := append(append(slices.Clone(s.Paths), s.settle...), s.unsure...)
 	if s.Count() > 0 || len(s.unsure) > 0 {
 		opts := ScanOptions{Paths: paths}
-		if len(paths) > reconcileAll {
+		if len(paths) > reconcileAll || s.full {
 			opts.Paths = nil
 		}
 		var err error
@@ -676,7 +691,8 @@ func cmpInt(a, b int64) int {
 }
 
 // encodeDirs encodes the remembered folder mtimes: a version byte, the
-// tracked file count, then per folder its path, mtime and racy flag.
+// tracked file count, then per folder its path, mtime and flags (1 racy,
+// 2 link).
 func encodeDirs(count int, dirs []dirStamp) []byte {
 	b := []byte{1}
 	b = binary.AppendUvarint(b, uint64(max(count, 0)))
@@ -684,11 +700,14 @@ func encodeDirs(count int, dirs []dirStamp) []byte {
 		b = binary.AppendUvarint(b, uint64(len(d.path)))
 		b = append(b, d.path...)
 		b = binary.AppendVarint(b, d.mtimeNS)
+		var flags byte
 		if d.racy {
-			b = append(b, 1)
-		} else {
-			b = append(b, 0)
+			flags |= 1
 		}
+		if d.link {
+			flags |= 2
+		}
+		b = append(b, flags)
 	}
 	return b
 }
@@ -714,7 +733,7 @@ func decodeDirs(b []byte) (count int, dirs []dirStamp, ok bool) {
 		if k2 <= 0 || len(b) < k2+1 {
 			return 0, nil, false
 		}
-		dirs = append(dirs, dirStamp{path: p, mtimeNS: m, racy: b[k2] == 1})
+		dirs = append(dirs, dirStamp{path: p, mtimeNS: m, racy: b[k2]&1 != 0, link: b[k2]&2 != 0})
 		b = b[k2+1:]
 	}
 	return int(n), dirs, true
