@@ -365,6 +365,10 @@ func differs(st *statter, p []byte, size, mtimeNS int64, racy bool) diff {
 	switch {
 	case err != nil && (errors.Is(err, fs.ErrNotExist) || isNotDir(err)):
 		return diffDeleted
+	case err == nil && s.kind == kindOther:
+		// a file swapped for a named pipe, socket or device: the scan
+		// would refuse it, and a verb that opens it refuses it naming it
+		return diffNone
 	case err != nil, s.kind != kindFile, s.size != size, s.mtimeNS != mtimeNS:
 		return diffChanged
 	case racy:
