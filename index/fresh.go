@@ -95,6 +95,9 @@ type Staleness struct {
 
 	// Paths are the vault paths that differ, sorted.
 	Paths []string `json:"-"`
+	// Deferred lists new or changed sources over 16 MiB: not hashed
+	// before a verb answers (`synapse source rescan` indexes them).
+	Deferred []string `json:"deferred,omitempty"`
 
 	settle []string   // racy records that still hash the same
 	unsure []string   // racy records not verified (too many, or too big)
@@ -148,7 +151,7 @@ type checker struct {
 	files bool // mode files
 	racy  []string
 	out   *Staleness
-	seen  map[string]bool // paths already counted
+	seen  map[string]*int // paths already counted, with their counter
 }
 
 // Check compares the files with the store's records without reading a
@@ -162,13 +165,14 @@ func (ix *Indexer) Check(ctx context.Context, o CheckOptions) (*Staleness, error
 	}
 	defer st.close()
 	c := &checker{ix: ix, st: st, now: start.UnixNano(), dirs: map[string]*dirInfo{},
-		out: &Staleness{}, seen: map[string]bool{}}
+		out: &Staleness{}, seen: map[string]*int{}}
 	if err := ix.Store.View(func(tx *store.Tx) error { return c.run(ctx, tx, o) }); err != nil {
 		return nil, err
 	}
 	if err := c.verifyRacy(ctx); err != nil {
 		return nil, err
 	}
+	c.deferBig()
 	sort.Strings(c.out.Paths)
 	c.out.DurationUS = time.Since(start).Microseconds()
 	return c.out, nil
@@ -329,10 +333,10 @@ func dirBytes(p []byte) []byte {
 }
 
 func (c *checker) add(p string, kind *int) {
-	if c.seen[p] {
+	if c.seen[p] != nil {
 		return
 	}
-	c.seen[p] = true
+	c.seen[p] = kind
 	*kind++
 	c.out.Paths = append(c.out.Paths, p)
 }
@@ -370,6 +374,13 @@ func differs(st *statter, p []byte, size, mtimeNS int64, racy bool) diff {
 		// would refuse it, and a verb that opens it refuses it naming it
 		return diffNone
 	case err != nil, s.kind != kindFile, s.size != size, s.mtimeNS != mtimeNS:
+		if st.isLink(p) {
+			// a file swapped for a symlink (perhaps out of the vault),
+			// or one whose target changed: left to the verb that opens
+			// it (it refuses one that leads out, naming it) and to the
+			// next rescan
+			return diffNone
+		}
 		return diffChanged
 	case racy:
 		return diffRacy
@@ -604,6 +615,28 @@ func (c *checker) verifyRacy(ctx context.Context) error {
 		return nil
 	})
 }
+
+// deferBig leaves new and changed sources over bigSource bytes to `source
+// rescan` (or serve): hashing gigabytes before a read answers is no
+// freshness check. They are listed in Deferred, not counted as changes.
+func (c *checker) deferBig() {
+	keep := c.out.Paths[:0]
+	for _, p := range c.out.Paths {
+		if kind := c.seen[p]; kind != &c.out.Deleted && vault.IsSourcePath(p) {
+			if st, err := c.st.stat([]byte(p)); err == nil && st.size > bigSource {
+				*kind--
+				c.out.Deferred = append(c.out.Deferred, p)
+				continue
+			}
+		}
+		keep = append(keep, p)
+	}
+	c.out.Paths = keep
+}
+
+// bigSource is the size above which a changed source is not hashed by a
+// CLI verb's reconcile (deferBig).
+const bigSource = 16 << 20
 
 // Reconcile indexes what Check found (the changed paths, or the whole
 // vault when there are many) and remembers the folder mtimes the check

@@ -112,6 +112,14 @@ func (s *statter) statx(dirfd int, p []byte, flags int, open bool) (int, error) 
 	}
 }
 
+// isLink reports whether the vault path p is itself a symlink.
+func (s *statter) isLink(p []byte) bool {
+	s.buf = append(append(s.buf[:0], p...), 0)
+	_, _, e := unix.Syscall6(unix.SYS_STATX, uintptr(s.fd), uintptr(unsafe.Pointer(&s.buf[0])),
+		uintptr(unix.AT_SYMLINK_NOFOLLOW), uintptr(unix.STATX_TYPE), uintptr(unsafe.Pointer(&s.stx)), 0)
+	return e == 0 && s.stx.Mode&unix.S_IFMT == unix.S_IFLNK
+}
+
 func (s *statter) result() (st fileStat) {
 	st.size = int64(s.stx.Size)
 	st.mtimeNS = s.stx.Mtime.Sec*1e9 + int64(s.stx.Mtime.Nsec)

@@ -21,6 +21,11 @@ func (s *statter) closeDir() {}
 
 func (s *statter) statFile(p []byte) (fileStat, error) { return s.stat(p) }
 
+func (s *statter) isLink(p []byte) bool {
+	fi, err := os.Lstat(filepath.Join(s.root, filepath.FromSlash(string(p))))
+	return err == nil && fi.Mode()&os.ModeSymlink != 0
+}
+
 func (s *statter) stat(p []byte) (st fileStat, err error) {
 	fi, err := os.Stat(filepath.Join(s.root, filepath.FromSlash(string(p))))
 	if err != nil {

@@ -61,6 +61,10 @@ func (e *Env) freshen(ctx context.Context, o OpenOptions, maxFiles int) error {
 		return nil
 	}
 	e.Fresh = &Freshness{Staleness: *st}
+	if n := len(st.Deferred); n > 0 {
+		e.note(o, "%s over 16 MiB changed since the last scan and not hashed before this answer (%s); `synapse source rescan` indexes them",
+			filesCount(n), st.Deferred[0])
+	}
 	if !st.NeedsWrite() {
 		return nil
 	}
