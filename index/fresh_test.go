@@ -274,3 +274,21 @@ func TestCheck_FoldersColdEdit(t *testing.T) {
 		t.Fatalf("mode files found %v, want both edits", st.Paths)
 	}
 }
+
+// TestCheck_BigSourceDeferred: a source over 16 MiB copied in is listed
+// as deferred, not hashed by a reconcile before a verb answers.
+func TestCheck_BigSourceDeferred(t *testing.T) {
+	_, ix := freshVault(t, 0)
+	f, err := os.Create(ix.Vault.Abs("raw/sources/big.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Truncate(bigSource + 1); err != nil {
+		t.Skip("no sparse files here:", err)
+	}
+	f.Close()
+	st := check(t, ix, 0)
+	if st.Count() != 0 || !slices.Equal(st.Deferred, []string{"raw/sources/big.jsonl"}) {
+		t.Fatalf("found %d differ %v, deferred %v; want the big source deferred only", st.Count(), st.Paths, st.Deferred)
+	}
+}
