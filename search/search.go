@@ -30,6 +30,11 @@ type Hit struct {
 	// Signals names what found the hit: "lexical" (BM25F), "semantic"
 	// (embeddings, issue 16) or both; set by the search operation.
 	Signals []string `json:"signals,omitempty"`
+	// NameMatch is how wholly one of the page's names (title, alias, file
+	// name or a heading) matches the query, as re-ranking measured it:
+	// shared words² / (name words · query words), 1 when a name is
+	// exactly the query's words. Hybrid ranking reads it (package embed).
+	NameMatch float64 `json:"-"`
 }
 
 // Options tune a search.
@@ -110,6 +115,7 @@ func Search(s *store.Store, query string, o Options) ([]Hit, error) {
 type candidate struct {
 	doc   uint32
 	score float64
+	name  float64 // Hit.NameMatch
 }
 
 // SearchWith runs a query with explicit ranking constants (evaluation).
@@ -193,8 +199,9 @@ func SearchWith(s *store.Store, query string, o Options, p Params) ([]Hit, error
 	for _, h := range hits {
 		out = append(out, Hit{
 			ID: h.rec.ID, Title: h.rec.Title, Type: h.rec.Type, Path: h.rec.Path,
-			Score:   math.Round(h.c.score*1000) / 1000,
-			Snippet: Snippet(string(h.text), terms),
+			Score:     math.Round(h.c.score*1000) / 1000,
+			Snippet:   Snippet(string(h.text), terms),
+			NameMatch: h.c.name,
 		})
 	}
 	return out, nil
@@ -665,11 +672,13 @@ func (r *run) rerank(c []candidate, need int) ([]candidate, error) {
 			if written && exact == n && n == len(r.slots) {
 				w = max(w, r.p.ExactName)
 			}
-			m := float64(common*common) / float64(n*len(r.slots)) * w
+			whole := float64(common*common) / float64(n*len(r.slots))
+			m := whole * w
 			if kind == NameHeading {
 				m *= 1 + r.p.Section*float64(sup)/3
 			}
 			best = max(best, m)
+			c[i].name = max(c[i].name, whole)
 			n = 0
 		}
 		err := r.tx.EachSearchName(c[i].doc, func(k uint8, terms []uint32) {
