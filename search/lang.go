@@ -408,6 +408,10 @@ func loanPlural(w string) bool {
 
 func isVowel(c byte) bool { return c == 'a' || c == 'e' || c == 'i' || c == 'o' || c == 'u' }
 
+// englishOnly makes every page English (an evaluation measures what
+// stemming in the page's language gains over that; export_test.go).
+var englishOnly bool
+
 // langKeys are the frontmatter keys that declare a page's language.
 var langKeys = []string{"lang", "language"}
 
@@ -415,6 +419,9 @@ var langKeys = []string{"lang", "language"}
 // lang or language (a name ParseLanguage knows), else the language its
 // title and body are detected in, else def (the vault's default).
 func PageLanguage(fm *markdown.Frontmatter, title, body string, def Language) Language {
+	if englishOnly {
+		return English
+	}
 	if fm != nil {
 		for _, k := range langKeys {
 			if v := fm.String(k); v != "" {
@@ -437,6 +444,9 @@ func PageLanguage(fm *markdown.Frontmatter, title, body string, def Language) La
 // TextLanguage is PageLanguage for a page's raw text (frontmatter
 // included), with English as the default; snippets use it.
 func TextLanguage(text string) Language {
+	if englishOnly {
+		return English
+	}
 	fmText, body, ok := markdown.SplitFrontmatter(text)
 	if !ok {
 		return PageLanguage(nil, "", text, English)
