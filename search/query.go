@@ -31,7 +31,7 @@ A query of only type: and tag: filters lists the matching pages by title.
 Words match in the other forms of their language (stemming in the page's language:
 frontmatter lang: or language:, else detected, else search.language in
 .synapse/config.yaml; the query's from its words); a title, alias or heading that
-holds the query's words as written ranks above one that only shares their stems.`
+is the query word for word, as written, ranks above one that only shares its stems.`
 
 // Query is a parsed search query; SyntaxHelp is its syntax. Anything
 // else is text: punctuation is never a syntax error. Only an unknown page
