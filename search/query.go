@@ -27,7 +27,11 @@ const SyntaxHelp = `Query syntax:
                    every -word of a query that has nothing else to search for
 Punctuation is never a syntax error; only a malformed page type in type: is
 (a well-formed type no page has matches nothing).
-A query of only type: and tag: filters lists the matching pages by title.`
+A query of only type: and tag: filters lists the matching pages by title.
+Words match in the other forms of their language (stemming in the page's language:
+frontmatter lang: or language:, else detected, else search.language in
+.synapse/config.yaml; the query's from its words); a title, alias or heading that
+is the query word for word, as written, ranks above one that only shares its stems.`
 
 // Query is a parsed search query; SyntaxHelp is its syntax. Anything
 // else is text: punctuation is never a syntax error. Only an unknown page
