@@ -525,6 +525,8 @@ func invokeVerb(c *cli.Context, v *vault.Vault, op *ops.Op, raw []byte, o *outpu
 			Notify:        o.scanNote,
 			NoInitialScan: op.Scans,
 			Detachable:    true, // this process runs one verb (ops.OpenOptions)
+			// files changed by hand are indexed first (no server watches)
+			Fresh: !op.Scans && !op.Rescans,
 		})
 		if err == nil {
 			defer e.Close()

@@ -21,8 +21,11 @@ func init() {
 			{"orphans", strconv.Itoa(s.Orphans)},
 			{"store", fmt.Sprintf("%s, schema %d", humanBytes(s.StoreBytes), s.Schema)},
 			{"last scan", lastScan(o, s.LastScan)},
-			{"embeddings", embedSummary(s.Embeddings)},
 		}
+		if f := s.Freshness; f != nil {
+			pairs = append(pairs, [2]string{"changes", freshLine(f)})
+		}
+		pairs = append(pairs, [2]string{"embeddings", embedSummary(s.Embeddings)})
 		if len(s.Reviews) > 0 {
 			pairs = append(pairs, [2]string{"reviews", reviewsLine(s.Reviews)})
 		}
@@ -98,6 +101,34 @@ func renderReport(o *output, r *index.Report) {
 	for _, rf := range r.Refused {
 		o.printf("  refused  %s\n", rf.Message)
 	}
+}
+
+// freshLine says what the command found of the files changed since the
+// last scan (ops.Freshness) and what it did.
+func freshLine(f *ops.Freshness) string {
+	checked := fmt.Sprintf("%s and %s by size and mtime", plural(f.Files, "file", "files"), plural(f.Folders, "folder", "folders"))
+	if f.Mode == index.CheckFolders {
+		checked = fmt.Sprintf("%s by mtime, the %s modified most lately by size and mtime; above freshness.max_files, other files edited in place are not seen",
+			plural(f.Folders, "folder", "folders"), plural(f.Files, "file", "files"))
+	}
+	checked = fmt.Sprintf("checked in %.1f ms: %s", float64(f.DurationUS)/1000, checked)
+	n := f.New + f.Changed + f.Deleted
+	var what []string
+	for _, p := range []struct {
+		n    int
+		what string
+	}{{f.New, "new"}, {f.Changed, "changed"}, {f.Deleted, "deleted"}} {
+		if p.n > 0 {
+			what = append(what, fmt.Sprintf("%d %s", p.n, p.what))
+		}
+	}
+	switch {
+	case n == 0:
+		return fmt.Sprintf("none: the index matches the files (%s)", checked)
+	case f.Indexed:
+		return fmt.Sprintf("%s changed since the index was last updated (%s), indexed now (%s)", plural(n, "file", "files"), strings.Join(what, ", "), checked)
+	}
+	return fmt.Sprintf("%s changed since the index was last updated (%s), NOT indexed: %s (%s)", plural(n, "file", "files"), strings.Join(what, ", "), f.NotIndexed, checked)
 }
 
 // reviewsLine counts the review queue by status, pending first, then the

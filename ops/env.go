@@ -32,6 +32,9 @@ type Env struct {
 	// Embed is the process's embedding state (ops/embed.go), shared by
 	// the copies of an Env.
 	Embed *EmbedState
+	// Fresh is what OpenOptions.Fresh found and did (ops/fresh.go); nil
+	// when not checked.
+	Fresh *Freshness
 	// reopen opens the store again (OpenOptions.Detachable), waiting for
 	// its lock up to the given time.
 	reopen func(readOnly bool, wait time.Duration) (*store.Store, error)
@@ -50,6 +53,10 @@ type OpenOptions struct {
 	// NoInitialScan skips the scan of a never-scanned store (for
 	// operations that scan anyway).
 	NoInitialScan bool
+	// Fresh checks for files changed since the index was last brought up
+	// to date and indexes them before the operation runs (ops/fresh.go):
+	// for a CLI verb that opens the store itself, with no server watching.
+	Fresh bool
 	// Detachable says nothing else in this process uses the Env (a CLI
 	// verb run alone): an operation that waits on something outside the
 	// vault for long (embed, on the provider) may close the store for the
@@ -121,6 +128,11 @@ func OpenEnv(ctx context.Context, v *vault.Vault, o OpenOptions) (*Env, error) {
 	if (needScan || rebuild) && !o.NoInitialScan {
 		if _, err := e.Index.Scan(ctx, index.ScanOptions{}); err != nil {
 			s.Close()
+			return nil, err
+		}
+	} else if o.Fresh && !freshOff() {
+		if err := e.freshen(ctx, o, checkFiles(cfg)); err != nil {
+			e.Store.Close()
 			return nil, err
 		}
 	}

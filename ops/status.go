@@ -49,6 +49,11 @@ type StatusOut struct {
 	// answers status at once meanwhile (REST); other reads wait for it or
 	// answer unavailable with the same progress.
 	Indexing *index.Activity `json:"indexing,omitempty"`
+	// Freshness is what this command found of the files changed since the
+	// index was last brought up to date, and whether it indexed them
+	// first (ops/fresh.go): set when the CLI opened the store itself,
+	// absent from a server (its watcher keeps the index current).
+	Freshness *Freshness `json:"freshness,omitempty"`
 }
 
 // MaxStatusRefused caps the refused files status lists.
@@ -103,6 +108,7 @@ func status(ctx context.Context, e *Env, in *StatusIn) (*StatusOut, error) {
 	if a, ok := e.Index.Activity(); ok && a.Rebuild {
 		out.Indexing = &a
 	}
+	out.Freshness = e.Fresh
 	return out, nil
 }
 

@@ -30,6 +30,20 @@ type Config struct {
 	// Embeddings configures the optional embedding provider (off when
 	// empty).
 	Embeddings EmbeddingsConfig `yaml:"embeddings"`
+	// Freshness configures the check of a CLI verb for files changed
+	// since the last scan (index/fresh.go).
+	Freshness FreshnessConfig `yaml:"freshness"`
+}
+
+// FreshnessConfig is the `freshness:` section of the configuration:
+// before a CLI verb that opens the store itself answers (no server
+// running), it compares every tracked file's size and mtime with the
+// index when the vault has at most MaxFiles tracked files (default
+// 20000; -1: never), and always each folder's mtime. The environment
+// variable SYNAPSE_FRESH_MAX_FILES overrides MaxFiles; SYNAPSE_FRESH=off
+// turns the check off.
+type FreshnessConfig struct {
+	MaxFiles int `yaml:"max_files,omitempty"`
 }
 
 // SearchConfig is the `search:` section of the configuration.

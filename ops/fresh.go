@@ -1,0 +1,140 @@
+package ops
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/synapse-wiki/synapse/index"
+	"github.com/synapse-wiki/synapse/store"
+	"github.com/synapse-wiki/synapse/vault"
+)
+
+// Freshness is what a CLI verb that opened the store itself found, before
+// answering, of the files changed since the index was last brought up to
+// date (an edit in Obsidian, a copy-in, a git pull), and what it did.
+type Freshness struct {
+	index.Staleness
+	// Indexed says the changes were indexed before this answer.
+	Indexed bool `json:"indexed"`
+	// NotIndexed says why they were not (another process holds the
+	// store's write lock): this answer comes from the index as it was.
+	NotIndexed string `json:"not_indexed,omitempty"`
+}
+
+// envCheckFiles overrides the `freshness: max_files` configuration;
+// envFresh=off turns the check off (scripts that know nothing changed).
+const (
+	envCheckFiles = "SYNAPSE_FRESH_MAX_FILES"
+	envFresh      = "SYNAPSE_FRESH"
+)
+
+// freshOff reports whether SYNAPSE_FRESH=off turns the check off.
+func freshOff() bool { return strings.EqualFold(strings.TrimSpace(os.Getenv(envFresh)), "off") }
+
+// checkFiles is the bound of the file-by-file check for a vault.
+func checkFiles(cfg *vault.Config) int {
+	if v := strings.TrimSpace(os.Getenv(envCheckFiles)); v != "" {
+		if n, err := strconv.Atoi(v); err == nil {
+			return n
+		}
+	}
+	return cfg.Freshness.MaxFiles
+}
+
+// freshen runs the freshness check (index.Check) and, when files changed,
+// indexes them before the operation answers. A store opened read-only
+// trades its shared lock for the write lock without waiting; when another
+// process holds the store, the read answers from the persisted index and
+// a note says so. It never waits longer than o.Timeout for a lock.
+func (e *Env) freshen(ctx context.Context, o OpenOptions, maxFiles int) error {
+	st, err := e.Index.Check(ctx, index.CheckOptions{MaxFiles: maxFiles})
+	if err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		e.note(o, "could not check for files changed since the last scan: %v", err)
+		return nil
+	}
+	e.Fresh = &Freshness{Staleness: *st}
+	if n := len(st.Deferred); n > 0 {
+		e.note(o, "%s over 16 MiB changed since the last scan and not hashed before this answer (%s); `synapse source rescan` indexes them",
+			filesCount(n), st.Deferred[0])
+	}
+	if !st.NeedsWrite() {
+		return nil
+	}
+	if e.Store.ReadOnly() {
+		path := e.Vault.Abs(vault.DBFile)
+		e.Store.Close()
+		// a timeout below bbolt's retry interval tries the lock once
+		s, err := store.Open(path, store.Options{Timeout: time.Nanosecond, Holder: reconcileHolder(o.Holder, st)})
+		if err != nil {
+			if !errors.Is(err, store.ErrLocked) {
+				return err
+			}
+			// another process holds the store: back to the shared lock
+			if s, err = store.Open(path, store.Options{ReadOnly: true, Timeout: o.Timeout}); err != nil {
+				return err
+			}
+			e.setStore(s)
+			if st.Count() > 0 {
+				e.Fresh.NotIndexed = "another synapse process holds the store"
+				e.note(o, "%s changed since the last scan (%s); another synapse process holds the store, so this answer comes from the index as it was (run `synapse source rescan` when it is done)",
+					filesCount(st.Count()), changeSummary(st))
+			}
+			return nil
+		}
+		e.setStore(s)
+	}
+	if _, err := e.Index.Reconcile(ctx, st); err != nil {
+		return err
+	}
+	e.Fresh.Indexed = st.Count() > 0
+	return nil
+}
+
+func (e *Env) setStore(s *store.Store) {
+	e.Store = s
+	e.Index.Store = s
+}
+
+func (e *Env) note(o OpenOptions, format string, args ...any) {
+	if o.Notify != nil {
+		o.Notify(fmt.Sprintf(format, args...))
+	}
+}
+
+// reconcileHolder describes a verb indexing changed files, for whoever
+// finds the store held meanwhile.
+func reconcileHolder(holder string, st *index.Staleness) string {
+	if st.Count() == 0 {
+		return holder
+	}
+	return fmt.Sprintf("%s, indexing %s changed since the last scan", holder, filesCount(st.Count()))
+}
+
+func filesCount(n int) string {
+	if n == 1 {
+		return "1 file"
+	}
+	return strconv.Itoa(n) + " files"
+}
+
+// changeSummary is "2 new, 1 changed, 1 deleted" without the zeros.
+func changeSummary(st *index.Staleness) string {
+	var parts []string
+	for _, p := range []struct {
+		n    int
+		what string
+	}{{st.New, "new"}, {st.Changed, "changed"}, {st.Deleted, "deleted"}} {
+		if p.n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", p.n, p.what))
+		}
+	}
+	return strings.Join(parts, ", ")
+}
