@@ -495,11 +495,11 @@ func (s *service) call(ctx context.Context, env *ops.Env, op *ops.Op, raw []byte
 	}
 	work := *primary
 	work.ReadOnly = env.ReadOnly
-	// status answers MCP and REST clients from whatever the store holds,
-	// with the progress of the index being built (a CLI verb waits, as it
-	// would alone, drawing the progress on a terminal)
-	patient, _ := ctx.Value(patientKey{}).(bool)
-	always := op.Always && op.Access == ops.Read && !patient
+	// status answers every client (MCP, REST and `synapse status`) from
+	// whatever the store holds, with the progress of the index being
+	// built; the other CLI verbs wait, as they would alone, drawing the
+	// progress on a terminal
+	always := op.Always && op.Access == ops.Read
 	if !op.Scans && !always {
 		if err := s.waitIndexed(ctx, indexed); err != nil {
 			return nil, err
