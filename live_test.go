@@ -237,6 +237,16 @@ func TestLive_CLIBesideServer(t *testing.T) {
 		if server {
 			ls := startLive(t, v)
 			defer ls.stop(t)
+			// the server builds the vault's first index in the background,
+			// and status beside it says so meanwhile (pages 0, indexing:
+			// TestLive_FirstIndexInTheBackground); the verbs are compared
+			// beside a server that has built it, as the alone session's
+			// first verb built it before answering
+			select {
+			case <-ls.s.watcher.Ready():
+			case <-time.After(2 * time.Minute):
+				t.Fatal("the server did not build the first index")
+			}
 		}
 		saved := map[string]string{}
 		var out []cliResult
