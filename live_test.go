@@ -237,6 +237,14 @@ func TestLive_CLIBesideServer(t *testing.T) {
 		if server {
 			ls := startLive(t, v)
 			defer ls.stop(t)
+			// status answers at once during the server's first index
+			// (with its progress); the comparison is of answers from the
+			// same index, so it starts once that index is built
+			for deadline := time.Now().Add(2 * time.Minute); !strings.Contains(ls.logs.String(), "start-up scan:"); time.Sleep(10 * time.Millisecond) {
+				if time.Now().After(deadline) {
+					t.Fatalf("the first index did not finish:\n%s", ls.logs.String())
+				}
+			}
 		}
 		saved := map[string]string{}
 		var out []cliResult
