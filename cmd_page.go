@@ -1,15 +1,38 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/synapse-wiki/synapse/ops"
 )
 
+// asked is the title page get was asked for, quoted.
+func asked(in []byte) string {
+	var v struct {
+		Title string `json:"title"`
+	}
+	json.Unmarshal(in, &v)
+	return strconv.Quote(v.Title)
+}
+
 func init() {
 	renderers["page.get"] = func(o *output, v any) error {
 		p := v.(*ops.GetPageOut)
+		if len(p.AlsoMatched) > 0 {
+			var others []string
+			why := "the shortest path wins"
+			for _, a := range p.AlsoMatched {
+				others = append(others, fmt.Sprintf("%s (id %s)", a.Path, a.ID))
+				if len(a.Path) <= len(p.Path) {
+					why = "of paths as short, the first in order wins"
+				}
+			}
+			o.note("%s: %s answer to it; this is %s (a link would choose it too: %s); also %s. Ask for one by its path or id.",
+				asked(o.in), plural(len(p.AlsoMatched)+1, "page", "pages"), p.Path, why, strings.Join(others, ", "))
+		}
 		if !o.tty {
 			// a pipe gets the page as a file: frontmatter (as written, even
 			// when it is not valid YAML) and body, so that piping it back to
@@ -47,7 +70,7 @@ func init() {
 		for _, x := range p.Pages {
 			rows = append(rows, []string{x.Title, x.Type, x.Path, x.Updated, x.ID})
 		}
-		o.table([]col{flexCol("TITLE"), fixedCol("TYPE"), flexCol("PATH"), fixedCol("UPDATED"), fixedCol("ID")}, rows)
+		o.table([]col{flexCol("TITLE"), fixedCol("TYPE"), pathCol("PATH"), fixedCol("UPDATED"), fixedCol("ID")}, rows)
 		switch {
 		case p.Total == 0:
 			o.note("no pages")

@@ -50,7 +50,7 @@ func (w *pageWrite) commit(ctx context.Context, t *target, r *rendered) (*WriteP
 	}
 	// from here on the page is on disk: a failure says so
 	after := func(step string, err error) error {
-		return errs.Wrap(errs.Internal, err, "page %q was written to %s (sha256 %s), but %s failed: %s; run `synapse source rescan` to bring the index up to date", title, p, out.SHA256, step, errs.Message(err))
+		return errs.Wrap(errs.Internal, err, "page %q was written to %s (sha256 %s), but %s failed: %s; run `%s` to bring the index up to date", title, p, out.SHA256, step, errs.Raw(err), errs.Cmd("source.rescan"))
 	}
 	var logged *logAppend
 	if !out.Unchanged {
@@ -92,9 +92,11 @@ func (w *pageWrite) commit(ctx context.Context, t *target, r *rendered) (*WriteP
 		err = e.Store.Update(func(tx *store.Tx) error {
 			rescan = rescan[:0]
 			if hook != nil {
-				if err := hook(tx, rec, out.Dangling, w.now); err != nil {
+				filed, err := hook(tx, rec, out.Dangling, w.now)
+				if err != nil {
 					return err
 				}
+				out.Filed = filed
 			}
 			if logged != nil {
 				ok, err := logged.fastForward(tx)
@@ -183,6 +185,7 @@ var reviewHooks struct {
 	// OnPageWritten runs in a write transaction after a page was written
 	// and re-indexed: it files an idempotent missing-page item (origin
 	// "rule") for each dangling target and marks pending missing-page items
-	// that the page satisfies (by title or alias) auto_resolved.
-	OnPageWritten func(tx *store.Tx, page *store.PageRec, dangling []string, now time.Time) error
+	// that the page satisfies (by title or alias) auto_resolved. It returns
+	// the targets it filed as new items (not those already in the queue).
+	OnPageWritten func(tx *store.Tx, page *store.PageRec, dangling []string, now time.Time) (filed []string, err error)
 }
