@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"strings"
 
 	"github.com/synapse-wiki/synapse/ops"
@@ -22,6 +23,9 @@ func init() {
 			pairs = append(pairs, [2]string{"dangling", strings.Join(p.Dangling, ", ")})
 		}
 		o.kv(pairs)
+		if p.NewType && len(p.Types) > 0 { // (the first page of an empty vault is new in every way)
+			o.note("new type %q: no other page has it; the vault's types, closest first: %s", p.Type, typeList(p.Types))
+		}
 		if len(p.Dangling) > 0 {
 			if len(p.Dangling) == 1 {
 				o.note("1 link target matches no page yet: filed as a missing-page review (synapse review list)")
@@ -31,4 +35,13 @@ func init() {
 		}
 		return nil
 	}
+}
+
+// typeList names types with their page counts: "entity (12), concept (3)".
+func typeList(types []ops.TypeCount) string {
+	parts := make([]string, len(types))
+	for i, t := range types {
+		parts[i] = fmt.Sprintf("%s (%d)", t.Type, t.Pages)
+	}
+	return strings.Join(parts, ", ")
 }

@@ -70,8 +70,14 @@ func (w *pageWrite) commit(ctx context.Context, t *target, r *rendered) (*WriteP
 	var rec *store.PageRec
 	if err := e.Store.View(func(tx *store.Tx) error {
 		var err error
-		rec, err = pageAt(tx, p)
-		return err
+		if rec, err = pageAt(tx, p); err != nil {
+			return err
+		}
+		// a type no other page has: say so (types.go)
+		if (t.rec == nil || t.rec.Type != rec.Type) && !rec.Reserved && typeCount(tx, rec.Type) == 1 {
+			out.NewType, out.Types = true, vaultTypes(tx, rec.Type, rec.Type)
+		}
+		return nil
 	}); err != nil {
 		return nil, after("re-indexing", err)
 	}

@@ -237,7 +237,10 @@ func nameOf(p part, key string) string {
 	return p.from
 }
 
-// typeOf returns the type the call gives, lower-cased.
+// typeOf returns the type the call gives, as given (trimmed): a type is
+// a lower-case word, and an upper-case one is refused where it changes the
+// page (never lowered in silence). Two places giving the same type (the
+// file's "Topic" in a block and --type topic) are one.
 func (w *pageWrite) typeOf() (string, bool, error) {
 	var out, from string
 	for _, p := range w.c.parts["type"] {
@@ -252,12 +255,18 @@ func (w *pageWrite) typeOf() (string, bool, error) {
 		if !ok {
 			return "", false, errs.E(errs.Invalid, "%s must be a string", nameOf(p, "type"))
 		}
-		s = strings.ToLower(strings.TrimSpace(s))
+		s = strings.TrimSpace(s)
 		if s == "" {
 			continue
 		}
 		if from != "" && s != out {
-			return "", false, errs.E(errs.Invalid, "type is given twice, as %q and %q; give it once", out, s)
+			if n := vault.NormalizeType(s); n == "" || n != vault.NormalizeType(out) {
+				return "", false, errs.E(errs.Invalid, "type is given twice, as %q and %q; give it once", out, s)
+			}
+			if vault.ValidType(s) {
+				out = s // the well-formed spelling of the same type
+			}
+			continue
 		}
 		out, from = s, p.from
 	}
@@ -292,7 +301,7 @@ func (w *pageWrite) applyType(t *target, m *merged) error {
 		return err
 	}
 	cur := m.fm.String("type")
-	if strings.ToLower(cur) == typ || vault.NormalizeType(cur) == typ || cur == "" && typ == t.rec.Type {
+	if cur == typ || vault.NormalizeType(cur) == typ || cur == "" && typ == t.rec.Type {
 		return nil // the page's type already (as written, or from its folder)
 	}
 	if !vault.ValidType(typ) {

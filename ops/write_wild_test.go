@@ -31,7 +31,12 @@ func TestWild_TypesOnEverySurface(t *testing.T) {
 			t.Errorf("list_pages type %s: total %v (%v), want %d", typ, l, err, count[typ])
 			continue
 		}
-		for _, q := range []string{"type:" + typ, "alpha beacon type:" + strings.ToUpper(typ)} {
+		// a type is a lower-case word: upper case is refused, naming it
+		if _, err := searchWiki(ctx, e, &SearchIn{Query: "alpha beacon type:" + strings.ToUpper(typ), K: 5}); errs.CodeOf(err) != errs.Invalid ||
+			!strings.Contains(err.Error(), `did you mean "type:`+typ+`"?`) {
+			t.Errorf("search type:%s: %v", strings.ToUpper(typ), err)
+		}
+		for _, q := range []string{"type:" + typ, "alpha beacon type:" + typ} {
 			out, err := searchWiki(ctx, e, &SearchIn{Query: q, K: 50})
 			if err != nil {
 				t.Errorf("search %q: %v", q, err)
