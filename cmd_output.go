@@ -95,7 +95,7 @@ func (o *output) progress() index.Progress {
 		}
 		o.lastDraw = time.Now()
 		o.drawn = true
-		unit := "files"
+		unit := index.PhaseUnit(phase)
 		switch phase {
 		case "embed":
 			unit = "chunks"

@@ -492,7 +492,12 @@ func (s *service) call(ctx context.Context, env *ops.Env, op *ops.Op, raw []byte
 	}
 	work := *primary
 	work.ReadOnly = env.ReadOnly
-	if !op.Scans {
+	// status answers MCP and REST clients from whatever the store holds,
+	// with the progress of the index being built (a CLI verb waits, as it
+	// would alone, drawing the progress on a terminal)
+	patient, _ := ctx.Value(patientKey{}).(bool)
+	always := op.Always && op.Access == ops.Read && !patient
+	if !op.Scans && !always {
 		if err := s.waitIndexed(ctx, indexed); err != nil {
 			return nil, err
 		}
@@ -583,7 +588,7 @@ func (s *service) waitIndexed(ctx context.Context, indexed <-chan struct{}) erro
 		p, _ := s.progress.get()
 		where := ""
 		if p.Total > 0 {
-			where = fmt.Sprintf(" (%s: %d of %d files)", p.Phase, p.Done, p.Total)
+			where = fmt.Sprintf(" (%s: %d of %d %s)", p.Phase, p.Done, p.Total, index.PhaseUnit(p.Phase))
 		}
 		return errs.E(errs.Unavailable, "this vault is being indexed for the first time%s; try again shortly", where)
 	}

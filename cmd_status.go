@@ -38,6 +38,17 @@ func init() {
 		if s.PendingLinks+s.PendingGraph > 0 {
 			pairs = append(pairs, [2]string{"pending", fmt.Sprintf("%d link resolutions, %d graph updates", s.PendingLinks, s.PendingGraph)})
 		}
+		if a := s.Indexing; a != nil {
+			what := "updating the index"
+			if a.Rebuild {
+				what = "building the index"
+			}
+			where := a.Phase
+			if a.Total > 0 {
+				where = fmt.Sprintf("%s %d/%d %s", a.Phase, a.Done, a.Total, index.PhaseUnit(a.Phase))
+			}
+			pairs = append(pairs, [2]string{"indexing", fmt.Sprintf("%s: %s", what, where)})
+		}
 		if n := len(s.ReservedFiles); n > 0 {
 			pairs = append(pairs, [2]string{"left alone", plural(n, "top file synapse maintains", "top files synapse maintains") + " (below)"})
 		}

@@ -517,6 +517,14 @@ func TestLive_FirstIndexInTheBackground(t *testing.T) {
 	if !isErr || !strings.Contains(fmt.Sprint(res["error"]), "being indexed for the first time") {
 		t.Fatalf("a tool call during the first index: %v", res)
 	}
+	// status (REST) answers at once, with the progress of the build
+	st, err := callOp(ls.s, "status", map[string]any{})
+	if err != nil {
+		t.Fatalf("status during the first index: %v", err)
+	}
+	if a := st.(*ops.StatusOut).Indexing; a == nil || !a.Rebuild || a.Phase != "scan" {
+		t.Fatalf("status during the first index: indexing %+v", a)
+	}
 
 	cliDone := make(chan cliResult, 1)
 	go func() { cliDone <- runCLI(v, "", "page", "get", "Home", "--json") }()
@@ -532,6 +540,9 @@ func TestLive_FirstIndexInTheBackground(t *testing.T) {
 	}
 	if res, isErr := mcpCall(t, c, "get_page", map[string]any{"title": "Home"}); isErr {
 		t.Fatalf("tool call after the first index: %v", res)
+	}
+	if st, err := callOp(ls.s, "status", map[string]any{}); err != nil || st.(*ops.StatusOut).Indexing != nil {
+		t.Fatalf("status after the first index: %+v %v", st, err)
 	}
 }
 

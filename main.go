@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"runtime/pprof"
 	"syscall"
 
 	"github.com/synapse-wiki/synapse/errs"
@@ -45,7 +46,31 @@ func main() {
 	if os.Getenv("GOMEMLIMIT") == "" {
 		debug.SetMemoryLimit(defaultMemoryLimit)
 	}
-	os.Exit(run(os.Args, os.Stdin, os.Stdout, os.Stderr))
+	stop := cpuProfile(os.Getenv("SYNAPSE_CPUPROFILE"), os.Stderr)
+	code := run(os.Args, os.Stdin, os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// cpuProfile starts a CPU profile of this command into path when path is
+// set (SYNAPSE_CPUPROFILE=FILE, for `go tool pprof`; scripts/bench uses
+// it to show what bounds a command) and returns the function that ends it.
+func cpuProfile(path string, stderr io.Writer) (stop func()) {
+	if path == "" {
+		return func() {}
+	}
+	f, err := os.Create(path)
+	if err == nil {
+		err = pprof.StartCPUProfile(f)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "synapse: SYNAPSE_CPUPROFILE: %v\n", err)
+		return func() {}
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+	}
 }
 
 // run runs the CLI and returns the exit code; only main calls os.Exit.

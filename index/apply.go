@@ -138,6 +138,14 @@ func (u *updater) applyPage(c pageChange) error {
 			return err
 		}
 		if rec.LinksPending {
+			// what the old version's resolved links counted goes now
+			// (a bulk scan over a store that has pages: the first scan
+			// after an interrupted one)
+			if old != nil && !old.LinksPending && !old.Reserved {
+				if err := u.applyContrib(rec.Doc, linkContrib(old, u.isReserved), -1); err != nil {
+					return err
+				}
+			}
 			u.markLinks(rec.Doc)
 		} else if err := u.resolveApplied(rec, old); err != nil {
 			return err

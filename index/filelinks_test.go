@@ -93,10 +93,20 @@ func TestResolve_FileNames(t *testing.T) {
 	w("raw/sources/deep/y.md", "source y\n")
 	w("raw/assets/diagram.png", "png")
 	w("wiki/img/local.png", "png")
-	w("wiki/src.md", "[[x]] [[y|label]] ![[diagram.png]] [[local.png]] [[nothere]] ![[gone.png]] [[../../raw/sources/z.md|orig]] [[paper.pdf]]\n")
+	w("wiki/src.md", "[[x]] [[y|label]] ![[diagram.png]] [[local.png]] [[nothere]] ![[gone.png]] [[../../raw/sources/z.md|orig]] [[paper.pdf]]\n"+
+		"The vault's [[schema]] and [[../../purpose.md|purpose]]; [[../../notes/elsewhere.md]] is not tracked.\n")
 	ix := openIndexer(t, v)
 	ix.Now = func() time.Time { return time.Now().Add(time.Hour) }
 	scan(t, ix)
+	_ = ix.Store.View(func(tx *store.Tx) error {
+		p, _ := tx.Page(tx.DocByPath("wiki/src.md"))
+		for _, l := range append(p.Links, p.FileLinks...) {
+			if strings.Contains(l.Target, "elsewhere") {
+				t.Errorf("a link to an untracked folder is kept: %+v", l)
+			}
+		}
+		return nil
+	})
 	reads := countingReads(ix)
 	type want struct {
 		target, to string
@@ -113,6 +123,7 @@ func TestResolve_FileNames(t *testing.T) {
 			{"x", "raw/sources/x.md", false}, {"y", "raw/sources/deep/y.md", false},
 			{"diagram.png", "raw/assets/diagram.png", true}, {"local.png", "wiki/img/local.png", true},
 			{"nothere", "", false}, {"gone.png", "", true}, {"../../raw/sources/z.md", "", true}, {"paper.pdf", "", true},
+			{"schema", "schema.md", false}, {"../../purpose.md", "purpose.md", true},
 		}, "raw/sources/x.md,raw/sources/deep/y.md,raw/sources/z.md", "nothere"},
 		{"a page named x wins", func() { w("wiki/x.md", "# X\n") },
 			[]want{{"x", "wiki/x.md", false}}, "raw/sources/deep/y.md,raw/sources/z.md", "nothere"},
@@ -132,6 +143,10 @@ func TestResolve_FileNames(t *testing.T) {
 			[]want{{"diagram.png", "raw/assets/diagram.png", true}}, "", "nothere"},
 		{"the shorter one goes", func() { rm(t, v, "raw/assets/diagram.png") },
 			[]want{{"diagram.png", "raw/assets/sub/diagram.png", true}}, "", "nothere"},
+		{"schema.md and purpose.md go", func() { rm(t, v, "schema.md"); rm(t, v, "purpose.md") },
+			[]want{{"schema", "", false}, {"../../purpose.md", "", true}}, "", "nothere,schema"},
+		{"and come back", func() { w("schema.md", "# Schema\n"); w("purpose.md", "# Purpose\n") },
+			[]want{{"schema", "schema.md", false}, {"../../purpose.md", "purpose.md", true}}, "", "nothere"},
 		{"a source named like the pdf", func() { w("raw/sources/paper.pdf", "%PDF") },
 			[]want{{"paper.pdf", "raw/sources/paper.pdf", true}}, "raw/sources/x.md,raw/sources/deep/y.md,raw/sources/z.md,raw/sources/paper.pdf", "nothere"},
 	}

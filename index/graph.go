@@ -158,6 +158,7 @@ func (u *updater) addLinks(src, dst uint32, n int) error {
 			a.Edges = slices.Insert(a.Edges, i, store.Edge{To: side.b})
 			if u.track {
 				u.ev.exist[edgeKey(side.a, side.b)] = true
+				u.ev.added[edgeKey(side.a, side.b)] = true
 				u.ev.degree[side.a] = true
 			}
 		}
@@ -302,7 +303,7 @@ func (ix *Indexer) rebuildGraph(ctx context.Context, fromRecords bool) error {
 		nodes = make([]*store.AdjRec, tx.MetaU32("next_doc")+1)
 		dirty = tx.GraphDirty(0)
 		if fromRecords {
-			return graphFromRecords(tx, nodes)
+			return graphFromRecords(tx, nodes, ix.Store.ReleaseMapped)
 		}
 		return tx.EachAdj(func(doc uint32, a *store.AdjRec) bool {
 			if int(doc) < len(nodes) {
@@ -340,6 +341,11 @@ func (ix *Indexer) rebuildGraph(ctx context.Context, fromRecords bool) error {
 		go func(wk int) {
 			defer wg.Done()
 			for u := wk; u < len(nodes); u += workers {
+				if wk == 0 && u%8192 == 0 {
+					// weighing is the first half of the phase, writing
+					// the second
+					ix.progress("graph", u/2, len(nodes))
+				}
 				au := nodes[u]
 				if au == nil || ctx.Err() != nil {
 					continue
@@ -385,7 +391,8 @@ func (ix *Indexer) rebuildGraph(ctx context.Context, fromRecords bool) error {
 		if err != nil {
 			return err
 		}
-		ix.progress("graph", hi, len(nodes))
+		ix.Store.ReleaseMapped()
+		ix.progress("graph", (len(nodes)+hi)/2, len(nodes))
 	}
 	return ix.Store.Update(func(tx *store.Tx) error {
 		if fromRecords {
@@ -406,11 +413,18 @@ const metaGraphStale = "graph_stale"
 // graphFromRecords builds every node and edge (with link counts) from the
 // page records: types, sources and resolved links. Link counts are kept in
 // flat sorted lists rather than maps: at 100,000 pages there are millions.
-func graphFromRecords(tx *store.Tx, nodes []*store.AdjRec) error {
+//
+// The walk reads every page record; release (called every 16,384 pages)
+// keeps the mapped pages it read from piling up in the resident set.
+func graphFromRecords(tx *store.Tx, nodes []*store.AdjRec, release func()) error {
 	type count struct{ to, n uint32 }
 	outs := make([][]count, len(nodes))
 	var tos []uint32
+	seen := 0
 	err := tx.EachPage(func(p *store.PageRec) bool {
+		if seen++; seen%16384 == 0 {
+			release()
+		}
 		if p.Reserved || int(p.Doc) >= len(nodes) {
 			return true
 		}
@@ -653,6 +667,7 @@ func edgeKey(x, y uint32) edgePair {
 // so that a small change can re-weigh exactly the edges it affects.
 type graphEvents struct {
 	exist   map[edgePair]bool // an edge appeared or disappeared
+	added   map[edgePair]bool // an edge appeared (it may have gone again)
 	direct  map[edgePair]bool // a link direction appeared or disappeared
 	attr    map[uint32]bool   // a node's type or sources changed
 	degree  map[uint32]bool   // a node's degree may have changed
@@ -660,16 +675,32 @@ type graphEvents struct {
 }
 
 func newGraphEvents() graphEvents {
-	return graphEvents{exist: map[edgePair]bool{}, direct: map[edgePair]bool{},
+	return graphEvents{exist: map[edgePair]bool{}, added: map[edgePair]bool{}, direct: map[edgePair]bool{},
 		attr: map[uint32]bool{}, degree: map[uint32]bool{}}
 }
 
 func (g *graphEvents) reset() {
 	clear(g.exist)
+	clear(g.added)
 	clear(g.direct)
 	clear(g.attr)
 	clear(g.degree)
 	g.dropped = nil
+}
+
+// fewOldEdges reports whether node c has at most one edge that did not
+// appear in this transaction (so no two of its neighbours were both its
+// neighbours before). It stops at the second old edge.
+func (u *updater) fewOldEdges(c uint32, a *store.AdjRec) bool {
+	old := 0
+	for _, e := range a.Edges {
+		if !u.ev.added[edgeKey(c, e.To)] {
+			if old++; old > 1 {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // applyGraphEvents re-weighs, inside the transaction that changed them,
@@ -769,6 +800,14 @@ func (u *updater) applyGraphEvents() error {
 			continue
 		}
 		if math.Abs(1.5*(aaTerm(len(a.Edges))-aaTerm(int(a.Deg)))) < graphEpsilon {
+			continue
+		}
+		if u.fewOldEdges(c, a) {
+			// every edge between two of c's neighbours has an end whose
+			// edge to c is new, so it is re-weighed whole above (full):
+			// nothing to shift (a new page, whose neighbours may be hubs)
+			a.Deg = uint32(len(a.Edges))
+			u.touch(c)
 			continue
 		}
 		if err := u.shiftDegree(c, a, func(x, y uint32) bool { return full[edgePair{x, y}] }); err != nil {

@@ -37,7 +37,9 @@ func SourceKey(s string) string { return markdown.ClassifySource(s).Path }
 // or an attachment by name, file links (attachments, explicit paths into
 // raw/) kept and resolved, links to the reserved top files filed as
 // off-graph links; tracked files indexed by name.
-const ParseVersion = "4"
+// 5: markdown links to attachments (![d](../raw/assets/d.png)) are file
+// links; schema.md and purpose.md are tracked files.
+const ParseVersion = "5"
 
 const metaParseVersion = "parse_version"
 
@@ -118,8 +120,8 @@ func LinkRecs(ls []markdown.Link) []store.LinkRec {
 // only a file that is no page: an attachment ([[diagram.png]]) or an
 // explicit path outside wiki/ (FileTarget). A file link never dangles; a
 // page link dangles only when neither a page nor a file answers to its
-// name. An explicit path outside wiki/ and raw/ names a file synapse does
-// not track (a top-level file, another folder): it is not kept at all.
+// name. An explicit path outside wiki/ to a file synapse does not track
+// (see IsAssetPath: another top-level file or folder) is not kept at all.
 func linkRecs(srcPath string, ls []markdown.Link) (pages, files []store.LinkRec) {
 	pages = make([]store.LinkRec, 0, len(ls))
 	for _, l := range ls {
@@ -133,7 +135,7 @@ func linkRecs(srcPath string, ls []markdown.Link) (pages, files []store.LinkRec)
 		}
 		switch ft := FileTarget(srcPath, l); {
 		case ft != "":
-			if isRawPath(ft) {
+			if trackedFile(ft) {
 				files = append(files, rec)
 			}
 		case !l.IsPageLink():
@@ -201,8 +203,6 @@ func joinInVault(dir, rel string) string {
 }
 
 func isWikiPath(p string) bool { return p == vault.WikiDir || strings.HasPrefix(p, vault.WikiDir+"/") }
-
-func isRawPath(p string) bool { return strings.HasPrefix(p, "raw/") }
 
 // sourceKeys returns the raw sources a page cites (SPEC §2.4), from its
 // record: the files its frontmatter `sources` name, then those its links

@@ -78,10 +78,14 @@ func (rv *randVault) content() string {
 			// may answer to
 			fmt.Fprintf(&b, "[[%s]] ", fileNames[rv.r.Intn(len(fileNames))])
 		case 6:
-			// an attachment by name or by path
-			if rv.r.Intn(3) == 0 {
+			// an attachment by name or by path, as a wikilink or a
+			// markdown link (relative to the page)
+			switch rv.r.Intn(4) {
+			case 0:
 				fmt.Fprintf(&b, "![[raw/assets/img%d.png]] ", rv.r.Intn(3))
-			} else {
+			case 1:
+				fmt.Fprintf(&b, "![i](%simg%d.png) ", []string{"", "../", "../../raw/assets/"}[rv.r.Intn(3)], rv.r.Intn(3))
+			default:
 				fmt.Fprintf(&b, "![[img%d.png]] ", rv.r.Intn(3))
 			}
 		case 4:

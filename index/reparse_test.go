@@ -35,9 +35,14 @@ func TestScan_ReparseInPlace(t *testing.T) {
 		testvault.Write(t, v, fmt.Sprintf("wiki/p%02d.md", i), fmt.Sprintf("# P%d\n[[p%02d]] [[nowhere]]\n", i, (i+1)%n))
 	}
 	testvault.Write(t, v, "raw/sources/s.md", "source\n")
+	testvault.Write(t, v, "wiki/p00.md", "# P0\n[[p01]] [[nowhere]] [[s]]\n")
 	ix := openIndexer(t, v)
 	ix.Now = func() time.Time { return time.Now().Add(time.Hour) }
 	scan(t, ix)
+	// as a store of ParseVersion 3 left it: sources not indexed by name
+	if err := ix.Store.Update(func(tx *store.Tx) error { return tx.DeleteFileName("raw/sources/s.md") }); err != nil {
+		t.Fatal(err)
+	}
 	staleParse(t, ix)
 
 	var mu sync.Mutex
@@ -90,6 +95,9 @@ func TestScan_ReparseInPlace(t *testing.T) {
 	}
 	if again := scan(t, ix); again.Reparsed+again.NewCount+again.ChangedCount != 0 {
 		t.Errorf("a second scan re-parsed again: %+v", again)
+	}
+	if to, _ := reached(t, ix, "wiki/p00.md", "s"); to != "raw/sources/s.md" {
+		t.Errorf("after the re-parse [[s]] → %q", to)
 	}
 	got, _ := storecheck.Fingerprint(ix.Store)
 	fresh := openIndexerAt(t, v, t.TempDir()+"/fresh.db")

@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/synapse-wiki/synapse/errs"
@@ -59,6 +60,42 @@ type Indexer struct {
 	// mu serializes scans: two overlapping scans could otherwise commit
 	// an older read of a file after a newer one.
 	mu sync.Mutex
+
+	// act is the progress of the scan running now (nil when none)
+	act atomic.Pointer[Activity]
+}
+
+// Activity is the progress of a running scan (status shows it).
+type Activity struct {
+	// Phase is "scan" (walking the folders), "index" (reading and
+	// indexing changed files), "links" (resolving links) or "graph"
+	// (weighing the graph).
+	Phase string `json:"phase"`
+	// Done and Total count files in the index phase and pages in the
+	// links and graph phases; Total is 0 when not known yet.
+	Done  int `json:"done"`
+	Total int `json:"total"`
+	// Rebuild says that the scan builds the index from scratch (a
+	// reindex, the first index of a vault, or the completion of one that
+	// was interrupted) rather than bringing it up to date.
+	Rebuild bool      `json:"rebuild"`
+	Since   time.Time `json:"since"`
+}
+
+// Activity returns the progress of the scan running now, if any.
+func (ix *Indexer) Activity() (Activity, bool) {
+	if a := ix.act.Load(); a != nil {
+		return *a, true
+	}
+	return Activity{}, false
+}
+
+// PhaseUnit names what a phase's counts count.
+func PhaseUnit(phase string) string {
+	if phase == "links" || phase == "graph" {
+		return "pages"
+	}
+	return "files"
 }
 
 // Report is the result of a scan (SPEC §6 trigger_source_rescan).
@@ -149,6 +186,9 @@ func (ix *Indexer) now() time.Time {
 }
 
 func (ix *Indexer) progress(phase string, done, total int) {
+	if a := ix.act.Load(); a != nil {
+		ix.act.Store(&Activity{Phase: phase, Done: done, Total: total, Rebuild: a.Rebuild, Since: a.Since})
+	}
 	if ix.Progress != nil {
 		ix.Progress(phase, done, total)
 	}
@@ -179,22 +219,14 @@ func (ix *Indexer) Scan(ctx context.Context, opts ScanOptions) (*Report, error) 
 			return nil, err
 		}
 	}
-	if opts.Full {
-		err := ix.Store.Update(func(tx *store.Tx) error {
-			if err := tx.ResetDerived(); err != nil {
-				return err
-			}
-			if err := tx.SetMeta(metaParseVersion, []byte(ParseVersion)); err != nil {
-				return err
-			}
-			if err := tx.DeleteMeta(metaReparseAfter); err != nil {
-				return err
-			}
-			return tx.SetMeta(metaGraphStale, []byte{1})
-		})
-		if err != nil {
-			return nil, err
-		}
+	ix.act.Store(&Activity{Phase: "scan", Since: start})
+	defer ix.act.Store(nil)
+	bulk, fresh, err := ix.begin(opts)
+	if err != nil {
+		return nil, err
+	}
+	if bulk {
+		ix.act.Store(&Activity{Phase: "scan", Rebuild: true, Since: start})
 	}
 	rd, err := ix.openReaders()
 	if err != nil {
@@ -311,10 +343,20 @@ func (ix *Indexer) Scan(ctx context.Context, opts ScanOptions) (*Report, error) 
 	if rp != nil {
 		phase, limit = "reparse", reparseBatch
 	}
+	// a scan that returns early (an error, a cancellation) stops the
+	// reader goroutine and waits for it: its reads go through rd, which
+	// is closed when Scan returns
 	stop := make(chan struct{})
-	defer close(stop)
+	pctx, pcancel := context.WithCancel(ctx)
+	readerDone := make(chan struct{})
+	defer func() {
+		close(stop)
+		pcancel()
+		<-readerDone
+	}()
 	batches := make(chan preparedBatch, 1)
 	go func() {
+		defer close(readerDone)
 		defer close(batches)
 		for i := 0; i < len(todo); {
 			j, bytes := i, int64(0)
@@ -323,7 +365,7 @@ func (ix *Indexer) Scan(ctx context.Context, opts ScanOptions) (*Report, error) 
 				j++
 			}
 			select {
-			case batches <- preparedBatch{ix.prepare(ctx, rd, todo[i:j], known), j - i}:
+			case batches <- preparedBatch{ix.prepare(pctx, rd, todo[i:j], known), j - i}:
 			case <-stop:
 				return
 			}
@@ -337,8 +379,8 @@ func (ix *Indexer) Scan(ctx context.Context, opts ScanOptions) (*Report, error) 
 		batch := pb.items
 		err := ix.Store.Update(func(tx *store.Tx) error {
 			u := newUpdater(tx)
-			u.bulk = opts.Full
-			u.track = !opts.Full && len(batch) <= smallSettle
+			u.bulk = bulk
+			u.track = !bulk && len(batch) <= smallSettle
 			for _, it := range batch {
 				if it.err != nil {
 					// vanished or unreadable since the walk (a file swapped
@@ -379,7 +421,7 @@ func (ix *Indexer) Scan(ctx context.Context, opts ScanOptions) (*Report, error) 
 					return err
 				}
 			}
-			if !opts.Full {
+			if !bulk {
 				// a small change settles in the same transaction: one
 				// commit for a page write or an editor's save
 				if err := u.settleSmall(); err != nil {
@@ -395,9 +437,12 @@ func (ix *Indexer) Scan(ctx context.Context, opts ScanOptions) (*Report, error) 
 			return nil, err
 		}
 		done += pb.n
+		if bulk {
+			ix.Store.ReleaseMapped()
+		}
 		ix.progress(phase, done, total)
 	}
-	if err := ix.settle(ctx, opts.Full); err != nil {
+	if err := ix.settle(ctx, fresh); err != nil {
 		return nil, err
 	}
 	if err := ix.finishReparse(rp); err != nil {
@@ -419,6 +464,52 @@ func (ix *Indexer) Scan(ctx context.Context, opts ScanOptions) (*Report, error) 
 	}
 	rep.DurationMS = time.Since(start).Milliseconds()
 	return rep, nil
+}
+
+// begin prepares the store for a scan and says how to apply it. A full
+// scan (reindex) drops the derived data first. The first scan of a store
+// (one that never completed a scan: a new vault, a first index under
+// serve, or a reindex that was interrupted) goes the way of a reindex:
+// pages are applied with their links pending, resolved in one drain once
+// every name is known, and the graph is built once from the page records
+// (metaGraphStale) — the same pipeline and batches as `synapse reindex`,
+// instead of resolving each page's links and re-weighing the graph as
+// pages arrive. bulk reports that mode; fresh that the store held no pages
+// when the scan began (a reindex), so no stored page needs its links
+// resolved again.
+func (ix *Indexer) begin(opts ScanOptions) (bulk, fresh bool, err error) {
+	if opts.Full {
+		err := ix.Store.Update(func(tx *store.Tx) error {
+			if err := tx.ResetDerived(); err != nil {
+				return err
+			}
+			if err := tx.SetMeta(metaParseVersion, []byte(ParseVersion)); err != nil {
+				return err
+			}
+			if err := tx.DeleteMeta(metaReparseAfter); err != nil {
+				return err
+			}
+			return tx.SetMeta(metaGraphStale, []byte{1})
+		})
+		return true, true, err
+	}
+	var first, scanned bool
+	err = ix.Store.View(func(tx *store.Tx) error {
+		_, scanned = tx.LastScan()
+		first = !scanned && len(opts.Paths) == 0
+		bulk = tx.Meta(metaGraphStale) != nil
+		fresh = tx.PageCount() == 0 && !tx.HasFiles()
+		return nil
+	})
+	if err == nil && !scanned && !fresh && ix.Notify != nil {
+		// the next command after a killed reindex or first index
+		ix.Notify("the index was left half built (an interrupted reindex or first index); finishing it first")
+	}
+	if err != nil || !first || bulk {
+		return bulk, bulk && fresh, err
+	}
+	err = ix.Store.Update(func(tx *store.Tx) error { return tx.SetMeta(metaGraphStale, []byte{1}) })
+	return true, fresh, err
 }
 
 // Settle drains the pending link resolutions and graph weight updates in
@@ -446,12 +537,10 @@ func (ix *Indexer) settle(ctx context.Context, full bool) error {
 			return err
 		}
 	}
-	pending := func() bool {
-		n := 0
-		_ = ix.Store.View(func(tx *store.Tx) error { n = len(tx.LinksDirty(1)); return nil })
-		return n > 0
-	}
-	for more := pending(); more; {
+	total := 0
+	_ = ix.Store.View(func(tx *store.Tx) error { total = tx.LinksDirtyCount(); return nil })
+	resolved := 0
+	for more := total > 0; more; {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
@@ -462,12 +551,18 @@ func (ix *Indexer) settle(ctx context.Context, full bool) error {
 				return err
 			}
 			more = n > 0
+			resolved += drainBatch
 			return u.finish(nil)
 		})
 		if err != nil {
 			return err
 		}
-		ix.progress("links", 0, 0)
+		ix.Store.ReleaseMapped()
+		if more {
+			ix.progress("links", min(resolved, total), total)
+		} else {
+			ix.progress("links", total, total)
+		}
 	}
 	// most of the graph dirty (a reindex): one pass over a snapshot beats
 	// recomputing around each node
@@ -555,7 +650,8 @@ func (rd *readers) forPath(p string) (*vaultfs.Reader, error) {
 func (ix *Indexer) walk(ctx context.Context, rd *readers, rep *Report, paths []string) ([]diskFile, []string, error) {
 	roots := slices.Clone(paths)
 	if len(roots) == 0 {
-		roots = []string{vault.WikiDir, vault.SourcesDir, rawDir}
+		// schema.md and purpose.md are assets (links may name them)
+		roots = []string{vault.WikiDir, vault.SourcesDir, rawDir, vault.SchemaFile, vault.PurposeFile}
 	}
 	var out []diskFile
 	var byReader = map[*vaultfs.Reader][]string{}

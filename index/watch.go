@@ -143,6 +143,10 @@ func (w *Watcher) loop(ctx context.Context) {
 		_ = os.MkdirAll(abs, 0o755)
 		w.addTree(abs)
 	}
+	// the vault's own folder, not its tree: schema.md and purpose.md
+	if err := w.fsw.Add(w.ix.Vault.Root); err != nil && w.opt.OnWatchError != nil {
+		w.opt.OnWatchError(w.ix.Vault.Root, err)
+	}
 	if w.opt.Reconcile {
 		w.run(ctx, "reconcile", nil)
 	}
@@ -228,7 +232,8 @@ func (w *Watcher) relevant(ev fsnotify.Event) (string, bool) {
 	if err != nil || vault.IsTempName(filepath.Base(rel)) {
 		return "", false
 	}
-	if !strings.HasPrefix(rel, vault.WikiDir+"/") && !strings.HasPrefix(rel, rawDir+"/") {
+	if !strings.HasPrefix(rel, vault.WikiDir+"/") && !strings.HasPrefix(rel, rawDir+"/") &&
+		rel != vault.SchemaFile && rel != vault.PurposeFile {
 		return "", false // raw/ holds the sources and the assets (IsAssetPath)
 	}
 	for _, part := range strings.Split(rel, "/") {

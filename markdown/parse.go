@@ -509,7 +509,9 @@ func splitFragment(t string) (target, heading, block string) {
 }
 
 // parseMarkdownDest accepts a markdown link destination that names a .md
-// file by relative path: not a URL, not a pure fragment.
+// file by relative path: not a URL, not a pure fragment. One that names an
+// attachment (an image, a PDF… by its extension: ![d](../raw/assets/d.png))
+// is kept too: a link that can reach only a file (Link.IsPageLink is false).
 func parseMarkdownDest(dest string) (Link, bool) {
 	var l Link
 	if dest == "" || strings.HasPrefix(dest, "#") || strings.HasPrefix(dest, "//") || hasScheme(dest) {
@@ -519,7 +521,7 @@ func parseMarkdownDest(dest string) (Link, bool) {
 	if u, err := url.PathUnescape(raw); err == nil {
 		raw = u
 	}
-	if !strings.EqualFold(path.Ext(raw), ".md") {
+	if ext := strings.ToLower(path.Ext(raw)); ext != ".md" && !attachmentExts[ext] {
 		return l, false
 	}
 	if h, err := url.PathUnescape(heading); err == nil {

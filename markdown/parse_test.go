@@ -21,6 +21,22 @@ func linkSummary(ls []Link) []string {
 	return out
 }
 
+// TestParse_MarkdownLinksToFiles: a markdown link names a page (.md) or an
+// attachment by its extension (kept, never a page link); URLs, fragments
+// and other destinations are no links.
+func TestParse_MarkdownLinksToFiles(t *testing.T) {
+	p := Parse("wiki/a.md", []byte("![d](../raw/assets/d.png) [paper](<My Paper.pdf>) [p](b.md)\n"+
+		"[site](https://x.org/a.png) [top](#top) [host](www.example.com) [dir](notes/) ![e](img/e%20f.JPG)\n"))
+	var got []string
+	for _, l := range p.Links {
+		got = append(got, fmt.Sprintf("%s page=%v embed=%v", l.Target, l.IsPageLink(), l.Embed))
+	}
+	want := "../raw/assets/d.png page=false embed=true,My Paper.pdf page=false embed=false,b.md page=true embed=false,img/e f.JPG page=false embed=true"
+	if strings.Join(got, ",") != want {
+		t.Errorf("links\n got %s\nwant %s", strings.Join(got, ","), want)
+	}
+}
+
 func TestParse_FrontmatterLinks(t *testing.T) {
 	doc := strings.Join([]string{
 		"---",                                     // 1

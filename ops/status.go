@@ -43,6 +43,12 @@ type StatusOut struct {
 	// ReservedFiles lists the top files synapse maintains but leaves alone
 	// as they are (a hand-written wiki/index.md), each with its fix.
 	ReservedFiles []ReservedFile `json:"reserved_files"`
+	// Indexing is the progress of the index being built from scratch in
+	// this process (a server's first index, a reindex, or the completion
+	// of one that was interrupted), absent when none runs. A server
+	// answers status at once meanwhile (REST); other reads wait for it or
+	// answer unavailable with the same progress.
+	Indexing *index.Activity `json:"indexing,omitempty"`
 }
 
 // MaxStatusRefused caps the refused files status lists.
@@ -55,7 +61,7 @@ var statusHooks []func(tx *store.Tx, out *StatusOut) error
 var opStatus = register(Op{
 	Name: "status", Summary: "Counts and health of the vault and its index",
 	CLI: "status", REST: []Route{{Method: "GET", Path: "/status"}},
-	Access: Read,
+	Access: Read, Always: true,
 }, status)
 
 func status(ctx context.Context, e *Env, in *StatusIn) (*StatusOut, error) {
@@ -94,6 +100,9 @@ func status(ctx context.Context, e *Env, in *StatusIn) (*StatusOut, error) {
 	}
 	embedStatus(ctx, e, out)
 	out.ReservedFiles = reservedFiles(e)
+	if a, ok := e.Index.Activity(); ok && a.Rebuild {
+		out.Indexing = &a
+	}
 	return out, nil
 }
 

@@ -86,6 +86,10 @@ type Op struct {
 	// rescan): opening the store for them skips the initial scan of a
 	// never-scanned store.
 	Scans bool
+	// Always marks reads a server answers while it builds the index
+	// (status: it reports the progress) instead of waiting for the first
+	// index or a reindex to finish.
+	Always bool
 	// Local marks CLI verbs that must run in the calling process even when
 	// a server holds the store (none today: input read from the caller's
 	// stdin or files travels in the operation's JSON to the server).

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path"
 	"sort"
 	"strings"
 	"unicode"
@@ -150,11 +149,7 @@ func newPageDir(tx *store.Tx, typ string) string {
 	if f := vault.TypeFolder(typ); f != "" {
 		builtin += "/" + f
 	}
-	counts := map[string]int{}
-	tx.EachCatalogType(typ, func(en store.CatalogEntry) bool {
-		counts[path.Dir(en.Path)]++
-		return true
-	})
+	counts := tx.CatalogFolders(typ)
 	best, n := "", 0
 	for dir, k := range counts {
 		switch {

@@ -52,8 +52,13 @@ func (ix Indexer) IndexPages(tx *store.Tx, pages []index.IndexedPage) error {
 	if len(pages) == 0 {
 		return nil
 	}
-	if err := tx.SetSearchVersion(AnalyzerVersion); err != nil {
-		return err
+	// an index built by other analyzer rules keeps its version (searches
+	// go on asking for a reindex, which starts the index afresh): a few
+	// pages indexed by these rules do not make the rest of it current
+	if v := tx.SearchVersion(); v == "" || tx.SearchStats().Docs == 0 {
+		if err := tx.SetSearchVersion(AnalyzerVersion); err != nil {
+			return err
+		}
 	}
 	return tx.PutSearchDocs(analyzeBatch(pages, ix.Language))
 }

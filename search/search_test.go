@@ -263,6 +263,34 @@ func TestSearch_NotIndexed(t *testing.T) {
 	}
 }
 
+// TestSearch_OldAnalyzer: an index built by other analyzer rules answers
+// unavailable to a reader (it is not searched as if current); the next scan
+// by a process that writes the store, even of one edited page, rebuilds
+// the whole index by the current rules, so every page is found again.
+func TestSearch_OldAnalyzer(t *testing.T) {
+	w := newTestWiki(t, basicWiki)
+	if err := w.ix.Store.Update(func(tx *store.Tx) error { return tx.SetSearchVersion("0-old") }); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.search("engine", 5); errs.CodeOf(err) != errs.Unavailable || !strings.Contains(err.Error(), "another version") {
+		t.Fatalf("old index before a scan: err %v, want unavailable naming another version", err)
+	}
+	p := "wiki/concepts/analytical-engine.md"
+	testvault.Write(t, w.v, p, "---\ntitle: Analytical Engine\n---\nEdited.\n")
+	w.scan(p)
+	if got := w.titles("edited"); len(got) != 1 || got[0] != "Analytical Engine" {
+		t.Fatalf("the edited page after the rebuild: %v", got)
+	}
+	var docs, pages int
+	_ = w.ix.Store.View(func(tx *store.Tx) error {
+		docs, pages = int(tx.SearchStats().Docs), tx.PageCount()
+		return nil
+	})
+	if docs == 0 || docs < pages-2 { // reserved pages are not search docs
+		t.Fatalf("after the rebuild the index holds %d docs of %d pages", docs, pages)
+	}
+}
+
 func TestSearch_Multilingual(t *testing.T) {
 	w := newTestWiki(t, map[string]string{
 		"wiki/de.md": "---\ntitle: Größenänderung\n---\nDie Größe der Fenster ändern.\n",

@@ -3,6 +3,9 @@ package store
 import (
 	"bytes"
 	"encoding/binary"
+	"path"
+
+	bolt "go.etcd.io/bbolt"
 )
 
 // The catalogue of wiki/index.md (declared here, maintained by PutPage
@@ -11,6 +14,7 @@ import (
 //	catalog                  type · fold(title) · vault path → title (non-reserved pages)
 //	  "\x00n"                → u32 number of entries (dropped with the bucket by reindex)
 //	  "\x00t" type           → u32 number of entries of that type
+//	  "\x00f" type · folder  → u32 number of entries of that type in that folder (path.Dir)
 //	catalog_changes          the entries added or removed since the last index.md written, so that
 //	                         the next write splices them into the file instead of rendering it whole:
 //	  "\x00base"             → u32 catalogue version the set starts from (absent: no set is kept,
@@ -41,15 +45,12 @@ var (
 
 func typeCountKey(typ string) []byte { return append([]byte("\x00t"), typ...) }
 
-func (tx *Tx) catalogCount() int { return int(getU32(tx.b(bCatalog).Get(catalogCountKey))) }
+func folderCountKey(typ, p string) []byte {
+	return append(append(append([]byte("\x00f"), typ...), 0), path.Dir(p)...)
+}
 
-// addCatalogCounts moves the total and the type's entry count by delta.
-func (tx *Tx) addCatalogCounts(typ string, delta int) error {
-	b := tx.b(bCatalog)
-	if err := b.Put(catalogCountKey, u32(uint32(max(tx.catalogCount()+delta, 0)))); err != nil {
-		return err
-	}
-	k := typeCountKey(typ)
+// addCount moves the u32 count at k by delta, deleting it at zero.
+func addCount(b *bolt.Bucket, k []byte, delta int) error {
 	n := max(int(getU32(b.Get(k)))+delta, 0)
 	if n == 0 {
 		return b.Delete(k)
@@ -57,11 +58,26 @@ func (tx *Tx) addCatalogCounts(typ string, delta int) error {
 	return b.Put(k, u32(uint32(n)))
 }
 
+func (tx *Tx) catalogCount() int { return int(getU32(tx.b(bCatalog).Get(catalogCountKey))) }
+
+// addCatalogCounts moves the total, the type's and the type-and-folder's
+// entry counts by delta.
+func (tx *Tx) addCatalogCounts(p *PageRec, delta int) error {
+	b := tx.b(bCatalog)
+	if err := b.Put(catalogCountKey, u32(uint32(max(tx.catalogCount()+delta, 0)))); err != nil {
+		return err
+	}
+	if err := addCount(b, typeCountKey(p.Type), delta); err != nil {
+		return err
+	}
+	return addCount(b, folderCountKey(p.Type, p.Path), delta)
+}
+
 // putCatalog adds a non-reserved page's entry (indexPage calls it).
 func (tx *Tx) putCatalog(p *PageRec) error {
 	b, k := tx.b(bCatalog), catalogKey(p)
 	if b.Get(k) == nil {
-		if err := tx.addCatalogCounts(p.Type, +1); err != nil {
+		if err := tx.addCatalogCounts(p, +1); err != nil {
 			return err
 		}
 	}
@@ -74,7 +90,7 @@ func (tx *Tx) delCatalog(p *PageRec) error {
 	if b.Get(k) == nil {
 		return nil
 	}
-	if err := tx.addCatalogCounts(p.Type, -1); err != nil {
+	if err := tx.addCatalogCounts(p, -1); err != nil {
 		return err
 	}
 	return b.Delete(k)
@@ -143,10 +159,29 @@ func (tx *Tx) CatalogMissing() bool {
 		return true
 	}
 	_, counts := tx.CatalogTypes()
+	f := n
 	for _, c := range counts {
 		n -= c
 	}
-	return n != 0
+	c := tx.b(bCatalog).Cursor()
+	prefix := []byte("\x00f")
+	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+		f -= int(getU32(v))
+	}
+	return n != 0 || f != 0
+}
+
+// CatalogFolders returns how many pages of type typ each folder holds
+// (vault paths of folders, as path.Dir gives them), without walking the
+// pages.
+func (tx *Tx) CatalogFolders(typ string) map[string]int {
+	out := map[string]int{}
+	c := tx.b(bCatalog).Cursor()
+	prefix := append(append([]byte("\x00f"), typ...), 0)
+	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+		out[string(k[len(prefix):])] = int(getU32(v))
+	}
+	return out
 }
 
 // RebuildCatalog refills the catalogue from the page records (and drops

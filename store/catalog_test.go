@@ -167,3 +167,41 @@ func TestCatalog_IndexStamp(t *testing.T) {
 		return nil
 	})
 }
+
+// TestCatalog_Folders: the pages of a type per folder are counted as pages
+// come, move and go, so a new page's folder is chosen without walking the
+// type's pages.
+func TestCatalog_Folders(t *testing.T) {
+	s := openCatalogTestStore(t)
+	putCatalogPage(t, s, &PageRec{Path: "wiki/people/a.md", Title: "A", Type: "person"})
+	putCatalogPage(t, s, &PageRec{Path: "wiki/people/b.md", Title: "B", Type: "person"})
+	putCatalogPage(t, s, &PageRec{Path: "wiki/c.md", Title: "C", Type: "person"})
+	putCatalogPage(t, s, &PageRec{Path: "wiki/people/d.md", Title: "D", Type: "topic"})
+	// b becomes a topic
+	putCatalogPage(t, s, &PageRec{Path: "wiki/people/b.md", Title: "B", Type: "topic"})
+	err := s.Update(func(tx *Tx) error {
+		p, err := tx.Page(tx.DocByPath("wiki/c.md"))
+		if err != nil {
+			return err
+		}
+		return tx.DeletePage(p)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = s.View(func(tx *Tx) error {
+		if got := tx.CatalogFolders("person"); !reflect.DeepEqual(got, map[string]int{"wiki/people": 1}) {
+			t.Errorf("person folders %v", got)
+		}
+		if got := tx.CatalogFolders("topic"); !reflect.DeepEqual(got, map[string]int{"wiki/people": 2}) {
+			t.Errorf("topic folders %v", got)
+		}
+		if got := tx.CatalogFolders("none"); len(got) != 0 {
+			t.Errorf("unknown type folders %v", got)
+		}
+		if tx.CatalogMissing() {
+			t.Error("counts do not add up")
+		}
+		return nil
+	})
+}

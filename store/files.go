@@ -88,6 +88,12 @@ func (tx *Tx) PutFile(path string, f FileRec) error {
 // DeleteFile forgets a path.
 func (tx *Tx) DeleteFile(path string) error { return tx.b(bFiles).Delete([]byte(path)) }
 
+// HasFiles reports whether any file is tracked.
+func (tx *Tx) HasFiles() bool {
+	k, _ := tx.b(bFiles).Cursor().First()
+	return k != nil
+}
+
 // EachFile calls fn for every tracked file whose path starts with prefix,
 // in path order. fn returning false stops the walk.
 func (tx *Tx) EachFile(prefix string, fn func(path string, f FileRec) bool) error {

@@ -2,6 +2,7 @@ package store
 
 import (
 	"encoding/binary"
+	"math"
 	"path"
 	"sort"
 	"strings"
@@ -287,10 +288,14 @@ func (a *AdjRec) encode() []byte {
 	b = binary.AppendUvarint(b, uint64(len(a.Edges)))
 	prev := uint32(0)
 	for _, e := range a.Edges {
-		b = binary.AppendUvarint(b, uint64(e.To-prev))
+		for _, x := range [3]uint32{e.To - prev, e.Out, e.In} {
+			if x < 0x80 {
+				b = append(b, byte(x))
+			} else {
+				b = binary.AppendUvarint(b, uint64(x))
+			}
+		}
 		prev = e.To
-		b = binary.AppendUvarint(b, uint64(e.Out))
-		b = binary.AppendUvarint(b, uint64(e.In))
 		b = binary.BigEndian.AppendUint32(b, mathFloat32bits(e.Weight))
 	}
 	return b
@@ -311,18 +316,38 @@ func decodeAdj(v []byte) (*AdjRec, error) {
 	if n > uint64(len(v)) {
 		return nil, errCorrupt
 	}
-	a.Edges = make([]Edge, 0, n)
-	prev := uint32(0)
-	for i := uint64(0); i < n; i++ {
-		prev += uint32(r.uvarint())
-		out, in := uint32(r.uvarint()), uint32(r.uvarint())
-		w := r.u32()
-		if r.err != nil {
-			return nil, r.err
-		}
-		a.Edges = append(a.Edges, Edge{To: prev, Out: out, In: in, Weight: mathFloat32frombits(w)})
+	if r.err != nil {
+		return nil, r.err
 	}
-	return a, r.err
+	// the edges: a hub has tens of thousands, decoded on every link to it,
+	// so one-byte varints (almost all counts and many doc deltas) take a
+	// fast path
+	a.Edges = make([]Edge, n)
+	b := r.b
+	prev := uint32(0)
+	for i := range a.Edges {
+		var f [3]uint32
+		for j := range f {
+			if len(b) > 0 && b[0] < 0x80 {
+				f[j] = uint32(b[0])
+				b = b[1:]
+				continue
+			}
+			x, k := binary.Uvarint(b)
+			if k <= 0 || x > math.MaxUint32 {
+				return nil, errCorrupt
+			}
+			f[j] = uint32(x)
+			b = b[k:]
+		}
+		if len(b) < 4 {
+			return nil, errCorrupt
+		}
+		prev += f[0]
+		a.Edges[i] = Edge{To: prev, Out: f[1], In: f[2], Weight: mathFloat32frombits(binary.BigEndian.Uint32(b))}
+		b = b[4:]
+	}
+	return a, nil
 }
 
 // Adj returns a node's adjacency (nil when the node is not in the graph).
@@ -392,6 +417,10 @@ func (tx *Tx) MarkLinksDirty(doc uint32) error { return tx.b(bLinksDirty).Put(u3
 
 // LinksDirty returns up to max pages whose links await resolution.
 func (tx *Tx) LinksDirty(max int) []uint32 { return tx.docSet(bLinksDirty, max) }
+
+// LinksDirtyCount returns the number of pages whose links await
+// resolution.
+func (tx *Tx) LinksDirtyCount() int { return tx.b(bLinksDirty).Stats().KeyN }
 
 // ClearLinksDirty removes docs from the links dirty set.
 func (tx *Tx) ClearLinksDirty(docs []uint32) error { return tx.clearDocSet(bLinksDirty, docs) }
