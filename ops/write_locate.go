@@ -141,7 +141,8 @@ func candidatePaths(tx *store.Tx, r index.Resolution, title string) []string {
 }
 
 // newPageDir is the folder a new page of type typ goes to (SPEC §2.1):
-// the folder holding most pages of that type (ties: the type's folder of
+// the folder holding most pages of that type (for note: most pages whose
+// frontmatter says note; ties: the type's folder of
 // SPEC §2, then the shorter path, then the first in order), else the
 // type's folder of SPEC §2 (wiki/ itself for note), else wiki/<type>/.
 func newPageDir(tx *store.Tx, typ string) string {
@@ -150,6 +151,12 @@ func newPageDir(tx *store.Tx, typ string) string {
 		builtin += "/" + f
 	}
 	counts := tx.CatalogFolders(typ)
+	if typ == "note" {
+		// every untyped page is a note too: only notes that say so place
+		// one (an Obsidian vault's untyped pages, most of them in
+		// wiki/Plugins/, say, do not draw new notes there)
+		counts = tx.CatalogDeclaredNotes()
+	}
 	best, n := "", 0
 	for dir, k := range counts {
 		switch {

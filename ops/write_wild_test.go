@@ -264,3 +264,34 @@ func numbered(prefix string, n int) []string {
 }
 
 func fixedZone(hours int) *time.Location { return time.FixedZone("", hours*3600) }
+
+// TestWild_NewNoteIgnoresUntypedPages: every untyped page is a note, so
+// in a vault like Obsidian's help (most untyped pages in wiki/Plugins/) a
+// new note would follow them there; only notes whose frontmatter says note
+// place one (a trial saw "Café au lait" --type note land in wiki/Plugins).
+func TestWild_NewNoteIgnoresUntypedPages(t *testing.T) {
+	v := testvault.New(t)
+	for _, n := range []string{"a", "b", "c", "d"} {
+		testvault.Write(t, v, "wiki/Plugins/"+n+".md", "# "+n+"\n\nUntyped.\n")
+	}
+	testvault.Write(t, v, "wiki/Plugins/typed.md", "---\ntype: topic\n---\nx\n")
+	e, err := OpenEnv(context.Background(), v, OpenOptions{NoInitialScan: true})
+	must(t, err)
+	t.Cleanup(func() { e.Close() })
+	rescanT(t, e)
+	if out := write(t, e, &WritePageIn{Title: "Café au lait", Content: "x\n", Type: "note"}); out.Path != "wiki/café-au-lait.md" {
+		t.Errorf("new note at %s, want wiki/café-au-lait.md", out.Path)
+	}
+	// a topic goes beside the topic, declared or not the others are notes
+	if out := write(t, e, &WritePageIn{Title: "T2", Content: "x\n", Type: "topic"}); out.Path != "wiki/Plugins/t2.md" {
+		t.Errorf("new topic at %s", out.Path)
+	}
+	// notes that say so do place new notes
+	for _, n := range []string{"n1", "n2"} {
+		testvault.Write(t, v, "wiki/journal/"+n+".md", "---\ntype: note\n---\nx\n")
+	}
+	rescanT(t, e)
+	if out := write(t, e, &WritePageIn{Title: "Another note", Content: "x\n", Type: "note"}); out.Path != "wiki/journal/another-note.md" {
+		t.Errorf("new note at %s, want beside the declared notes in wiki/journal/", out.Path)
+	}
+}
