@@ -93,14 +93,10 @@ func (w *pageWrite) commit(ctx context.Context, t *target, r *rendered) (*WriteP
 	w.mark("index.md")
 	var rescan []string
 	hook := reviewHooks.OnPageWritten
+	hookLater := false // after the reserved files are re-indexed
 	if hook != nil || logged != nil || cat != nil {
 		err = e.Store.Update(func(tx *store.Tx) error {
-			rescan = rescan[:0]
-			if hook != nil {
-				if err := hook(tx, rec, out.Dangling, w.now); err != nil {
-					return err
-				}
-			}
+			rescan, hookLater = rescan[:0], false
 			if logged != nil {
 				ok, err := logged.fastForward(tx)
 				if err != nil {
@@ -119,7 +115,18 @@ func (w *pageWrite) commit(ctx context.Context, t *target, r *rendered) (*WriteP
 					rescan = append(rescan, vault.IndexPage)
 				}
 			}
-			return nil
+			if len(rescan) > 0 && reservedLinks(rec) {
+				// log.md or index.md is new (this write made it) or was
+				// changed by hand: once it is indexed, the page's [[log]]
+				// and [[index]] may reach it, so they are not filed as
+				// missing pages
+				hookLater = true
+				return nil
+			}
+			if hook == nil {
+				return nil
+			}
+			return hook(tx, rec, out.Dangling, w.now)
 		})
 		if err != nil {
 			return nil, after("recording the write (review queue, log.md and index.md records)", err)
@@ -135,7 +142,36 @@ func (w *pageWrite) commit(ctx context.Context, t *target, r *rendered) (*WriteP
 		}
 		w.mark("rescan")
 	}
+	if hookLater {
+		// View would do without a hook; Update keeps one path
+		err := e.Store.Update(func(tx *store.Tx) error {
+			var err error
+			if rec, err = pageAt(tx, p); err != nil {
+				return err
+			}
+			out.Dangling = danglingTargets(rec)
+			if hook == nil {
+				return nil
+			}
+			return hook(tx, rec, out.Dangling, w.now)
+		})
+		if err != nil {
+			return nil, after("recording the write in the review queue", err)
+		}
+	}
 	return out, nil
+}
+
+// reservedLinks reports whether one of a page's dangling links names a
+// reserved top file (index, log, overview), which a rescan of that file
+// may resolve.
+func reservedLinks(rec *store.PageRec) bool {
+	for _, l := range rec.Links {
+		if l.To == 0 && l.File == "" && vault.IsReserved(vault.WikiDir+"/"+store.Stem(l.Key)+".md") {
+			return true
+		}
+	}
+	return false
 }
 
 // testHookReserved, when set by a test, receives the reserved files whose
