@@ -10,6 +10,9 @@ import (
 func init() {
 	renderers["page.get"] = func(o *output, v any) error {
 		p := v.(*ops.GetPageOut)
+		if len(p.Ambiguous) > 0 {
+			o.note("note: the title also names %s; this is %s (write it back by that path or id %s)", strings.Join(p.Ambiguous, ", "), p.Path, p.ID)
+		}
 		if !o.tty {
 			// a pipe gets the page as a file: frontmatter (as written, even
 			// when it is not valid YAML) and body, so that piping it back to

@@ -67,6 +67,11 @@ type GetPageOut struct {
 	// BacklinksTotal counts every page linking here; Backlinks holds at
 	// most MaxPageBacklinks of them (graph backlinks lists all).
 	BacklinksTotal int `json:"backlinks_total"`
+	// Ambiguous lists the other pages the title given also names (SPEC
+	// §2.2: the result reports the ambiguity); this one won the tie-break.
+	// Write back to this one by its path or id, or by the title with its
+	// sha256 as if_match.
+	Ambiguous []string `json:"ambiguous,omitempty"`
 }
 
 // MaxPageBacklinks bounds the backlinks get_page returns: a hub page can
@@ -81,22 +86,33 @@ var opGetPage = register(Op{
 
 // resolvePage finds a page by title as a link would, then by id.
 func resolvePage(tx *store.Tx, title string) (*store.PageRec, error) {
+	p, _, err := resolvePageAmbiguous(tx, title)
+	return p, err
+}
+
+// resolvePageAmbiguous is resolvePage, with the other pages the title
+// names when it names several.
+func resolvePageAmbiguous(tx *store.Tx, title string) (*store.PageRec, []string, error) {
 	r := index.Resolve(tx, index.LinkKey(title), "", false)
 	doc := r.Doc
 	if doc == 0 {
 		doc = tx.DocByID(title)
 	}
 	if doc == 0 {
-		return nil, notFoundPage(tx, title)
+		return nil, nil, notFoundPage(tx, title)
 	}
 	p, err := tx.Page(doc)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if p == nil {
-		return nil, notFoundPage(tx, title)
+		return nil, nil, notFoundPage(tx, title)
 	}
-	return p, nil
+	var others []string
+	if r.Doc == doc && r.Candidates > 1 {
+		others = otherCandidates(tx, r, title, p.Path)
+	}
+	return p, others, nil
 }
 
 func notFoundPage(tx *store.Tx, title string) error {
@@ -118,13 +134,14 @@ func quoteAll(s []string) []string {
 func getPage(ctx context.Context, e *Env, in *GetPageIn) (*GetPageOut, error) {
 	var (
 		rec            *store.PageRec
+		others         []string
 		links          []LinkOut
 		backlinks      []PageRef
 		backlinksTotal int
 	)
 	err := e.Store.View(func(tx *store.Tx) error {
 		var err error
-		if rec, err = resolvePage(tx, in.Title); err != nil {
+		if rec, others, err = resolvePageAmbiguous(tx, in.Title); err != nil {
 			return err
 		}
 		links = describeLinks(tx, rec, rec.Links)
@@ -165,7 +182,7 @@ func getPage(ctx context.Context, e *Env, in *GetPageIn) (*GetPageOut, error) {
 	return &GetPageOut{
 		ID: rec.ID, Title: rec.Title, Type: rec.Type, Path: rec.Path,
 		Frontmatter: parsed.Frontmatter, FrontmatterError: parsed.FMError, Content: parsed.Body, SHA256: hex.EncodeToString(sum[:]),
-		Links: links, Backlinks: backlinks, BacklinksTotal: backlinksTotal,
+		Links: links, Backlinks: backlinks, BacklinksTotal: backlinksTotal, Ambiguous: others,
 	}, nil
 }
 

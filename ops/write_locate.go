@@ -60,10 +60,20 @@ func (w *pageWrite) locate() (*target, error) {
 		}
 		t.rec = rec
 		if r.Candidates > 1 {
-			for _, p := range candidatePaths(tx, r, c.title) {
-				if p != rec.Path {
-					t.others = append(t.others, p)
+			t.others = otherCandidates(tx, r, c.title, rec.Path)
+			// the sha256 get_page returned names the page it read: a
+			// write back by the same title goes to that one
+			if c.ifMatch != "" && rec.SHA256 != c.ifMatch {
+				for _, p := range t.others {
+					o, err := tx.Page(tx.DocByPath(p))
+					if err == nil && o != nil && o.SHA256 == c.ifMatch {
+						t.rec = o
+						break
+					}
 				}
+			}
+			if c.ifMatch != "" && t.rec.SHA256 == c.ifMatch {
+				t.others = nil
 			}
 		}
 		return nil
@@ -122,6 +132,18 @@ func (w *pageWrite) newTarget(t *target) (*target, error) {
 	}
 	t.fm = &markdown.Frontmatter{}
 	return t, nil
+}
+
+// otherCandidates lists the pages an ambiguous title matches besides the
+// one at chosen.
+func otherCandidates(tx *store.Tx, r index.Resolution, title, chosen string) []string {
+	var out []string
+	for _, p := range candidatePaths(tx, r, title) {
+		if p != chosen {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // candidatePaths lists the pages an ambiguous title matches.

@@ -295,3 +295,42 @@ func TestWild_NewNoteIgnoresUntypedPages(t *testing.T) {
 		t.Errorf("new note at %s, want beside the declared notes in wiki/journal/", out.Path)
 	}
 }
+
+// TestWritePage_AmbiguousTitle: a title two pages share resolves by the
+// tie-break (SPEC §2.2), and get_page says which other pages it names; a
+// write back by that title with the sha256 get_page returned goes to the
+// page that was read (either one), while one without if_match is refused
+// naming both.
+func TestWritePage_AmbiguousTitle(t *testing.T) {
+	v := testvault.New(t)
+	testvault.Write(t, v, "wiki/topics/short.md", "---\ntitle: Twin Title\ntype: topic\n---\nTopic body.\n")
+	testvault.Write(t, v, "wiki/entities/twin-page.md", "---\ntitle: Twin Title\n---\nEntity body.\n")
+	e, err := OpenEnv(context.Background(), v, OpenOptions{NoInitialScan: true})
+	must(t, err)
+	t.Cleanup(func() { e.Close() })
+	rescanT(t, e)
+	g := getPageOut(t, e, "Twin Title")
+	if g.Path != "wiki/topics/short.md" || !reflect.DeepEqual(g.Ambiguous, []string{"wiki/entities/twin-page.md"}) {
+		t.Fatalf("get_page: %s, ambiguous %q", g.Path, g.Ambiguous)
+	}
+	if one := getPageOut(t, e, "wiki/topics/short.md"); one.Ambiguous != nil {
+		t.Errorf("by path: ambiguous %q", one.Ambiguous)
+	}
+	out := write(t, e, &WritePageIn{Title: "Twin Title", Content: g.Content + "More.\n", IfMatch: g.SHA256})
+	if out.Path != "wiki/topics/short.md" {
+		t.Errorf("write back went to %s", out.Path)
+	}
+	other := getPageOut(t, e, "wiki/entities/twin-page.md")
+	out = write(t, e, &WritePageIn{Title: "Twin Title", Content: other.Content + "More.\n", IfMatch: other.SHA256})
+	if out.Path != "wiki/entities/twin-page.md" {
+		t.Errorf("write back of the other went to %s", out.Path)
+	}
+	b, _ := os.ReadFile(v.Abs("wiki/entities/twin-page.md"))
+	if !strings.Contains(string(b), "Entity body.\nMore.\n") {
+		t.Errorf("entity page: %q", b)
+	}
+	_, err = WritePage(context.Background(), e, &WritePageIn{Title: "Twin Title", Content: "x\n"})
+	if errs.CodeOf(err) != errs.Conflict || !strings.Contains(err.Error(), "wiki/entities/twin-page.md") {
+		t.Errorf("write by the title alone: %v", err)
+	}
+}
