@@ -86,7 +86,8 @@ func (w *pageWrite) merge(t *target) (*merged, error) {
 }
 
 // mergeBody decides the new body: the caller's, written in the body's
-// CRLF line endings when the caller used plain newlines; a body equal to
+// CRLF line endings when the caller used plain newlines (in all of it, or
+// in lines added to a body that is CRLF throughout); a body equal to
 // the file's but for a final newline is the file's.
 func (w *pageWrite) mergeBody(t *target, m *merged) (changed bool, err error) {
 	c := w.c
@@ -111,8 +112,15 @@ func (w *pageWrite) mergeBody(t *target, m *merged) (changed bool, err error) {
 	same := func(b string) bool {
 		return b == old || !strings.HasSuffix(old, "\n") && (b == old+"\n" || b == old+"\r\n")
 	}
-	if !same(b) && strings.Contains(old, "\r\n") && !strings.Contains(b, "\r") {
-		b = strings.ReplaceAll(b, "\n", "\r\n") // the caller's newlines in the file's CRLF
+	if !same(b) && strings.Contains(old, "\r\n") {
+		switch n := strings.Count(b, "\n"); {
+		case !strings.Contains(b, "\r"):
+			b = strings.ReplaceAll(b, "\n", "\r\n") // the caller's newlines in the file's CRLF
+		case n != strings.Count(b, "\r\n") && strings.Count(old, "\n") == strings.Count(old, "\r\n"):
+			// the body as read (CRLF) with lines added in plain newlines:
+			// the file's CRLF throughout, as it was
+			b = strings.ReplaceAll(strings.ReplaceAll(b, "\r\n", "\n"), "\n", "\r\n")
+		}
 	}
 	switch {
 	case same(b):

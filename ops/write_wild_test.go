@@ -334,3 +334,33 @@ func TestWritePage_AmbiguousTitle(t *testing.T) {
 		t.Errorf("write by the title alone: %v", err)
 	}
 }
+
+// TestWritePage_CRLFKeptForAddedLines: an agent that takes a CRLF page's
+// content as get_page returned it and appends lines with plain newlines
+// gets the file's CRLF on the new lines too (not a file of mixed
+// endings); a body of plain newlines throughout is converted as before,
+// and a file that already mixes endings keeps the caller's bytes.
+func TestWritePage_CRLFKeptForAddedLines(t *testing.T) {
+	v := testvault.New(t)
+	testvault.Write(t, v, "wiki/crlf.md", "---\r\ntitle: Crlf\r\n---\r\n# Crlf\r\n\r\nOne.\r\n")
+	testvault.Write(t, v, "wiki/mixed.md", "---\r\ntitle: Mixed\r\n---\r\n# Mixed\r\nOne.\n")
+	e, err := OpenEnv(context.Background(), v, OpenOptions{NoInitialScan: true})
+	must(t, err)
+	t.Cleanup(func() { e.Close() })
+	rescanT(t, e)
+	g := getPageOut(t, e, "Crlf")
+	write(t, e, &WritePageIn{Title: "Crlf", Content: g.Content + "\nTwo.\n", IfMatch: g.SHA256})
+	b, _ := os.ReadFile(v.Abs("wiki/crlf.md"))
+	if want := "# Crlf\r\n\r\nOne.\r\n\r\nTwo.\r\n"; !strings.HasSuffix(string(b), want) || strings.Count(string(b), "\n") != strings.Count(string(b), "\r\n") {
+		t.Errorf("crlf.md = %q, want CRLF throughout, ending %q", b, want)
+	}
+	write(t, e, &WritePageIn{Title: "Crlf", Content: "# Crlf\n\nThree.\n"})
+	if b, _ := os.ReadFile(v.Abs("wiki/crlf.md")); !strings.HasSuffix(string(b), "# Crlf\r\n\r\nThree.\r\n") {
+		t.Errorf("crlf.md = %q", b)
+	}
+	g = getPageOut(t, e, "Mixed")
+	write(t, e, &WritePageIn{Title: "Mixed", Content: g.Content + "Two.\n"})
+	if b, _ := os.ReadFile(v.Abs("wiki/mixed.md")); !strings.HasSuffix(string(b), "# Mixed\r\nOne.\nTwo.\n") {
+		t.Errorf("mixed.md = %q", b)
+	}
+}
