@@ -1,8 +1,10 @@
 package ops
 
 import (
+	"fmt"
 	"os"
 	"slices"
+	"sort"
 	"strings"
 	"testing"
 
@@ -37,6 +39,15 @@ func TestFileLinks_WriteLintAndSources(t *testing.T) {
 		if l.Target == "x" && (!l.Resolved || l.File != "raw/sources/x.md" || l.Path != "") {
 			t.Errorf("get_page: [[x]] → %+v", l)
 		}
+	}
+	// every link is listed, those to files that are no pages too, in line order
+	var got []string
+	for _, l := range g.Links {
+		got = append(got, fmt.Sprintf("%s:%v:%s", l.Target, l.Resolved, l.File))
+	}
+	if want := []string{"x:true:raw/sources/x.md", "diagram.png:true:raw/assets/diagram.png", "lost.png:false:",
+		"../../raw/assets/gone.pdf:false:", "../../raw/sources/away.md:false:", "Nowhere:false:"}; !sameSet(got, want) || !sort.SliceIsSorted(g.Links, func(i, j int) bool { return g.Links[i].Line < g.Links[j].Line }) {
+		t.Errorf("get_page links %q, want %q in line order", got, want)
 	}
 	src := mustCall[ListSourcesOut](t, e, opListSources, obj{})
 	states := map[string]string{}
@@ -113,4 +124,11 @@ func TestFileLinks_WriteLintAndSources(t *testing.T) {
 			t.Errorf("x resolved as %q", it.Resolution)
 		}
 	}
+}
+
+func sameSet(a, b []string) bool {
+	a, b = slices.Clone(a), slices.Clone(b)
+	slices.Sort(a)
+	slices.Sort(b)
+	return slices.Equal(a, b)
 }

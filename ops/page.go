@@ -145,6 +145,14 @@ func getPage(ctx context.Context, e *Env, in *GetPageIn) (*GetPageOut, error) {
 			return err
 		}
 		links = describeLinks(tx, rec, rec.Links)
+		if len(rec.FileLinks) > 0 {
+			// links to files that are no pages (attachments, sources by
+			// their file name), in line order among the page links
+			for _, l := range rec.FileLinks {
+				links = append(links, LinkOut{Target: l.Target, Heading: l.Heading, Line: l.Line, Ambiguous: l.Ambiguous, Resolved: l.File != "", File: l.File})
+			}
+			sort.SliceStable(links, func(i, j int) bool { return links[i].Line < links[j].Line })
+		}
 		backlinks = []PageRef{}
 		bls := tx.Backlinks(rec.Doc)
 		backlinksTotal = len(bls)

@@ -151,6 +151,10 @@ type pageWrite struct {
 	c   *writeCall
 	now time.Time
 	t   time.Time // start of the current stage (stageHook)
+	// cited holds the source files this write adds (checked to exist):
+	// the commit scans them with the page, so one added to raw/sources/
+	// since the last scan is tracked at once, not reported missing
+	cited []string
 }
 
 // stageHook, when set (by benchmarks), receives how long each stage of a
@@ -191,6 +195,7 @@ func (w *pageWrite) run(ctx context.Context) (*WritePageOut, error) {
 
 func (w *pageWrite) attempt(ctx context.Context) (*WritePageOut, error) {
 	w.t = time.Now()
+	w.cited = nil
 	// log.md and index.md are written after the page: refuse up front when
 	// they cannot be (a named pipe or a symlink there)
 	if err := checkReservedWritable(w.e.Vault); err != nil {

@@ -64,6 +64,7 @@ func (w *pageWrite) commit(ctx context.Context, t *target, r *rendered) (*WriteP
 	if t.stale != "" && t.stale != p {
 		paths = append(paths, t.stale)
 	}
+	paths = append(paths, w.cited...)
 	if err := w.rescan(ctx, paths); err != nil {
 		return nil, after("re-indexing", err)
 	}

@@ -122,6 +122,16 @@ func (w *pageWrite) mergeBody(t *target, m *merged) (changed bool, err error) {
 			b = strings.ReplaceAll(strings.ReplaceAll(b, "\r\n", "\n"), "\n", "\r\n")
 		}
 	}
+	if b != "" && !strings.HasSuffix(b, "\n") && strings.HasSuffix(old, "\n") {
+		// the file ends its last line, the caller did not: the final
+		// newline is the file's convention (a body sent twice without one
+		// is unchanged the second time, as it is after a create)
+		if strings.HasSuffix(old, "\r\n") {
+			b += "\r\n"
+		} else {
+			b += "\n"
+		}
+	}
 	switch {
 	case same(b):
 		m.body = old
@@ -129,7 +139,7 @@ func (w *pageWrite) mergeBody(t *target, m *merged) (changed bool, err error) {
 	case strings.TrimSpace(b) == "" && strings.TrimSpace(old) != "":
 		return false, errs.E(errs.Invalid, "content is empty, and %s has a body; send the whole body (get_page returns it)", t.path)
 	}
-	m.body = b // as given: a final newline is the caller's to send
+	m.body = b // as given, with the file's final newline
 	return b != old, nil
 }
 
@@ -529,6 +539,9 @@ func (w *pageWrite) applySources(m *merged, parts []part) error {
 		entry, err := checkSource(w.e.Vault, e)
 		if err != nil {
 			return err
+		}
+		if markdown.ClassifySource(entry).Kind == markdown.SourceFile {
+			w.cited = append(w.cited, entry)
 		}
 		want = append(want, entry)
 	}

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -461,9 +462,17 @@ func TestWritePage_SlugCollision(t *testing.T) {
 }
 
 func TestWritePage_Unchanged(t *testing.T) {
+	// with and without a final newline: a create ends the file's last
+	// line, and the retry is unchanged all the same
+	for _, content := range []string{"same\n", "same", "two\nlines"} {
+		t.Run(fmt.Sprintf("%q", content), func(t *testing.T) { writeUnchanged(t, content) })
+	}
+}
+
+func writeUnchanged(t *testing.T, content string) {
 	v := testvault.New(t)
 	e, _ := openEnv(t, v)
-	in := &WritePageIn{Title: "Retry", Content: "same\n", Tags: []string{"x"}}
+	in := &WritePageIn{Title: "Retry", Content: content, Tags: []string{"x"}}
 	first := write(t, e, in)
 	log1 := readFile(t, v, vault.LogPage)
 	st1, _ := os.Stat(v.Abs(first.Path))
