@@ -13,6 +13,7 @@ import (
 	"github.com/synapse-wiki/synapse/errs"
 	"github.com/synapse-wiki/synapse/internal/testvault"
 	"github.com/synapse-wiki/synapse/internal/wildgen"
+	"github.com/synapse-wiki/synapse/store"
 )
 
 // TestWild_TypesOnEverySurface: every type the wild vault uses is a
@@ -362,5 +363,48 @@ func TestWritePage_CRLFKeptForAddedLines(t *testing.T) {
 	write(t, e, &WritePageIn{Title: "Mixed", Content: g.Content + "Two.\n"})
 	if b, _ := os.ReadFile(v.Abs("wiki/mixed.md")); !strings.HasSuffix(string(b), "# Mixed\r\nOne.\nTwo.\n") {
 		t.Errorf("mixed.md = %q", b)
+	}
+}
+
+// TestWild_DeclaredNotesAfterUpgrade: a store written before records said
+// whether a page declares its type (ParseVersion 5) is re-parsed once, so
+// its declared notes place new notes again.
+func TestWild_DeclaredNotesAfterUpgrade(t *testing.T) {
+	v := testvault.New(t)
+	for _, n := range []string{"a", "b", "c"} {
+		testvault.Write(t, v, "wiki/Plugins/"+n+".md", "# "+n+"\n")
+	}
+	for _, n := range []string{"n1", "n2"} {
+		testvault.Write(t, v, "wiki/journal/"+n+".md", "---\ntype: note\n---\nx\n")
+	}
+	e, err := OpenEnv(context.Background(), v, OpenOptions{NoInitialScan: true})
+	must(t, err)
+	t.Cleanup(func() { e.Close() })
+	rescanT(t, e)
+	// as a store of ParseVersion 5 left it: no record declares its type,
+	// and the catalogue counts no declared note
+	must(t, e.Store.Update(func(tx *store.Tx) error {
+		var recs []*store.PageRec
+		if err := tx.EachPage(func(p *store.PageRec) bool { recs = append(recs, p); return true }); err != nil {
+			return err
+		}
+		for _, p := range recs {
+			old := *p
+			p.TypeDeclared = false
+			if err := tx.PutPage(p, &old); err != nil {
+				return err
+			}
+		}
+		return tx.SetMeta("parse_version", []byte("5"))
+	}))
+	_ = e.Store.View(func(tx *store.Tx) error {
+		if d := tx.CatalogDeclaredNotes(); len(d) != 0 {
+			t.Fatalf("the old store still counts declared notes: %v", d)
+		}
+		return nil
+	})
+	rescanT(t, e)
+	if out := write(t, e, &WritePageIn{Title: "New note", Content: "x\n", Type: "note"}); out.Path != "wiki/journal/new-note.md" {
+		t.Errorf("after the upgrade a new note went to %s, want wiki/journal/", out.Path)
 	}
 }
