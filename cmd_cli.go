@@ -24,11 +24,25 @@ var extraCommands []*cli.Command
 
 // groupUsage describes the command groups created from CLI paths.
 var groupUsage = map[string]string{
-	"page":   "read, list and write wiki pages",
-	"graph":  "the link graph: neighbours, backlinks, orphans, missing pages",
-	"review": "the review queue of proposed work",
-	"source": "raw sources: read, list, rescan",
-	"skill":  "the agent skill",
+	"page":   "Read, list and write wiki pages",
+	"graph":  "The link graph: neighbours, backlinks, orphans, missing pages",
+	"review": "The review queue of proposed work",
+	"source": "Raw sources: read, list, rescan",
+	"skill":  "The agent skill: install or print it",
+}
+
+// commandOrder is the order of the commands in --help and in the docs:
+// the way a user meets them. Commands not named come last, in table order.
+var commandOrder = []string{"init", "search", "page", "graph", "source", "review", "lint", "status", "reindex", "embed", "serve", "openapi", "skill", "version", "help"}
+
+// commandRank is a command's place in commandOrder (the first word of a
+// path counts).
+func commandRank(path string) int {
+	g, _, _ := strings.Cut(path, " ")
+	if i := slices.Index(commandOrder, g); i >= 0 {
+		return i
+	}
+	return len(commandOrder)
 }
 
 // buildCommands generates one command per operation row with a CLI path,
@@ -61,6 +75,7 @@ func buildCommands() []*cli.Command {
 		}
 		top = append(top, c)
 	}
+	slices.SortStableFunc(top, func(a, b *cli.Command) int { return commandRank(a.Name) - commandRank(b.Name) })
 	return top
 }
 
@@ -75,7 +90,21 @@ func groupCommand(name string) *cli.Command {
 				}
 				return unknownCommand(c.Args().First(), []string{name}, c.Command.Subcommands)
 			}
-			return cli.ShowSubcommandHelp(c)
+			// a group alone is a usage error: its help goes to stderr
+			out := c.App.Writer
+			c.App.Writer = c.App.ErrWriter
+			err := cli.ShowSubcommandHelp(c)
+			c.App.Writer = out
+			if err != nil {
+				return err
+			}
+			var names []string
+			for _, sc := range c.Command.Subcommands {
+				if !sc.Hidden {
+					names = append(names, sc.Name)
+				}
+			}
+			return errs.E(errs.Invalid, "%s needs a command: %s (see synapse help %s)", name, orList(names), name)
 		},
 		HideHelpCommand: true,
 		OnUsageError:    usageError,
@@ -207,10 +236,12 @@ func cliInput(c *cli.Context, op *ops.Op, fields []ops.Field) ([]byte, error) {
 				}
 				in[f.Name] = vals
 				maxArg = len(args) - 1
-			case last && f.Type.Kind() == reflect.String:
+			case last && f.Words && f.Type.Kind() == reflect.String:
 				// unquoted multi-word values: `synapse search how do I …`
 				in[f.Name] = strings.Join(args[f.Arg:], " ")
 				maxArg = len(args) - 1
+			case last && len(args) > f.Arg+1:
+				return nil, severalArgs(c, f, args[f.Arg:])
 			case f.Type.Kind() == reflect.Int:
 				n, err := strconv.Atoi(args[f.Arg])
 				if err != nil {
@@ -227,7 +258,7 @@ func cliInput(c *cli.Context, op *ops.Op, fields []ops.Field) ([]byte, error) {
 			if err != nil {
 				return nil, err
 			}
-			if ok && f.Required && v == "" {
+			if ok && f.Required && strings.TrimSpace(v) == "" { // as the operation reads it: one message for "" and blank lines
 				from := "standard input"
 				if name := c.String("file"); name != "" && name != "-" {
 					from = name
@@ -263,6 +294,32 @@ func cliInput(c *cli.Context, op *ops.Op, fields []ops.Field) ([]byte, error) {
 		return nil, errs.E(errs.Invalid, "unexpected argument %q (usage: %s)", args[maxArg+1], c.Command.UsageText)
 	}
 	return json.Marshal(in)
+}
+
+// severalArgs refuses several words for an argument that takes one (an
+// id, a path), naming the command that takes several when there is one.
+func severalArgs(c *cli.Context, f ops.Field, vals []string) error {
+	quoted := make([]string, len(vals))
+	for i, v := range vals {
+		quoted[i] = strconv.Quote(v)
+	}
+	name := strings.ToUpper(f.Name)
+	verb := strings.TrimPrefix(c.Command.HelpName, c.App.Name+" ")
+	msg := fmt.Sprintf("%s takes one %s, not %d (%s)", verb, name, len(vals), strings.Join(quoted, " "))
+	if f.Several != "" {
+		msg += "; for several, use " + f.Several
+	} else if f.Type.Kind() == reflect.String {
+		msg += "; quote a " + name + " that holds spaces"
+	}
+	return errs.E(errs.Invalid, "%s (usage: %s)", msg, c.Command.UsageText)
+}
+
+// orList joins names as "a, b or c".
+func orList(names []string) string {
+	if len(names) < 2 {
+		return strings.Join(names, "")
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
 }
 
 func isLastArg(fields []ops.Field, f ops.Field) bool {
@@ -372,6 +429,7 @@ func runOp(c *cli.Context, op *ops.Op, raw []byte) error {
 		return err
 	}
 	o := newOutput(c.App.Writer, c.App.ErrWriter)
+	o.in = raw
 	out, err := invoke(c, v, op, raw, o)
 	if err != nil {
 		return err

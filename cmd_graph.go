@@ -50,7 +50,7 @@ func init() {
 		for _, x := range b.Backlinks {
 			rows = append(rows, []string{x.Title, x.Type, x.Path, strconv.Itoa(x.Count), x.ID})
 		}
-		o.table([]col{flexCol("TITLE"), fixedCol("TYPE"), flexCol("PATH"), numCol("LINKS"), fixedCol("ID")}, rows)
+		o.table([]col{flexCol("TITLE"), fixedCol("TYPE"), pathCol("PATH"), numCol("LINKS"), fixedCol("ID")}, rows)
 		verb := "pages link"
 		if b.Total == 1 {
 			verb = "page links"
@@ -64,7 +64,7 @@ func init() {
 		for _, x := range p.Pages {
 			rows = append(rows, []string{x.Title, x.Type, x.Path})
 		}
-		o.table([]col{flexCol("TITLE"), fixedCol("TYPE"), flexCol("PATH")}, rows)
+		o.table([]col{flexCol("TITLE"), fixedCol("TYPE"), pathCol("PATH")}, rows)
 		o.note("%s (no page links to them)%s", plural(p.Total, "orphan page", "orphan pages"), listedNote(len(p.Pages), p.Total))
 		return nil
 	}
@@ -76,7 +76,7 @@ func init() {
 				rows = append(rows, []string{t.Target, strconv.Itoa(t.Links), p.Title, p.Path, strconv.Itoa(p.Count)})
 			}
 		}
-		o.table([]col{flexCol("TARGET"), numCol("LINKS"), flexCol("LINKED FROM"), flexCol("PATH"), numCol("COUNT")}, rows)
+		o.table([]col{flexCol("TARGET"), numCol("TOTAL"), flexCol("LINKED FROM"), pathCol("PATH"), numCol("LINKS")}, rows)
 		scope := ""
 		if m.Page != nil {
 			scope = fmt.Sprintf(" linked from %q", m.Page.Title)

@@ -80,8 +80,17 @@ var verbDocs = map[string]verbDoc{
 		exits:    map[int]string{5: storeBusy},
 	},
 	"graph missing": {
-		examples: []example{{`synapse graph missing`, "link targets that match no page, and who links to them"}},
-		exits:    map[int]string{5: storeBusy},
+		examples: []example{
+			{`synapse graph missing`, "link targets that match no page, and who links to them"},
+			{`synapse graph missing --page "Internal links"`, "the dangling links of one page"},
+		},
+		exits: map[int]string{3: "not found: no page answers to --page", 5: storeBusy},
+		more: "COLUMNS:\n" +
+			"   TARGET       the link target, as first written ([[Target]])\n" +
+			"   TOTAL        links to the target from every page (with --page: from that page); most first\n" +
+			"   LINKED FROM  a page that links to it (one row per linking page)\n" +
+			"   PATH         that page's file\n" +
+			"   LINKS        links to the target from that page",
 	},
 	"source list": {
 		examples: []example{
@@ -252,7 +261,7 @@ func applyVerbHelp(prefix string, cmds []*cli.Command) {
 func helpCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "help",
-		Usage:     "show the help of synapse or of a command",
+		Usage:     "Show the help of synapse or of a command",
 		UsageText: "synapse help [COMMAND [SUBCOMMAND]]",
 		Flags:     []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "accepted for symmetry; help is text"}},
 		Action: func(c *cli.Context) error {

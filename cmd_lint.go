@@ -15,7 +15,7 @@ func init() {
 			ops.LintBrokenLinks: l.Counts.BrokenLinks, ops.LintBrokenFileLinks: l.Counts.BrokenFileLinks, ops.LintOrphans: l.Counts.Orphans,
 			ops.LintNoOutlinks: l.Counts.NoOutlinks, ops.LintMissingSources: l.Counts.MissingSources,
 			ops.LintDuplicateTitles: l.Counts.DuplicateTitles, ops.LintFrontmatterErrors: l.Counts.FrontmatterErrors,
-			ops.LintReservedFiles: l.Counts.ReservedFiles,
+			ops.LintReservedFiles: l.Counts.ReservedFiles, ops.LintRefusedFiles: l.Counts.RefusedFiles,
 		}
 		// the counts on top, by the names --category takes
 		rows := [][]string{}
@@ -117,6 +117,13 @@ func init() {
 			for _, r := range l.ReservedFiles {
 				o.printf("%s: %s\n  fix: %s\n", r.Path, r.Problem, r.Fix)
 			}
+		}
+		if section(ops.LintRefusedFiles, "Files refused instead of read", len(l.RefusedFiles)) {
+			rows = rows[:0]
+			for _, r := range l.RefusedFiles {
+				rows = append(rows, []string{r.Path, r.Reason, r.Message})
+			}
+			o.table([]col{pathCol("PATH"), fixedCol("REASON"), flexCol("WHY")}, rows)
 		}
 		scope := ""
 		if l.Page != nil {

@@ -299,7 +299,7 @@ type toolErrorBody struct {
 // output schema (the schema of a success).
 func toolError(err error) *mcp.CallToolResult {
 	code := errs.CodeOf(err)
-	body := toolErrorBody{Error: string(code) + ": " + errs.Message(err), Code: code}
+	body := toolErrorBody{Error: string(code) + ": " + errs.MessageFor(err, errs.MCP), Code: code}
 	data, _ := ops.MarshalJSON(body)
 	data = data[:len(data)-1]
 	return &mcp.CallToolResult{

@@ -17,7 +17,7 @@ import (
 func init() {
 	extraCommands = append(extraCommands, &cli.Command{
 		Name:         "openapi",
-		Usage:        "print the OpenAPI 3.1 description of the REST routes",
+		Usage:        "Print the OpenAPI 3.1 description of the REST routes",
 		UsageText:    "synapse openapi",
 		Description:  "Prints the same document that `synapse serve --http` serves at /openapi.json.",
 		Flags:        []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "accepted for symmetry; the output is always JSON"}},

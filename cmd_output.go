@@ -4,10 +4,12 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/charmbracelet/lipgloss"
+	"github.com/mattn/go-runewidth"
 	"github.com/muesli/termenv"
 	"github.com/synapse-wiki/synapse/index"
 	"golang.org/x/term"
@@ -32,7 +34,8 @@ type output struct {
 	etty  bool // ew is a terminal: progress lines
 	st    Styles
 	r     *lipgloss.Renderer
-	width int // terminal width for tables; 0: ask the terminal (tests set it)
+	width int    // terminal width for tables; 0: ask the terminal (tests set it)
+	in    []byte // the operation's input (JSON), for renderers that describe what was asked
 
 	mu       sync.Mutex
 	lastDraw time.Time
@@ -78,8 +81,36 @@ func (o *output) kv(pairs [][2]string) {
 		width = max(width, len(p[0])+1)
 	}
 	for _, p := range pairs {
-		fmt.Fprintf(o.w, "%s  %s\n", o.st.Dim.Render(fmt.Sprintf("%-*s", width, p[0]+":")), p[1])
+		v := p[1]
+		if o.tty {
+			// a long list wraps after a comma, under its value
+			v = wrapList(v, o.termWidth()-width-2, strings.Repeat(" ", width+2))
+		}
+		fmt.Fprintf(o.w, "%s  %s\n", o.st.Dim.Render(fmt.Sprintf("%-*s", width, p[0]+":")), v)
 	}
+}
+
+// wrapList breaks a comma-separated list wider than width after its
+// commas, starting each further line with indent.
+func wrapList(v string, width int, indent string) string {
+	if width < 20 || runewidth.StringWidth(v) <= width {
+		return v
+	}
+	var b strings.Builder
+	line := 0
+	for i, item := range strings.SplitAfter(v, ", ") {
+		w := runewidth.StringWidth(strings.TrimRight(item, " "))
+		if i > 0 && line+w > width {
+			cur := strings.TrimRight(b.String(), " ")
+			b.Reset()
+			b.WriteString(cur + "\n" + indent)
+			line = 0
+			item = strings.TrimLeft(item, " ")
+		}
+		b.WriteString(item)
+		line += runewidth.StringWidth(item)
+	}
+	return strings.TrimRight(b.String(), " ")
 }
 
 // progress returns a progress callback drawing on a terminal stderr, or nil.

@@ -1,17 +1,37 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/synapse-wiki/synapse/ops"
 )
 
+// asked is the title page get was asked for, quoted.
+func asked(in []byte) string {
+	var v struct {
+		Title string `json:"title"`
+	}
+	json.Unmarshal(in, &v)
+	return strconv.Quote(v.Title)
+}
+
 func init() {
 	renderers["page.get"] = func(o *output, v any) error {
 		p := v.(*ops.GetPageOut)
-		if len(p.Ambiguous) > 0 {
-			o.note("note: the title also names %s; this is %s (write it back by that path or id %s)", strings.Join(p.Ambiguous, ", "), p.Path, p.ID)
+		if len(p.AlsoMatched) > 0 {
+			var others []string
+			why := "the shortest path wins"
+			for _, a := range p.AlsoMatched {
+				others = append(others, fmt.Sprintf("%s (id %s)", a.Path, a.ID))
+				if len(a.Path) <= len(p.Path) {
+					why = "of paths as short, the first in order wins"
+				}
+			}
+			o.note("%s: %s answer to it; this is %s (a link would choose it too: %s); also %s. Ask for one by its path or id.",
+				asked(o.in), plural(len(p.AlsoMatched)+1, "page", "pages"), p.Path, why, strings.Join(others, ", "))
 		}
 		if !o.tty {
 			// a pipe gets the page as a file: frontmatter (as written, even
@@ -50,7 +70,7 @@ func init() {
 		for _, x := range p.Pages {
 			rows = append(rows, []string{x.Title, x.Type, x.Path, x.Updated, x.ID})
 		}
-		o.table([]col{flexCol("TITLE"), fixedCol("TYPE"), flexCol("PATH"), fixedCol("UPDATED"), fixedCol("ID")}, rows)
+		o.table([]col{flexCol("TITLE"), fixedCol("TYPE"), pathCol("PATH"), fixedCol("UPDATED"), fixedCol("ID")}, rows)
 		switch {
 		case len(p.Types) > 0:
 			o.note("no page has that type; the vault's types, closest first: %s", typeList(p.Types))

@@ -68,6 +68,47 @@ var renderings = []struct {
 	{"search", "search", nil},
 }
 
+// readable are what renderings must show at a width.
+var readable = map[string][]string{
+	"source-list-80":     {"…repetition and memory.md", " notes/meeting.md ", " SOURCE "},
+	"review-list-80":     {"Say who the wiki is"},
+	"review-list-160":    {" ORIGIN "},
+	"page-list-80":       {"…r authentication.md"},
+	"graph-backlinks-80": {"…interface/Settings.md"},
+}
+
+// TestRender_StatusFits: status fits 80 columns with every review status
+// in use (its reviews line wrapped), counts only the statuses that have
+// items, pending first, and shows the last scan as tables show times.
+func TestRender_StatusFits(t *testing.T) {
+	s := &ops.StatusOut{Vault: "/home/me/wiki", Pages: 173, Version: "0.1.0", LastScan: "2026-12-01T11:20:46Z",
+		Reviews: map[string]int{"auto_resolved": 120, "created": 35, "deep_researched": 12, "dismissed": 8, "pending": 1402, "skipped": 230}}
+	var buf bytes.Buffer
+	o := newOutput(&buf, io.Discard)
+	o.tty, o.width = true, 80
+	if err := renderers["status"](o, s); err != nil {
+		t.Fatal(err)
+	}
+	got := buf.String()
+	for _, l := range strings.Split(strings.TrimSpace(got), "\n") {
+		if w := runewidth.StringWidth(l); w > 80 {
+			t.Errorf("line %q is %d columns wide", l, w)
+		}
+	}
+	if !strings.Contains(got, "reviews:     1402 pending, 230 skipped, 120 auto_resolved, 35 created,\n             12 deep_researched, 8 dismissed\n") {
+		t.Errorf("reviews line:\n%s", got)
+	}
+	if !strings.Contains(got, "last scan:   2026-12-01 11:20 UTC\n") {
+		t.Errorf("last scan as tables show times:\n%s", got)
+	}
+	s.Reviews = map[string]int{"pending": 0, "skipped": 2, "created": 2, "dismissed": 0}
+	buf.Reset()
+	renderers["status"](o, s)
+	if !strings.Contains(buf.String(), "reviews:     2 created, 2 skipped\n") {
+		t.Errorf("reviews line:\n%s", buf.String())
+	}
+}
+
 // searchResult is a search result as the renderer gets it: a long title,
 // a long path, snippets of several lines.
 var searchResult = &ops.SearchOut{Query: "sync notes across devices", Hits: []search.Hit{
@@ -121,6 +162,14 @@ func TestRender_Golden(t *testing.T) {
 			if !strings.HasSuffix(got, "\n") {
 				t.Errorf("%s at %d columns does not end with a newline", r.name, width)
 			}
+			// what tells rows apart survives 80 columns: a source's file
+			// name (its path is cut on the left), a review's title (at
+			// least 20 columns of it)
+			for _, want := range readable[r.name+"-"+itoa(width)] {
+				if !strings.Contains(got, want) {
+					t.Errorf("%s at %d columns lacks %q:\n%s", r.name, width, want, got)
+				}
+			}
 			path := filepath.Join("testdata", "render", r.name+"-"+itoa(width)+".txt")
 			if *update {
 				os.MkdirAll(filepath.Dir(path), 0o755)
@@ -155,6 +204,48 @@ func collectIDs(data []byte, ids *[]string) {
 					*ids = append(*ids, id)
 				}
 			}
+		}
+	}
+}
+
+// TestRender_EmptyTable: a list with nothing in it shows its summary line
+// on a terminal, not a box of headings around no rows (a new vault's
+// review list and source list); a pipe still gets the header line.
+func TestRender_EmptyTable(t *testing.T) {
+	e := renderVault(t)
+	for _, r := range []struct {
+		op, summary string
+		args        map[string]any
+	}{
+		{"review.list", "no review items", map[string]any{"status": "deep_researched"}},
+		{"source.list", "sources", map[string]any{"state": "missing"}},
+		{"graph.missing", "", map[string]any{"page": "Home"}},
+	} {
+		raw, _ := json.Marshal(r.args)
+		out, err := ops.Lookup(r.op).Call(context.Background(), e, raw)
+		if err != nil {
+			t.Fatalf("%s: %v", r.op, err)
+		}
+		var buf, notes bytes.Buffer
+		o := newOutput(&buf, &notes)
+		o.tty, o.width = true, 80
+		if err := renderers[r.op](o, out); err != nil {
+			t.Fatal(err)
+		}
+		got := buf.String() + notes.String()
+		if strings.ContainsAny(got, "╭│╰") {
+			t.Errorf("%s with no rows draws a table:\n%s", r.op, got)
+		}
+		if !strings.Contains(got, r.summary) {
+			t.Errorf("%s with no rows: no %q in\n%s", r.op, r.summary, got)
+		}
+		buf.Reset()
+		o.tty = false
+		if err := renderers[r.op](o, out); err != nil {
+			t.Fatal(err)
+		}
+		if first, _, _ := strings.Cut(buf.String(), "\n"); !strings.Contains(first, "\t") {
+			t.Errorf("%s with no rows in a pipe: the header line is gone: %q", r.op, buf.String())
 		}
 	}
 }

@@ -560,5 +560,5 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 
 // writeError writes the REST error envelope {"error":{"code","message"}}.
 func writeError(w http.ResponseWriter, status int, err error) {
-	writeJSON(w, status, ops.ErrorEnvelope(err))
+	writeJSON(w, status, ops.ErrorEnvelope(err, errs.REST))
 }

@@ -13,7 +13,9 @@ func init() {
 		for _, it := range l.Items {
 			rows = append(rows, []string{it.ID, it.Type, it.Status, it.Title, it.Origin, dateOf(it.CreatedAt)})
 		}
-		o.table([]col{fixedCol("ID"), fixedCol("TYPE"), fixedCol("STATUS"), flexCol("TITLE"), fixedCol("ORIGIN"), fixedCol("CREATED")}, rows)
+		origin := fixedCol("ORIGIN")
+		origin.drop = 1 // in --json and pipes; a narrow terminal gives its room to the title
+		o.table([]col{fixedCol("ID"), fixedCol("TYPE"), fixedCol("STATUS"), flexCol("TITLE"), origin, fixedCol("CREATED")}, rows)
 		switch {
 		case l.Total == 0:
 			o.note("no review items")

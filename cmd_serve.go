@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"os"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -38,15 +39,17 @@ const shutdownGrace = 3 * time.Second
 func init() {
 	extraCommands = append(extraCommands, &cli.Command{
 		Name:      "serve",
-		Usage:     "serve MCP (stdio, streamable HTTP) and REST over the vault",
+		Usage:     "Serve MCP (stdio, streamable HTTP) and REST over the vault",
 		UsageText: "synapse serve --mcp-stdio | --http [--addr 127.0.0.1:7411] [--write]",
 		Description: "--mcp-stdio serves every MCP tool, read and write, on standard input and output.\n" +
 			"--http serves MCP at /mcp, the REST routes, /openapi.json and /healthz on one loopback\n" +
 			"address. HTTP is read-only unless --write: the write tools are not listed and are refused,\n" +
 			"and write routes answer 403. Every route but /healthz needs 'Authorization: Bearer TOKEN';\n" +
 			"the token is $SYNAPSE_TOKEN, else .synapse/token (created 0600 on first serve).\n" +
-			"Both transports may run at once. Logs go to standard error. SIGINT or SIGTERM stop the\n" +
-			"server after in-flight requests finish.\n\n" +
+			"Both transports may run at once; then the end of standard input ends only the stdio\n" +
+			"session and HTTP keeps serving. Logs go to standard error, starting with the pid; an HTTP\n" +
+			"server also writes it to .synapse/serve.pid (removed when it stops). SIGINT or SIGTERM\n" +
+			"(kill $(cat .synapse/serve.pid)) stop the server after in-flight requests finish.\n\n" +
 			"The server watches wiki/ and raw/sources/ and indexes what other programs save there. It\n" +
 			"answers MCP initialize at once and brings the index up to date in the background. While it\n" +
 			"runs, CLI verbs on the same vault are handed to it over .synapse/serve.sock (owner only) and\n" +
@@ -492,11 +495,11 @@ func (s *service) call(ctx context.Context, env *ops.Env, op *ops.Op, raw []byte
 	}
 	work := *primary
 	work.ReadOnly = env.ReadOnly
-	// status answers MCP and REST clients from whatever the store holds,
-	// with the progress of the index being built (a CLI verb waits, as it
-	// would alone, drawing the progress on a terminal)
-	patient, _ := ctx.Value(patientKey{}).(bool)
-	always := op.Always && op.Access == ops.Read && !patient
+	// status answers every client (MCP, REST and `synapse status`) from
+	// whatever the store holds, with the progress of the index being
+	// built; the other CLI verbs wait, as they would alone, drawing the
+	// progress on a terminal
+	always := op.Always && op.Access == ops.Read
 	if !op.Scans && !always {
 		if err := s.waitIndexed(ctx, indexed); err != nil {
 			return nil, err
@@ -715,8 +718,11 @@ func jsonKindOf(v any) string {
 }
 
 // run serves the configured transports until ctx is cancelled (SIGINT,
-// SIGTERM), the stdio client closes its input, or a transport fails; then
-// it shuts everything down, letting in-flight requests finish.
+// SIGTERM), a transport fails, or the stdio client closes its input when
+// stdio is the only transport (with HTTP beside it, that ends only the
+// stdio session); then it shuts everything down, letting in-flight
+// requests finish. An HTTP server writes its pid to .synapse/serve.pid
+// while it runs.
 func (s *service) run(ctx context.Context, cfg serveConfig, token string, stdin io.Reader, stdout io.Writer) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -757,6 +763,14 @@ func (s *service) run(ctx context.Context, cfg serveConfig, token string, stdin 
 		if !isLoopbackAddr(ln.Addr()) {
 			s.log.Printf("warning: %s is not a loopback address; anyone who can reach it and holds the token can use the vault", ln.Addr())
 		}
+		if err := writePIDFile(s.vault); err != nil {
+			s.log.Printf("pid %d (could not write %s: %v); stop it with kill %d", os.Getpid(), pidFile, err, os.Getpid())
+		} else {
+			s.log.Printf("pid %d, in %s; stop it with kill $(cat %s) (requests in flight finish)", os.Getpid(), pidFile, pidFile)
+			defer removePIDFile(s.vault)
+		}
+	} else {
+		s.log.Printf("pid %d", os.Getpid())
 	}
 	if cfg.stdio {
 		wg.Add(1)
@@ -771,11 +785,19 @@ func (s *service) run(ctx context.Context, cfg serveConfig, token string, stdin 
 		s.log.Printf("serving MCP on stdio (all tools)")
 	}
 
-	select {
-	case <-ctx.Done():
-		s.log.Printf("shutting down")
-	case err = <-errc:
-	case err = <-s.fatal:
+	for stopping := false; !stopping; {
+		stopping = true
+		select {
+		case <-ctx.Done():
+			s.log.Printf("shutting down")
+		case err = <-errc:
+			if errors.Is(err, errStdioClosed) && cfg.http {
+				// the stdio client is gone; the HTTP clients are not
+				s.log.Printf("the stdio client closed its input: MCP on stdio ended; HTTP keeps serving until SIGINT or SIGTERM")
+				err, stopping = nil, false
+			}
+		case err = <-s.fatal:
+		}
 	}
 	cancel()
 	if hs != nil {
@@ -793,6 +815,42 @@ func (s *service) run(ctx context.Context, cfg serveConfig, token string, stdin 
 }
 
 var errStdioClosed = errors.New("stdio client closed its input")
+
+// pidFile holds the pid of the HTTP server of the vault (vault-relative),
+// for `kill $(cat .synapse/serve.pid)`; it is removed when that server
+// stops. With two HTTP servers on one vault it names the later one.
+const pidFile = vault.StateDir + "/serve.pid"
+
+// writePIDFile writes this process's pid to pidFile, atomically (a temp
+// file renamed over it, so a symlink there is replaced, never followed).
+func writePIDFile(v *vault.Vault) error {
+	f, err := os.CreateTemp(v.Abs(vault.StateDir), ".serve.pid-*")
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(f, "%d\n", os.Getpid())
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), v.Abs(pidFile))
+	}
+	if err != nil {
+		os.Remove(f.Name())
+	}
+	return err
+}
+
+// removePIDFile removes pidFile if it still names this process.
+func removePIDFile(v *vault.Vault) {
+	path := v.Abs(pidFile)
+	if st, err := os.Lstat(path); err != nil || !st.Mode().IsRegular() || st.Size() > 32 {
+		return
+	}
+	if data, err := os.ReadFile(path); err == nil && strings.TrimSpace(string(data)) == strconv.Itoa(os.Getpid()) {
+		os.Remove(path)
+	}
+}
 
 func listen(addr string) (net.Listener, error) {
 	if _, _, err := net.SplitHostPort(addr); err != nil {

@@ -76,7 +76,7 @@ func init() {
 	group.Subcommands = []*cli.Command{
 		{
 			Name:         "print",
-			Usage:        "print the agent skill (SKILL.md)",
+			Usage:        "Print the agent skill (SKILL.md)",
 			UsageText:    "synapse skill print [--json]",
 			Description:  "Prints the SKILL.md embedded in this binary, byte for byte (--json: with its name, size and sha256).",
 			Flags:        []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print the skill as JSON: name, bytes, sha256 and content"}},
@@ -100,7 +100,7 @@ func init() {
 		},
 		{
 			Name:      "install",
-			Usage:     "write the agent skill to an agent's skill folder",
+			Usage:     "Write the agent skill to an agent's skill folder",
 			UsageText: "synapse skill install [--agent claude-code|codex|agents | --dir DIR] [--force]",
 			Description: "Writes SKILL.md into the skill folder DIR (created if needed). The default is\n" +
 				"Claude Code's ~/.claude/skills/synapse/ ($CLAUDE_CONFIG_DIR/skills/synapse/ when set).\n" +

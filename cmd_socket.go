@@ -302,7 +302,8 @@ func (ss *sockServer) handle(c net.Conn) {
 		return
 	}
 	if err != nil {
-		lw.send(sockReply{Error: &ops.ErrorDetail{Code: errs.CodeOf(err), Message: errs.Message(err)}})
+		// references kept: the CLI renders the message for its user
+		lw.send(sockReply{Error: &ops.ErrorDetail{Code: errs.CodeOf(err), Message: errs.Raw(err)}})
 		return
 	}
 	data, err := ops.MarshalJSON(out)
@@ -523,13 +524,15 @@ func invokeVerb(c *cli.Context, v *vault.Vault, op *ops.Op, raw []byte, o *outpu
 			Progress:      o.progress(),
 			Notify:        o.scanNote,
 			NoInitialScan: op.Scans,
+			Detachable:    true, // this process runs one verb (ops.OpenOptions)
 		})
 		if err == nil {
 			defer e.Close()
 			run := ctx
-			if op.Writes(in) && !op.Scans {
+			if op.Writes(in) && !op.Scans && !op.Concurrent {
 				// a write that has started runs to completion, as on a
-				// server (SIGINT and SIGTERM stop reads and scans at once)
+				// server (SIGINT and SIGTERM stop reads and scans at once,
+				// and embed, which commits as it goes and resumes)
 				run = context.WithoutCancel(ctx)
 			}
 			out, err := op.Run(run, e, in)

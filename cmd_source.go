@@ -1,13 +1,16 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/charmbracelet/lipgloss"
 	"github.com/synapse-wiki/synapse/ops"
+	"github.com/synapse-wiki/synapse/vault"
 )
 
 func init() {
@@ -49,13 +52,29 @@ func init() {
 			}
 			changed := orDash(s.LastChanged)
 			if o.tty {
-				changed = shortTime(changed)
+				changed = dateOf(changed)
 			}
 			rows = append(rows, []string{s.State, s.Path, size, changed, cited})
 		}
 		state := fixedCol("STATE")
 		state.style = o.stateStyle
-		o.table([]col{state, pathCol("PATH"), numCol("SIZE"), fixedCol("LAST CHANGED"), flexCol("CITED BY")}, rows)
+		path := pathCol("PATH")
+		if o.tty && len(rows) > 0 {
+			// on a terminal the folder every row shares gives way to
+			// what tells the files apart: the path in raw/sources/,
+			// which is what source read takes
+			in := true
+			for _, r := range rows {
+				in = in && strings.HasPrefix(r[1], vault.SourcesDir+"/")
+			}
+			if in {
+				for _, r := range rows {
+					r[1] = strings.TrimPrefix(r[1], vault.SourcesDir+"/")
+				}
+				path.head = "SOURCE"
+			}
+		}
+		o.table([]col{state, path, numCol("SIZE"), fixedCol("LAST CHANGED"), flexCol("CITED BY")}, rows)
 		c := l.Counts
 		n := c.New + c.Changed + c.Missing + c.Ingested
 		var parts []string
@@ -67,20 +86,37 @@ func init() {
 				parts = append(parts, fmt.Sprintf("%d %s", p.n, p.name))
 			}
 		}
-		summary := plural(n, "source", "sources")
+		counts := ""
 		if len(parts) > 0 {
-			summary += ": " + strings.Join(parts, ", ")
+			counts = ": " + strings.Join(parts, ", ")
 		}
-		last := orDash(l.LastScan)
-		if o.tty {
-			last = shortTime(last)
+		in := " in " + vault.SourcesDir + "/"
+		summary := plural(n, "source"+in, "sources"+in) + counts
+		if states := stateFilter(o.in); len(states) > 0 {
+			// what was asked for, then the whole picture
+			summary = fmt.Sprintf("%s (of %s%s)", plural(l.Total, orList(states)+" source", orList(states)+" sources"), plural(n, "source", "sources"), counts)
 		}
-		o.note("%s; last scan %s", summary, last)
+		o.note("%s", summary)
 		if len(l.Sources) < l.Total {
 			o.note("%d of %d matching sources shown (use --limit and --offset for more)", len(l.Sources), l.Total)
 		}
 		return nil
 	}
+}
+
+// stateFilter is source list's --state as asked (nil: every state).
+func stateFilter(in []byte) []string {
+	var v struct {
+		State string `json:"state"`
+	}
+	json.Unmarshal(in, &v)
+	var out []string
+	for _, s := range strings.Split(strings.ToLower(v.State), ",") {
+		if s = strings.TrimSpace(s); s != "" && s != "all" && !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 // shortTime shows an RFC 3339 time to the minute, in UTC, on a terminal

@@ -20,20 +20,11 @@ func init() {
 			{"links", fmt.Sprintf("%d (%d dangling)", s.Links, s.Dangling)},
 			{"orphans", strconv.Itoa(s.Orphans)},
 			{"store", fmt.Sprintf("%s, schema %d", humanBytes(s.StoreBytes), s.Schema)},
-			{"last scan", orDash(s.LastScan)},
+			{"last scan", lastScan(o, s.LastScan)},
 			{"embeddings", embedSummary(s.Embeddings)},
 		}
 		if len(s.Reviews) > 0 {
-			var parts []string
-			keys := make([]string, 0, len(s.Reviews))
-			for k := range s.Reviews {
-				keys = append(keys, k)
-			}
-			sort.Strings(keys)
-			for _, k := range keys {
-				parts = append(parts, fmt.Sprintf("%s %d", k, s.Reviews[k]))
-			}
-			pairs = append(pairs, [2]string{"reviews", strings.Join(parts, ", ")})
+			pairs = append(pairs, [2]string{"reviews", reviewsLine(s.Reviews)})
 		}
 		if s.PendingLinks+s.PendingGraph > 0 {
 			pairs = append(pairs, [2]string{"pending", fmt.Sprintf("%d link resolutions, %d graph updates", s.PendingLinks, s.PendingGraph)})
@@ -107,6 +98,45 @@ func renderReport(o *output, r *index.Report) {
 	for _, rf := range r.Refused {
 		o.printf("  refused  %s\n", rf.Message)
 	}
+}
+
+// reviewsLine counts the review queue by status, pending first, then the
+// decided ones by number; statuses with no item are left out (--json has
+// them all).
+func reviewsLine(counts map[string]int) string {
+	keys := make([]string, 0, len(counts))
+	for k, n := range counts {
+		if n > 0 {
+			keys = append(keys, k)
+		}
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		a, b := keys[i], keys[j]
+		if (a == ops.StatusPending) != (b == ops.StatusPending) {
+			return a == ops.StatusPending
+		}
+		if counts[a] != counts[b] {
+			return counts[a] > counts[b]
+		}
+		return a < b
+	})
+	if len(keys) == 0 {
+		return "none"
+	}
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%d %s", counts[k], k)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// lastScan shows the time of the last scan as tables show times on a
+// terminal (to the minute, UTC), in full in a pipe.
+func lastScan(o *output, ts string) string {
+	if o.tty && ts != "" {
+		return shortTime(ts)
+	}
+	return orDash(ts)
 }
 
 func orDash(s string) string {

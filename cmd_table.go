@@ -14,21 +14,27 @@ import (
 // col is one column of a table. Fixed columns (ids, counts, types,
 // states, dates) are never cut or wrapped; flexible ones (titles, paths,
 // snippets) share what the terminal width leaves and are cut with "…".
-// Pipes get every value in full.
+// A column of lesser use may be dropped on a narrow terminal rather than
+// squeeze the flexible ones. Pipes get every column and value in full.
 type col struct {
 	head  string
 	flex  bool                          // may be cut to fit the terminal
 	min   int                           // a flexible column's narrowest width (default 12)
 	right bool                          // numbers: right-aligned
-	mid   bool                          // paths: cut in the middle, keeping the file name
+	left  bool                          // paths: cut on the left, keeping the end (file name, nearest folders)
+	drop  int                           // > 0: dropped (lowest first) when a flexible column would get under comfortWidth
 	style func(v string) lipgloss.Style // per-cell style on a terminal (states); nil: plain
 }
+
+// comfortWidth is the width under which a flexible column (a title) is
+// hard to read: a table drops its droppable columns first.
+const comfortWidth = 24
 
 // Column constructors: the kinds of values tables hold.
 func fixedCol(head string) col { return col{head: head} }
 func numCol(head string) col   { return col{head: head, right: true} }
 func flexCol(head string) col  { return col{head: head, flex: true} }
-func pathCol(head string) col  { return col{head: head, flex: true, mid: true} }
+func pathCol(head string) col  { return col{head: head, flex: true, left: true} }
 
 const ellipsis = "…"
 
@@ -66,6 +72,12 @@ func (o *output) table(cols []col, rows [][]string) {
 		}
 		return
 	}
+	if len(rows) == 0 {
+		// on a terminal an empty table is a box of headings around
+		// nothing: the summary line after it says "no review items"
+		return
+	}
+	cols, rows = dropColumns(cols, rows, o.termWidth())
 	widths := fitWidths(cols, rows, o.termWidth())
 	cut := make([][]string, len(rows))
 	for i, r := range rows {
@@ -75,7 +87,7 @@ func (o *output) table(cols []col, rows [][]string) {
 			if j < len(r) {
 				v = strings.Join(strings.Fields(r[j]), " ")
 			}
-			cut[i][j] = cutTo(v, widths[j], cols[j].mid)
+			cut[i][j] = cutTo(v, widths[j], cols[j].left)
 		}
 	}
 	heads := make([]string, len(cols))
@@ -104,6 +116,40 @@ func (o *output) table(cols []col, rows [][]string) {
 			return s
 		})
 	fmt.Fprintln(o.w, t.Render())
+}
+
+// dropColumns leaves out droppable columns, lowest drop first, while a
+// flexible column would be narrower than comfortWidth (and narrower than
+// its content) at this width.
+func dropColumns(cols []col, rows [][]string, width int) ([]col, [][]string) {
+	for {
+		widths := fitWidths(cols, rows, width)
+		natural := fitWidths(cols, rows, 1<<20)
+		squeezed := false
+		for j, c := range cols {
+			if c.flex && widths[j] < min(comfortWidth, natural[j]) {
+				squeezed = true
+			}
+		}
+		victim := -1
+		for j, c := range cols {
+			if c.drop > 0 && (victim < 0 || c.drop < cols[victim].drop) {
+				victim = j
+			}
+		}
+		if !squeezed || victim < 0 {
+			return cols, rows
+		}
+		cols = append(cols[:victim:victim], cols[victim+1:]...)
+		out := make([][]string, len(rows))
+		for i, r := range rows {
+			if victim < len(r) {
+				r = append(r[:victim:victim], r[victim+1:]...)
+			}
+			out[i] = r
+		}
+		rows = out
+	}
 }
 
 // fitWidths sizes each column to its widest cell (header included); when
@@ -170,22 +216,22 @@ func flexMin(c col) int {
 }
 
 // cutTo fits v into width display columns: cut at the end with "…", or
-// in the middle (paths: the folder gives way, the file name stays).
-func cutTo(v string, width int, middle bool) string {
+// on the left (paths: the shared folders give way, the end that tells
+// one file from another stays: "…/clippings/an article.md").
+func cutTo(v string, width int, left bool) string {
 	if runewidth.StringWidth(v) <= width {
 		return v
 	}
-	if !middle || width < 8 {
+	if !left {
 		return runewidth.Truncate(v, width, ellipsis)
 	}
-	tail := (width - 1) * 3 / 5 // most of the room for the end: the file name
-	head := width - 1 - tail
+	tail := width - runewidth.StringWidth(ellipsis)
 	r := []rune(v)
 	var end []rune
 	for i := len(r) - 1; i >= 0 && runewidth.StringWidth(string(append([]rune{r[i]}, end...))) <= tail; i-- {
 		end = append([]rune{r[i]}, end...)
 	}
-	return runewidth.Truncate(v, head, "") + ellipsis + string(end)
+	return ellipsis + string(end)
 }
 
 // plural says "1 page", "2 pages".

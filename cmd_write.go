@@ -26,15 +26,31 @@ func init() {
 		if p.NewType && len(p.Types) > 0 { // (the first page of an empty vault is new in every way)
 			o.note("new type %q: no other page has it; the vault's types, closest first: %s", p.Type, typeList(p.Types))
 		}
-		if len(p.Dangling) > 0 {
-			if len(p.Dangling) == 1 {
-				o.note("1 link target matches no page yet: filed as a missing-page review (synapse review list)")
-			} else {
-				o.note("%d link targets match no page yet: filed as missing-page reviews (synapse review list)", len(p.Dangling))
-			}
+		if note := danglingNote(len(p.Dangling), len(p.Filed)); note != "" {
+			o.note("%s", note)
 		}
 		return nil
 	}
+}
+
+// danglingNote says what became of a write's dangling links: filed as new
+// missing-page reviews, or already in the queue (a repeated or unchanged
+// write files nothing).
+func danglingNote(dangling, filed int) string {
+	targets := plural(dangling, "link target matches", "link targets match")
+	switch {
+	case dangling == 0:
+		return ""
+	case filed == dangling && filed == 1:
+		return targets + " no page yet: filed as a missing-page review (synapse review list)"
+	case filed == dangling:
+		return targets + " no page yet: filed as missing-page reviews (synapse review list)"
+	case filed == 0 && dangling == 1:
+		return targets + " no page yet; it is in the review queue already (synapse review list --status all)"
+	case filed == 0:
+		return targets + " no page yet; they are in the review queue already (synapse review list --status all)"
+	}
+	return fmt.Sprintf("%s no page yet: %d filed as new missing-page reviews, %d in the review queue already (synapse review list --status all)", targets, filed, dangling-filed)
 }
 
 // typeList names types with their page counts: "entity (12), concept (3)".

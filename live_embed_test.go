@@ -136,3 +136,66 @@ func TestLive_BackgroundEmbedding(t *testing.T) {
 		t.Errorf("no log line for the background run:\n%s", ls.logs.String())
 	}
 }
+
+// TestCLI_EmbedLeavesTheStoreFree: `synapse embed` run alone (no server)
+// holds the store only while it commits, not while it waits on the
+// provider: meanwhile other verbs read and write the vault at once, a
+// second `synapse embed` is told a run is in progress, and the first run
+// finishes with every page it set out to embed.
+func TestCLI_EmbedLeavesTheStoreFree(t *testing.T) {
+	g := newGateProvider(t)
+	v, _, err := vault.Init(filepath.Join(t.TempDir(), "v"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 6 {
+		testvault.Write(t, v, fmt.Sprintf("wiki/concepts/topic-%02d.md", i), fmt.Sprintf("# Topic %d\n\nText about topic %d.\n", i, i))
+	}
+	cfg := "embeddings:\n  url: " + g.srv.URL + "/v1/embeddings\n  model: gate-16\n  batch: 2\n  concurrency: 1\n  timeout: 60s\n"
+	if err := os.WriteFile(v.Abs(vault.ConfigFile), []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if r := runCLI(v, "", "reindex"); r.code != 0 {
+		t.Fatalf("reindex: %+v", r)
+	}
+	g.open.Store(false)
+	done := make(chan cliResult, 1)
+	go func() { done <- runCLI(v, "", "embed", "--json") }()
+	eventually(t, "the embed run waiting on the provider", func() bool { return g.waiter.Load() > 0 })
+	for _, c := range []struct {
+		stdin string
+		args  []string
+		want  string
+	}{
+		{"", []string{"search", "topic", "--json"}, `"hits":[{`},
+		{"Written while embed waits.\n", []string{"page", "write", "Meanwhile", "--json"}, `"path":"wiki/concepts/meanwhile.md"`},
+		{"", []string{"status", "--json"}, `"pages":7`},
+		{"", []string{"page", "get", "Meanwhile", "--json"}, `Written while embed waits.`},
+	} {
+		start := time.Now()
+		r := runCLI(v, c.stdin, c.args...)
+		if r.code != 0 || !strings.Contains(r.stdout, c.want) {
+			t.Errorf("synapse %s while embed waits: exit %d, stdout %.300s, stderr %s", strings.Join(c.args, " "), r.code, r.stdout, r.stderr)
+		}
+		if d := time.Since(start); d > 10*time.Second {
+			t.Errorf("synapse %s waited %v", strings.Join(c.args, " "), d)
+		}
+	}
+	if r := runCLI(v, "", "embed"); r.code != 5 || !strings.Contains(r.stderr, "an embedding run is in progress") {
+		t.Errorf("a second embed beside the first: %+v", r)
+	}
+	select {
+	case r := <-done:
+		t.Fatalf("embed ended before the provider answered: %+v", r)
+	default:
+	}
+	g.open.Store(true)
+	r := <-done
+	if r.code != 0 || !strings.Contains(r.stdout, `"embedded":6`) {
+		t.Fatalf("embed: %+v", r)
+	}
+	// the page written meanwhile is embedded by the next run
+	if r := runCLI(v, "", "embed", "--json"); r.code != 0 || !strings.Contains(r.stdout, `"embedded":1`) || !strings.Contains(r.stdout, `"complete":true`) {
+		t.Errorf("second embed: %+v", r)
+	}
+}

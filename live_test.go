@@ -498,7 +498,8 @@ func serveBlocked(t *testing.T, v *vault.Vault) (*liveServer, *blockingPages) {
 
 // On a vault never indexed, MCP initialize and tools/list answer while the
 // first scan runs; tool calls wait for it (an MCP call at most
-// firstIndexWait, then unavailable); a CLI verb waits as it would alone.
+// firstIndexWait, then unavailable); a CLI verb waits as it would alone,
+// but for status, which answers at once with the progress.
 func TestLive_FirstIndexInTheBackground(t *testing.T) {
 	defer func(d time.Duration) { firstIndexWait = d }(firstIndexWait)
 	firstIndexWait = 100 * time.Millisecond
@@ -524,6 +525,19 @@ func TestLive_FirstIndexInTheBackground(t *testing.T) {
 	}
 	if a := st.(*ops.StatusOut).Indexing; a == nil || !a.Rebuild || a.Phase != "scan" {
 		t.Fatalf("status during the first index: indexing %+v", a)
+	}
+
+	// so does synapse status, at a shell: it says the index is being built
+	// (a verb that needs the index waits, below)
+	stDone := make(chan cliResult, 1)
+	go func() { stDone <- runCLI(v, "", "status") }()
+	select {
+	case r := <-stDone:
+		if r.code != 0 || !strings.Contains(r.stdout, "building the index") {
+			t.Fatalf("synapse status during the first index: %+v", r)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("synapse status waited for the first index to finish")
 	}
 
 	cliDone := make(chan cliResult, 1)

@@ -163,10 +163,10 @@ func reportError(w io.Writer, err error, asJSON bool) int {
 		err = errs.E(errs.Invalid, "%v", err)
 	}
 	if asJSON {
-		data, _ := ops.MarshalJSON(ops.ErrorEnvelope(err))
+		data, _ := ops.MarshalJSON(ops.ErrorEnvelope(err, errs.CLI))
 		w.Write(data)
 	} else {
-		fmt.Fprintf(w, "synapse: %s\n", errs.Message(err))
+		fmt.Fprintf(w, "synapse: %s\n", errs.MessageFor(err, errs.CLI))
 	}
 	return errs.ExitCode(code)
 }

@@ -3,6 +3,10 @@ package main
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -32,6 +36,8 @@ func TestMain(m *testing.M) {
 //	mtime FILE RFC3339         set a file's modification time (source states compare mtimes)
 //	waitfile FILE              wait (up to 20 s) until FILE exists
 //	[!] eventually CMD ARGS... run CMD until it succeeds (with !: until it fails), up to 20 s
+//	freeport VAR               set VAR to a free TCP port on 127.0.0.1
+//	[!] httpget URL [TOKEN]    GET URL (with a bearer token); stdout is the body; fails unless 2xx
 //	jsonvar VAR PATH           set VAR from the last JSON stdout (.hits[0].path, .items[title=X].id)
 //	skillmd FILE               copy the repository's skill/SKILL.md to FILE
 //	skillrun PREFIX [N=V...]   run the SKILL.md command line starting with PREFIX, placeholders filled
@@ -123,6 +129,36 @@ var scriptCmds = map[string]func(ts *testscript.TestScript, neg bool, args []str
 			ts.Fatalf("usage: envout VAR")
 		}
 		ts.Setenv(args[0], strings.TrimSpace(ts.ReadFile("stdout")))
+	},
+	"freeport": func(ts *testscript.TestScript, neg bool, args []string) {
+		if neg || len(args) != 1 {
+			ts.Fatalf("usage: freeport VAR")
+		}
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		ts.Check(err)
+		ts.Setenv(args[0], strconv.Itoa(ln.Addr().(*net.TCPAddr).Port))
+		ln.Close()
+	},
+	"httpget": func(ts *testscript.TestScript, neg bool, args []string) {
+		if len(args) < 1 || len(args) > 2 {
+			ts.Fatalf("usage: [!] httpget URL [TOKEN]")
+		}
+		req, err := http.NewRequest("GET", args[0], nil)
+		ts.Check(err)
+		if len(args) == 2 {
+			req.Header.Set("Authorization", "Bearer "+args[1])
+		}
+		resp, err := (&http.Client{Timeout: 10 * time.Second}).Do(req)
+		status := fmt.Sprint(err)
+		if err == nil {
+			status = resp.Status
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			ts.Stdout().Write(body)
+		}
+		if ok := err == nil && resp.StatusCode/100 == 2; ok == neg {
+			ts.Fatalf("GET %s: %s", args[0], status)
+		}
 	},
 	"jsonids": func(ts *testscript.TestScript, neg bool, args []string) {
 		if len(args) != 2 {

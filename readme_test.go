@@ -71,14 +71,20 @@ func TestREADME_ClientConfigs(t *testing.T) {
 		t.Errorf("found %d stdio and %d HTTP client entries; want Claude Code, Claude Desktop and Cursor each", stdio, remote)
 	}
 	for _, want := range []string{
-		"claude mcp add --scope user synapse -- \"$(go env GOPATH)/bin/synapse\" --vault ~/wiki serve --mcp-stdio",
+		"claude mcp add --scope user synapse -- \"$(go env GOPATH)/bin/synapse\" --vault ~/synapse-demo serve --mcp-stdio",
 		"[mcp_servers.synapse]\ncommand = \"/home/me/go/bin/synapse\"",
 		"bearer_token_env_var = \"SYNAPSE_TOKEN\"",
 		"export SYNAPSE_TOKEN=",
-		"serve --http --write >>",
+		"serve --http --write --addr 127.0.0.1:7411 >>",
 	} {
 		if !strings.Contains(readme, want) {
 			t.Errorf("README lacks %q", want)
+		}
+	}
+	// one demo vault throughout: the one the set-up command creates
+	for _, other := range []string{"~/wiki", "/me/wiki"} {
+		if strings.Contains(readme, other) {
+			t.Errorf("README uses %s; the demo vault is ~/synapse-demo (the set-up command creates it)", other)
 		}
 	}
 	if strings.Contains(readme, "serve --mcp-stdio &") && !strings.Contains(readme, "`synapse serve --mcp-stdio &` in a shell stops at once") {

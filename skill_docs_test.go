@@ -56,19 +56,8 @@ var extraAccess = map[string]string{
 	"version":       "read",
 }
 
-// groupOrder is the order of verbs in the docs: the way a user meets them.
-// Verbs of an unknown group come last, alphabetically.
-var groupOrder = []string{"init", "search", "page", "graph", "source", "review", "lint", "status", "reindex", "embed", "serve", "openapi", "skill", "version"}
-
-func groupRank(path string) int {
-	g, _, _ := strings.Cut(path, " ")
-	for i, n := range groupOrder {
-		if n == g {
-			return i
-		}
-	}
-	return len(groupOrder)
-}
+// groupRank orders verbs in the docs as in --help (commandOrder).
+func groupRank(path string) int { return commandRank(path) }
 
 // docCommands walks the real CLI and returns every leaf verb.
 func docCommands() ([]docCmd, error) {

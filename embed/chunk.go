@@ -249,6 +249,9 @@ func split(text string, max int) []string {
 			for cut > 0 && !utf8.RuneStart(text[cut]) {
 				cut--
 			}
+			if cut == 0 {
+				cut = max // no rune starts there (invalid UTF-8): cut anyway
+			}
 		}
 		out = append(out, strings.TrimSpace(text[:cut]))
 		text = strings.TrimSpace(text[cut:])

@@ -150,11 +150,10 @@ func TestMatrixRank(t *testing.T) {
 	sort.Slice(want, func(i, j int) bool { return want[i].cos > want[j].cos })
 	var got []semHit
 	_ = s.View(func(tx *store.Tx) error {
-		m, err := loadMatrix(s, tx)
+		got, err = rank(tx, dim, y, func(d uint32) bool { return d%5 != 0 }, 10)
 		if err != nil {
 			t.Fatal(err)
 		}
-		got = m.rank(y, func(d uint32) bool { return d%5 != 0 }, 10)
 		return nil
 	})
 	if len(got) != 10 {
@@ -178,8 +177,7 @@ func TestMatrixRank(t *testing.T) {
 	exactLimit, candidates, candidateShare = 50, 100, 0.2
 	var pre []semHit
 	_ = s.View(func(tx *store.Tx) error {
-		m, _ := loadMatrix(s, tx)
-		pre = m.rank(y, func(d uint32) bool { return d%5 != 0 }, 10)
+		pre, _ = rank(tx, dim, y, func(d uint32) bool { return d%5 != 0 }, 10)
 		return nil
 	})
 	found := 0
@@ -265,8 +263,8 @@ func TestRun_RetryAndResume(t *testing.T) {
 		t.Errorf("report: %+v", rep)
 	}
 	_ = s.View(func(tx *store.Tx) error {
-		pages, vecs := tx.VecCounts()
-		if pages != 3 || vecs != 10 { // 3 chunks a page (two sections and the summary)
+		st := tx.VecStats()
+		if pages, vecs := st.Pages, st.Vectors; pages != 3 || vecs != 10 { // 3 chunks a page (two sections and the summary)
 			t.Errorf("after the failed run: %d pages, %d vectors stored", pages, vecs)
 		}
 		if r, ok := tx.VecRun(); !ok || r.Complete || !strings.Contains(r.Error, "cannot reach it") {
@@ -289,7 +287,8 @@ func TestRun_RetryAndResume(t *testing.T) {
 		t.Errorf("refused: %v after %d calls", err, p.calls.Load()-calls)
 	}
 	_ = s.View(func(tx *store.Tx) error {
-		if pages, vecs := tx.VecCounts(); pages != 20 || vecs != 60 {
+		if st := tx.VecStats(); st.Pages != 20 || st.Vectors != 60 {
+			pages, vecs := st.Pages, st.Vectors
 			t.Errorf("after a refused rebuild: %d pages, %d vectors", pages, vecs)
 		}
 		return nil

@@ -41,30 +41,39 @@ func ParseMode(s string) (Mode, error) {
 	return "", errs.E(errs.Invalid, "mode %q: want lexical, semantic or hybrid", s)
 }
 
-// Fusion combines the two rankings of a page. Method "score" (the
-// default) adds normalized scores:
+// Fusion combines the two rankings of a page. Method "max" (the default)
+// adds the two scores, each divided by the best of its ranking:
 //
-//	Lexical · bm25/bm25_best + Semantic · (cos − cos_last)/(cos_best − cos_last)
+//	Lexical · bm25/bm25_best + Semantic · (1 − m)^Defer · max(cos, 0)/cos_best
 //
-// over the Depth best pages of each ranking (cos_last is the Depth-th
-// page's cosine), so a decisive lexical match — a page whose name is the
-// query scores far above the rest — keeps its place, while a query whose
-// words match many pages about equally is decided by meaning. Method
-// "rrf" is reciprocal-rank fusion, Lexical/(K + r_l) + Semantic/(K + r_s)
-// with ranks from 1. A ranking that does not hold a page adds nothing.
+// for every page among the Depth best of either ranking: a page the
+// lexical ranking does not hold adds 0 there (BM25's least score), and
+// the cosine of a lexical candidate the semantic ranking lacks is computed
+// from its vectors. m is the NameMatch of the best lexical hit — lexical
+// search's own measure of how wholly one of that page's names (title,
+// alias, file name, a heading) is the query — so a query that names a page
+// is ranked as lexical search ranks it, and meaning counts in full for a
+// question whose words name nothing. Method "minmax" (the first fusion)
+// scales cosines between the Depth-th and the best, (cos − cos_last)/
+// (cos_best − cos_last), over the pages each ranking holds; "rrf" is
+// reciprocal-rank fusion, Lexical/(K + r_l) + Semantic/(K + r_s) with ranks
+// from 1. In both a ranking that does not hold a page adds nothing.
 type Fusion struct {
 	Method               string
 	K, Lexical, Semantic float64
-	// Gate scales the semantic weight by (bm25_2nd/bm25_best)^Gate: the
-	// more the best lexical page stands out, the less meaning counts.
-	Gate float64
+	// Defer is the exponent of (1 − m) on the semantic weight (0: none).
+	Defer float64
 	// Depth is how many pages of each ranking take part.
 	Depth int
 }
 
-// DefaultFusion is the fusion synapse ranks with (tuned on the Obsidian
-// Help vault, see README "Semantic search").
-var DefaultFusion = Fusion{Method: "score", Lexical: 1, Semantic: 0.4, Depth: 50}
+// DefaultFusion is the fusion synapse ranks with, chosen on the tuning
+// halves of the Obsidian Help paraphrases and headings with USE-lite
+// (search/eval_embed_test.go, SEARCH_EVAL_TUNE=1; README "Semantic
+// search"): the best paraphrase MRR@10 among the fusions that lose
+// nothing on aliases and headings and at most one of the 14 hand-written
+// questions.
+var DefaultFusion = Fusion{Method: "max", Lexical: 1, Semantic: 3, Defer: 3, Depth: 50}
 
 // QueryEmbedder returns the vector of a query text.
 type QueryEmbedder func(ctx context.Context, text string) ([]float32, error)
@@ -188,51 +197,41 @@ func Search(ctx context.Context, s *store.Store, query string, o SearchOptions) 
 	res.Mode = mode
 
 	depth := max(k, f.Depth)
+	var lexHits []search.Hit
+	if mode == Hybrid {
+		// snippets only for the hits shown (fuse), unless phrases need
+		// the text to be checked
+		if lexHits, err = lex(depth, len(q.Phrases)+len(q.ExPhrase) > 0); err != nil {
+			return nil, err
+		}
+	}
 	var sem []semHit
-	var mx *matrix
+	var extra map[string]semHit // cosines of lexical candidates the semantic ranking lacks
 	var terms map[string]float64
 	var filt *search.Filter
-	named := map[string]bool{} // pages whose title, alias, file name or a heading is the query
 	err = s.View(func(tx *store.Tx) error {
-		for _, kind := range []byte{store.NameTitle, store.NameAlias, store.NameFile} {
-			for _, c := range tx.LookupName(kind, strings.TrimRight(text, "?!. ")) {
-				named[c.Path] = true
-			}
-		}
 		var err error
 		if filt, err = search.NewFilter(tx, q); err != nil {
 			return err
-		}
-		if mx, err = loadMatrix(s, tx); err != nil {
-			return err
-		}
-		// a section heading asked for by name counts as a name
-		for _, doc := range mx.headed[store.Fold(strings.TrimRight(text, "?!. "))] {
-			if p, err := tx.Page(doc); err == nil && p != nil {
-				named[p.Path] = true
-			}
 		}
 		// phrases are confirmed on the text below: rank a few spares
 		n := depth
 		if filt.Phrases() {
 			n = depth * 2
 		}
-		sem = mx.rank(y, filt.Allow, n)
+		if sem, err = rank(tx, dim, y, filt.Allow, n); err != nil {
+			return err
+		}
+		if f.Method == "max" && len(lexHits) > 0 {
+			extra = pageCosines(tx, dim, y, lexHits, sem)
+		}
 		terms = filt.Terms(tx)
 		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	var lexHits []search.Hit
-	if mode == Hybrid {
-		// snippets only for the hits shown (fuse), unless phrases need
-		// the text to be checked
-		if lexHits, err = lex(depth, filt.Phrases()); err != nil {
-			return nil, err
-		}
-	}
-	res.Hits, err = fuse(s, mx, lexHits, sem, f, depth, k, mode, terms, filt, o.ReadFile, named)
+	res.Hits, err = fuse(s, lexHits, sem, extra, f, depth, k, mode, terms, filt, o.ReadFile)
 	return res, err
 }
 
@@ -247,8 +246,8 @@ type fused struct {
 	signals []string
 }
 
-func fuse(s *store.Store, mx *matrix, lex []search.Hit, sem []semHit, f Fusion, depth, k int, mode Mode,
-	terms map[string]float64, filt *search.Filter, read func(string) ([]byte, error), named map[string]bool) ([]search.Hit, error) {
+func fuse(s *store.Store, lex []search.Hit, sem []semHit, extra map[string]semHit, f Fusion, depth, k int, mode Mode,
+	terms map[string]float64, filt *search.Filter, read func(string) ([]byte, error)) ([]search.Hit, error) {
 	byPath := map[string]*fused{}
 	var all []*fused
 	for i := range lex {
@@ -310,13 +309,10 @@ func fuse(s *store.Store, mx *matrix, lex []search.Hit, sem []semHit, f Fusion, 
 		}
 		c.doc, c.sem, c.sr = h.doc, h, r
 	}
-	lexBest, lexNext, cosBest, cosLast := 0.0, 0.0, 0.0, 0.0
+	lexBest, cosBest, cosLast := 0.0, 0.0, 0.0
 	for _, c := range all {
 		if c.lr == 1 {
 			lexBest = c.lex.Score
-		}
-		if c.lr == 2 {
-			lexNext = c.lex.Score
 		}
 		if c.sr == 1 {
 			cosBest = c.sem.cos
@@ -325,9 +321,16 @@ func fuse(s *store.Store, mx *matrix, lex []search.Hit, sem []semHit, f Fusion, 
 			cosLast = c.sem.cos
 		}
 	}
+	for _, c := range all {
+		if h, ok := extra[c.path]; ok && c.sem == nil {
+			h := h
+			c.sem, c.doc = &h, h.doc
+		}
+	}
 	wSem := f.Semantic
-	if f.Gate > 0 && lexBest > 0 {
-		wSem *= math.Pow(lexNext/lexBest, f.Gate)
+	if f.Defer > 0 && len(lex) > 0 {
+		// a query that names the best lexical page is answered lexically
+		wSem *= math.Pow(max(0, 1-lex[0].NameMatch), f.Defer)
 	}
 	for _, c := range all {
 		if c.lr > 0 {
@@ -338,12 +341,17 @@ func fuse(s *store.Store, mx *matrix, lex []search.Hit, sem []semHit, f Fusion, 
 			}
 			c.signals = append(c.signals, SignalLexical)
 		}
-		if c.sr > 0 {
-			if f.Method == "rrf" {
-				c.score += f.Semantic / (f.K + float64(c.sr))
-			} else if cosBest > cosLast {
-				c.score += wSem * (c.sem.cos - cosLast) / (cosBest - cosLast)
+		switch {
+		case c.sr > 0 && f.Method == "rrf":
+			c.score += f.Semantic / (f.K + float64(c.sr))
+		case c.sem != nil && f.Method == "max":
+			if cosBest > 0 {
+				c.score += wSem * max(0, c.sem.cos) / cosBest
 			}
+		case c.sr > 0 && f.Method == "minmax" && cosBest > cosLast:
+			c.score += wSem * (c.sem.cos - cosLast) / (cosBest - cosLast)
+		}
+		if c.sr > 0 {
 			c.signals = append(c.signals, SignalSemantic)
 		}
 		if mode == Semantic {
@@ -351,10 +359,6 @@ func fuse(s *store.Store, mx *matrix, lex []search.Hit, sem []semHit, f Fusion, 
 			if c.sem != nil {
 				c.score = c.sem.cos
 			}
-		} else if named[c.path] && c.lr > 0 {
-			// asking for a page or a section by its name finds that page
-			// first (as lexical ranking does), whatever the vectors say
-			c.score += f.Lexical + f.Semantic + 1
 		}
 	}
 	if mode == Semantic {
@@ -387,7 +391,7 @@ func fuse(s *store.Store, mx *matrix, lex []search.Hit, sem []semHit, f Fusion, 
 		} else {
 			p := recs[c.doc]
 			h = search.Hit{ID: p.ID, Title: p.Title, Type: p.Type, Path: p.Path,
-				Snippet: sectionSnippet(readText(p.Path), mx.heads[c.sem.chunk], terms)}
+				Snippet: sectionSnippet(readText(p.Path), c.sem.heading, terms)}
 		}
 		h.Score = math.Round(c.score*10000) / 10000
 		h.Signals = c.signals
@@ -475,6 +479,46 @@ func fieldsQuoted(s string) []string {
 	}
 	if cur.Len() > 0 {
 		out = append(out, cur.String())
+	}
+	return out
+}
+
+// pageCosines returns the cosine of the best chunk of each lexical hit that
+// sem does not hold, by path.
+func pageCosines(tx *store.Tx, dim int, y []float32, hits []search.Hit, sem []semHit) map[string]semHit {
+	have := map[uint32]bool{}
+	for _, h := range sem {
+		have[h.doc] = true
+	}
+	yq, ys := quantizeQuery(y)
+	y32 := make([]int32, len(yq))
+	for i, v := range yq {
+		y32[i] = int32(v)
+	}
+	out := map[string]semHit{}
+	for _, h := range hits {
+		doc := tx.DocByPath(h.Path)
+		if doc == 0 || have[doc] {
+			continue
+		}
+		v, ok, err := tx.VecView(doc)
+		if err != nil || !ok || v.Dim != dim {
+			continue
+		}
+		best, at := float32(-2), -1
+		for i := range v.N {
+			if c := float32(dot(v.Q(i), y32)) * v.Scale(i); c > best {
+				best, at = c, i
+			}
+		}
+		if at >= 0 {
+			hs, _ := v.Headings()
+			hit := semHit{doc: doc, cos: float64(best * ys), chunk: at}
+			if at < len(hs) {
+				hit.heading = hs[at]
+			}
+			out[h.Path] = hit
+		}
 	}
 	return out
 }

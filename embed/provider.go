@@ -94,6 +94,14 @@ func checkVectors(vs [][]float32, n, dim int) (int, error) {
 	return dim, nil
 }
 
+// CheckVector validates one vector of a provider's answer (a query's, a
+// status probe's): of dimension dim (any when dim is 0), finite, not all
+// zero. The error is a BadAnswer ProviderError naming the problem.
+func CheckVector(v []float32, dim int) error {
+	_, err := checkVectors([][]float32{v}, 1, dim)
+	return err
+}
+
 // normalize returns v scaled to unit length (as float32).
 func normalize(v []float32) []float32 {
 	var n float64

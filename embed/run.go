@@ -2,10 +2,12 @@ package embed
 
 import (
 	"context"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"os"
 	"sync"
 	"time"
 
@@ -41,6 +43,8 @@ type RunOptions struct {
 	// Progress receives the chunks done of the chunks to embed.
 	Progress func(done, total int)
 	Now      func() time.Time
+	// What names the command running (for a second run's refusal).
+	What string
 }
 
 // Report is the result of a run (the `embed` operation's output).
@@ -71,6 +75,15 @@ type pageWork struct {
 	missing int // chunks whose vector is not stored yet
 }
 
+// DB is what a run needs of the store: read and write transactions. A
+// *store.Store is one; ops hands the CLI's run one that opens the store for
+// each transaction only, so that other processes can use it while the
+// provider works.
+type DB interface {
+	View(fn func(tx *store.Tx) error) error
+	Update(fn func(tx *store.Tx) error) error
+}
+
 // Run brings the vectors in step with the pages: pages whose file changed
 // since they were embedded are cut into chunks again; chunks whose text
 // already has a vector are reused, the others are sent to the provider in
@@ -80,9 +93,12 @@ type pageWork struct {
 // it is stored: the right number of vectors, one dimension (the one the
 // store holds for this model), finite and non-zero.
 //
-// Errors: unavailable when the provider fails (the message names why);
-// internal for store failures.
-func Run(ctx context.Context, s *store.Store, o RunOptions) (rep *Report, err error) {
+// One run at a time per store: a run started while another process's is
+// in progress is unavailable (naming that process).
+//
+// Errors: unavailable when the provider fails (the message names why) or
+// another run is in progress; internal for store failures.
+func Run(ctx context.Context, s DB, o RunOptions) (rep *Report, err error) {
 	start := time.Now()
 	now := o.Now
 	if now == nil {
@@ -101,6 +117,20 @@ func Run(ctx context.Context, s *store.Store, o RunOptions) (rep *Report, err er
 		o.Backoff = DefaultBackoff
 	}
 	rep = &Report{Model: o.Model}
+	mark := &store.VecRunning{PID: os.Getpid(), Token: runToken(), Since: now().UTC(), What: o.What}
+	err = s.Update(func(tx *store.Tx) error {
+		if r, ok := tx.VecRunning(); ok && r.Token != mark.Token {
+			return errs.E(errs.Unavailable, "an embedding run is in progress (pid %d, %s, since %s); wait for it to finish",
+				r.PID, r.What, r.Since.Local().Format(time.DateTime))
+		}
+		if _, err := tx.DropOldVecPages(); err != nil {
+			return err
+		}
+		return tx.SetVecRunning(mark)
+	})
+	if err != nil {
+		return rep, err
+	}
 	defer func() {
 		rep.DurationMS = time.Since(start).Milliseconds()
 		rec := store.VecRun{At: now().UTC(), Model: o.Model, Complete: rep.Complete && err == nil,
@@ -108,7 +138,15 @@ func Run(ctx context.Context, s *store.Store, o RunOptions) (rep *Report, err er
 		if err != nil {
 			rec.Error = errs.Message(err)
 		}
-		if werr := s.Update(func(tx *store.Tx) error { return tx.SetVecRun(rec) }); werr != nil && err == nil {
+		werr := s.Update(func(tx *store.Tx) error {
+			if r, ok := tx.VecRunning(); ok && r.Token == mark.Token {
+				if err := tx.SetVecRunning(nil); err != nil {
+					return err
+				}
+			}
+			return tx.SetVecRun(rec)
+		})
+		if werr != nil && err == nil {
 			err = werr
 		}
 	}()
@@ -120,9 +158,12 @@ func Run(ctx context.Context, s *store.Store, o RunOptions) (rep *Report, err er
 	var storedDim int
 	err = s.View(func(tx *store.Tx) error {
 		storedModel, storedDim = tx.VecModel()
-		embedded := map[uint32]string{}
-		if err := tx.EachVecPage(func(doc uint32, p *store.VecPage) error {
-			embedded[doc] = p.SHA256
+		embedded := map[uint32]string{} // "" for a stale record
+		if err := tx.ScanVecPages(func(doc uint32, v *store.VecView) error {
+			embedded[doc] = v.SHA256
+			if v.Stale {
+				embedded[doc] = ""
+			}
 			return nil
 		}); err != nil {
 			return err
@@ -360,8 +401,8 @@ func Run(ctx context.Context, s *store.Store, o RunOptions) (rep *Report, err er
 
 	// 4. a complete run removes the vectors no page refers to
 	err = s.Update(func(tx *store.Tx) error {
-		pages, _ := tx.VecCounts()
-		rep.Complete = pages >= rep.Pages
+		st := tx.VecStats()
+		rep.Complete = st.Pages-st.Stale >= rep.Pages
 		if m, d := tx.VecModel(); m == o.Model {
 			rep.Dim = d
 		}
@@ -375,6 +416,13 @@ func Run(ctx context.Context, s *store.Store, o RunOptions) (rep *Report, err er
 	return rep, err
 }
 
+// runToken tells this run's mark from another's.
+func runToken() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
 // linkPages writes the chunk lists of pages whose vectors are all stored,
 // unless the page's doc now names another file (a reindex renumbered the
 // pages while the run was embedding).
@@ -384,7 +432,9 @@ func linkPages(tx *store.Tx, pages []*pageWork, rep *Report) error {
 		if err != nil || p == nil || p.Path != w.path {
 			continue
 		}
-		vp := &store.VecPage{SHA256: w.sha, Chunks: make([]store.VecChunk, len(w.chunks))}
+		// the file may have changed again since it was read: then the
+		// record is stale from the start
+		vp := &store.VecPage{SHA256: w.sha, Stale: w.sha != p.SHA256, Chunks: make([]store.VecChunk, len(w.chunks))}
 		for i, c := range w.chunks {
 			vp.Chunks[i] = store.VecChunk{Key: c.Key, Heading: c.Heading}
 		}

@@ -2,133 +2,36 @@ package embed
 
 import (
 	"container/heap"
+	"encoding/binary"
 	"math"
 	"math/bits"
-	"strings"
-	"sync"
 
 	"github.com/synapse-wiki/synapse/store"
 )
 
-// matrix is every embedded chunk of a store at one generation, in memory:
-// chunk i belongs to docs[i], its quantized vector is q[i·dim:(i+1)·dim]
-// times scale[i]. Chunks of one page are adjacent (pageStart).
-type matrix struct {
-	s     *store.Store
-	gen   uint64
-	model string
-	dim   int
-	pages []pageSpan
-	keys  []store.ChunkKey
-	heads []string
-	scale []float32
-	q     []int8
-	// bits holds each chunk's sign bits, words per chunk: the prefilter
-	// of large matrices (rank).
-	bits  []uint64
-	words int
-	// headed maps a folded section heading (the last segment of a chunk's
-	// heading path) to the docs with such a section.
-	headed map[string][]uint32
-}
-
+// Semantic ranking reads the pages' records where they lie in the store's
+// memory-mapped file (store.ScanVecPages): nothing is loaded or decoded
+// before the first query, so a CLI search pays no start-up cost for the
+// vectors and `serve` keeps no copy of them.
+//
 // Exact search scans every chunk; above exactLimit chunks (about 2,500
 // pages of 3 KB) rank first keeps the chunks whose sign bits agree most
 // with the query's (Hamming distance, 8 popcounts a chunk at 512
 // dimensions) and computes the int8 cosine for those only: candidates of
-// them, at least candidateShare of all chunks. (Variables for tests.)
+// them, at least candidateShare of the chunks searched. (Variables for
+// tests.)
 var (
 	exactLimit     = 16384
 	candidates     = 4096
 	candidateShare = 0.06
 )
 
-type pageSpan struct {
-	doc        uint32
-	start, end int // chunk range
-}
-
-// cache holds the matrix last loaded (a process serves one store; a CLI
-// verb loads it once). Loading reads every chunk list and vector once;
-// queries after it only read the generation.
-var cache struct {
-	sync.Mutex
-	m *matrix
-}
-
-// loadMatrix returns the chunks of s as of tx, from the cache when the
-// generation is unchanged.
-func loadMatrix(s *store.Store, tx *store.Tx) (*matrix, error) {
-	gen := tx.VecGen()
-	cache.Lock()
-	defer cache.Unlock()
-	if m := cache.m; m != nil && m.s == s && m.gen == gen {
-		return m, nil
-	}
-	model, dim := tx.VecModel()
-	m := &matrix{s: s, gen: gen, model: model, dim: dim}
-	if dim > 0 {
-		err := tx.EachVecPage(func(doc uint32, p *store.VecPage) error {
-			span := pageSpan{doc: doc, start: len(m.keys)}
-			for _, c := range p.Chunks {
-				v, ok := tx.Vector(c.Key)
-				if !ok || len(v.Q) != dim {
-					continue // (PutVecPage never lists a missing vector)
-				}
-				m.keys = append(m.keys, c.Key)
-				m.heads = append(m.heads, c.Heading)
-				m.scale = append(m.scale, v.Scale)
-				m.q = append(m.q, v.Q...)
-			}
-			span.end = len(m.keys)
-			if span.end > span.start {
-				m.pages = append(m.pages, span)
-			}
-			return nil
-		})
-		if err != nil {
-			return nil, err
-		}
-	}
-	m.headed = map[string][]uint32{}
-	for _, p := range m.pages {
-		last := ""
-		for i := p.start; i < p.end; i++ {
-			h := m.heads[i]
-			if j := strings.LastIndex(h, " > "); j >= 0 {
-				h = h[j+len(" > "):]
-			}
-			if h = store.Fold(h); h != "" && h != last {
-				m.headed[h] = append(m.headed[h], p.doc)
-				last = h
-			}
-		}
-	}
-	if dim > 0 {
-		m.words = (dim + 63) / 64
-		m.bits = make([]uint64, len(m.keys)*m.words)
-		for i := range m.keys {
-			signBits(m.q[i*dim:(i+1)*dim], m.bits[i*m.words:(i+1)*m.words])
-		}
-	}
-	cache.m = m
-	return m, nil
-}
-
-// signBits sets bit j of out when q[j] > 0.
-func signBits(q []int8, out []uint64) {
-	for j, x := range q {
-		if x > 0 {
-			out[j/64] |= 1 << (j % 64)
-		}
-	}
-}
-
 // semHit is a page ranked by meaning: the cosine of its best chunk.
 type semHit struct {
-	doc   uint32
-	cos   float64
-	chunk int // index of the best chunk in the matrix
+	doc     uint32
+	cos     float64
+	chunk   int    // index of the best chunk in the page's record
+	heading string // its heading path (filled for the hits returned)
 }
 
 // quantizeQuery returns y (unit length) as int8 with its scale.
@@ -167,12 +70,33 @@ func dot(a []int8, b []int32) int32 {
 	return s0 + s1 + s2 + s3
 }
 
+// scanned is one page's record as the scan found it.
+type scanned struct {
+	doc  uint32
+	v    store.VecView
+	base int // index of its first chunk among all chunks scanned
+}
+
 // rank returns the n pages allowed by allow whose best chunk is closest to
-// the unit query vector y, best first. It is an exact scan: every chunk of
-// every allowed page.
-func (m *matrix) rank(y []float32, allow func(doc uint32) bool, n int) []semHit {
-	if m.dim == 0 || len(y) != m.dim || n <= 0 {
+// the unit query vector y (of the store's dimension dim), best first, with
+// the heading path of that chunk.
+func rank(tx *store.Tx, dim int, y []float32, allow func(doc uint32) bool, n int) ([]semHit, error) {
+	if dim == 0 || len(y) != dim || n <= 0 {
+		return nil, nil
+	}
+	// sized from the store's counts: no growing copies of the list
+	pages := make([]scanned, 0, tx.VecStats().Pages)
+	total := 0
+	err := tx.ScanVecPages(func(doc uint32, v *store.VecView) error {
+		if v.Dim != dim || v.N == 0 || (allow != nil && !allow(doc)) {
+			return nil
+		}
+		pages = append(pages, scanned{doc: doc, v: *v, base: total})
+		total += v.N
 		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	yq, ys := quantizeQuery(y)
 	y32 := make([]int32, len(yq))
@@ -180,20 +104,17 @@ func (m *matrix) rank(y []float32, allow func(doc uint32) bool, n int) []semHit 
 		y32[i] = int32(v)
 	}
 	var keep []bool // chunks that pass the prefilter (nil: all)
-	if len(m.keys) > exactLimit {
-		keep = m.prefilter(yq, allow, max(candidates, int(float64(len(m.keys))*candidateShare)))
+	if total > exactLimit {
+		keep = prefilter(pages, total, yq, max(candidates, int(float64(total)*candidateShare)))
 	}
 	h := &semHeap{}
-	for _, p := range m.pages {
-		if allow != nil && !allow(p.doc) {
-			continue
-		}
+	for _, p := range pages {
 		best, bestAt := float32(-2), -1
-		for i := p.start; i < p.end; i++ {
-			if keep != nil && !keep[i] {
+		for i := range p.v.N {
+			if keep != nil && !keep[p.base+i] {
 				continue
 			}
-			c := float32(dot(m.q[i*m.dim:(i+1)*m.dim], y32)) * m.scale[i]
+			c := float32(dot(p.v.Q(i), y32)) * p.v.Scale(i)
 			if c > best {
 				best, bestAt = c, i
 			}
@@ -213,30 +134,38 @@ func (m *matrix) rank(y []float32, allow func(doc uint32) bool, n int) []semHit 
 	for i := len(out) - 1; i >= 0; i-- {
 		out[i] = heap.Pop(h).(semHit)
 	}
-	return out
-}
-
-// prefilter marks the n chunks of allowed pages whose sign bits are
-// closest to the query's (all chunks at the cut-off distance included).
-func (m *matrix) prefilter(yq []int8, allow func(uint32) bool, n int) []bool {
-	qb := make([]uint64, m.words)
-	signBits(yq, qb)
-	dist := make([]uint16, len(m.keys))
-	hist := make([]int, m.words*64+1)
-	for _, p := range m.pages {
-		if allow != nil && !allow(p.doc) {
-			for i := p.start; i < p.end; i++ {
-				dist[i] = math.MaxUint16
-			}
+	for i := range out {
+		v, ok, err := tx.VecView(out[i].doc)
+		if err != nil || !ok {
 			continue
 		}
-		for i := p.start; i < p.end; i++ {
-			b := m.bits[i*m.words : (i+1)*m.words]
+		if hs, err := v.Headings(); err == nil && out[i].chunk < len(hs) {
+			out[i].heading = hs[out[i].chunk]
+		}
+	}
+	return out, nil
+}
+
+// prefilter marks the n chunks whose sign bits are closest to the query's
+// (all chunks at the cut-off distance included).
+func prefilter(pages []scanned, total int, yq []int8, n int) []bool {
+	words := (len(yq) + 63) / 64
+	qb := make([]uint64, words)
+	for j, x := range yq {
+		if x > 0 {
+			qb[j/64] |= 1 << (j % 64)
+		}
+	}
+	dist := make([]uint16, total)
+	hist := make([]int, words*64+1)
+	for _, p := range pages {
+		for i := range p.v.N {
+			b := p.v.Bits(i)
 			d := 0
-			for w, x := range b {
-				d += bits.OnesCount64(x ^ qb[w])
+			for w, x := range qb {
+				d += bits.OnesCount64(binary.LittleEndian.Uint64(b[w*8:]) ^ x)
 			}
-			dist[i] = uint16(d)
+			dist[p.base+i] = uint16(d)
 			hist[d]++
 		}
 	}
@@ -245,7 +174,7 @@ func (m *matrix) prefilter(yq []int8, allow func(uint32) bool, n int) []bool {
 		seen += hist[cut]
 		cut++
 	}
-	keep := make([]bool, len(m.keys))
+	keep := make([]bool, total)
 	for i, d := range dist {
 		keep[i] = int(d) <= cut
 	}

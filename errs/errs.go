@@ -38,7 +38,11 @@ type Error struct {
 	Err     error
 }
 
-func (e *Error) Error() string {
+// Error is the message rendered Plain (see Render).
+func (e *Error) Error() string { return Render(e.raw(), Plain) }
+
+// raw is the message with its references (Param, Cmd) kept.
+func (e *Error) raw() string {
 	if e.Message != "" {
 		return e.Message
 	}
@@ -46,6 +50,12 @@ func (e *Error) Error() string {
 		return e.Err.Error()
 	}
 	return string(e.Code)
+}
+
+func asError(err error) (*Error, bool) {
+	var e *Error
+	ok := errors.As(err, &e)
+	return e, ok
 }
 
 // Unwrap returns the wrapped cause, if any.
@@ -74,8 +84,9 @@ func CodeOf(err error) Code {
 	return Internal
 }
 
-// Message returns the user-facing message of err. For errors that carry no
-// code the message is generic, so internal detail never leaks to callers.
+// Message returns the user-facing message of err, rendered Plain (adapters
+// use MessageFor). For errors that carry no code the message is generic,
+// so internal detail never leaks to callers.
 func Message(err error) string {
 	var e *Error
 	if errors.As(err, &e) {

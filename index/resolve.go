@@ -41,6 +41,13 @@ func Resolve(tx *store.Tx, key, srcPath string, markdownLink bool) Resolution {
 	return lookupAny(tx, key, srcPath, markdownLink).pickFrom(srcPath)
 }
 
+// Matches returns the pages (or, when no page matches, the files) that a
+// link key matches at the step that decides its resolution: Resolve picks
+// one of them, and more than one is an ambiguity worth telling.
+func Matches(tx *store.Tx, key, srcPath string, markdownLink bool) []store.NameCandidate {
+	return lookupAny(tx, key, srcPath, markdownLink).cands
+}
+
 // ResolveFileLink resolves a link that can name only a file that is no
 // page (see linkRecs): an explicit path outside wiki/ reaches the file at
 // that path (case-insensitively), if it is tracked; an attachment name is

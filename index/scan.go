@@ -451,19 +451,38 @@ func (ix *Indexer) Scan(ctx context.Context, opts ScanOptions) (*Report, error) 
 	if err := ix.fillPages(ctx, rd); err != nil {
 		return nil, err
 	}
-	if err := ix.Store.Update(func(tx *store.Tx) error {
-		if err := putRefused(tx, roots, rep.refused); err != nil {
-			return err
+	// the refused list and the scan mark; a scan of a few paths that
+	// found nothing refused, where none was refused before, has nothing
+	// to record (an empty write transaction still costs two fdatasyncs)
+	record := len(opts.Paths) == 0 || len(rep.refused) > 0
+	if !record {
+		_ = ix.Store.View(func(tx *store.Tx) error {
+			old := RefusedFiles(tx)
+			record = len(old.Files) > 0 || old.Count > 0
+			return nil
+		})
+	}
+	if record {
+		if err := ix.recordScan(roots, rep, len(opts.Paths) == 0); err != nil {
+			return nil, err
 		}
-		if len(opts.Paths) == 0 {
-			return tx.SetLastScan(ix.now())
-		}
-		return nil
-	}); err != nil {
-		return nil, err
 	}
 	rep.DurationMS = time.Since(start).Milliseconds()
 	return rep, nil
+}
+
+// recordScan stores the refused files a scan found under roots and, for
+// a scan of everything, when it finished.
+func (ix *Indexer) recordScan(roots []string, rep *Report, whole bool) error {
+	return ix.Store.Update(func(tx *store.Tx) error {
+		if err := putRefused(tx, roots, rep.refused); err != nil {
+			return err
+		}
+		if whole {
+			return tx.SetLastScan(ix.now())
+		}
+		return nil
+	})
 }
 
 // begin prepares the store for a scan and says how to apply it. A full

@@ -115,7 +115,7 @@ func sourceRel(v *vault.Vault, p string) (rel string, err error) {
 	}
 	rel = path.Clean(strings.TrimLeft(rest, "/"))
 	if rel == "." || rel == "" {
-		return "", errs.E(errs.Invalid, "path %q names the %s/ folder itself, not a file; `synapse source list` lists the sources", p, vault.SourcesDir)
+		return "", errs.E(errs.Invalid, "path %q names the %s/ folder itself, not a file; `%s` lists the sources", p, vault.SourcesDir, errs.Cmd("source.list"))
 	}
 	for _, el := range strings.Split(rel, "/") {
 		if strings.HasPrefix(el, ".") {
@@ -195,9 +195,9 @@ func openError(display string, err error) error {
 	}
 	switch {
 	case errors.Is(err, vaultfs.ErrIsDir):
-		return errs.E(errs.Invalid, "%s is a folder, not a file; `synapse source list` lists the sources", display)
+		return errs.E(errs.Invalid, "%s is a folder, not a file; `%s` lists the sources", display, errs.Cmd("source.list"))
 	case errors.Is(err, fs.ErrNotExist):
-		return errs.E(errs.NotFound, "no source file %s; `synapse source list` lists the sources", display)
+		return errs.E(errs.NotFound, "no source file %s; `%s` lists the sources", display, errs.Cmd("source.list"))
 	case errors.Is(err, fs.ErrPermission):
 		return errs.E(errs.Forbidden, "%s cannot be read: permission denied", display)
 	}

@@ -192,11 +192,55 @@ func runEmbedding(ctx context.Context, e *Env, c embedConfig, rebuild bool, prog
 	st.run.Lock()
 	defer st.run.Unlock()
 	o := embed.RunOptions{Model: c.Model, Provider: p, ReadFile: e.readPage, Batch: c.Batch, Concurrency: c.Concurrency,
-		Retries: embed.DefaultRetries, Rebuild: rebuild, Now: e.now}
+		Retries: embed.DefaultRetries, Rebuild: rebuild, Now: e.now, What: "synapse embed"}
+	if e.reopen == nil {
+		o.What = "synapse serve"
+	}
 	if progress != nil {
 		o.Progress = func(done, total int) { progress("embed", done, total) }
 	}
-	return embed.Run(ctx, e.Store, o)
+	return embed.Run(ctx, e.embedDB(), o)
+}
+
+// detachWait bounds how long a detached run waits for the store's lock
+// for one transaction (another verb holds it for a moment; a reindex or a
+// server longer: the run then stops, keeping what it stored).
+const detachWait = 30 * time.Second
+
+// embedDB is the store as an embedding run uses it. When the Env may
+// detach (a CLI verb run alone), the store is closed and opened again for
+// each of the run's transactions only: while the provider works, other
+// verbs read and write the vault as usual.
+func (e *Env) embedDB() embed.DB {
+	if e.reopen == nil {
+		return e.Store
+	}
+	e.Store.Close()
+	return detachedDB{open: e.reopen}
+}
+
+// detachedDB opens the store for each transaction: shared for a View,
+// exclusive for an Update.
+type detachedDB struct {
+	open func(readOnly bool, wait time.Duration) (*store.Store, error)
+}
+
+func (d detachedDB) View(fn func(tx *store.Tx) error) error {
+	s, err := d.open(true, detachWait)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	return s.View(fn)
+}
+
+func (d detachedDB) Update(fn func(tx *store.Tx) error) error {
+	s, err := d.open(false, detachWait)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	return s.Update(fn)
 }
 
 func (e *Env) embedState() *EmbedState {
@@ -266,11 +310,11 @@ func searchModes(ctx context.Context, e *Env, in *SearchIn) (*SearchOut, error) 
 				err = &embed.ProviderError{Reason: embed.BadAnswer, Msg: fmt.Sprintf("%d vectors for one query", len(vs))}
 			}
 			if err == nil {
+				// the answer is checked here, so that a bad one trips the
+				// breaker like a failed request
 				var dim int
 				_ = e.Store.View(func(tx *store.Tx) error { _, dim = tx.VecModel(); return nil })
-				if dim > 0 && len(vs[0]) != dim {
-					err = &embed.ProviderError{Reason: embed.BadAnswer, Msg: fmt.Sprintf("wrong dimension: a vector of %d, expected %d", len(vs[0]), dim)}
-				}
+				err = embed.CheckVector(vs[0], dim)
 			}
 			if err != nil && ctx.Err() == context.DeadlineExceeded {
 				err = &embed.ProviderError{Reason: embed.Slow, Msg: fmt.Sprintf("%s did not answer within %s", c.URL, c.QueryTimeout)}
@@ -308,7 +352,10 @@ type EmbedStatus struct {
 	Reason string `json:"reason,omitempty"`
 	Dim    int    `json:"dim,omitempty"`
 	// Embedded counts pages whose vectors are current; Pending pages new or
-	// changed since (the next embed run's work).
+	// changed since (the next embed run's work; 0 when embeddings are off
+	// or misconfigured). Chunks counts the chunks of the embedded pages
+	// (and of the changed pages' sections that are unchanged), Vectors the
+	// stored vectors.
 	Embedded int `json:"embedded"`
 	Pending  int `json:"pending"`
 	Chunks   int `json:"chunks"`
@@ -326,44 +373,34 @@ func embedStatus(ctx context.Context, e *Env, out *StatusOut) {
 	st := &EmbedStatus{State: "off"}
 	out.Embeddings = st
 	var model string
+	var counts store.VecStats
+	pages := 0
 	_ = e.Store.View(func(tx *store.Tx) error {
-		var dim int
-		model, dim = tx.VecModel()
-		st.Dim = dim
-		_, st.Vectors = tx.VecCounts()
+		model, st.Dim = tx.VecModel()
+		counts = tx.VecStats()
+		pages = tx.PageCount()
 		if r, ok := tx.VecRun(); ok {
 			st.LastRun = &r
 		}
-		_ = tx.EachPage(func(p *store.PageRec) bool {
-			if p.Reserved {
-				return true
-			}
-			vp, ok, err := tx.VecPage(p.Doc)
-			switch {
-			case err == nil && ok && vp.SHA256 == p.SHA256:
-				st.Embedded++
-				st.Chunks += len(vp.Chunks)
-			default:
-				st.Pending++
-			}
-			return true
-		})
 		return nil
 	})
+	// counts kept by the store: no page record is read
+	st.Vectors, st.Chunks = counts.Vectors, counts.Chunks
+	st.Embedded = counts.Pages - counts.Stale
 	c, ok, err := embedSettings(ctx, e)
 	if err != nil {
 		st.State, st.Reason = "misconfigured", errs.Message(err)
 		return
 	}
 	if !ok {
-		return
+		return // off: nothing is pending
 	}
 	st.Provider, st.Model = c.URL, c.Model
 	if model != "" && model != c.Model {
 		st.StoredModel = model
-		st.Pending += st.Embedded
 		st.Embedded = 0
 	}
+	st.Pending = max(0, pages-st.Embedded)
 	p, err := c.provider(c.QueryTimeout)
 	if err != nil {
 		st.State, st.Reason = "misconfigured", errs.Message(err)
@@ -379,6 +416,9 @@ func embedStatus(ctx context.Context, e *Env, out *StatusOut) {
 		}
 		err = &embed.ProviderError{Reason: embed.BadAnswer, Msg: fmt.Sprintf("wrong dimension: the provider answers %d, the stored vectors have %d", got, st.Dim)}
 	}
+	if err == nil {
+		err = embed.CheckVector(vs[0], 0) // NaN, infinite, all zero
+	}
 	if err != nil && pctx.Err() == context.DeadlineExceeded {
 		err = &embed.ProviderError{Reason: embed.Slow, Msg: fmt.Sprintf("%s did not answer within %s", c.URL, c.QueryTimeout)}
 	}
@@ -392,9 +432,12 @@ func embedStatus(ctx context.Context, e *Env, out *StatusOut) {
 	}
 }
 
-// vectorPages drops the chunk lists of pages the scanner removes (their
-// vectors stay until the next complete embedding run, so a renamed page
-// finds them again).
+// vectorPages keeps the pages' embedding records in step with the
+// scanner: a removed page loses its record (its vectors stay until the
+// next complete embedding run, so a renamed page finds them again); a
+// changed page keeps only the chunks whose text it still holds, marked
+// stale until the next run embeds it again, so semantic search never
+// ranks a page by text it no longer has.
 type vectorPages struct{ index.PageIndexer }
 
 // Unwrap lets the scanner find the search index's rebuild through the
@@ -411,10 +454,38 @@ func (v vectorPages) RemovePages(tx *store.Tx, docs []uint32) error {
 }
 
 func (v vectorPages) IndexPages(tx *store.Tx, pages []index.IndexedPage) error {
-	if v.PageIndexer == nil {
-		return nil
+	if v.PageIndexer != nil {
+		if err := v.PageIndexer.IndexPages(tx, pages); err != nil {
+			return err
+		}
 	}
-	return v.PageIndexer.IndexPages(tx, pages)
+	for _, p := range pages {
+		vv, ok, err := tx.VecView(p.Doc)
+		if err != nil || !ok || p.Rec == nil {
+			continue // no record (or one to be written again by the next run)
+		}
+		if vv.SHA256 == p.Rec.SHA256 {
+			// the text that was embedded (a run that read the file
+			// before this scan indexed it)
+			if vv.Stale {
+				if err := tx.TrimVecPage(p.Doc, nil, false); err != nil {
+					return err
+				}
+			}
+			continue
+		}
+		if p.Parsed == nil {
+			continue
+		}
+		now := map[store.ChunkKey]bool{}
+		for _, c := range embed.ChunkPage(p.Parsed.Title, p.Parsed) {
+			now[c.Key] = true
+		}
+		if err := tx.TrimVecPage(p.Doc, func(k store.ChunkKey) bool { return now[k] }, true); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Background embedding (serve): after each scan the worker embeds what

@@ -20,6 +20,7 @@ import (
 	"github.com/synapse-wiki/synapse/embed/openai"
 	"github.com/synapse-wiki/synapse/errs"
 	"github.com/synapse-wiki/synapse/internal/testvault"
+	"github.com/synapse-wiki/synapse/markdown"
 	"github.com/synapse-wiki/synapse/store"
 	"github.com/synapse-wiki/synapse/vault"
 )
@@ -113,6 +114,11 @@ func newFakeProvider(t *testing.T) *fakeProvider {
 			}
 			if mode == "nan" && i == 0 {
 				vals[3] = "NaN"
+			}
+			if mode == "zero" {
+				for j := range vals {
+					vals[j] = "0"
+				}
 			}
 			data = append(data, fmt.Sprintf(`{"object":"embedding","index":%d,"embedding":[%s]}`, i, strings.Join(vals, ",")))
 		}
@@ -331,7 +337,7 @@ func TestEmbed_Incremental(t *testing.T) {
 }
 
 func vecCounts(s *store.Store) (pages, vectors int) {
-	_ = s.View(func(tx *store.Tx) error { pages, vectors = tx.VecCounts(); return nil })
+	_ = s.View(func(tx *store.Tx) error { st := tx.VecStats(); pages, vectors = st.Pages, st.Vectors; return nil })
 	return
 }
 
@@ -468,6 +474,7 @@ func TestEmbed_ProviderFailures(t *testing.T) {
 		{"nan", "nan", 64, "bad answer", "not embeddings JSON"},
 		{"wrong count", "count", 64, "bad answer", "embeddings for"},
 		{"garbage", "garbage", 64, "bad answer", "not embeddings JSON"},
+		{"all-zero vectors", "zero", 64, "bad answer", "all-zero vector"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			f := newFakeProvider(t)
@@ -565,5 +572,129 @@ func TestEmbed_Config(t *testing.T) {
 	ctx = WithEnviron(context.Background(), append(os.Environ(), EnvEmbedURL+"=off"))
 	if out, err := opSearch.Call(ctx, e, []byte(`{"query":"hound"}`)); err != nil || out.(*SearchOut).Mode != "lexical" || out.(*SearchOut).Note != "" {
 		t.Errorf("SYNAPSE_EMBED_URL=off: %+v %v", out, err)
+	}
+}
+
+// TestEmbed_ChangedPageLosesItsOldText: while a changed page waits for its
+// next embedding run, semantic search does not rank it by text it no
+// longer has: its record keeps only the chunks whose text is unchanged
+// (stale until the run), and status counts it pending.
+func TestEmbed_ChangedPageLosesItsOldText(t *testing.T) {
+	f := newFakeProvider(t)
+	v, e := embedVault(t, f, dogPages)
+	mustEmbed(t, e)
+	const rex = "wiki/entities/rex.md"
+	if r := callSearch(t, e, `{"query":"canine park","mode":"semantic"}`); len(r.Hits) == 0 || r.Hits[0].Path != rex {
+		t.Fatalf("before the edit: %+v", r.Hits)
+	}
+	testvault.Write(t, v, rex, "---\ntype: entity\ntags: [animals]\n---\n# Rex\n\nRex is a cat who sleeps in boxes.\n")
+	rescanEnv(t, e)
+	r := callSearch(t, e, `{"query":"canine park","mode":"semantic"}`)
+	if len(r.Hits) == 0 || r.Hits[0].Path == rex {
+		t.Errorf("semantic search ranks the edited page by its old text: %+v", r.Hits)
+	}
+	h := callSearch(t, e, `{"query":"canine park","mode":"hybrid"}`)
+	for _, hit := range h.Hits {
+		if hit.Path == rex && strings.Contains(strings.Join(hit.Signals, ","), "semantic") && hit.Score >= h.Hits[0].Score && h.Hits[0].Path == rex {
+			t.Errorf("hybrid ranks the edited page first by its old text: %+v", h.Hits)
+		}
+	}
+	data, _ := os.ReadFile(v.Abs(rex))
+	now := map[store.ChunkKey]bool{}
+	for _, c := range embed.ChunkPage("Rex", markdown.Parse(rex, data)) {
+		now[c.Key] = true
+	}
+	_ = e.Store.View(func(tx *store.Tx) error {
+		p, ok, err := tx.VecPage(tx.DocByPath(rex))
+		if err != nil || !ok || !p.Stale || len(p.Chunks) == 0 {
+			t.Errorf("record of the edited page: %+v %v %v (want stale, with its unchanged chunks)", p, ok, err)
+			return nil
+		}
+		for _, c := range p.Chunks {
+			if !now[c.Key] {
+				t.Errorf("the edited page's record keeps chunk %x (%q), whose text is gone", c.Key[:4], c.Heading)
+			}
+		}
+		return nil
+	})
+	if st := callStatus(t, e); st.Embedded != 3 || st.Pending != 1 {
+		t.Errorf("status after the edit: %+v", st)
+	}
+	run := mustEmbed(t, e)
+	if run.Embedded != 1 || run.Chunks != 1 {
+		t.Errorf("the run after the edit: %+v", run)
+	}
+	if r := callSearch(t, e, `{"query":"cat boxes","mode":"semantic"}`); len(r.Hits) == 0 || r.Hits[0].Path != rex {
+		t.Errorf("after the run: %+v", r.Hits)
+	}
+	if st := callStatus(t, e); st.Embedded != 4 || st.Pending != 0 {
+		t.Errorf("status after the run: %+v", st)
+	}
+}
+
+// TestEmbed_StatusCounts: status counts embedded and pending pages from
+// counts the store keeps (it reads no page record, so it stays cheap at
+// 100,000 pages), and reports nothing pending when embeddings are off.
+func TestEmbed_StatusCounts(t *testing.T) {
+	f := newFakeProvider(t)
+	v, e := embedVault(t, f, dogPages)
+	mustEmbed(t, e)
+	testvault.Write(t, v, "wiki/concepts/birds.md", "# Birds\n\nA finch sings.\n")
+	testvault.Write(t, v, "wiki/concepts/gardens.md", "# Gardens\n\nRoses grow in June.\n")
+	rescanEnv(t, e)
+	before := store.VecRecordsRead()
+	st := callStatus(t, e)
+	if n := store.VecRecordsRead() - before; n != 0 {
+		t.Errorf("status read %d page records", n)
+	}
+	var chunks int
+	_ = e.Store.View(func(tx *store.Tx) error {
+		return tx.EachVecPage(func(_ uint32, p *store.VecPage) error { chunks += len(p.Chunks); return nil })
+	})
+	if st.Embedded != 3 || st.Pending != 2 || st.Chunks != chunks || st.Vectors == 0 {
+		t.Errorf("status: %+v (chunks in the records: %d)", st, chunks)
+	}
+	off := WithEnviron(context.Background(), append(os.Environ(), EnvEmbedURL+"=off"))
+	out, err := opStatus.Call(off, e, []byte(`{}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := out.(*StatusOut).Embeddings; st.State != "off" || st.Pending != 0 || st.Embedded != 3 {
+		t.Errorf("status with embeddings off: %+v", st)
+	}
+	data, _ := MarshalJSON(out)
+	if strings.Contains(string(data), `"pending":2`) {
+		t.Errorf("status --json with embeddings off: %s", data)
+	}
+}
+
+// TestSearch_HybridNamedPage: a query that names a page (here one of its
+// section headings) is ranked as lexical search ranks it, though another
+// page is closer by meaning; a question that names no page is decided by
+// meaning too.
+func TestSearch_HybridNamedPage(t *testing.T) {
+	f := newFakeProvider(t)
+	_, e := embedVault(t, f, map[string]string{
+		"wiki/concepts/pets.md":    "# Pets\n\nA loyal companion at home.\n\n## Hound\n\nTwice daily, never chocolate; fresh water in its bowl beside our kitchen door, walks after breakfast.\n",
+		"wiki/concepts/kennels.md": "# Kennels\n\nPuppy, dog, canine: dogs everywhere, fed by the staff.\n",
+		"wiki/concepts/gardens.md": "# Gardens\n\nRoses and tulips grow in spring.\n",
+	})
+	mustEmbed(t, e)
+	first := func(q, mode string) string {
+		r := callSearch(t, e, fmt.Sprintf(`{"query":%q,"mode":%q}`, q, mode))
+		if len(r.Hits) == 0 {
+			return ""
+		}
+		return r.Hits[0].Path
+	}
+	const q = "Hound"
+	if l, s := first(q, "lexical"), first(q, "semantic"); l != "wiki/concepts/pets.md" || s != "wiki/concepts/kennels.md" {
+		t.Fatalf("%q: lexical %s, semantic %s (the test needs them to differ)", q, l, s)
+	}
+	if h := first(q, "hybrid"); h != "wiki/concepts/pets.md" {
+		t.Errorf("hybrid %q: %s first, want the page with that heading", q, h)
+	}
+	if h := first("which canine staff?", "hybrid"); h != "wiki/concepts/kennels.md" {
+		t.Errorf("hybrid question: %s first, want kennels.md", h)
 	}
 }

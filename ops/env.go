@@ -32,6 +32,9 @@ type Env struct {
 	// Embed is the process's embedding state (ops/embed.go), shared by
 	// the copies of an Env.
 	Embed *EmbedState
+	// reopen opens the store again (OpenOptions.Detachable), waiting for
+	// its lock up to the given time.
+	reopen func(readOnly bool, wait time.Duration) (*store.Store, error)
 }
 
 // OpenOptions tune OpenEnv.
@@ -47,6 +50,13 @@ type OpenOptions struct {
 	// NoInitialScan skips the scan of a never-scanned store (for
 	// operations that scan anyway).
 	NoInitialScan bool
+	// Detachable says nothing else in this process uses the Env (a CLI
+	// verb run alone): an operation that waits on something outside the
+	// vault for long (embed, on the provider) may close the store for the
+	// rest of the operation and open it for each transaction only, so that
+	// other processes can use the vault meanwhile. Such an Env serves one
+	// operation.
+	Detachable bool
 }
 
 // OpenEnv opens the store of v. A store that has never completed a scan is
@@ -99,6 +109,11 @@ func OpenEnv(ctx context.Context, v *vault.Vault, o OpenOptions) (*Env, error) {
 		return nil, err
 	}
 	e := NewEnv(v, s)
+	if o.Detachable {
+		e.reopen = func(ro bool, wait time.Duration) (*store.Store, error) {
+			return store.Open(v.Abs(vault.DBFile), store.Options{ReadOnly: ro, Timeout: wait, Holder: o.Holder})
+		}
+	}
 	e.Index.Pages = vectorPages{search.Indexer{Language: lang}}
 	e.Progress = o.Progress
 	e.Index.Progress = o.Progress

@@ -11,7 +11,7 @@ import (
 
 // NeighborhoodIn is the input of get_graph_neighborhood.
 type NeighborhoodIn struct {
-	Title string `json:"title" arg:"0" required:"true" desc:"Page at the centre, resolved like a [[link]]"`
+	Title string `json:"title" arg:"0" words:"true" required:"true" desc:"Page at the centre, resolved like a [[link]]"`
 	Depth int    `json:"depth,omitempty" default:"1" min:"1" max:"2" desc:"Hops from the centre (1..2, default 1; larger values are clamped to 2)"`
 }
 
@@ -179,7 +179,7 @@ func neighbors(ctx context.Context, e *Env, in *NeighborhoodIn) (*NeighborhoodOu
 
 // BacklinksIn is the input of graph backlinks.
 type BacklinksIn struct {
-	Title  string `json:"title" arg:"0" required:"true" desc:"Page whose backlinks to list"`
+	Title  string `json:"title" arg:"0" words:"true" required:"true" desc:"Page whose backlinks to list"`
 	Limit  int    `json:"limit,omitempty" default:"100" min:"1" max:"1000" desc:"Maximum pages to return (1..1000, default 100; larger values are clamped)"`
 	Offset int    `json:"offset,omitempty" min:"0" desc:"Pages to skip"`
 }

@@ -99,6 +99,13 @@ func TestHarden_FifoAtPage(t *testing.T) {
 	if st.RefusedCount != 1 || len(st.Refused) != 1 || !strings.Contains(st.Refused[0].Message, "named pipe") {
 		t.Errorf("status refused: %d %+v", st.RefusedCount, st.Refused)
 	}
+	// and lint lists it too, as a finding of its own
+	li := &LintIn{Limit: 50}
+	lo, err := lint(context.Background(), e, li)
+	must(t, err)
+	if lo.Counts.RefusedFiles != 1 || len(lo.RefusedFiles) != 1 || lo.RefusedFiles[0].Path != out.Path || lo.RefusedFiles[0].Reason != "not_regular" {
+		t.Errorf("lint refused_files: %d %+v", lo.Counts.RefusedFiles, lo.RefusedFiles)
+	}
 	// once it is a file again, the next scan forgets the refusal
 	must(t, os.Remove(v.Abs(out.Path)))
 	testvault.Write(t, v, out.Path, "# Piped\n\nback\n")
@@ -106,6 +113,9 @@ func TestHarden_FifoAtPage(t *testing.T) {
 	must(t, err)
 	if st, _ := status(context.Background(), e, &StatusIn{}); st.RefusedCount != 0 {
 		t.Errorf("status still lists %+v", st.Refused)
+	}
+	if lo, err := lint(context.Background(), e, li); err != nil || lo.Counts.RefusedFiles != 0 || len(lo.RefusedFiles) != 0 {
+		t.Errorf("lint still lists %+v (%v)", lo.RefusedFiles, err)
 	}
 }
 

@@ -25,16 +25,17 @@ const (
 	LintDuplicateTitles   = "duplicate_titles"
 	LintFrontmatterErrors = "frontmatter_errors"
 	LintReservedFiles     = "reserved_files"
+	LintRefusedFiles      = "refused_files"
 )
 
 // LintCategories lists the lint categories in report order.
 var LintCategories = []string{LintBrokenLinks, LintBrokenFileLinks, LintOrphans, LintNoOutlinks, LintMissingSources,
-	LintDuplicateTitles, LintFrontmatterErrors, LintReservedFiles}
+	LintDuplicateTitles, LintFrontmatterErrors, LintReservedFiles, LintRefusedFiles}
 
 // LintIn is the input of lint.
 type LintIn struct {
 	Page           string `json:"page,omitempty" desc:"Only findings on or from this page (resolved like a [[link]]): its broken links and broken file links, missing sources and frontmatter error, whether it is an orphan or links nowhere, and the pages sharing its title"`
-	Category       string `json:"category,omitempty" enum:"broken_links,broken_file_links,orphans,no_outlinks,missing_sources,duplicate_titles,frontmatter_errors,reserved_files" desc:"Only this category: broken_links, broken_file_links, orphans, no_outlinks, missing_sources, duplicate_titles, frontmatter_errors or reserved_files"`
+	Category       string `json:"category,omitempty" enum:"broken_links,broken_file_links,orphans,no_outlinks,missing_sources,duplicate_titles,frontmatter_errors,reserved_files,refused_files" desc:"Only this category: broken_links, broken_file_links, orphans, no_outlinks, missing_sources, duplicate_titles, frontmatter_errors, reserved_files or refused_files"`
 	Limit          int    `json:"limit,omitempty" default:"50" min:"1" max:"1000" desc:"Findings listed per category (1..1000, default 50; larger values are clamped); the counts always cover every finding"`
 	Offset         int    `json:"offset,omitempty" min:"0" desc:"Findings skipped in each category before the listed ones"`
 	ToReview       bool   `json:"to_review,omitempty" desc:"File the listed findings in the review queue (idempotent, origin lint; bounded by --page, --category, --limit and --offset) and auto-resolve missing-page items whose page now exists. This makes lint a write: refused on a read-only server"`
@@ -93,6 +94,7 @@ type LintCounts struct {
 	DuplicateTitles   int `json:"duplicate_titles"`
 	FrontmatterErrors int `json:"frontmatter_errors"`
 	ReservedFiles     int `json:"reserved_files"`
+	RefusedFiles      int `json:"refused_files"`
 }
 
 func (c LintCounts) of(category string) int {
@@ -113,6 +115,8 @@ func (c LintCounts) of(category string) int {
 		return c.FrontmatterErrors
 	case LintReservedFiles:
 		return c.ReservedFiles
+	case LintRefusedFiles:
+		return c.RefusedFiles
 	}
 	return 0
 }
@@ -150,7 +154,11 @@ type LintOut struct {
 	DuplicateTitles   []LintDuplicate   `json:"duplicate_titles"`   // titles shared by several pages
 	FrontmatterErrors []LintFrontmatter `json:"frontmatter_errors"` // pages whose frontmatter does not parse
 	ReservedFiles     []ReservedFile    `json:"reserved_files"`     // top files synapse leaves alone (a hand-written index.md), vault-wide only
-	Filed             *LintFiled        `json:"filed,omitempty"`    // with to_review
+	// RefusedFiles are the files the last scans skipped instead of reading
+	// (named pipes, devices, symlinks out of the vault: SPEC §2), as status
+	// lists them; vault-wide only.
+	RefusedFiles []index.Refused `json:"refused_files"`
+	Filed        *LintFiled      `json:"filed,omitempty"` // with to_review
 	// Failed is set with fail_on_findings when there are findings.
 	Failed bool `json:"failed,omitempty"`
 }
@@ -172,7 +180,7 @@ func pluralWord(n int, one, many string) string {
 }
 
 var opLint = register(Op{
-	Name: "lint", Summary: "Check the wiki: broken links, links to files that do not exist, orphans, pages without outlinks, missing source files, duplicate titles, frontmatter that does not parse, a hand-written index.md synapse leaves alone",
+	Name: "lint", Summary: "Check the wiki: broken links, links to files that do not exist, orphans, pages without outlinks, missing source files, duplicate titles, frontmatter that does not parse, a hand-written index.md synapse leaves alone, files refused instead of read (named pipes, symlinks out of the vault)",
 	CLI: "lint", REST: []Route{{Method: "GET", Path: "/lint"}, {Method: "POST", Path: "/lint", Body: "*"}},
 	Access: Read, WriteWith: "to_review", Rescans: true,
 	Limits: "rescans changed files first; limit 1..1000 findings listed per category (default 50), counts cover all; --to-review files only the listed findings",
@@ -194,7 +202,7 @@ func lint(ctx context.Context, e *Env, in *LintIn) (*LintOut, error) {
 	out := &LintOut{Category: in.Category, Limit: in.Limit, Offset: in.Offset,
 		BrokenLinks: []MissingTarget{}, BrokenFileLinks: []LintFileLink{}, Orphans: []PageRef{}, NoOutlinks: []PageRef{},
 		MissingSources: []LintSource{}, DuplicateTitles: []LintDuplicate{}, FrontmatterErrors: []LintFrontmatter{},
-		ReservedFiles: []ReservedFile{}}
+		ReservedFiles: []ReservedFile{}, RefusedFiles: []index.Refused{}}
 	w := window{offset: in.Offset, limit: in.Limit}
 	var err error
 	if in.Page != "" {
@@ -214,7 +222,7 @@ func lint(ctx context.Context, e *Env, in *LintIn) (*LintOut, error) {
 		keepCategory(out, in.Category)
 	}
 	listed := len(out.BrokenLinks) + len(out.BrokenFileLinks) + len(out.Orphans) + len(out.NoOutlinks) + len(out.MissingSources) +
-		len(out.DuplicateTitles) + len(out.FrontmatterErrors) + len(out.ReservedFiles)
+		len(out.DuplicateTitles) + len(out.FrontmatterErrors) + len(out.ReservedFiles) + len(out.RefusedFiles)
 	out.Failed = in.FailOnFindings && out.Findings > 0
 	if in.ToReview {
 		if out.Filed, err = fileLint(e, out); err != nil {
@@ -250,6 +258,9 @@ func keepCategory(out *LintOut, category string) {
 	}
 	if category != LintReservedFiles {
 		out.ReservedFiles = []ReservedFile{}
+	}
+	if category != LintRefusedFiles {
+		out.RefusedFiles = []index.Refused{}
 	}
 }
 
@@ -287,6 +298,12 @@ func lintVault(ctx context.Context, e *Env, w window, out *LintOut) error {
 	lo, hi := w.cut(len(rf))
 	out.ReservedFiles = append(out.ReservedFiles, rf[lo:hi]...)
 	return e.Store.View(func(tx *store.Tx) error {
+		// the files the scans refused (named pipes, symlinks out): the
+		// list status shows, so the two agree
+		rl := index.RefusedFiles(tx)
+		out.Counts.RefusedFiles = rl.Count
+		rlo, rhi := w.cut(len(rl.Files))
+		out.RefusedFiles = append(out.RefusedFiles, rl.Files[rlo:rhi]...)
 		var err error
 		out.Counts.BrokenLinks, out.BrokenLinks, err = vaultDangling(tx, w)
 		if err != nil {

@@ -31,7 +31,7 @@ func refOf(p *store.PageRec) PageRef {
 
 // GetPageIn is the input of get_page.
 type GetPageIn struct {
-	Title string `json:"title" arg:"0" required:"true" desc:"Page title, alias, file name, path or id; resolved like a [[link]]"`
+	Title string `json:"title" arg:"0" words:"true" required:"true" desc:"Page title, alias, file name, path or id; resolved like a [[link]]"`
 }
 
 // LinkOut is one outgoing link of a page.
@@ -67,11 +67,9 @@ type GetPageOut struct {
 	// BacklinksTotal counts every page linking here; Backlinks holds at
 	// most MaxPageBacklinks of them (graph backlinks lists all).
 	BacklinksTotal int `json:"backlinks_total"`
-	// Ambiguous lists the other pages the title given also names (SPEC
-	// §2.2: the result reports the ambiguity); this one won the tie-break.
-	// Write back to this one by its path or id, or by the title with its
-	// sha256 as if_match.
-	Ambiguous []string `json:"ambiguous,omitempty"`
+	// AlsoMatched are the other pages that answer to the title given
+	// (an ambiguous title); this page was chosen as a link would choose.
+	AlsoMatched []PageRef `json:"also_matched,omitempty" desc:"Other pages that answer to the title as well (an ambiguous title); this page was chosen as a [[link]] would choose: an exact path, then the shortest path, then the first in order. Ask for one of them by its path or id"`
 }
 
 // MaxPageBacklinks bounds the backlinks get_page returns: a hub page can
@@ -84,35 +82,40 @@ var opGetPage = register(Op{
 	Access: Read, Limits: "at most 200 backlinks inline (backlinks_total counts all)",
 }, getPage)
 
-// resolvePage finds a page by title as a link would, then by id.
-func resolvePage(tx *store.Tx, title string) (*store.PageRec, error) {
-	p, _, err := resolvePageAmbiguous(tx, title)
-	return p, err
+// alsoMatched lists the other pages that title resolves among, as the
+// link resolution tells them apart (by path).
+func alsoMatched(tx *store.Tx, title string, chosen uint32) []PageRef {
+	var out []PageRef
+	for _, c := range index.Matches(tx, index.LinkKey(title), "", false) {
+		if c.Doc == 0 || c.Doc == chosen {
+			continue
+		}
+		if p, err := tx.Page(c.Doc); err == nil && p != nil {
+			out = append(out, refOf(p))
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
+	return out
 }
 
-// resolvePageAmbiguous is resolvePage, with the other pages the title
-// names when it names several.
-func resolvePageAmbiguous(tx *store.Tx, title string) (*store.PageRec, []string, error) {
+// resolvePage finds a page by title as a link would, then by id.
+func resolvePage(tx *store.Tx, title string) (*store.PageRec, error) {
 	r := index.Resolve(tx, index.LinkKey(title), "", false)
 	doc := r.Doc
 	if doc == 0 {
 		doc = tx.DocByID(title)
 	}
 	if doc == 0 {
-		return nil, nil, notFoundPage(tx, title)
+		return nil, notFoundPage(tx, title)
 	}
 	p, err := tx.Page(doc)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	if p == nil {
-		return nil, nil, notFoundPage(tx, title)
+		return nil, notFoundPage(tx, title)
 	}
-	var others []string
-	if r.Doc == doc && r.Candidates > 1 {
-		others = otherCandidates(tx, r, title, p.Path)
-	}
-	return p, others, nil
+	return p, nil
 }
 
 func notFoundPage(tx *store.Tx, title string) error {
@@ -134,16 +137,17 @@ func quoteAll(s []string) []string {
 func getPage(ctx context.Context, e *Env, in *GetPageIn) (*GetPageOut, error) {
 	var (
 		rec            *store.PageRec
-		others         []string
 		links          []LinkOut
 		backlinks      []PageRef
 		backlinksTotal int
+		also           []PageRef
 	)
 	err := e.Store.View(func(tx *store.Tx) error {
 		var err error
-		if rec, others, err = resolvePageAmbiguous(tx, in.Title); err != nil {
+		if rec, err = resolvePage(tx, in.Title); err != nil {
 			return err
 		}
+		also = alsoMatched(tx, in.Title, rec.Doc)
 		links = describeLinks(tx, rec, rec.Links)
 		if len(rec.FileLinks) > 0 {
 			// links to files that are no pages (attachments, sources by
@@ -170,7 +174,7 @@ func getPage(ctx context.Context, e *Env, in *GetPageIn) (*GetPageOut, error) {
 	data, _, err := e.files().ReadFile(ctx, rec.Path, index.MaxPageBytes)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return nil, errs.E(errs.NotFound, "page %q was indexed at %s but the file is gone; run `synapse source rescan`", rec.Title, rec.Path)
+			return nil, errs.E(errs.NotFound, "page %q was indexed at %s but the file is gone; run `%s`", rec.Title, rec.Path, errs.Cmd("source.rescan"))
 		}
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
@@ -190,7 +194,7 @@ func getPage(ctx context.Context, e *Env, in *GetPageIn) (*GetPageOut, error) {
 	return &GetPageOut{
 		ID: rec.ID, Title: rec.Title, Type: rec.Type, Path: rec.Path,
 		Frontmatter: parsed.Frontmatter, FrontmatterError: parsed.FMError, Content: parsed.Body, SHA256: hex.EncodeToString(sum[:]),
-		Links: links, Backlinks: backlinks, BacklinksTotal: backlinksTotal, Ambiguous: others,
+		Links: links, Backlinks: backlinks, BacklinksTotal: backlinksTotal, AlsoMatched: also,
 	}, nil
 }
 

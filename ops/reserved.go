@@ -3,8 +3,11 @@ package ops
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
+	"os"
+	"strings"
 
 	"github.com/synapse-wiki/synapse/vault"
 )
@@ -25,10 +28,34 @@ type ReservedFile struct {
 }
 
 // indexHandWritten is the finding of a hand-written wiki/index.md.
-var indexHandWritten = ReservedFile{
-	Path:    vault.IndexPage,
-	Problem: "hand-written (it does not start with synapse's catalogue header): synapse leaves it as it is and keeps no catalogue there; page writes go on",
-	Fix:     "rename it, e.g. to wiki/home.md, and synapse will maintain index.md (the catalogue is written at the next page write)",
+func indexHandWritten(e *Env) ReservedFile {
+	return ReservedFile{
+		Path:    vault.IndexPage,
+		Problem: "hand-written (it does not start with synapse's catalogue header): synapse leaves it as it is and keeps no catalogue there; page writes go on",
+		Fix:     "rename it, e.g. to " + freeTopName(e) + ", and synapse will maintain index.md (the catalogue is written at the next page write)",
+	}
+}
+
+// freeTopName suggests a name for a hand-written index.md that no file at
+// the top of wiki/ has, compared without case (a case-insensitive file
+// system would otherwise overwrite it).
+func freeTopName(e *Env) string {
+	taken := map[string]bool{}
+	if ents, err := os.ReadDir(e.Vault.Abs(vault.WikiDir)); err == nil {
+		for _, d := range ents {
+			taken[strings.ToLower(d.Name())] = true
+		}
+	}
+	for _, n := range []string{"home", "start", "contents", "main-index", "hand-index"} {
+		if !taken[n+".md"] {
+			return vault.WikiDir + "/" + n + ".md"
+		}
+	}
+	for i := 2; ; i++ {
+		if n := fmt.Sprintf("home-%d.md", i); !taken[n] {
+			return vault.WikiDir + "/" + n
+		}
+	}
 }
 
 // isCatalogue reports whether head, the start of an index.md, is synapse's
@@ -73,7 +100,7 @@ func handWrittenIndex(e *Env) (bool, error) {
 func reservedFiles(e *Env) []ReservedFile {
 	out := []ReservedFile{}
 	if hw, err := handWrittenIndex(e); err == nil && hw {
-		out = append(out, indexHandWritten)
+		out = append(out, indexHandWritten(e))
 	}
 	return out
 }

@@ -42,6 +42,12 @@ func TestIndexMD_HandWrittenKept(t *testing.T) {
 		!strings.Contains(st.ReservedFiles[0].Fix, "rename it, e.g. to wiki/home.md, and synapse will maintain index.md") {
 		t.Errorf("status: %+v", st.ReservedFiles)
 	}
+	// a suggested name no top file has, without case (Home.md is taken)
+	testvault.Write(t, e.Vault, "wiki/Home.md", "# Home\n")
+	if st, err := status(ctx, e, &StatusIn{}); err != nil || len(st.ReservedFiles) != 1 || !strings.Contains(st.ReservedFiles[0].Fix, "e.g. to wiki/start.md,") {
+		t.Errorf("status with wiki/Home.md: %v %+v", err, st.ReservedFiles)
+	}
+	must(t, os.Remove(e.Vault.Abs("wiki/Home.md")))
 	l, err := lint(ctx, e, &LintIn{Limit: 10})
 	must(t, err)
 	if l.Counts.ReservedFiles != 1 || len(l.ReservedFiles) != 1 || l.ReservedFiles[0] != st.ReservedFiles[0] {

@@ -338,7 +338,7 @@ func findReview(tx *store.Tx, id string) (*store.ReviewRec, error) {
 		return nil, err
 	}
 	if r == nil {
-		return nil, errs.E(errs.NotFound, "no review item %q; see `synapse review list --status all`", id)
+		return nil, errs.E(errs.NotFound, "no review item %q; see `%s`", id, errs.Cmd("review.list", "status", "all"))
 	}
 	return r, nil
 }
@@ -430,7 +430,7 @@ func listReviews(ctx context.Context, e *Env, in *ListReviewsIn) (*ListReviewsOu
 
 // ResolveReviewIn is the input of resolve_review.
 type ResolveReviewIn struct {
-	ID     string `json:"id" arg:"0" required:"true" desc:"Review item id (from list_reviews)"`
+	ID     string `json:"id" arg:"0" required:"true" several:"synapse review bulk-resolve --action ACTION ID..." desc:"Review item id (from list_reviews)"`
 	Action string `json:"action" required:"true" desc:"skip, dismiss, resolve (alias mark-resolved), create (a stub page for a missing-page item or a suggestion titled 'Create page: Title'; a purpose/schema suggestion is appended to purpose.md/schema.md; other items refuse it) or deep-research (run $SYNAPSE_RESEARCH_CMD)"`
 }
 
@@ -658,7 +658,7 @@ func createStub(ctx context.Context, e *Env, r *store.ReviewRec) (*PageRef, erro
 			return err
 		}
 		if p != nil {
-			return errs.E(errs.Conflict, "a page named %q already exists (%s); mark the item resolved instead: synapse review resolve %s --action resolve", title, p.Path, r.ID)
+			return errs.E(errs.Conflict, "a page named %q already exists (%s); mark the item resolved instead: %s", title, p.Path, errs.Cmd("review.resolve", "id", r.ID, "action", "resolve"))
 		}
 		body, err = stubBody(tx, r, title)
 		return err
@@ -896,8 +896,8 @@ func bulkResolve(ctx context.Context, e *Env, ids []string, action string) (*Bul
 		return nil, err
 	}
 	if !slices.Contains(bulkActions, act) {
-		return nil, errs.E(errs.Invalid, "bulk requests take %s; %s acts on one item at a time: synapse review resolve ID --action %s",
-			strings.Join(bulkActions, ", "), act, act)
+		return nil, errs.E(errs.Invalid, "bulk requests take %s; %s acts on one item at a time: %s",
+			strings.Join(bulkActions, ", "), act, errs.Cmd("review.resolve", "id", "ID", "action", act))
 	}
 	var uniq []string
 	for _, id := range ids {
@@ -1016,8 +1016,10 @@ func init() {
 // missing-page item (origin rule) per dangling target, and pending
 // missing-page items that the page satisfies by title or alias become
 // auto_resolved. A target that cannot be a review title (too long) is
-// skipped rather than failing the write.
-func onPageWritten(tx *store.Tx, page *store.PageRec, dangling []string, now time.Time) error {
+// skipped rather than failing the write. It returns the targets filed as
+// new items.
+func onPageWritten(tx *store.Tx, page *store.PageRec, dangling []string, now time.Time) ([]string, error) {
+	var filed []string
 	for _, t := range dangling {
 		p := &Proposal{Type: TypeMissingPage, Title: t, Origin: OriginRule, Page: page.Path,
 			ReferencedPages: []string{page.Title},
@@ -1025,16 +1027,20 @@ func onPageWritten(tx *store.Tx, page *store.PageRec, dangling []string, now tim
 		if p.clean() != nil {
 			continue
 		}
-		if _, _, err := enqueue(tx, p, now); err != nil {
-			return err
+		_, how, err := enqueue(tx, p, now)
+		if err != nil {
+			return nil, err
+		}
+		if how == EnqueueAdded {
+			filed = append(filed, t)
 		}
 	}
 	for _, name := range append([]string{page.Title}, page.Aliases...) {
 		if _, err := autoResolveMissing(tx, name, "page written: "+page.Path, now); err != nil {
-			return err
+			return nil, err
 		}
 	}
-	return nil
+	return filed, nil
 }
 
 // autoResolveMissing marks the pending missing-page item for name

@@ -468,7 +468,8 @@ func TestReview_PageWrittenHook(t *testing.T) {
 	written := func(dangling ...string) {
 		t.Helper()
 		if err := e.Store.Update(func(tx *store.Tx) error {
-			return reviewHooks.OnPageWritten(tx, page, dangling, e.now())
+			_, err := reviewHooks.OnPageWritten(tx, page, dangling, e.now())
+			return err
 		}); err != nil {
 			t.Fatal(err)
 		}

@@ -9,7 +9,7 @@ import (
 
 // SearchIn is the input of search_wiki.
 type SearchIn struct {
-	Query string `json:"query" arg:"0" query:"q" required:"true" desc:"What to look for: words (OR-ranked; a question works), \"a phrase\", -word to leave out, type:T and tag:X filters"`
+	Query string `json:"query" arg:"0" words:"true" query:"q" required:"true" desc:"What to look for: words (OR-ranked; a question works), \"a phrase\", -word to leave out, type:T and tag:X filters"`
 	K     int    `json:"k,omitempty" default:"5" min:"1" max:"50" desc:"Number of hits (1..50)"`
 	Mode  string `json:"mode,omitempty" enum:"lexical,semantic,hybrid" desc:"lexical (BM25F), semantic (embeddings) or hybrid (both fused); default hybrid when an embedding provider is configured and pages are embedded, else lexical"`
 }

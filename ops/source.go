@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/synapse-wiki/synapse/errs"
+	"github.com/synapse-wiki/synapse/index"
 	"github.com/synapse-wiki/synapse/store"
 	"github.com/synapse-wiki/synapse/vault"
 	"github.com/synapse-wiki/synapse/vaultfs"
@@ -212,8 +213,9 @@ type SourceCounts struct {
 }
 
 // ListSourcesOut is the result of source list. States are computed from
-// the store as of the last scan: `synapse source rescan` (or serve's
-// watcher) picks up files added, edited or deleted since.
+// the store after a scan of raw/sources/ (files added, edited or deleted
+// since the last scan are in); a page edited outside synapse since then
+// counts once `synapse source rescan` (or serve's watcher) has read it.
 type ListSourcesOut struct {
 	// Total is the number of sources matching the state filter.
 	Total  int          `json:"total"`
@@ -224,9 +226,9 @@ type ListSourcesOut struct {
 }
 
 var opListSources = register(Op{
-	Name: "source.list", Summary: "List raw sources with their state (new, changed, missing, ingested) as of the last scan",
+	Name: "source.list", Summary: "List raw sources with their state (new, changed, missing, ingested), raw/sources/ rescanned first",
 	CLI: "source list", REST: []Route{{Method: "GET", Path: "/sources"}},
-	Access: Read, Limits: "limit 1..10000 (default 1000)",
+	Access: Read, Rescans: true, Limits: "rescans raw/sources/ first (incremental: unchanged files are not read); limit 1..10000 (default 1000)",
 }, listSources)
 
 // parseStates turns a comma-separated state filter into a set (nil = all).
@@ -276,6 +278,14 @@ func listSources(ctx context.Context, e *Env, in *ListSourcesIn) (*ListSourcesOu
 	want, err := parseStates(in.State)
 	if err != nil {
 		return nil, err
+	}
+	// the incremental scanner over raw/sources/ (cheap: unchanged files are
+	// skipped by size and mtime), so new files are listed without a
+	// rescan; a store opened read-only is listed as it is
+	if !e.Store.ReadOnly() {
+		if _, err := e.Index.Scan(ctx, index.ScanOptions{Paths: []string{vault.SourcesDir}}); err != nil {
+			return nil, err
+		}
 	}
 	out := &ListSourcesOut{Sources: []SourceItem{}}
 	err = e.Store.View(func(tx *store.Tx) error {

@@ -201,7 +201,7 @@ func TestSource_ReadEscapes(t *testing.T) {
 			if strings.Contains(errs.Message(err), "CANARY") || strings.Contains(err.Error(), "CANARY") {
 				t.Fatalf("error carries file content: %v", err)
 			}
-			body, _ := MarshalJSON(ErrorEnvelope(err))
+			body, _ := MarshalJSON(ErrorEnvelope(err, errs.REST))
 			if bytes.Contains(body, []byte("CANARY")) {
 				t.Fatalf("envelope carries file content: %s", body)
 			}

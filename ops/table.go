@@ -10,6 +10,9 @@
 //	json:"name,omitempty"   the parameter name on every surface
 //	desc:"…"                help text, tool schema and OpenAPI description
 //	arg:"N"                 CLI positional argument N (0-based); other fields are flags
+//	words:"true"            a last string argument given as several words is their join
+//	                        (`page get Create a vault`); without it, one word only
+//	several:"…"             the CLI command to use for several values (named in the error)
 //	flag:"name"             CLI flag name when it differs from the json name
 //	query:"q"               REST query-string name when it differs from the json name
 //	short:"k"               CLI flag alias
@@ -380,6 +383,8 @@ type Field struct {
 	CLI      string // "", "-", "stdin" or "stdin-list"
 	Query    string // REST query parameter name (the json name unless tagged)
 	Raw      bool   // raw:"true": the value is kept byte for byte (not trimmed)
+	Words    bool   // words:"true": a last CLI argument of several words is their join
+	Several  string // several:"…": the CLI command that takes several values
 }
 
 // Fields returns the described fields of an input struct type.
@@ -400,7 +405,7 @@ func Fields(t reflect.Type) []Field {
 		f := Field{Index: i, Name: name, Type: sf.Type, Desc: sf.Tag.Get("desc"), Arg: -1,
 			Flag: sf.Tag.Get("flag"), Short: sf.Tag.Get("short"), Default: sf.Tag.Get("default"),
 			Required: sf.Tag.Get("required") == "true", NoMCP: sf.Tag.Get("mcp") == "-", CLI: sf.Tag.Get("cli"),
-			Raw: sf.Tag.Get("raw") == "true"}
+			Raw: sf.Tag.Get("raw") == "true", Words: sf.Tag.Get("words") == "true", Several: sf.Tag.Get("several")}
 		if a := sf.Tag.Get("arg"); a != "" {
 			f.Arg, _ = strconv.Atoi(a)
 		}
@@ -506,7 +511,8 @@ type ErrorDetail struct {
 	Message string    `json:"message"`
 }
 
-// ErrorEnvelope builds the envelope for err.
-func ErrorEnvelope(err error) ErrorBody {
-	return ErrorBody{Error: ErrorDetail{Code: errs.CodeOf(err), Message: errs.Message(err)}}
+// ErrorEnvelope builds the envelope for err, its message rendered for the
+// surface that shows it (errs.Render).
+func ErrorEnvelope(err error, sf errs.Surface) ErrorBody {
+	return ErrorBody{Error: ErrorDetail{Code: errs.CodeOf(err), Message: errs.MessageFor(err, sf)}}
 }

@@ -47,7 +47,7 @@ import (
 // creates the file; `updated` is set by synapse when the page changes, in
 // the format the page already uses.
 type WritePageIn struct {
-	Title       string         `json:"title" arg:"0" required:"true" desc:"Page title (≤ 200 characters), or the path or id of an existing page; an existing page is updated in place"`
+	Title       string         `json:"title" arg:"0" words:"true" required:"true" desc:"Page title (≤ 200 characters), or the path or id of an existing page; an existing page is updated in place"`
 	Content     string         `json:"content" cli:"stdin" raw:"true" required:"true" desc:"Markdown body (the page as written ≤ 1 MiB, UTF-8); a frontmatter block at its top is merged into the page's frontmatter"`
 	Frontmatter map[string]any `json:"frontmatter,omitempty" cli:"-" desc:"Frontmatter keys: type, aliases, tags, sources and any others (a null value removes a key); keys not given, and keys given with their current value, are kept as they are"`
 	Type        string         `json:"type,omitempty" mcp:"-" desc:"Page type: a lower-case word (entity, concept, source, synthesis, comparison, query, note, or the vault's own such as topic or question); default: the page's current type, else concept"`
@@ -67,6 +67,10 @@ type WritePageOut struct {
 	SHA256   string   `json:"sha256"`
 	Created  bool     `json:"created"`  // true when the page is new
 	Dangling []string `json:"dangling"` // link targets in the content that match no page
+	// Filed are the dangling targets this write filed as new missing-page
+	// review items; the others were in the queue already (pending or
+	// decided).
+	Filed []string `json:"filed,omitempty" desc:"Dangling targets this write filed as new missing-page review items (the others were already in the queue)"`
 	// Unchanged is true when the file already held exactly these bytes, so
 	// nothing was written or logged (a retried write, or a page written
 	// back as get_page returned it).

@@ -50,7 +50,7 @@ func (w *pageWrite) commit(ctx context.Context, t *target, r *rendered) (*WriteP
 	}
 	// from here on the page is on disk: a failure says so
 	after := func(step string, err error) error {
-		return errs.Wrap(errs.Internal, err, "page %q was written to %s (sha256 %s), but %s failed: %s; run `synapse source rescan` to bring the index up to date", title, p, out.SHA256, step, errs.Message(err))
+		return errs.Wrap(errs.Internal, err, "page %q was written to %s (sha256 %s), but %s failed: %s; run `%s` to bring the index up to date", title, p, out.SHA256, step, errs.Raw(err), errs.Cmd("source.rescan"))
 	}
 	var logged *logAppend
 	if !out.Unchanged {
@@ -127,7 +127,9 @@ func (w *pageWrite) commit(ctx context.Context, t *target, r *rendered) (*WriteP
 			if hook == nil {
 				return nil
 			}
-			return hook(tx, rec, out.Dangling, w.now)
+			filed, err := hook(tx, rec, out.Dangling, w.now)
+			out.Filed = filed
+			return err
 		})
 		if err != nil {
 			return nil, after("recording the write (review queue, log.md and index.md records)", err)
@@ -154,7 +156,9 @@ func (w *pageWrite) commit(ctx context.Context, t *target, r *rendered) (*WriteP
 			if hook == nil {
 				return nil
 			}
-			return hook(tx, rec, out.Dangling, w.now)
+			filed, err := hook(tx, rec, out.Dangling, w.now)
+			out.Filed = filed
+			return err
 		})
 		if err != nil {
 			return nil, after("recording the write in the review queue", err)
@@ -225,6 +229,7 @@ var reviewHooks struct {
 	// OnPageWritten runs in a write transaction after a page was written
 	// and re-indexed: it files an idempotent missing-page item (origin
 	// "rule") for each dangling target and marks pending missing-page items
-	// that the page satisfies (by title or alias) auto_resolved.
-	OnPageWritten func(tx *store.Tx, page *store.PageRec, dangling []string, now time.Time) error
+	// that the page satisfies (by title or alias) auto_resolved. It returns
+	// the targets it filed as new items (not those already in the queue).
+	OnPageWritten func(tx *store.Tx, page *store.PageRec, dangling []string, now time.Time) (filed []string, err error)
 }

@@ -42,7 +42,7 @@ type writeCall struct {
 // part is one place that gives a key a value.
 type part struct {
 	value any    // a *yaml.Node (block), a JSON value (map) or a []string / string (fields)
-	from  string // where: "the content's frontmatter block", "frontmatter", "--type"…
+	from  string // where: "the content's frontmatter block", "frontmatter", errs.Param("type")…
 	field bool   // given by a field (CLI flag, REST body field), not frontmatter
 }
 
@@ -113,23 +113,23 @@ func decodeWrite(in *WritePageIn) (*writeCall, error) {
 		c.give(k, in.Frontmatter[k], fromMap+"."+k, false)
 	}
 	if t := strings.TrimSpace(in.Type); t != "" {
-		c.give("type", t, "--type", true)
+		c.give("type", t, errs.Param("type"), true)
 	}
 	if in.Aliases != nil {
-		c.give("aliases", in.Aliases, "--alias", true)
+		c.give("aliases", in.Aliases, errs.Param("aliases"), true)
 	}
 	if in.Tags != nil {
-		c.give("tags", in.Tags, "--tag", true)
+		c.give("tags", in.Tags, errs.Param("tags"), true)
 	}
 	if in.Sources != nil {
-		c.give("sources", in.Sources, "--source", true)
+		c.give("sources", in.Sources, errs.Param("sources"), true)
 	}
 	if err := c.checkCounts(); err != nil {
 		return nil, err
 	}
 	if m := strings.ToLower(strings.TrimSpace(in.IfMatch)); m != "" {
 		if len(m) != 64 || !isHex(m) {
-			return nil, errs.E(errs.Invalid, "if_match must be a sha256 of 64 hex characters (get_page returns it), not %q", in.IfMatch)
+			return nil, errs.E(errs.Invalid, "%s must be the sha256 of the page's file (64 hex characters, as %s gives it), not %q", errs.Param("if_match"), errs.Cmd("page.get"), in.IfMatch)
 		}
 		c.ifMatch = m
 	}

@@ -113,7 +113,7 @@ func (w *pageWrite) locate() (*target, error) {
 	if c.ifMatch != "" {
 		sum := sha256.Sum256(data)
 		if cur := hex.EncodeToString(sum[:]); cur != c.ifMatch {
-			return nil, errs.E(errs.Conflict, "%s changed since it was read: if_match %s… but the file is now %s…; get the page again and reapply your edit", t.path, c.ifMatch[:12], cur[:12])
+			return nil, errs.E(errs.Conflict, "%s changed since it was read: %s %s… but the file is now %s…; get the page again and reapply your edit", t.path, errs.Param("if_match"), c.ifMatch[:12], cur[:12])
 		}
 	}
 	parsed := markdown.Parse(t.path, data)
@@ -125,7 +125,7 @@ func (w *pageWrite) locate() (*target, error) {
 func (w *pageWrite) newTarget(t *target) (*target, error) {
 	c := w.c
 	if c.ifMatch != "" {
-		return nil, errs.E(errs.Conflict, "no page titled %q exists, so if_match cannot match; omit if_match to create it", c.title)
+		return nil, errs.E(errs.Conflict, "no page titled %q exists, so %s cannot match; omit %[2]s to create it", c.title, errs.Param("if_match"))
 	}
 	if err := checkNotReserved("title", c.title); err != nil {
 		return nil, err

@@ -137,7 +137,7 @@ func (w *pageWrite) mergeBody(t *target, m *merged) (changed bool, err error) {
 		m.body = old
 		return false, nil
 	case strings.TrimSpace(b) == "" && strings.TrimSpace(old) != "":
-		return false, errs.E(errs.Invalid, "content is empty, and %s has a body; send the whole body (get_page returns it)", t.path)
+		return false, errs.E(errs.Invalid, "content is empty, and %s has a body; send the whole body (%s returns it)", t.path, errs.Cmd("page.get"))
 	}
 	m.body = b // as given, with the file's final newline
 	return b != old, nil

@@ -329,7 +329,7 @@ func TestWritePage_Invalid(t *testing.T) {
 		{"missing source", WritePageIn{Title: "T", Content: "x", Sources: []string{"nope.md"}}, errs.Invalid, `source "raw/sources/nope.md" does not exist`},
 		{"escaping source", WritePageIn{Title: "T", Content: "x", Sources: []string{"../../etc/passwd"}}, errs.Invalid, "is not a file under raw/sources/"},
 		{"source folder", WritePageIn{Title: "T", Content: "x", Sources: []string{"raw/sources/"}}, errs.Invalid, "is not a file under raw/sources/"},
-		{"bad if_match", WritePageIn{Title: "T", Content: "x", IfMatch: "abc"}, errs.Invalid, "if_match must be a sha256 of 64 hex characters"},
+		{"bad if_match", WritePageIn{Title: "T", Content: "x", IfMatch: "abc"}, errs.Invalid, "if_match must be the sha256 of the page's file (64 hex characters"},
 		{"bad created", WritePageIn{Title: "T", Content: "x", Frontmatter: map[string]any{"created": "yesterday"}}, errs.Invalid, `created "yesterday" is not a date`},
 		{"empty key", WritePageIn{Title: "T", Content: "x", Frontmatter: map[string]any{" ": 1.0}}, errs.Invalid, "frontmatter has an empty key"},
 		{"long alias", WritePageIn{Title: "T", Content: "x", Aliases: []string{strings.Repeat("a", 201)}}, errs.Invalid, "the limit is 200"},
@@ -901,14 +901,14 @@ func TestWritePage_ReviewHookContract(t *testing.T) {
 	}
 	var calls []call
 	old := reviewHooks.OnPageWritten
-	reviewHooks.OnPageWritten = func(tx *store.Tx, page *store.PageRec, dangling []string, now time.Time) error {
+	reviewHooks.OnPageWritten = func(tx *store.Tx, page *store.PageRec, dangling []string, now time.Time) ([]string, error) {
 		// the page is indexed: it resolves by title in this transaction
 		r := index.Resolve(tx, index.LinkKey(page.Title), "", false)
 		if r.Doc != page.Doc {
 			t.Errorf("hook ran before %q was indexed", page.Title)
 		}
 		calls = append(calls, call{page.Title, page.Path, slices.Clone(dangling), now, tx.Writable()})
-		return nil
+		return nil, nil
 	}
 	t.Cleanup(func() { reviewHooks.OnPageWritten = old })
 	v := testvault.New(t)
@@ -923,8 +923,8 @@ func TestWritePage_ReviewHookContract(t *testing.T) {
 		t.Fatalf("hook calls:\n%+v\nwant:\n%+v", calls, want)
 	}
 	// a failing hook fails the command, naming the written page
-	reviewHooks.OnPageWritten = func(*store.Tx, *store.PageRec, []string, time.Time) error {
-		return errors.New("queue broken")
+	reviewHooks.OnPageWritten = func(*store.Tx, *store.PageRec, []string, time.Time) ([]string, error) {
+		return nil, errors.New("queue broken")
 	}
 	_, err := WritePage(context.Background(), e, &WritePageIn{Title: "Third", Content: "x\n"})
 	if err == nil || !strings.Contains(errs.Message(err), `page "Third" was written to wiki/concepts/third.md`) {

@@ -311,11 +311,11 @@ func TestWritePage_AmbiguousTitle(t *testing.T) {
 	t.Cleanup(func() { e.Close() })
 	rescanT(t, e)
 	g := getPageOut(t, e, "Twin Title")
-	if g.Path != "wiki/topics/short.md" || !reflect.DeepEqual(g.Ambiguous, []string{"wiki/entities/twin-page.md"}) {
-		t.Fatalf("get_page: %s, ambiguous %q", g.Path, g.Ambiguous)
+	if g.Path != "wiki/topics/short.md" || len(g.AlsoMatched) != 1 || g.AlsoMatched[0].Path != "wiki/entities/twin-page.md" {
+		t.Fatalf("get_page: %s, also matched %+v", g.Path, g.AlsoMatched)
 	}
-	if one := getPageOut(t, e, "wiki/topics/short.md"); one.Ambiguous != nil {
-		t.Errorf("by path: ambiguous %q", one.Ambiguous)
+	if one := getPageOut(t, e, "wiki/topics/short.md"); one.AlsoMatched != nil {
+		t.Errorf("by path: also matched %+v", one.AlsoMatched)
 	}
 	out := write(t, e, &WritePageIn{Title: "Twin Title", Content: g.Content + "More.\n", IfMatch: g.SHA256})
 	if out.Path != "wiki/topics/short.md" {

@@ -273,6 +273,17 @@ func BenchmarkQuerySet(b *testing.B) {
 				}
 			}
 			b.ReportMetric(float64((search.CPUTime()-c0).Microseconds())/1000/float64(b.N*len(qs)), "cpu-ms/query")
+			// how much of the scored terms' postings top-k retrieval
+			// decoded (the rest was skipped by pruning)
+			var dec, all int
+			for _, q := range qs {
+				d, a, err := search.RankWork(ix.Store, q.q, 5)
+				if err != nil {
+					b.Fatal(err)
+				}
+				dec, all = dec+d, all+a
+			}
+			b.ReportMetric(100*float64(dec)/float64(max(all, 1)), "decoded-%")
 			sort.Slice(lat, func(i, j int) bool { return lat[i].d < lat[j].d })
 			if kind == "all" {
 				for _, s := range lat[max(0, len(lat)-3):] {

@@ -56,7 +56,18 @@ func (m *memoEmbedder) embed(ctx context.Context, text string) ([]float32, error
 		return v, nil
 	}
 	t0 := time.Now()
-	vs, err := m.p.Embed(ctx, []string{text})
+	// a loaded machine may drop a connection: what a failure worth
+	// retrying is gets three more tries (the evaluation must not depend
+	// on the machine's load)
+	var vs [][]float32
+	var err error
+	for try := 0; ; try++ {
+		vs, err = m.p.Embed(ctx, []string{text})
+		if pe, ok := embed.Failure(err); err == nil || try == 3 || !ok || !pe.Retry {
+			break
+		}
+		time.Sleep(time.Duration(200<<try) * time.Millisecond)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -89,8 +100,10 @@ func embedRanker(t testing.TB, s *store.Store, mode embed.Mode, e *memoEmbedder,
 // real embedding model (USE-lite through e2e/embed-server) on the Obsidian
 // Help vault: the paraphrased questions (testdata/search/paraphrases.tsv),
 // the hand-written questions, and the alias and heading sets of TestEval.
-// It fails unless hybrid beats lexical on the paraphrases by 0.05 MRR@10
-// and loses at most 0.01 on the aliases and headings (issue 16):
+// It fails unless hybrid beats lexical on the paraphrases (all of them, and
+// the held-out half alone) by 0.05 MRR@10, loses at most 0.01 on the
+// aliases and on either half of the headings (issue 16), and at most one
+// question's worth (1/14) on the questions:
 //
 //	./scripts/e2e-embed        (starts the model server, runs this test)
 //
@@ -116,13 +129,24 @@ func TestEvalEmbeddings(t *testing.T) {
 	}
 	tune, held := loadParaphrases(t, "obsidian-help-en")
 	questions := loadQuestions(t, "obsidian-help-en")
+	// the heading set split the same way: every other heading (they are
+	// sorted) tunes, the rest are held out
+	var headTune, headHeld []knownItem
+	for i, it := range c.headings {
+		if i%2 == 0 {
+			headTune = append(headTune, it)
+		} else {
+			headHeld = append(headHeld, it)
+		}
+	}
 	e := &memoEmbedder{p: p, memo: map[string][]float32{}}
 	sets := []struct {
 		name  string
 		items []knownItem
 	}{
 		{"para-tune", tune}, {"para-held", held}, {"paraphrase", append(append([]knownItem{}, tune...), held...)},
-		{"questions", questions}, {"aliases", c.aliases}, {"headings", c.headings},
+		{"questions", questions}, {"aliases", c.aliases},
+		{"head-tune", headTune}, {"head-held", headHeld}, {"headings", c.headings},
 	}
 	results := map[string]map[embed.Mode]metrics{}
 	for _, set := range sets {
@@ -161,19 +185,32 @@ func TestEvalEmbeddings(t *testing.T) {
 	if d := para[embed.Hybrid].mr - para[embed.Lexical].mr; d < 0.05 {
 		t.Errorf("hybrid beats lexical on paraphrases by %.3f MRR@10, want ≥ 0.05", d)
 	}
-	for _, set := range []string{"aliases", "headings"} {
+	if d := results["para-held"][embed.Hybrid].mr - results["para-held"][embed.Lexical].mr; d < 0.05 {
+		t.Errorf("hybrid beats lexical on the held-out paraphrases by %.3f MRR@10, want ≥ 0.05", d)
+	}
+	for _, set := range []string{"aliases", "head-tune", "head-held", "headings"} {
 		r := results[set]
 		if d := r[embed.Lexical].mr - r[embed.Hybrid].mr; d > 0.01 {
 			t.Errorf("hybrid loses %.3f MRR@10 on %s, want ≤ 0.01", d, set)
 		}
 	}
+	// the hand-written questions are few: one of them may fall (noise),
+	// no more
+	if r := results["questions"]; r[embed.Lexical].mr-r[embed.Hybrid].mr > 1/float64(len(questions))+1e-9 {
+		t.Errorf("hybrid loses %.3f MRR@10 on the %d questions, want ≤ %.3f (one question)", r[embed.Lexical].mr-r[embed.Hybrid].mr, len(questions), 1/float64(len(questions)))
+	}
 	if os.Getenv("SEARCH_EVAL_TUNE") == "" {
 		return
 	}
 	var grid []embed.Fusion
-	for _, gate := range []float64{0, 1, 2, 3} {
-		for _, ws := range []float64{0.3, 0.4, 0.5, 0.6, 0.8, 1, 1.5} {
-			grid = append(grid, embed.Fusion{Method: "score", Lexical: 1, Semantic: ws, Gate: gate, Depth: 50})
+	for _, d := range []float64{0, 1, 2, 3, 4} {
+		for _, ws := range []float64{1.5, 2, 2.5, 3, 4} {
+			grid = append(grid, embed.Fusion{Method: "max", Lexical: 1, Semantic: ws, Defer: d, Depth: 50})
+		}
+	}
+	for _, d := range []float64{0, 2} {
+		for _, ws := range []float64{0.4, 0.8} {
+			grid = append(grid, embed.Fusion{Method: "minmax", Lexical: 1, Semantic: ws, Defer: d, Depth: 50})
 		}
 	}
 	for _, k := range []float64{1, 60} {
@@ -186,13 +223,13 @@ func TestEvalEmbeddings(t *testing.T) {
 			f := &f
 			line := ""
 			for _, set := range sets {
-				if set.name == "paraphrase" {
+				if set.name == "paraphrase" || set.name == "headings" {
 					continue
 				}
 				m := score(set.items, embedRanker(t, c.store, embed.Hybrid, e, model, f), nil)
 				line += " " + set.name + " " + strings.TrimSpace(strings.Split(m.String(), "MRR@10")[1])
 			}
-			t.Logf("%-5s K %-3g Wsem %-4g gate %-3g%s", f.Method, f.K, f.Semantic, f.Gate, line)
+			t.Logf("%-6s K %-3g Wsem %-4g defer %g%s", f.Method, f.K, f.Semantic, f.Defer, line)
 		}
 	}
 }

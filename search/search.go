@@ -30,6 +30,11 @@ type Hit struct {
 	// Signals names what found the hit: "lexical" (BM25F), "semantic"
 	// (embeddings, issue 16) or both; set by the search operation.
 	Signals []string `json:"signals,omitempty"`
+	// NameMatch is how wholly one of the page's names (title, alias, file
+	// name or a heading) matches the query, as re-ranking measured it:
+	// shared words² / (name words · query words), 1 when a name is
+	// exactly the query's words. Hybrid ranking reads it (package embed).
+	NameMatch float64 `json:"-"`
 }
 
 // Options tune a search.
@@ -66,6 +71,10 @@ type Params struct {
 	// pages apart; the rest still count for name matching. Phrase words
 	// are always kept. 0 means no cap.
 	MaxTerms int
+	// MinIDF drops a scoring term whose idf is below MinIDF times the
+	// highest idf of the query's terms (it still counts for name
+	// matching); phrase words are always kept. 0 keeps every term.
+	MinIDF float64
 	// Section scales a heading's weight in re-ranking by how much of the
 	// heading the text under it repeats (a section about what its heading
 	// names): up to 1 + Section.
@@ -82,6 +91,7 @@ var DefaultParams = Params{
 	StemName:  0.5,
 	ExactName: 0.8,
 	MaxTerms:  16,
+	MinIDF:    0.01,
 	Section:   0.1,
 }
 
@@ -105,6 +115,7 @@ func Search(s *store.Store, query string, o Options) ([]Hit, error) {
 type candidate struct {
 	doc   uint32
 	score float64
+	name  float64 // Hit.NameMatch
 }
 
 // SearchWith runs a query with explicit ranking constants (evaluation).
@@ -188,8 +199,9 @@ func SearchWith(s *store.Store, query string, o Options, p Params) ([]Hit, error
 	for _, h := range hits {
 		out = append(out, Hit{
 			ID: h.rec.ID, Title: h.rec.Title, Type: h.rec.Type, Path: h.rec.Path,
-			Score:   math.Round(h.c.score*1000) / 1000,
-			Snippet: Snippet(string(h.text), terms),
+			Score:     math.Round(h.c.score*1000) / 1000,
+			Snippet:   Snippet(string(h.text), terms),
+			NameMatch: h.c.name,
 		})
 	}
 	return out, nil
@@ -242,7 +254,8 @@ type run struct {
 	exact  []string   // per slot: the word as written where its stem differs ("" for a phrase word: any form will do)
 	// impossible: a phrase word is in no page, so nothing matches
 	impossible bool
-	err        error // reading the postings failed
+	err        error    // reading the postings failed
+	work       topKWork // what topK read
 }
 
 func newRun(tx *store.Tx, q *Query, p Params) *run {
@@ -348,6 +361,11 @@ func newRun(tx *store.Tx, q *Query, p Params) *run {
 			}
 		}
 	}
+	for _, t := range r.terms {
+		if t.weight > 0 {
+			r.work.Postings += int(t.df) // what scoring every word would walk
+		}
+	}
 	r.capTerms()
 	// the postings chunks of the terms that are scored
 	for i := range r.terms {
@@ -364,8 +382,24 @@ func newRun(tx *store.Tx, q *Query, p Params) *run {
 }
 
 // capTerms keeps the Params.MaxTerms scoring terms with the highest idf
-// (phrase words always), turning the others into name-matching terms.
+// (phrase words always), turning the others into name-matching terms; so
+// are terms whose idf is below Params.MinIDF times the highest (a word
+// nearly every page holds adds next to nothing to any score, but would
+// cost a walk of its postings), unless nothing else would be ranked.
 func (r *run) capTerms() {
+	if r.p.MinIDF > 0 {
+		top := 0.0
+		for _, t := range r.terms {
+			if t.weight > 0 {
+				top = max(top, t.idf*t.weight)
+			}
+		}
+		for i := range r.terms {
+			if t := &r.terms[i]; t.weight > 0 && !t.required && t.idf*t.weight < r.p.MinIDF*top {
+				t.weight = 0
+			}
+		}
+	}
 	if r.p.MaxTerms <= 0 {
 		return
 	}
@@ -638,11 +672,13 @@ func (r *run) rerank(c []candidate, need int) ([]candidate, error) {
 			if written && exact == n && n == len(r.slots) {
 				w = max(w, r.p.ExactName)
 			}
-			m := float64(common*common) / float64(n*len(r.slots)) * w
+			whole := float64(common*common) / float64(n*len(r.slots))
+			m := whole * w
 			if kind == NameHeading {
 				m *= 1 + r.p.Section*float64(sup)/3
 			}
 			best = max(best, m)
+			c[i].name = max(c[i].name, whole)
 			n = 0
 		}
 		err := r.tx.EachSearchName(c[i].doc, func(k uint8, terms []uint32) {

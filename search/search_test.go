@@ -372,10 +372,20 @@ func TestSnippet_Markup(t *testing.T) {
 		{"```js\nconst x = 1;\n```\nAfter the code.", "const x = 1; After the code."},
 		{"```\nob login [--email <email>] **not bold**\n```", "ob login [--email <email>] **not bold**"},
 		{"Links: <https://example.com> and \\*not emphasis\\*.", "Links: https://example.com and *not emphasis*."},
+		{"| Layout | App&nbsp;version |\n| --- | --- |\n| Table &amp; cards&nbsp;&mdash;&#8212;&#x2014; caf&eacute; | 1.9 |", "Layout App version Table & cards ——— café 1.9"},
+		{"AT&T, &bogus; and a&b; 5 &lt; 6 &#12x; &#;", "AT&T, &bogus; and a&b; 5 < 6 &#12x; &#;"},
+		{"Use `&nbsp;` in code, not\u00a0here.", "Use &nbsp; in code, not here."},
+		{"| [[Page#Part\\|the label]] | [[Other\\|x]] |", "the label x"},
+		{"See [[Page|]] and [[Page#Part|  ]] and [[Other\\|]].", "See Page and Page > Part and Other."},
 	} {
 		if got := search.Snippet("---\ntitle: X\n---\n"+c.body, nil); got != c.want {
 			t.Errorf("Snippet(%q)\n got %q\nwant %q", c.body, got, c.want)
 		}
+	}
+	// a match far into a line never starts the snippet inside an HTML tag
+	tagged := strings.Repeat("filler words here ", 30) + `<div data-note="one two three four five six seven eight nine ten" class="quokka-box">The quokka</div> says more.` + "\n"
+	if got := search.Snippet(tagged, map[string]float64{"quokka": 1}); strings.ContainsAny(got, "<>\"=") || !strings.Contains(got, "The quokka says more.") {
+		t.Errorf("snippet around an HTML tag: %q", got)
 	}
 	// a match inside a link's label starts the snippet at the link, not
 	// inside it

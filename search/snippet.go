@@ -1,6 +1,7 @@
 package search
 
 import (
+	"html"
 	"sort"
 	"strings"
 	"unicode"
@@ -98,7 +99,8 @@ func wordStart(s string, i int) int {
 // clean renders body[from:] as one line of at most snippetMax bytes of
 // plain text, as a reader of the rendered page sees it (issue 14): links
 // show their label ([[Page|label]] → label, [[Page#Part]] → Page > Part,
-// [text](url) → text), embeds, images, HTML tags, comments, footnote
+// [text](url) → text), character references show their character
+// (&nbsp; a space, &amp; &), embeds, images, HTML tags, comments, footnote
 // references, block ids, callout types and code fences are dropped, and so
 // are emphasis, heading, quote, list and table markers; inline code keeps
 // its text as written. Whitespace is collapsed and "…" marks where text
@@ -194,8 +196,8 @@ func lineEnd(s string, i int) int {
 	return len(s)
 }
 
-// constructStart moves from back to the start of a link or embed it falls
-// inside on its line, so that a snippet never starts mid-construct.
+// constructStart moves from back to the start of a link, embed or HTML
+// tag it falls inside on its line, so that a snippet never starts mid-construct.
 func constructStart(body string, from int) int {
 	ls := strings.LastIndexByte(body[:from], '\n') + 1
 	line := body[ls:from]
@@ -211,6 +213,12 @@ func constructStart(body string, from int) int {
 			open--
 		}
 		return ls + open
+	}
+	// inside an HTML tag (<div class="callout">): from its <
+	if open := strings.LastIndexByte(line, '<'); open >= 0 && !strings.Contains(line[open:], ">") {
+		if k := strings.IndexByte(body[ls+open:lineEnd(body, ls+open)], '>'); k > 0 && isTag(body[ls+open+1:ls+open+k]) {
+			return ls + open
+		}
 	}
 	return from
 }
@@ -243,6 +251,50 @@ func (r *renderer) word(w string) {
 	}
 	r.space = false
 	r.out.WriteString(w)
+}
+
+// glue writes s as part of the current word (after a pending space).
+func (r *renderer) glue(s string) {
+	if r.space && r.out.Len() > 0 {
+		r.out.WriteByte(' ')
+	}
+	r.space = false
+	r.out.WriteString(s)
+}
+
+// entityEnd returns the length of an HTML character reference at the
+// start of s (&nbsp; &amp; &#8212; &#x2014;) that decodes to something
+// else, or 0.
+func entityEnd(s string) int {
+	k := strings.IndexByte(s, ';')
+	if k < 2 || k > 32 {
+		return 0
+	}
+	name := s[1:k]
+	if name[0] == '#' {
+		digits, isHex := name[1:], false
+		if digits != "" && (digits[0] == 'x' || digits[0] == 'X') {
+			digits, isHex = digits[1:], true
+		}
+		if digits == "" {
+			return 0
+		}
+		for _, c := range []byte(digits) {
+			if !(c >= '0' && c <= '9' || isHex && (c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F')) {
+				return 0
+			}
+		}
+	} else {
+		for _, c := range []byte(name) {
+			if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9') {
+				return 0
+			}
+		}
+	}
+	if html.UnescapeString(s[:k+1]) == s[:k+1] {
+		return 0 // not a reference HTML knows
+	}
+	return k + 1
 }
 
 // lineStart skips a line's block markers (headings, quotes, callout
@@ -425,11 +477,27 @@ func (r *renderer) inline(s string, i, end int) int {
 		if k > 1 && strings.TrimSpace(rest[k:]) == "" && (i == 0 || s[i-1] == ' ') {
 			return i + k
 		}
+	case '&':
+		if k := entityEnd(rest); k > 0 {
+			// a character reference shows as its character; a
+			// non-breaking or other space is a space like any other
+			dec := html.UnescapeString(rest[:k])
+			if strings.TrimFunc(dec, unicode.IsSpace) == "" || strings.IndexFunc(dec, unicode.IsControl) >= 0 {
+				r.space = true
+			} else {
+				r.glue(dec)
+			}
+			return i + k
+		}
 	case ' ', '\t', '\r':
 		r.space = true
 		return i + 1
 	}
-	_, size := utf8.DecodeRuneInString(rest)
+	ru, size := utf8.DecodeRuneInString(rest)
+	if unicode.IsSpace(ru) {
+		r.space = true // a no-break or other Unicode space
+		return i + size
+	}
 	if r.space && r.out.Len() > 0 {
 		r.out.WriteByte(' ')
 	}
@@ -438,11 +506,15 @@ func (r *renderer) inline(s string, i, end int) int {
 	return i + size
 }
 
-// wikiLabel is the text a wikilink shows: its label after |, else the
-// target with a heading as "Page > Heading" (block ids left out).
+// wikiLabel is the text a wikilink shows: its label after | (or \| in a
+// table), else the target with a heading as "Page > Heading" (block ids
+// left out).
 func wikiLabel(inner string) string {
 	if k := strings.IndexByte(inner, '|'); k >= 0 {
-		return strings.TrimSpace(strings.TrimSuffix(inner[k+1:], "\\"))
+		if label := strings.TrimSpace(inner[k+1:]); label != "" {
+			return label
+		}
+		inner = inner[:k] // an empty label shows the target
 	}
 	inner = strings.TrimSuffix(inner, "\\")
 	parts := strings.Split(inner, "#")

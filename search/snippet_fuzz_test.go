@@ -14,6 +14,9 @@ func FuzzSnippet(f *testing.F) {
 		"```\n" + strings.Repeat("code line ", 50) + "\n```\n",
 		"Use `" + strings.Repeat("x", 400) + "` here.",
 		"# Heading\n\n" + strings.Repeat("word ", 200),
+		"| App&nbsp;version | &amp;&#8212;&#x2014;&#0;&#xD800;&bogus;&#; |\n",
+		strings.Repeat("filler ", 40) + `<div data-x="a b c d e f g h i j k l m n" class="word">word</div>`,
+		"[[Page|]] [[Page\\|]] [[#Part|]] [[|]]",
 	} {
 		f.Add(s, "word")
 	}

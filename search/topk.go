@@ -55,6 +55,16 @@ type cursor struct {
 	buf      []store.SearchPosting
 	pos      int     // in buf: postings before it are done with
 	wub      float32 // the highest bound of its chunks in the window (0: none)
+	work     *topKWork
+}
+
+// topKWork counts what a query's retrieval read: the postings of all its
+// words (before Params.MaxTerms and MinIDF leave some unscored) and the
+// chunks of the scored ones, and how many of them topK decoded
+// (TestTopK_Bounded checks that common words are not walked in full).
+type topKWork struct {
+	Postings, Chunks               int
+	DecodedChunks, DecodedPostings int
 }
 
 // load decodes chunk j into buf (once).
@@ -65,6 +75,8 @@ func (c *cursor) load(j int) ([]store.SearchPosting, error) {
 			return nil, err
 		}
 		c.dec, c.pos = j, 0
+		c.work.DecodedChunks++
+		c.work.DecodedPostings += len(c.buf)
 	}
 	return c.buf, nil
 }
@@ -250,7 +262,8 @@ func (r *run) topK(n int, ok func(uint32) bool) ([]candidate, error) {
 			}
 			continue
 		}
-		c := &cursor{t: t, idf: float32(t.idf * t.weight), required: t.required, blocks: t.blocks, dec: -1}
+		c := &cursor{t: t, idf: float32(t.idf * t.weight), required: t.required, blocks: t.blocks, dec: -1, work: &r.work}
+		r.work.Chunks += len(t.blocks)
 		c.ubs = make([]float32, len(t.blocks))
 		for b := range t.blocks {
 			c.ubs[b] = sc.bound(&t.blocks[b], c.idf)

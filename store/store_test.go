@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	bolt "go.etcd.io/bbolt"
+
 	"github.com/synapse-wiki/synapse/errs"
 )
 
@@ -256,4 +258,48 @@ func TestOpen_PersistsFreelist(t *testing.T) {
 	if freelist == ^uint64(0) {
 		t.Fatal("the store's freelist is not persisted: every read-write open rebuilds it by walking the whole store")
 	}
+}
+
+// TestOpen_CurrentStoreIsNotWritten: opening a store that needs no
+// preparing commits nothing (every CLI verb opens the store; an empty
+// write transaction costs two fdatasyncs and a freelist write), while a
+// store missing a bucket is still prepared.
+func TestOpen_CurrentStoreIsNotWritten(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "s.db")
+	txid := func() int {
+		t.Helper()
+		s, err := Open(path, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		id := 0
+		_ = s.View(func(tx *Tx) error { id = tx.tx.ID(); return nil })
+		return id
+	}
+	first := txid()
+	if again := txid(); again != first {
+		t.Fatalf("reopening a current store committed %d transactions", again-first)
+	}
+	// a bucket of a newer layout is created on open
+	s, err := Open(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.db.Update(func(btx *bolt.Tx) error { return btx.DeleteBucket(bTitles) }); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	txid()
+	s, err = Open(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	_ = s.View(func(tx *Tx) error {
+		if tx.b(bTitles) == nil {
+			t.Error("a missing bucket was not created on open")
+		}
+		return nil
+	})
 }

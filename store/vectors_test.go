@@ -1,9 +1,11 @@
 package store
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -68,27 +70,21 @@ func TestVectors_Quantize(t *testing.T) {
 
 // TestVectors_Lifecycle: vectors need a model, keep their dimension, are
 // listed by pages only once stored, survive a reindex (ResetDerived)
-// while chunk lists do not, and are dropped when the model changes or no
-// page refers to them (SweepVectors). The generation changes on every
-// change and never repeats across a reindex.
+// while page records do not, and are dropped when the model changes or no
+// page refers to them (SweepVectors). The counts status reads (VecStats)
+// follow every change without a walk of the records.
 func TestVectors_Lifecycle(t *testing.T) {
 	s := openVec(t)
 	r := rand.New(rand.NewPCG(3, 4))
-	gens := map[uint64]bool{}
-	gen := func() uint64 {
-		var g uint64
-		_ = s.View(func(tx *Tx) error { g = tx.VecGen(); return nil })
-		return g
-	}
-	fresh := func(what string) {
+	counts := func(what string, want VecStats) {
 		t.Helper()
-		g := gen()
-		if gens[g] {
-			t.Fatalf("%s: generation %x seen before", what, g)
+		var got VecStats
+		_ = s.View(func(tx *Tx) error { got = tx.VecStats(); return nil })
+		if got != want {
+			t.Errorf("%s: counts %+v, want %+v", what, got, want)
 		}
-		gens[g] = true
 	}
-	fresh("new store")
+	counts("new store", VecStats{})
 	err := s.Update(func(tx *Tx) error {
 		if err := tx.PutVector(key16(1), randVec(r, 8)); err == nil {
 			t.Error("vector stored before a model is set")
@@ -102,6 +98,9 @@ func TestVectors_Lifecycle(t *testing.T) {
 		if err := tx.PutVector(key16(1), randVec(r, 8)); err != nil {
 			return err
 		}
+		if err := tx.PutVector(key16(1), randVec(r, 8)); err != nil { // again: one vector
+			return err
+		}
 		if err := tx.PutVecPage(5, &VecPage{SHA256: "abc", Chunks: []VecChunk{{Key: key16(2)}}}); err == nil {
 			t.Error("chunk list stored with a missing vector")
 		}
@@ -110,10 +109,10 @@ func TestVectors_Lifecycle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fresh("after writes")
+	counts("after writes", VecStats{Pages: 1, Chunks: 1, Vectors: 1})
 	_ = s.View(func(tx *Tx) error {
 		p, ok, err := tx.VecPage(5)
-		if err != nil || !ok || p.SHA256 != "abc" || len(p.Chunks) != 1 || p.Chunks[0].Heading != "A > B" {
+		if err != nil || !ok || p.SHA256 != "abc" || len(p.Chunks) != 1 || p.Chunks[0].Heading != "A > B" || p.Stale {
 			t.Errorf("VecPage(5) = %+v, %v, %v", p, ok, err)
 		}
 		if m, d := tx.VecModel(); m != "m1" || d != 8 {
@@ -121,17 +120,11 @@ func TestVectors_Lifecycle(t *testing.T) {
 		}
 		return nil
 	})
-	// reindex: chunk lists go, vectors stay
+	// reindex: page records go, vectors stay
 	if err := s.Update(func(tx *Tx) error { return tx.ResetDerived() }); err != nil {
 		t.Fatal(err)
 	}
-	fresh("after reindex")
-	_ = s.View(func(tx *Tx) error {
-		if pages, vecs := tx.VecCounts(); pages != 0 || vecs != 1 {
-			t.Errorf("after reindex: %d pages, %d vectors", pages, vecs)
-		}
-		return nil
-	})
+	counts("after reindex", VecStats{Vectors: 1})
 	err = s.Update(func(tx *Tx) error {
 		if err := tx.PutVector(key16(3), randVec(r, 8)); err != nil {
 			return err
@@ -141,7 +134,7 @@ func TestVectors_Lifecycle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fresh("after re-linking")
+	counts("after re-linking", VecStats{Pages: 1, Chunks: 1, Vectors: 2})
 	err = s.Update(func(tx *Tx) error {
 		n, err := tx.SweepVectors()
 		if n != 1 {
@@ -155,11 +148,11 @@ func TestVectors_Lifecycle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fresh("after sweep")
+	counts("after sweep", VecStats{Pages: 1, Chunks: 1, Vectors: 1})
 	if err := s.Update(func(tx *Tx) error { return tx.DeleteVecPages([]uint32{1, 99}) }); err != nil {
 		t.Fatal(err)
 	}
-	fresh("after delete")
+	counts("after delete", VecStats{Vectors: 1})
 	// same model and dimension: nothing dropped; another model: all
 	err = s.Update(func(tx *Tx) error {
 		if err := tx.PutVector(key16(4), randVec(r, 8)); err != nil {
@@ -168,16 +161,194 @@ func TestVectors_Lifecycle(t *testing.T) {
 		if err := tx.SetVecModel("m1", 8); err != nil || !tx.HasVector(key16(4)) {
 			t.Errorf("same model dropped vectors (%v)", err)
 		}
+		if err := tx.PutVecPage(2, &VecPage{SHA256: "y", Chunks: []VecChunk{{Key: key16(4)}}}); err != nil {
+			return err
+		}
 		if err := tx.SetVecModel("m2", 4); err != nil {
 			return err
 		}
-		if _, vecs := tx.VecCounts(); vecs != 0 {
-			t.Errorf("model change kept %d vectors", vecs)
+		if st := tx.VecStats(); st != (VecStats{}) {
+			t.Errorf("model change kept %+v", st)
 		}
 		return nil
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	fresh("after model change")
+}
+
+// TestVectors_RecordInPlace: a page record read in place gives back each
+// chunk's vector, sign bits and heading; a trimmed record keeps only the
+// chunks asked for and counts as stale; a record of an older format is
+// not read, and DropOldVecPages removes it.
+func TestVectors_RecordInPlace(t *testing.T) {
+	s := openVec(t)
+	r := rand.New(rand.NewPCG(5, 6))
+	const dim = 70 // two sign-bit words, the second partial
+	vecs := map[ChunkKey][]float32{}
+	err := s.Update(func(tx *Tx) error {
+		if err := tx.SetVecModel("m", dim); err != nil {
+			return err
+		}
+		p := &VecPage{SHA256: "sha"}
+		for i := range 3 {
+			k := key16(byte(10 + i))
+			vecs[k] = randVec(r, dim)
+			if err := tx.PutVector(k, vecs[k]); err != nil {
+				return err
+			}
+			p.Chunks = append(p.Chunks, VecChunk{Key: k, Heading: strings.Repeat("h", i)})
+		}
+		return tx.PutVecPage(7, p)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	check := func(what string, wantKeys []byte, stale bool) {
+		t.Helper()
+		_ = s.View(func(tx *Tx) error {
+			n := 0
+			err := tx.ScanVecPages(func(doc uint32, v *VecView) error {
+				n++
+				hs, err := v.Headings()
+				if doc != 7 || v.N != len(wantKeys) || v.Dim != dim || v.SHA256 != "sha" || v.Stale != stale || err != nil {
+					t.Errorf("%s: record %d: n %d dim %d sha %q stale %v (%v)", what, doc, v.N, v.Dim, v.SHA256, v.Stale, err)
+					return nil
+				}
+				for i, b := range wantKeys {
+					k := v.Key(i)
+					want, _ := tx.Vector(k)
+					if k != key16(b) || v.Scale(i) != want.Scale || string(int8AsBytes(v.Q(i))) != string(int8AsBytes(want.Q)) || hs[i] != strings.Repeat("h", int(b-10)) {
+						t.Errorf("%s: chunk %d differs from the stored vector %x", what, i, k)
+					}
+					bits := v.Bits(i)
+					for j, q := range want.Q {
+						if set := bits[j/8]>>(j%8)&1 == 1; set != (q > 0) {
+							t.Errorf("%s: chunk %d sign bit %d", what, i, j)
+						}
+					}
+				}
+				return nil
+			})
+			if err != nil || n != 1 {
+				t.Errorf("%s: scan %d records, %v", what, n, err)
+			}
+			return nil
+		})
+	}
+	check("stored", []byte{10, 11, 12}, false)
+	counts := func() (st VecStats) { _ = s.View(func(tx *Tx) error { st = tx.VecStats(); return nil }); return }
+	if err := s.Update(func(tx *Tx) error {
+		return tx.TrimVecPage(7, func(k ChunkKey) bool { return k != key16(11) }, true)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	check("trimmed", []byte{10, 12}, true)
+	if st := counts(); st.Pages != 1 || st.Chunks != 2 || st.Stale != 1 {
+		t.Errorf("counts after trimming: %+v", st)
+	}
+	if err := s.Update(func(tx *Tx) error { return tx.TrimVecPage(7, nil, false) }); err != nil {
+		t.Fatal(err)
+	}
+	check("fresh again", []byte{10, 12}, false)
+	if err := s.Update(func(tx *Tx) error { return tx.TrimVecPage(7, func(ChunkKey) bool { return false }, true) }); err != nil {
+		t.Fatal(err)
+	}
+	if st := counts(); st.Pages != 0 || st.Chunks != 0 || st.Stale != 0 {
+		t.Errorf("counts after trimming every chunk: %+v", st)
+	}
+	// a record of the first format (a store from before): not read, then
+	// dropped
+	err = s.Update(func(tx *Tx) error {
+		if err := tx.tx.DeleteBucket(bVecPages); err != nil {
+			return err
+		}
+		b, err := tx.tx.CreateBucket(bVecPages)
+		if err != nil {
+			return err
+		}
+		return b.Put(u32(9), append(appendStr(nil, strings.Repeat("a", 64)), 0))
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = s.Update(func(tx *Tx) error {
+		if _, ok, err := tx.VecPage(9); ok || err != nil {
+			t.Errorf("old record read: %v %v", ok, err)
+		}
+		n, err := tx.DropOldVecPages()
+		if n != 1 || err != nil || tx.b(bVecPages).Get(u32(9)) != nil {
+			t.Errorf("DropOldVecPages: %d, %v", n, err)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestVectors_CountsMatchRecords: after any sequence of writes, trims,
+// deletes, sweeps, reindexes and model changes, the kept counts equal a
+// count of the records and vectors themselves.
+func TestVectors_CountsMatchRecords(t *testing.T) {
+	s := openVec(t)
+	r := rand.New(rand.NewPCG(9, 10))
+	const dim = 8
+	if err := s.Update(func(tx *Tx) error { return tx.SetVecModel("m", dim) }); err != nil {
+		t.Fatal(err)
+	}
+	for step := range 400 {
+		err := s.Update(func(tx *Tx) error {
+			doc := uint32(1 + r.IntN(20))
+			switch op := r.IntN(20); {
+			case op < 9: // a page (re)written with up to 4 chunks
+				p := &VecPage{SHA256: fmt.Sprint(step), Stale: r.IntN(4) == 0}
+				for range r.IntN(5) {
+					k := key16(byte(r.IntN(40)))
+					if err := tx.PutVector(k, randVec(r, dim)); err != nil {
+						return err
+					}
+					p.Chunks = append(p.Chunks, VecChunk{Key: k, Heading: "h"})
+				}
+				return tx.PutVecPage(doc, p)
+			case op < 13:
+				cut := byte(r.IntN(40))
+				return tx.TrimVecPage(doc, func(k ChunkKey) bool { return k[0] < cut }, r.IntN(2) == 0)
+			case op < 16:
+				return tx.DeleteVecPages([]uint32{doc, doc + 1})
+			case op < 18:
+				_, err := tx.SweepVectors()
+				return err
+			case op < 19:
+				return tx.ResetDerived()
+			default:
+				if err := tx.SetVecModel(fmt.Sprint("m", r.IntN(2)), dim); err != nil {
+					return err
+				}
+				return nil
+			}
+		})
+		if err != nil {
+			t.Fatalf("step %d: %v", step, err)
+		}
+		_ = s.View(func(tx *Tx) error {
+			var want VecStats
+			err := tx.ScanVecPages(func(_ uint32, v *VecView) error {
+				want.Pages++
+				want.Chunks += v.N
+				if v.Stale {
+					want.Stale++
+				}
+				return nil
+			})
+			if err != nil {
+				t.Fatalf("step %d: %v", step, err)
+			}
+			want.Vectors = tx.b(bVectors).Stats().KeyN
+			if got := tx.VecStats(); got != want {
+				t.Fatalf("step %d: counts %+v, records %+v", step, got, want)
+			}
+			return nil
+		})
+	}
 }

@@ -1,0 +1,90 @@
+package vault
+
+import (
+	"io/fs"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// Outside is what MarkdownOutsideWiki found: markdown files in the vault
+// that are no page because they are not under wiki/.
+type Outside struct {
+	Count    int      `json:"count"`    // markdown files found (at least this many when Partial)
+	Folders  []string `json:"folders"`  // the top-level folders holding them ("." for the vault's top), sorted
+	Examples []string `json:"examples"` // up to three vault-relative paths
+	Partial  bool     `json:"partial"`  // the walk stopped at its bound (a very large folder)
+}
+
+// repoDocs are top-level files a repository or an agent keeps beside a
+// wiki, never notes: README.md, AGENTS.md (upper-cased names).
+var repoDocs = map[string]bool{
+	"README.MD": true, "CHANGELOG.MD": true, "LICENSE.MD": true, "CONTRIBUTING.MD": true,
+	"AGENTS.MD": true, "CLAUDE.MD": true, "GEMINI.MD": true,
+}
+
+// maxOutsideEntries bounds the walk: init in a home folder must not read
+// the whole disk to give a hint.
+const maxOutsideEntries = 20000
+
+// MarkdownOutsideWiki finds the *.md files of the vault outside wiki/ (an
+// existing Obsidian vault's notes at the top, say): synapse indexes only
+// wiki/, so init says how to use them. It skips raw/ (inputs), .synapse/,
+// hidden folders (.obsidian/, .git/, .trash/), node_modules/, the files
+// init writes (schema.md, purpose.md) and a repository's README.md and
+// the like (repoDocs), and follows no symlink. It reads
+// folder entries only, never a file.
+func MarkdownOutsideWiki(root string) Outside {
+	var out Outside
+	folders := map[string]bool{}
+	seen := 0
+	filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if d != nil && d.IsDir() && p != root {
+				return fs.SkipDir
+			}
+			return nil
+		}
+		if seen++; seen > maxOutsideEntries {
+			out.Partial = true
+			return fs.SkipAll
+		}
+		rel, rerr := filepath.Rel(root, p)
+		if rerr != nil {
+			return nil
+		}
+		rel = filepath.ToSlash(rel)
+		if d.IsDir() {
+			if rel == "." {
+				return nil
+			}
+			name := d.Name()
+			if rel == WikiDir || rel == "raw" || rel == StateDir || strings.HasPrefix(name, ".") || name == "node_modules" {
+				return fs.SkipDir
+			}
+			return nil
+		}
+		if !d.Type().IsRegular() || !strings.EqualFold(path.Ext(rel), ".md") {
+			return nil
+		}
+		if rel == SchemaFile || rel == PurposeFile || repoDocs[strings.ToUpper(rel)] {
+			return nil
+		}
+		out.Count++
+		if len(out.Examples) < 3 {
+			out.Examples = append(out.Examples, rel)
+		}
+		top := "."
+		if i := strings.IndexByte(rel, '/'); i >= 0 {
+			top = rel[:i]
+		}
+		folders[top] = true
+		return nil
+	})
+	for f := range folders {
+		out.Folders = append(out.Folders, f)
+	}
+	sort.Strings(out.Folders)
+	return out
+}
