@@ -237,6 +237,22 @@ func TestLive_CLIBesideServer(t *testing.T) {
 		if server {
 			ls := startLive(t, v)
 			defer ls.stop(t)
+			// status answers at once while the server builds its first
+			// index: compare once it is built
+			deadline := time.Now().Add(90 * time.Second)
+			for {
+				var st struct {
+					LastScan string `json:"last_scan"`
+				}
+				r := runCLI(v, "", "status", "--json")
+				if json.Unmarshal([]byte(r.stdout), &st) == nil && st.LastScan != "" {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("the server's first index was not built in 90 s: %s%s", r.stdout, r.stderr)
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
 		}
 		saved := map[string]string{}
 		var out []cliResult
