@@ -17,7 +17,7 @@ const SyntaxHelp = `Query syntax:
   "a phrase"       these words in this order (an unclosed quote runs to the end)
   -word            leave out pages with the word, when the query has other words too;
                    -"a phrase" likewise
-  type:T           only pages of type T (several type: filters: any of them)
+  type:T           only pages of type T, a lower-case word (several type: filters: any of them)
   tag:X            only pages tagged X or X/… (several tag: filters: all of them)
   -type:T -tag:X   leave those pages out
   -Force --dry-run -v -1
@@ -320,9 +320,12 @@ func (q *Query) filter(word string, neg bool) (bool, error) {
 	}
 	switch strings.ToLower(key) {
 	case "type":
-		t := strings.ToLower(val)
-		if !vault.WellFormedType(t) { // open types: a well-formed one no page has matches nothing
-			return false, errs.E(errs.Invalid, "type:%s: not a page type (a lower-case word of letters, digits and '-', at most 32 characters)", val)
+		// open types: a well-formed one no page has matches nothing; a
+		// type is a lower-case word, so type:Entity is refused, naming
+		// type:entity
+		t := val
+		if !vault.WellFormedType(t) {
+			return false, errs.E(errs.Invalid, "type:%s: not a page type (a lower-case word of letters, digits and '-', at most 32 characters)%s", val, vault.TypeHint(val, "type:"))
 		}
 		if neg {
 			q.NotTypes = append(q.NotTypes, t)
