@@ -35,7 +35,8 @@ var verbDocs = map[string]verbDoc{
 		},
 		exits: map[int]string{5: storeBusy},
 		more: "QUERY SYNTAX:\n" + indent(strings.TrimPrefix(search.SyntaxHelp, "Query syntax:\n"), "   ") +
-			"\n   On the command line a query that starts with \"--\" goes after \"--\": synapse search -- --dry-run",
+			"\n   On the command line a query that starts with \"--\", or that is one of search's own options\n" +
+			"   (-k, -h, -json, -mode, -vault), goes after \"--\": synapse search -- --dry-run; -Force needs nothing",
 	},
 	"page get": {
 		examples: []example{

@@ -89,7 +89,8 @@ func TestHelp_Rendered(t *testing.T) {
 		if code := run(append([]string{"synapse"}, args...), strings.NewReader(""), &out, &errb); code != 0 {
 			t.Fatalf("%v: exit %d: %s", args, code, errb.String())
 		}
-		for _, want := range []string{"QUERY SYNTAX:", `"a phrase"`, "type:T", "tag:X", "-word", "EXAMPLES:", "synapse search \"how do I sync", "EXIT CODES:", "5  unavailable"} {
+		for _, want := range []string{"QUERY SYNTAX:", `"a phrase"`, "type:T", "tag:X", "-word", "EXAMPLES:", "synapse search \"how do I sync", "EXIT CODES:", "5  unavailable",
+			"-Force --dry-run", "synapse search -- --dry-run", "-json", "frontmatter lang:", "search.language"} {
 			if !strings.Contains(out.String(), want) {
 				t.Errorf("%v lacks %q:\n%s", args, want, out.String())
 			}

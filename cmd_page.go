@@ -72,6 +72,8 @@ func init() {
 		}
 		o.table([]col{flexCol("TITLE"), fixedCol("TYPE"), pathCol("PATH"), fixedCol("UPDATED"), fixedCol("ID")}, rows)
 		switch {
+		case len(p.Types) > 0:
+			o.note("no page has that type; the vault's types, closest first: %s", typeList(p.Types))
 		case p.Total == 0:
 			o.note("no pages")
 		case len(p.Pages) < p.Total:

@@ -23,6 +23,9 @@ func renderSearch(o *output, v any) error {
 	if r.Note != "" {
 		o.note("note: %s", r.Note)
 	}
+	if len(r.Types) > 0 {
+		o.note("no page has the type that type: names; the vault's types, closest first: %s", typeList(r.Types))
+	}
 	if len(r.Hits) == 0 {
 		o.note("no pages match %q", r.Query)
 		return nil

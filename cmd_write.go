@@ -23,6 +23,9 @@ func init() {
 			pairs = append(pairs, [2]string{"dangling", strings.Join(p.Dangling, ", ")})
 		}
 		o.kv(pairs)
+		if p.NewType && len(p.Types) > 0 { // (the first page of an empty vault is new in every way)
+			o.note("new type %q: no other page has it; the vault's types, closest first: %s", p.Type, typeList(p.Types))
+		}
 		if note := danglingNote(len(p.Dangling), len(p.Filed)); note != "" {
 			o.note("%s", note)
 		}
@@ -48,4 +51,13 @@ func danglingNote(dangling, filed int) string {
 		return targets + " no page yet; they are in the review queue already (synapse review list --status all)"
 	}
 	return fmt.Sprintf("%s no page yet: %d filed as new missing-page reviews, %d in the review queue already (synapse review list --status all)", targets, filed, dangling-filed)
+}
+
+// typeList names types with their page counts: "entity (12), concept (3)".
+func typeList(types []ops.TypeCount) string {
+	parts := make([]string, len(types))
+	for i, t := range types {
+		parts[i] = fmt.Sprintf("%s (%d)", t.Type, t.Pages)
+	}
+	return strings.Join(parts, ", ")
 }

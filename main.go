@@ -100,8 +100,12 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 		ErrWriter:            stderr,
 		EnableBashCompletion: true,
 		HideHelpCommand:      true,
-		Flags:                globalFlags(),
-		ExitErrHandler:       func(*cli.Context, error) {}, // errors are reported by run
+		// a repeatable flag's value is one value: a citation, alias or
+		// query with a comma in it is never split (urfave splits at
+		// commas by default)
+		DisableSliceFlagSeparator: true,
+		Flags:                     globalFlags(),
+		ExitErrHandler:            func(*cli.Context, error) {}, // errors are reported by run
 		CustomAppHelpTemplate: cli.AppHelpTemplate + "\n" + exitCodesHelp + `
 VAULT:
    Found from --vault DIR, then $SYNAPSE_VAULT, then the nearest folder at or above

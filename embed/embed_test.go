@@ -294,3 +294,30 @@ func TestRun_RetryAndResume(t *testing.T) {
 		return nil
 	})
 }
+
+// TestCheckVector: what no provider answer may hold (a JSON provider cannot
+// send NaN, but another transport can): NaN, infinities, all zeros, the
+// wrong dimension; each refused as a bad answer naming the problem.
+func TestCheckVector(t *testing.T) {
+	nan, inf := float32(math.NaN()), float32(math.Inf(1))
+	for _, c := range []struct {
+		v    []float32
+		dim  int
+		want string
+	}{
+		{[]float32{1, nan, 0}, 3, "NaN"},
+		{[]float32{1, -inf, 0}, 3, "infinite"},
+		{[]float32{0, 0, 0}, 3, "all-zero"},
+		{[]float32{1, 2}, 3, "wrong dimension"},
+		{[]float32{}, 0, "empty"},
+	} {
+		err := CheckVector(c.v, c.dim)
+		pe, ok := Failure(err)
+		if !ok || pe.Reason != BadAnswer || !strings.Contains(pe.Msg, c.want) {
+			t.Errorf("CheckVector(%v, %d) = %v, want a bad answer naming %q", c.v, c.dim, err, c.want)
+		}
+	}
+	if err := CheckVector([]float32{0, 0.5, -1}, 3); err != nil {
+		t.Errorf("a good vector: %v", err)
+	}
+}

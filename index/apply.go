@@ -178,6 +178,8 @@ func pageFields(path string, parsed *markdown.Page) *store.PageRec {
 	// folder's
 	if rec.Type = vault.NormalizeType(parsed.Type); reserved || rec.Type == "" {
 		rec.Type = vault.TypeFromPath(path)
+	} else {
+		rec.TypeDeclared = true
 	}
 	rec.SourceKeys = sourceKeys(rec) // links add theirs (applyPage, putLinked)
 	return rec

@@ -39,7 +39,9 @@ func SourceKey(s string) string { return markdown.ClassifySource(s).Path }
 // off-graph links; tracked files indexed by name.
 // 5: markdown links to attachments (![d](../raw/assets/d.png)) are file
 // links; schema.md and purpose.md are tracked files.
-const ParseVersion = "5"
+// 6: records say whether the frontmatter declares the type
+// (PageRec.TypeDeclared: only declared notes place a new note).
+const ParseVersion = "6"
 
 const metaParseVersion = "parse_version"
 

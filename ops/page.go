@@ -229,6 +229,9 @@ type PageItem struct {
 type ListPagesOut struct {
 	Total int        `json:"total"`
 	Pages []PageItem `json:"pages"`
+	// Types is set when the type filter names a type no page has: the
+	// vault's types, closest to it first (a typo is seen).
+	Types []TypeCount `json:"types,omitempty"`
 }
 
 var opListPages = register(Op{
@@ -240,8 +243,9 @@ var opListPages = register(Op{
 func listPages(ctx context.Context, e *Env, in *ListPagesIn) (*ListPagesOut, error) {
 	if in.Type != "" {
 		// open types (SPEC §2.1): a well-formed type no page has matches
-		// nothing; only a malformed one is invalid
-		in.Type = strings.ToLower(strings.TrimSpace(in.Type))
+		// nothing (the result lists the vault's types); a malformed one,
+		// upper case included, is invalid
+		in.Type = strings.TrimSpace(in.Type)
 		if !vault.WellFormedType(in.Type) {
 			return nil, errs.E(errs.Invalid, "%s", vault.TypeProblem(in.Type))
 		}
@@ -253,6 +257,9 @@ func listPages(ctx context.Context, e *Env, in *ListPagesIn) (*ListPagesOut, err
 			return err
 		}
 		out.Total = total
+		if total == 0 && in.Type != "" {
+			out.Types = unknownTypes(tx, []string{in.Type})
+		}
 		for _, p := range recs {
 			out.Pages = append(out.Pages, PageItem{ID: p.ID, Title: p.Title, Type: p.Type, Path: p.Path, Updated: updatedOf(p)})
 		}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/synapse-wiki/synapse/internal/storecheck"
 	"github.com/synapse-wiki/synapse/internal/testvault"
 	"github.com/synapse-wiki/synapse/internal/wildgen"
 	"github.com/synapse-wiki/synapse/vault"
@@ -121,5 +122,49 @@ func TestLogMD_HandWrittenOnlyAppended(t *testing.T) {
 				t.Errorf("%d entries appended, want 3:\n%q", n, got[len(text):])
 			}
 		})
+	}
+}
+
+// TestWritePage_LinksToTheTopFilesItCreates: the first write to a vault
+// without wiki/index.md and wiki/log.md creates them, so its own [[index]]
+// and [[log]] are not dangling: the result lists none, no missing-page item
+// is filed for them, and the store resolves them to the reserved files.
+func TestWritePage_LinksToTheTopFilesItCreates(t *testing.T) {
+	v := testvault.New(t)
+	testvault.Write(t, v, "wiki/other.md", "# Other\n")
+	for _, f := range []string{vault.IndexPage, vault.LogPage} {
+		if err := os.Remove(v.Abs(f)); err != nil && !os.IsNotExist(err) {
+			t.Fatal(err)
+		}
+	}
+	e, err := OpenEnv(context.Background(), v, OpenOptions{NoInitialScan: true})
+	must(t, err)
+	t.Cleanup(func() { e.Close() })
+	rescanT(t, e)
+	for _, f := range []string{vault.IndexPage, vault.LogPage} {
+		if _, err := os.Stat(v.Abs(f)); err == nil {
+			t.Fatalf("%s exists before the first write", f)
+		}
+	}
+	out := write(t, e, &WritePageIn{Title: "Linker", Content: "See [[index]], [[log]] and [[nowhere]].\n"})
+	if strings.Join(out.Dangling, ",") != "nowhere" {
+		t.Errorf("dangling %q, want only nowhere", out.Dangling)
+	}
+	items := mustCall[ListReviewsOut](t, e, opListReviews, obj{"status": "all"})
+	var titles []string
+	for _, it := range items.Items {
+		titles = append(titles, it.Title)
+	}
+	if strings.Join(titles, ",") != "nowhere" {
+		t.Errorf("review items %q, want only nowhere", titles)
+	}
+	g := getPageOut(t, e, "Linker")
+	for _, l := range g.Links {
+		if l.Target != "nowhere" && (!l.Resolved || l.Path != "wiki/"+l.Target+".md") {
+			t.Errorf("link %+v, want it resolved to the reserved file", l)
+		}
+	}
+	if diffs, err := storecheck.CheckGraph(e.Store); err != nil || len(diffs) > 0 {
+		t.Errorf("graph: %v %v", err, diffs)
 	}
 }

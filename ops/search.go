@@ -23,13 +23,16 @@ type SearchOut struct {
 	// asked for (e.g. the embedding provider is down: lexical results).
 	Mode string `json:"mode"`
 	Note string `json:"note,omitempty"`
+	// Types is set when a type: filter names a type no page has: the
+	// vault's types, closest to it first (ops/types.go).
+	Types []TypeCount `json:"types,omitempty"`
 }
 
 var opSearch = register(Op{
 	Name: "search", Summary: "Search the wiki: ranked pages with a snippet around the best match",
 	CLI: "search", MCP: "search_wiki", REST: []Route{{Method: "GET", Path: "/search"}},
 	Access: Read, Limits: "k 1..50, default 5; wiki pages only",
-}, searchModes) // ops/embed.go: modes around searchWiki
+}, searchTypes) // ops/types.go: the vault's types for an unknown type:, around searchModes (ops/embed.go: modes around searchWiki)
 
 // maxSnippetRead bounds how much of a page is read for its snippet and
 // phrase check.

@@ -75,6 +75,12 @@ type WritePageOut struct {
 	// nothing was written or logged (a retried write, or a page written
 	// back as get_page returned it).
 	Unchanged bool `json:"unchanged,omitempty"`
+	// NewType is true when the write brings in a type no other page has (a
+	// new page, or a page given another type): a new convention, or a typo
+	// (--type entitiy). Types then lists the vault's other types, closest
+	// to this one first.
+	NewType bool        `json:"new_type,omitempty"`
+	Types   []TypeCount `json:"types,omitempty"`
 }
 
 // WasCreated reports a new page (REST: 201 Created).

@@ -71,8 +71,14 @@ func (w *pageWrite) commit(ctx context.Context, t *target, r *rendered) (*WriteP
 	var rec *store.PageRec
 	if err := e.Store.View(func(tx *store.Tx) error {
 		var err error
-		rec, err = pageAt(tx, p)
-		return err
+		if rec, err = pageAt(tx, p); err != nil {
+			return err
+		}
+		// a type no other page has: say so (types.go)
+		if (t.rec == nil || t.rec.Type != rec.Type) && !rec.Reserved && typeCount(tx, rec.Type) == 1 {
+			out.NewType, out.Types = true, vaultTypes(tx, rec.Type, rec.Type)
+		}
+		return nil
 	}); err != nil {
 		return nil, after("re-indexing", err)
 	}
@@ -88,16 +94,10 @@ func (w *pageWrite) commit(ctx context.Context, t *target, r *rendered) (*WriteP
 	w.mark("index.md")
 	var rescan []string
 	hook := reviewHooks.OnPageWritten
+	hookLater := false // after the reserved files are re-indexed
 	if hook != nil || logged != nil || cat != nil {
 		err = e.Store.Update(func(tx *store.Tx) error {
-			rescan = rescan[:0]
-			if hook != nil {
-				filed, err := hook(tx, rec, out.Dangling, w.now)
-				if err != nil {
-					return err
-				}
-				out.Filed = filed
-			}
+			rescan, hookLater = rescan[:0], false
 			if logged != nil {
 				ok, err := logged.fastForward(tx)
 				if err != nil {
@@ -116,7 +116,20 @@ func (w *pageWrite) commit(ctx context.Context, t *target, r *rendered) (*WriteP
 					rescan = append(rescan, vault.IndexPage)
 				}
 			}
-			return nil
+			if len(rescan) > 0 && reservedLinks(rec) {
+				// log.md or index.md is new (this write made it) or was
+				// changed by hand: once it is indexed, the page's [[log]]
+				// and [[index]] may reach it, so they are not filed as
+				// missing pages
+				hookLater = true
+				return nil
+			}
+			if hook == nil {
+				return nil
+			}
+			filed, err := hook(tx, rec, out.Dangling, w.now)
+			out.Filed = filed
+			return err
 		})
 		if err != nil {
 			return nil, after("recording the write (review queue, log.md and index.md records)", err)
@@ -132,7 +145,38 @@ func (w *pageWrite) commit(ctx context.Context, t *target, r *rendered) (*WriteP
 		}
 		w.mark("rescan")
 	}
+	if hookLater {
+		// View would do without a hook; Update keeps one path
+		err := e.Store.Update(func(tx *store.Tx) error {
+			var err error
+			if rec, err = pageAt(tx, p); err != nil {
+				return err
+			}
+			out.Dangling = danglingTargets(rec)
+			if hook == nil {
+				return nil
+			}
+			filed, err := hook(tx, rec, out.Dangling, w.now)
+			out.Filed = filed
+			return err
+		})
+		if err != nil {
+			return nil, after("recording the write in the review queue", err)
+		}
+	}
 	return out, nil
+}
+
+// reservedLinks reports whether one of a page's dangling links names a
+// reserved top file (index, log, overview), which a rescan of that file
+// may resolve.
+func reservedLinks(rec *store.PageRec) bool {
+	for _, l := range rec.Links {
+		if l.To == 0 && l.File == "" && vault.IsReserved(vault.WikiDir+"/"+store.Stem(l.Key)+".md") {
+			return true
+		}
+	}
+	return false
 }
 
 // testHookReserved, when set by a test, receives the reserved files whose

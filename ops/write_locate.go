@@ -60,10 +60,20 @@ func (w *pageWrite) locate() (*target, error) {
 		}
 		t.rec = rec
 		if r.Candidates > 1 {
-			for _, p := range candidatePaths(tx, r, c.title) {
-				if p != rec.Path {
-					t.others = append(t.others, p)
+			t.others = otherCandidates(tx, r, c.title, rec.Path)
+			// the sha256 get_page returned names the page it read: a
+			// write back by the same title goes to that one
+			if c.ifMatch != "" && rec.SHA256 != c.ifMatch {
+				for _, p := range t.others {
+					o, err := tx.Page(tx.DocByPath(p))
+					if err == nil && o != nil && o.SHA256 == c.ifMatch {
+						t.rec = o
+						break
+					}
 				}
+			}
+			if c.ifMatch != "" && t.rec.SHA256 == c.ifMatch {
+				t.others = nil
 			}
 		}
 		return nil
@@ -124,6 +134,18 @@ func (w *pageWrite) newTarget(t *target) (*target, error) {
 	return t, nil
 }
 
+// otherCandidates lists the pages an ambiguous title matches besides the
+// one at chosen.
+func otherCandidates(tx *store.Tx, r index.Resolution, title, chosen string) []string {
+	var out []string
+	for _, p := range candidatePaths(tx, r, title) {
+		if p != chosen {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
 // candidatePaths lists the pages an ambiguous title matches.
 func candidatePaths(tx *store.Tx, r index.Resolution, title string) []string {
 	kind := map[string]byte{"file": store.NameFile, "title": store.NameTitle, "alias": store.NameAlias}[r.By]
@@ -141,7 +163,8 @@ func candidatePaths(tx *store.Tx, r index.Resolution, title string) []string {
 }
 
 // newPageDir is the folder a new page of type typ goes to (SPEC §2.1):
-// the folder holding most pages of that type (ties: the type's folder of
+// the folder holding most pages of that type (for note: most pages whose
+// frontmatter says note; ties: the type's folder of
 // SPEC §2, then the shorter path, then the first in order), else the
 // type's folder of SPEC §2 (wiki/ itself for note), else wiki/<type>/.
 func newPageDir(tx *store.Tx, typ string) string {
@@ -150,6 +173,12 @@ func newPageDir(tx *store.Tx, typ string) string {
 		builtin += "/" + f
 	}
 	counts := tx.CatalogFolders(typ)
+	if typ == "note" {
+		// every untyped page is a note too: only notes that say so place
+		// one (an Obsidian vault's untyped pages, most of them in
+		// wiki/Plugins/, say, do not draw new notes there)
+		counts = tx.CatalogDeclaredNotes()
+	}
 	best, n := "", 0
 	for dir, k := range counts {
 		switch {

@@ -86,7 +86,8 @@ func (w *pageWrite) merge(t *target) (*merged, error) {
 }
 
 // mergeBody decides the new body: the caller's, written in the body's
-// CRLF line endings when the caller used plain newlines; a body equal to
+// CRLF line endings when the caller used plain newlines (in all of it, or
+// in lines added to a body that is CRLF throughout); a body equal to
 // the file's but for a final newline is the file's.
 func (w *pageWrite) mergeBody(t *target, m *merged) (changed bool, err error) {
 	c := w.c
@@ -111,8 +112,15 @@ func (w *pageWrite) mergeBody(t *target, m *merged) (changed bool, err error) {
 	same := func(b string) bool {
 		return b == old || !strings.HasSuffix(old, "\n") && (b == old+"\n" || b == old+"\r\n")
 	}
-	if !same(b) && strings.Contains(old, "\r\n") && !strings.Contains(b, "\r") {
-		b = strings.ReplaceAll(b, "\n", "\r\n") // the caller's newlines in the file's CRLF
+	if !same(b) && strings.Contains(old, "\r\n") {
+		switch n := strings.Count(b, "\n"); {
+		case !strings.Contains(b, "\r"):
+			b = strings.ReplaceAll(b, "\n", "\r\n") // the caller's newlines in the file's CRLF
+		case n != strings.Count(b, "\r\n") && strings.Count(old, "\n") == strings.Count(old, "\r\n"):
+			// the body as read (CRLF) with lines added in plain newlines:
+			// the file's CRLF throughout, as it was
+			b = strings.ReplaceAll(strings.ReplaceAll(b, "\r\n", "\n"), "\n", "\r\n")
+		}
 	}
 	if b != "" && !strings.HasSuffix(b, "\n") && strings.HasSuffix(old, "\n") {
 		// the file ends its last line, the caller did not: the final
@@ -247,7 +255,10 @@ func nameOf(p part, key string) string {
 	return p.from
 }
 
-// typeOf returns the type the call gives, lower-cased.
+// typeOf returns the type the call gives, as given (trimmed): a type is
+// a lower-case word, and an upper-case one is refused where it changes the
+// page (never lowered in silence). Two places giving the same type (the
+// file's "Topic" in a block and --type topic) are one.
 func (w *pageWrite) typeOf() (string, bool, error) {
 	var out, from string
 	for _, p := range w.c.parts["type"] {
@@ -262,12 +273,18 @@ func (w *pageWrite) typeOf() (string, bool, error) {
 		if !ok {
 			return "", false, errs.E(errs.Invalid, "%s must be a string", nameOf(p, "type"))
 		}
-		s = strings.ToLower(strings.TrimSpace(s))
+		s = strings.TrimSpace(s)
 		if s == "" {
 			continue
 		}
 		if from != "" && s != out {
-			return "", false, errs.E(errs.Invalid, "type is given twice, as %q and %q; give it once", out, s)
+			if n := vault.NormalizeType(s); n == "" || n != vault.NormalizeType(out) {
+				return "", false, errs.E(errs.Invalid, "type is given twice, as %q and %q; give it once", out, s)
+			}
+			if vault.ValidType(s) {
+				out = s // the well-formed spelling of the same type
+			}
+			continue
 		}
 		out, from = s, p.from
 	}
@@ -302,7 +319,7 @@ func (w *pageWrite) applyType(t *target, m *merged) error {
 		return err
 	}
 	cur := m.fm.String("type")
-	if strings.ToLower(cur) == typ || vault.NormalizeType(cur) == typ || cur == "" && typ == t.rec.Type {
+	if cur == typ || vault.NormalizeType(cur) == typ || cur == "" && typ == t.rec.Type {
 		return nil // the page's type already (as written, or from its folder)
 	}
 	if !vault.ValidType(typ) {

@@ -13,6 +13,7 @@ import (
 	"github.com/synapse-wiki/synapse/errs"
 	"github.com/synapse-wiki/synapse/internal/testvault"
 	"github.com/synapse-wiki/synapse/internal/wildgen"
+	"github.com/synapse-wiki/synapse/store"
 )
 
 // TestWild_TypesOnEverySurface: every type the wild vault uses is a
@@ -31,7 +32,12 @@ func TestWild_TypesOnEverySurface(t *testing.T) {
 			t.Errorf("list_pages type %s: total %v (%v), want %d", typ, l, err, count[typ])
 			continue
 		}
-		for _, q := range []string{"type:" + typ, "alpha beacon type:" + strings.ToUpper(typ)} {
+		// a type is a lower-case word: upper case is refused, naming it
+		if _, err := searchWiki(ctx, e, &SearchIn{Query: "alpha beacon type:" + strings.ToUpper(typ), K: 5}); errs.CodeOf(err) != errs.Invalid ||
+			!strings.Contains(err.Error(), `did you mean "type:`+typ+`"?`) {
+			t.Errorf("search type:%s: %v", strings.ToUpper(typ), err)
+		}
+		for _, q := range []string{"type:" + typ, "alpha beacon type:" + typ} {
 			out, err := searchWiki(ctx, e, &SearchIn{Query: q, K: 50})
 			if err != nil {
 				t.Errorf("search %q: %v", q, err)
@@ -259,3 +265,146 @@ func numbered(prefix string, n int) []string {
 }
 
 func fixedZone(hours int) *time.Location { return time.FixedZone("", hours*3600) }
+
+// TestWild_NewNoteIgnoresUntypedPages: every untyped page is a note, so
+// in a vault like Obsidian's help (most untyped pages in wiki/Plugins/) a
+// new note would follow them there; only notes whose frontmatter says note
+// place one (a trial saw "Café au lait" --type note land in wiki/Plugins).
+func TestWild_NewNoteIgnoresUntypedPages(t *testing.T) {
+	v := testvault.New(t)
+	for _, n := range []string{"a", "b", "c", "d"} {
+		testvault.Write(t, v, "wiki/Plugins/"+n+".md", "# "+n+"\n\nUntyped.\n")
+	}
+	testvault.Write(t, v, "wiki/Plugins/typed.md", "---\ntype: topic\n---\nx\n")
+	e, err := OpenEnv(context.Background(), v, OpenOptions{NoInitialScan: true})
+	must(t, err)
+	t.Cleanup(func() { e.Close() })
+	rescanT(t, e)
+	if out := write(t, e, &WritePageIn{Title: "Café au lait", Content: "x\n", Type: "note"}); out.Path != "wiki/café-au-lait.md" {
+		t.Errorf("new note at %s, want wiki/café-au-lait.md", out.Path)
+	}
+	// a topic goes beside the topic, declared or not the others are notes
+	if out := write(t, e, &WritePageIn{Title: "T2", Content: "x\n", Type: "topic"}); out.Path != "wiki/Plugins/t2.md" {
+		t.Errorf("new topic at %s", out.Path)
+	}
+	// notes that say so do place new notes
+	for _, n := range []string{"n1", "n2"} {
+		testvault.Write(t, v, "wiki/journal/"+n+".md", "---\ntype: note\n---\nx\n")
+	}
+	rescanT(t, e)
+	if out := write(t, e, &WritePageIn{Title: "Another note", Content: "x\n", Type: "note"}); out.Path != "wiki/journal/another-note.md" {
+		t.Errorf("new note at %s, want beside the declared notes in wiki/journal/", out.Path)
+	}
+}
+
+// TestWritePage_AmbiguousTitle: a title two pages share resolves by the
+// tie-break (SPEC §2.2), and get_page says which other pages it names; a
+// write back by that title with the sha256 get_page returned goes to the
+// page that was read (either one), while one without if_match is refused
+// naming both.
+func TestWritePage_AmbiguousTitle(t *testing.T) {
+	v := testvault.New(t)
+	testvault.Write(t, v, "wiki/topics/short.md", "---\ntitle: Twin Title\ntype: topic\n---\nTopic body.\n")
+	testvault.Write(t, v, "wiki/entities/twin-page.md", "---\ntitle: Twin Title\n---\nEntity body.\n")
+	e, err := OpenEnv(context.Background(), v, OpenOptions{NoInitialScan: true})
+	must(t, err)
+	t.Cleanup(func() { e.Close() })
+	rescanT(t, e)
+	g := getPageOut(t, e, "Twin Title")
+	if g.Path != "wiki/topics/short.md" || len(g.AlsoMatched) != 1 || g.AlsoMatched[0].Path != "wiki/entities/twin-page.md" {
+		t.Fatalf("get_page: %s, also matched %+v", g.Path, g.AlsoMatched)
+	}
+	if one := getPageOut(t, e, "wiki/topics/short.md"); one.AlsoMatched != nil {
+		t.Errorf("by path: also matched %+v", one.AlsoMatched)
+	}
+	out := write(t, e, &WritePageIn{Title: "Twin Title", Content: g.Content + "More.\n", IfMatch: g.SHA256})
+	if out.Path != "wiki/topics/short.md" {
+		t.Errorf("write back went to %s", out.Path)
+	}
+	other := getPageOut(t, e, "wiki/entities/twin-page.md")
+	out = write(t, e, &WritePageIn{Title: "Twin Title", Content: other.Content + "More.\n", IfMatch: other.SHA256})
+	if out.Path != "wiki/entities/twin-page.md" {
+		t.Errorf("write back of the other went to %s", out.Path)
+	}
+	b, _ := os.ReadFile(v.Abs("wiki/entities/twin-page.md"))
+	if !strings.Contains(string(b), "Entity body.\nMore.\n") {
+		t.Errorf("entity page: %q", b)
+	}
+	_, err = WritePage(context.Background(), e, &WritePageIn{Title: "Twin Title", Content: "x\n"})
+	if errs.CodeOf(err) != errs.Conflict || !strings.Contains(err.Error(), "wiki/entities/twin-page.md") {
+		t.Errorf("write by the title alone: %v", err)
+	}
+}
+
+// TestWritePage_CRLFKeptForAddedLines: an agent that takes a CRLF page's
+// content as get_page returned it and appends lines with plain newlines
+// gets the file's CRLF on the new lines too (not a file of mixed
+// endings); a body of plain newlines throughout is converted as before,
+// and a file that already mixes endings keeps the caller's bytes.
+func TestWritePage_CRLFKeptForAddedLines(t *testing.T) {
+	v := testvault.New(t)
+	testvault.Write(t, v, "wiki/crlf.md", "---\r\ntitle: Crlf\r\n---\r\n# Crlf\r\n\r\nOne.\r\n")
+	testvault.Write(t, v, "wiki/mixed.md", "---\r\ntitle: Mixed\r\n---\r\n# Mixed\r\nOne.\n")
+	e, err := OpenEnv(context.Background(), v, OpenOptions{NoInitialScan: true})
+	must(t, err)
+	t.Cleanup(func() { e.Close() })
+	rescanT(t, e)
+	g := getPageOut(t, e, "Crlf")
+	write(t, e, &WritePageIn{Title: "Crlf", Content: g.Content + "\nTwo.\n", IfMatch: g.SHA256})
+	b, _ := os.ReadFile(v.Abs("wiki/crlf.md"))
+	if want := "# Crlf\r\n\r\nOne.\r\n\r\nTwo.\r\n"; !strings.HasSuffix(string(b), want) || strings.Count(string(b), "\n") != strings.Count(string(b), "\r\n") {
+		t.Errorf("crlf.md = %q, want CRLF throughout, ending %q", b, want)
+	}
+	write(t, e, &WritePageIn{Title: "Crlf", Content: "# Crlf\n\nThree.\n"})
+	if b, _ := os.ReadFile(v.Abs("wiki/crlf.md")); !strings.HasSuffix(string(b), "# Crlf\r\n\r\nThree.\r\n") {
+		t.Errorf("crlf.md = %q", b)
+	}
+	g = getPageOut(t, e, "Mixed")
+	write(t, e, &WritePageIn{Title: "Mixed", Content: g.Content + "Two.\n"})
+	if b, _ := os.ReadFile(v.Abs("wiki/mixed.md")); !strings.HasSuffix(string(b), "# Mixed\r\nOne.\nTwo.\n") {
+		t.Errorf("mixed.md = %q", b)
+	}
+}
+
+// TestWild_DeclaredNotesAfterUpgrade: a store written before records said
+// whether a page declares its type (ParseVersion 5) is re-parsed once, so
+// its declared notes place new notes again.
+func TestWild_DeclaredNotesAfterUpgrade(t *testing.T) {
+	v := testvault.New(t)
+	for _, n := range []string{"a", "b", "c"} {
+		testvault.Write(t, v, "wiki/Plugins/"+n+".md", "# "+n+"\n")
+	}
+	for _, n := range []string{"n1", "n2"} {
+		testvault.Write(t, v, "wiki/journal/"+n+".md", "---\ntype: note\n---\nx\n")
+	}
+	e, err := OpenEnv(context.Background(), v, OpenOptions{NoInitialScan: true})
+	must(t, err)
+	t.Cleanup(func() { e.Close() })
+	rescanT(t, e)
+	// as a store of ParseVersion 5 left it: no record declares its type,
+	// and the catalogue counts no declared note
+	must(t, e.Store.Update(func(tx *store.Tx) error {
+		var recs []*store.PageRec
+		if err := tx.EachPage(func(p *store.PageRec) bool { recs = append(recs, p); return true }); err != nil {
+			return err
+		}
+		for _, p := range recs {
+			old := *p
+			p.TypeDeclared = false
+			if err := tx.PutPage(p, &old); err != nil {
+				return err
+			}
+		}
+		return tx.SetMeta("parse_version", []byte("5"))
+	}))
+	_ = e.Store.View(func(tx *store.Tx) error {
+		if d := tx.CatalogDeclaredNotes(); len(d) != 0 {
+			t.Fatalf("the old store still counts declared notes: %v", d)
+		}
+		return nil
+	})
+	rescanT(t, e)
+	if out := write(t, e, &WritePageIn{Title: "New note", Content: "x\n", Type: "note"}); out.Path != "wiki/journal/new-note.md" {
+		t.Errorf("after the upgrade a new note went to %s, want wiki/journal/", out.Path)
+	}
+}

@@ -151,6 +151,26 @@ func loadEval(t testing.TB, dir string) *evalCorpus {
 	return c
 }
 
+// rankOf returns target's 1-based position in got (11 when absent).
+func rankOf(got []string, target string) int {
+	if i := slices.Index(got, target); i >= 0 {
+		return i + 1
+	}
+	return 11
+}
+
+// nonEnglish reports whether the corpus has a page indexed in a language
+// other than English.
+func (c *evalCorpus) nonEnglish() bool {
+	n := 0
+	c.store.View(func(tx *store.Tx) error {
+		st, _ := tx.LookupSearchTerm("\x00lang:en")
+		n = int(st.DF)
+		return nil
+	})
+	return n < len(c.pages)
+}
+
 func hasLetter(s string) bool {
 	return strings.IndexFunc(s, unicode.IsLetter) >= 0
 }
@@ -358,12 +378,41 @@ func TestEval(t *testing.T) {
 			t.Logf("%-9s %-8s %s", "headings", "bm25", bh)
 			t.Logf("%-9s %-8s %s", "questions", "synapse", sq)
 			t.Logf("%-9s %-8s %s", "questions", "bm25", bq)
-			if c.typed = loadItems(t, set.name, "typed.tsv"); len(c.typed) > 0 {
+			c.typed = loadItems(t, set.name, "typed.tsv")
+			if len(c.typed) > 0 {
 				st, bt := score(c.typed, ours, miss), score(c.typed, base.rank, nil)
 				t.Logf("%-9s %-8s %s", "typed", "synapse", st)
 				t.Logf("%-9s %-8s %s", "typed", "bm25", bt)
 				if st.mr < bt.mr {
 					t.Errorf("typed headings: synapse MRR@10 %.3f below the BM25 baseline's %.3f", st.mr, bt.mr)
+				}
+			}
+			if c.nonEnglish() {
+				// the same vault with every page analyzed as English: what
+				// stemming in the page's language gains (issue 17). It must
+				// not lose a heading or an alias anywhere.
+				restore := search.SetEnglishOnly(true)
+				ce := loadEval(t, set.dir)
+				restore()
+				eng := synapseRanker(t, ce.store, search.DefaultParams)
+				ea, eh, eq := score(c.aliases, eng, nil), score(c.headings, eng, nil), score(c.questions, eng, nil)
+				t.Logf("%-9s %-8s %s", "aliases", "english", ea)
+				t.Logf("%-9s %-8s %s", "headings", "english", eh)
+				t.Logf("%-9s %-8s %s", "questions", "english", eq)
+				if len(c.typed) > 0 {
+					t.Logf("%-9s %-8s %s", "typed", "english", score(c.typed, eng, nil))
+				}
+				if miss != nil {
+					for kind, items := range map[string][]knownItem{"alias": c.aliases, "heading": c.headings, "question": c.questions, "typed": c.typed} {
+						for _, it := range items {
+							if a, b := rankOf(ours(it.query), it.target), rankOf(eng(it.query), it.target); a > b {
+								t.Logf("stemming loses %s %q: %s at %d, english only at %d", kind, it.query, it.target, a, b)
+							}
+						}
+					}
+				}
+				if sh.mr < eh.mr || sa.mr < ea.mr {
+					t.Errorf("stemming loses: heading MRR@10 %.3f (english only %.3f), alias MRR@10 %.3f (%.3f)", sh.mr, eh.mr, sa.mr, ea.mr)
 				}
 			}
 			if dash := dashQueries(c.headings); len(dash) > 0 {
@@ -434,4 +483,58 @@ func zeroScoreQueries(t *testing.T, c *evalCorpus) []string {
 		}
 	}
 	return out
+}
+
+// TestTuneExactName prints the heading and typed-heading MRR@10 of the
+// es, it, ru and de sets for a grid of Params.StemName and
+// Params.ExactName, on two halves of each query set (even and odd
+// positions in query order): the constants are chosen on the first half
+// ("train"), the second ("held") shows what they do on queries they were
+// not chosen on. Run with
+//
+//	SEARCH_EVAL_TUNE=1 go test ./search -run TuneExactName -v
+func TestTuneExactName(t *testing.T) {
+	if os.Getenv("SEARCH_EVAL_TUNE") == "" {
+		t.Skip("set SEARCH_EVAL_TUNE=1 to run the grid")
+	}
+	type corpus struct {
+		name string
+		c    *evalCorpus
+	}
+	var cs []corpus
+	for _, set := range evalSets() {
+		switch set.name {
+		case "obsidian-help-es", "obsidian-help-it", "obsidian-help-ru", "de":
+			c := loadEval(t, set.dir)
+			c.typed = loadItems(t, set.name, "typed.tsv")
+			cs = append(cs, corpus{set.name, c})
+		}
+	}
+	half := func(items []knownItem, odd int) []knownItem {
+		var out []knownItem
+		for i, it := range items {
+			if i%2 == odd {
+				out = append(out, it)
+			}
+		}
+		return out
+	}
+	for _, stem := range []float64{0.5, 0.85, 1} {
+		for _, exact := range []float64{0.8, 1, 1.25, 1.5, 2, 3} {
+			p := search.DefaultParams
+			p.StemName, p.ExactName = stem, exact
+			var train, held float64
+			line := ""
+			for _, x := range cs {
+				r := synapseRanker(t, x.c.store, p)
+				h0, h1 := score(half(x.c.headings, 0), r, nil).mr, score(half(x.c.headings, 1), r, nil).mr
+				y0, y1 := score(half(x.c.typed, 0), r, nil).mr, score(half(x.c.typed, 1), r, nil).mr
+				train += (h0 + y0) / float64(2*len(cs))
+				held += (h1 + y1) / float64(2*len(cs))
+				line += fmt.Sprintf(" | %s aliases %.3f headings %.3f/%.3f typed %.3f/%.3f",
+					strings.TrimPrefix(x.name, "obsidian-help-"), score(x.c.aliases, r, nil).mr, h0, h1, y0, y1)
+			}
+			t.Logf("StemName %.2f ExactName %.2f: train %.4f held %.4f%s", stem, exact, train, held, line)
+		}
+	}
 }

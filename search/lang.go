@@ -259,21 +259,45 @@ var stopMask = func() map[string]uint32 {
 // maxStopBytes bounds the function words detection looks up.
 const maxStopBytes = 16
 
-// stopMaskOf returns stopMask of a word's folded form; ASCII words are
-// lowercased without allocating.
-func stopMaskOf(w string) uint32 {
-	var buf [maxStopBytes]byte
-	for i := 0; i < len(w); i++ {
-		c := w[i]
-		if c >= utf8.RuneSelf {
-			return stopMask[fold(w)]
-		}
-		if c >= 'A' && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		buf[i] = c
+// stopTable is stopMask as a word table (value: the mask), which detection
+// looks words up in without hashing them twice or allocating.
+var stopTable = func() *wordTable {
+	t := newWordTable(1 << 14)
+	for w, m := range stopMask {
+		t.put(w, int32(m), -1)
 	}
-	return stopMask[string(buf[:len(w)])]
+	return t
+}()
+
+// stopMaskOf returns stopMask of a word's folded form (the word is at
+// most maxStopBytes long), folding it into a buffer on the stack.
+func stopMaskOf(w string) uint32 {
+	var buf [4 * maxStopBytes]byte
+	b := buf[:0]
+	h := uint64(fnvOffset)
+	for i := 0; i < len(w); {
+		if c := w[i]; c < utf8.RuneSelf {
+			if c >= 'A' && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			b = append(b, c)
+			h = (h ^ uint64(c)) * fnvPrime
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(w[i:])
+		n := len(b)
+		b = append(b, foldRune(r)...)
+		for _, c := range b[n:] {
+			h = (h ^ uint64(c)) * fnvPrime
+		}
+		i += size
+	}
+	v, _, ok := stopTable.getHashed(string(b), h)
+	if !ok {
+		return 0
+	}
+	return uint32(v)
 }
 
 // isStop reports whether a folded word is a stopword in language l: the
@@ -303,31 +327,75 @@ func DetectLanguage(text string) (Language, bool) { return detectLanguage(text, 
 // detectLanguage is DetectLanguage needing min function words (a query
 // has few words: one may do).
 func detectLanguage(text string, min int) (Language, bool) {
-	var counts [numLanguages]int
-	var cyrillic, arabicScript, latin, words int
-	for f := range strings.FieldsFuncSeq(text, func(r rune) bool { return !isWordRune(r) && r != '\'' && r != '’' }) {
-		if words >= detectWords {
-			break
+	var e langEvidence
+	e.add(text)
+	return e.decide(min)
+}
+
+// langEvidence is what detection has counted: words by script, and the
+// function words of each language.
+type langEvidence struct {
+	counts                               [numLanguages]int
+	cyrillic, arabicScript, latin, words int
+}
+
+// add counts the words of text (up to detectWords in all).
+func (e *langEvidence) add(text string) {
+	for i := 0; i < len(text) && e.words < detectWords; {
+		// a word: a run of word runes and apostrophes
+		start := i
+		for i < len(text) {
+			if c := text[i]; c < utf8.RuneSelf {
+				if asciiClass[c] != clsWord && c != '\'' {
+					break
+				}
+				i++
+				continue
+			}
+			r, size := utf8.DecodeRuneInString(text[i:])
+			if !isWordRune(r) && r != '’' {
+				break
+			}
+			i += size
 		}
-		words++
-		r, _ := utf8.DecodeRuneInString(f)
-		switch {
-		case unicode.Is(unicode.Cyrillic, r):
-			cyrillic++
-		case unicode.Is(unicode.Arabic, r):
-			arabicScript++
-		case unicode.Is(unicode.Latin, r):
-			latin++
-		default:
+		if i == start {
+			_, size := utf8.DecodeRuneInString(text[i:])
+			i += size
 			continue
+		}
+		f := text[start:i]
+		e.words++
+		if c := f[0]; c < utf8.RuneSelf {
+			if c|0x20 < 'a' || c|0x20 > 'z' {
+				continue // a digit or an apostrophe
+			}
+			e.latin++
+		} else {
+			r, _ := utf8.DecodeRuneInString(f)
+			switch {
+			case unicode.Is(unicode.Cyrillic, r):
+				e.cyrillic++
+			case unicode.Is(unicode.Arabic, r):
+				e.arabicScript++
+			case unicode.Is(unicode.Latin, r):
+				e.latin++
+			default:
+				continue
+			}
 		}
 		if len(f) < 2 || len(f) > maxStopBytes {
 			continue // one letter (a, e, y, c'…) says little; long words are no function words
 		}
 		for m := stopMaskOf(f); m != 0; m &= m - 1 {
-			counts[bits.TrailingZeros32(m)]++
+			e.counts[bits.TrailingZeros32(m)]++
 		}
 	}
+}
+
+// decide returns the language the evidence shows, needing min function
+// words; ok is false when it is too thin.
+func (e *langEvidence) decide(min int) (Language, bool) {
+	counts, cyrillic, arabicScript, latin := &e.counts, e.cyrillic, e.arabicScript, e.latin
 	switch {
 	case cyrillic > latin && cyrillic > arabicScript:
 		return Russian, counts[Russian] >= min || min <= queryMinWords
@@ -408,6 +476,10 @@ func loanPlural(w string) bool {
 
 func isVowel(c byte) bool { return c == 'a' || c == 'e' || c == 'i' || c == 'o' || c == 'u' }
 
+// englishOnly makes every page English (an evaluation measures what
+// stemming in the page's language gains over that; export_test.go).
+var englishOnly bool
+
 // langKeys are the frontmatter keys that declare a page's language.
 var langKeys = []string{"lang", "language"}
 
@@ -415,6 +487,9 @@ var langKeys = []string{"lang", "language"}
 // lang or language (a name ParseLanguage knows), else the language its
 // title and body are detected in, else def (the vault's default).
 func PageLanguage(fm *markdown.Frontmatter, title, body string, def Language) Language {
+	if englishOnly {
+		return English
+	}
 	if fm != nil {
 		for _, k := range langKeys {
 			if v := fm.String(k); v != "" {
@@ -428,7 +503,10 @@ func PageLanguage(fm *markdown.Frontmatter, title, body string, def Language) La
 	if len(body) > detectBytes {
 		body = body[:detectBytes]
 	}
-	if l, ok := DetectLanguage(title + "\n" + body); ok {
+	var e langEvidence
+	e.add(title)
+	e.add(body)
+	if l, ok := e.decide(detectMinWords); ok {
 		return l
 	}
 	return def
@@ -437,6 +515,9 @@ func PageLanguage(fm *markdown.Frontmatter, title, body string, def Language) La
 // TextLanguage is PageLanguage for a page's raw text (frontmatter
 // included), with English as the default; snippets use it.
 func TextLanguage(text string) Language {
+	if englishOnly {
+		return English
+	}
 	fmText, body, ok := markdown.SplitFrontmatter(text)
 	if !ok {
 		return PageLanguage(nil, "", text, English)

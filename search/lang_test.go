@@ -1,6 +1,8 @@
 package search
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -130,5 +132,25 @@ func TestParseQuery_Language(t *testing.T) {
 		if q.Language() != c.want {
 			t.Errorf("%q (index %v): language %v, want %v", c.in, c.langs, q.Language(), c.want)
 		}
+	}
+}
+
+// BenchmarkPageLanguage: detection reads the start of every page a
+// reindex analyzes.
+//
+//	go test ./search -run XXX -bench PageLanguage -count 6
+func BenchmarkPageLanguage(b *testing.B) {
+	for _, p := range []string{"obsidian-help-en/Obsidian Sync/Introduction to Obsidian Sync.md", "obsidian-help-ru/Obsidian Sync/Введение в Obsidian Sync.md"} {
+		data, err := os.ReadFile(filepath.Join("..", "testdata", p))
+		if err != nil {
+			b.Fatal(err)
+		}
+		text := string(data)
+		b.Run(strings.SplitN(p, "/", 2)[0], func(b *testing.B) {
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				PageLanguage(nil, "Obsidian Sync", text, English)
+			}
+		})
 	}
 }

@@ -17,7 +17,7 @@ const SyntaxHelp = `Query syntax:
   "a phrase"       these words in this order (an unclosed quote runs to the end)
   -word            leave out pages with the word, when the query has other words too;
                    -"a phrase" likewise
-  type:T           only pages of type T (several type: filters: any of them)
+  type:T           only pages of type T, a lower-case word (several type: filters: any of them)
   tag:X            only pages tagged X or X/… (several tag: filters: all of them)
   -type:T -tag:X   leave those pages out
   -Force --dry-run -v -1
@@ -27,7 +27,11 @@ const SyntaxHelp = `Query syntax:
                    every -word of a query that has nothing else to search for
 Punctuation is never a syntax error; only a malformed page type in type: is
 (a well-formed type no page has matches nothing).
-A query of only type: and tag: filters lists the matching pages by title.`
+A query of only type: and tag: filters lists the matching pages by title.
+Words match in the other forms of their language (stemming in the page's language:
+frontmatter lang: or language:, else detected, else search.language in
+.synapse/config.yaml; the query's from its words); a title, alias or heading that
+is the query word for word, as written, ranks above one that only shares its stems.`
 
 // Query is a parsed search query; SyntaxHelp is its syntax. Anything
 // else is text: punctuation is never a syntax error. Only an unknown page
@@ -316,9 +320,12 @@ func (q *Query) filter(word string, neg bool) (bool, error) {
 	}
 	switch strings.ToLower(key) {
 	case "type":
-		t := strings.ToLower(val)
-		if !vault.WellFormedType(t) { // open types: a well-formed one no page has matches nothing
-			return false, errs.E(errs.Invalid, "type:%s: not a page type (a lower-case word of letters, digits and '-', at most 32 characters)", val)
+		// open types: a well-formed one no page has matches nothing; a
+		// type is a lower-case word, so type:Entity is refused, naming
+		// type:entity
+		t := val
+		if !vault.WellFormedType(t) {
+			return false, errs.E(errs.Invalid, "type:%s: not a page type (a lower-case word of letters, digits and '-', at most 32 characters)%s", val, vault.TypeHint(val, "type:"))
 		}
 		if neg {
 			q.NotTypes = append(q.NotTypes, t)

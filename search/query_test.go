@@ -77,7 +77,7 @@ func TestParseQuery(t *testing.T) {
 		{`vault -!!`, `text[vault]`},
 		{`- -- ---`, ""},
 		{`a - b`, "text[a! b]"},
-		{`type:Entity vault`, "text[vault] type:entity"},
+		{`TYPE:entity vault`, "text[vault] type:entity"},
 		{`type:entity type:concept`, "type:entity,concept"},
 		{`-type:note`, "-type:note"},
 		{`tag:#Project/Sub tag:x -tag:old`, "tag:project/sub,x -tag:old"},
@@ -130,9 +130,15 @@ func TestQuery_Resolve(t *testing.T) {
 func TestParseQuery_UnknownType(t *testing.T) {
 	// types are open (SPEC §2.1): a well-formed type is a filter, whether
 	// or not a page has it; only a malformed one is invalid
-	q, err := ParseQuery("vault type:bogus type:Question")
+	q, err := ParseQuery("vault type:bogus type:question")
 	if err != nil || strings.Join(q.Types, ",") != "bogus,question" {
 		t.Fatalf("well-formed types: %+v %v", q, err)
+	}
+	// a type is a lower-case word on every surface: upper case is refused,
+	// naming the lower-case spelling
+	_, err = ParseQuery("vault type:Question")
+	if errs.CodeOf(err) != errs.Invalid || !strings.Contains(err.Error(), `did you mean "type:question"?`) {
+		t.Fatalf("type:Question: %v", err)
 	}
 	_, err = ParseQuery("vault type:bo_gus")
 	if errs.CodeOf(err) != errs.Invalid || !strings.Contains(err.Error(), "bo_gus") || !strings.Contains(err.Error(), "lower-case word") {

@@ -56,15 +56,18 @@ type Params struct {
 	// name, heading) that matches the query (0 turns re-ranking off);
 	// NameKind weighs each kind of name. StemName multiplies the match
 	// of a name for each query word it holds only by its stem (Вкладки
-	// for the query Вкладка), not as written.
+	// for the query Вкладка), not as written (1: a shared stem counts in
+	// full; tuned with ExactName on half of the es/it/ru/de headings and
+	// typed headings, TestTuneExactName).
 	Name     float64
 	NameKind [4]float64
 	StemName float64
 	// ExactName is the least weight of a name that holds the query's
 	// words exactly as written and nothing else, in a language whose index
 	// keeps words as written beside their stems (all but English): a
-	// heading the query repeats word for word weighs nearly as a title,
-	// above the headings and titles that only share stems with it.
+	// heading the query repeats word for word weighs above a title that
+	// only shares stems with it (Importante: the section "Importante"
+	// before the page "Importador").
 	ExactName float64
 	// MaxTerms caps the query terms that are scored: a longer query (a
 	// pasted paragraph) keeps its MaxTerms rarest, the words that tell
@@ -88,8 +91,8 @@ var DefaultParams = Params{
 	B:         [store.SearchFields]float64{0.4, 0.1, 0.75},
 	Name:      1,
 	NameKind:  [4]float64{NameTitle: 1, NameAlias: 1, NameFile: 1, NameHeading: 0.6},
-	StemName:  0.5,
-	ExactName: 0.8,
+	StemName:  1,
+	ExactName: 1.5,
 	MaxTerms:  16,
 	MinIDF:    0.01,
 	Section:   0.1,
@@ -575,6 +578,19 @@ func (h candHeap) Less(i, j int) bool {
 }
 func (h candHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
 
+// exactWeight is the least weight of a name of the kind that holds the
+// query's words as written and nothing else: Params.ExactName for a
+// heading, and as much more for the other kinds as their NameKind weighs
+// more than a heading's, so a title or alias that is the query stays
+// above a heading that is.
+func (r *run) exactWeight(kind uint8) float64 {
+	h := r.p.NameKind[NameHeading]
+	if h <= 0 {
+		return r.p.ExactName
+	}
+	return r.p.ExactName * max(1, r.p.NameKind[kind]/h)
+}
+
 // rerank multiplies each candidate's score by 1 + Name·m, where m in [0,1]
 // measures how well one of the page's names — title, alias, file name or
 // a heading — matches the query as a whole: (shared words / name words) ·
@@ -596,9 +612,14 @@ func (r *run) rerank(c []candidate, need int) ([]candidate, error) {
 	if r.p.Name == 0 || len(r.slots) == 0 {
 		return c, nil
 	}
+	// outside English the index keeps the words of names as written too
+	// (English keeps stems only: there an exact name is no different)
+	written := r.q.Language() != English
 	maxBonus := 0.0
 	for kind, w := range r.p.NameKind {
-		w = max(w, r.p.ExactName) // (StemName only lowers a weight)
+		if written {
+			w = max(w, r.exactWeight(uint8(kind))) // (StemName only lowers a weight)
+		}
 		if kind == NameHeading {
 			w *= 1 + max(r.p.Section, 0)
 		}
@@ -640,9 +661,6 @@ func (r *run) rerank(c []candidate, need int) ([]candidate, error) {
 		hitFull  // by a synonym, or a phrase word (any form will do)
 	)
 	hit := make([]uint8, len(r.slots))
-	// outside English the index keeps the words of names as written too
-	// (English keeps stems only: there an exact name is no different)
-	written := r.q.Language() != English
 	for i := range c {
 		if need > 0 && len(bestScores) == need && c[i].score*maxMul < bestScores[need-1] {
 			c = c[:i]
@@ -670,7 +688,7 @@ func (r *run) rerank(c []candidate, need int) ([]candidate, error) {
 				}
 			}
 			if written && exact == n && n == len(r.slots) {
-				w = max(w, r.p.ExactName)
+				w = max(w, r.exactWeight(kind))
 			}
 			whole := float64(common*common) / float64(n*len(r.slots))
 			m := whole * w

@@ -338,6 +338,32 @@ func TestSearch_ExactNameBeatsStem(t *testing.T) {
 	}
 }
 
+// TestSearch_ExactHeadingBeatsStemTitle: outside English a heading that
+// is the query word for word outranks a title that only shares its stem
+// (Spanish stems importante and importador alike to import), and a title
+// or alias that is the query still outranks such a heading.
+func TestSearch_ExactHeadingBeatsStemTitle(t *testing.T) {
+	w := newTestWiki(t, map[string]string{
+		"wiki/Importador.md": "---\nlang: es\n---\nEl importador convierte las notas de otras aplicaciones.\n",
+		"wiki/Introducción a Sync.md": "---\nlang: es\n---\nSync sincroniza tus notas entre dispositivos y guarda su historial de versiones. " +
+			"Puedes elegir qué carpetas, tipos de archivo y ajustes se sincronizan en cada dispositivo de tu cuenta.\n\n" +
+			"## Importante\n\nSync no es una copia de seguridad.\n\n## Precios\n\nVer la página de planes.\n",
+		"wiki/Incrustar archivos.md": "---\nlang: es\naliases:\n  - How to/Incrustar archivos\n---\nLos archivos incrustados muestran su contenido en una nota.\n",
+		"wiki/Formatos de archivo aceptados.md": "---\nlang: es\n---\nObsidian reconoce estos formatos de archivo.\n\n" +
+			"### Incrustar archivos\n\nPuedes incrustar archivos de todos estos formatos: incrustar archivos de imagen, de audio y de vídeo, " +
+			"e incrustar archivos PDF. Consulta Incrustar archivos.\n",
+	})
+	for q, want := range map[string]string{
+		"Importante":                "Introducción a Sync",
+		"How to/Incrustar archivos": "Incrustar archivos",
+		"Incrustar archivos":        "Incrustar archivos",
+	} {
+		if got := w.titles(q); len(got) == 0 || got[0] != want {
+			t.Errorf("%q → %v, want %s first", q, got, want)
+		}
+	}
+}
+
 // TestSearch_Sections: of two pages with the same heading and the same
 // words, the one whose section under that heading is about those words
 // ranks first for a query naming the section (issue 17).

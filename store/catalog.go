@@ -15,6 +15,9 @@ import (
 //	  "\x00n"                → u32 number of entries (dropped with the bucket by reindex)
 //	  "\x00t" type           → u32 number of entries of that type
 //	  "\x00f" type · folder  → u32 number of entries of that type in that folder (path.Dir)
+//	  "\x00d" folder         → u32 number of note entries in that folder whose frontmatter says
+//	                           type note (PageRec.TypeDeclared): every untyped page is a note
+//	                           too, so only these place a new note (CatalogDeclaredNotes)
 //	catalog_changes          the entries added or removed since the last index.md written, so that
 //	                         the next write splices them into the file instead of rendering it whole:
 //	  "\x00base"             → u32 catalogue version the set starts from (absent: no set is kept,
@@ -58,6 +61,8 @@ func addCount(b *bolt.Bucket, k []byte, delta int) error {
 	return b.Put(k, u32(uint32(n)))
 }
 
+func declaredNoteKey(p string) []byte { return append([]byte("\x00d"), path.Dir(p)...) }
+
 func (tx *Tx) catalogCount() int { return int(getU32(tx.b(bCatalog).Get(catalogCountKey))) }
 
 // addCatalogCounts moves the total, the type's and the type-and-folder's
@@ -69,6 +74,11 @@ func (tx *Tx) addCatalogCounts(p *PageRec, delta int) error {
 	}
 	if err := addCount(b, typeCountKey(p.Type), delta); err != nil {
 		return err
+	}
+	if p.Type == "note" && p.TypeDeclared {
+		if err := addCount(b, declaredNoteKey(p.Path), delta); err != nil {
+			return err
+		}
 	}
 	return addCount(b, folderCountKey(p.Type, p.Path), delta)
 }
@@ -178,6 +188,20 @@ func (tx *Tx) CatalogFolders(typ string) map[string]int {
 	out := map[string]int{}
 	c := tx.b(bCatalog).Cursor()
 	prefix := append(append([]byte("\x00f"), typ...), 0)
+	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+		out[string(k[len(prefix):])] = int(getU32(v))
+	}
+	return out
+}
+
+// CatalogDeclaredNotes returns how many pages whose frontmatter says type
+// note each folder holds (CatalogFolders("note") counts the untyped pages
+// too). A record stored before PageRec.TypeDeclared existed reads as
+// undeclared and was never counted, so the counts stay exact.
+func (tx *Tx) CatalogDeclaredNotes() map[string]int {
+	out := map[string]int{}
+	c := tx.b(bCatalog).Cursor()
+	prefix := []byte("\x00d")
 	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
 		out[string(k[len(prefix):])] = int(getU32(v))
 	}

@@ -205,3 +205,54 @@ func TestCatalog_Folders(t *testing.T) {
 		return nil
 	})
 }
+
+// TestCatalog_DeclaredNotes: only notes whose frontmatter says note are
+// counted per folder for placing a new note (every untyped page is a note
+// too); the counts follow a page that gains or drops the declaration, moves
+// or goes, and the flag survives the record's encoding.
+func TestCatalog_DeclaredNotes(t *testing.T) {
+	s := openCatalogTestStore(t)
+	for _, n := range []string{"a", "b", "c"} {
+		putCatalogPage(t, s, &PageRec{Path: "wiki/Plugins/" + n + ".md", Title: n, Type: "note"})
+	}
+	putCatalogPage(t, s, &PageRec{Path: "wiki/notes/x.md", Title: "X", Type: "note", TypeDeclared: true})
+	putCatalogPage(t, s, &PageRec{Path: "wiki/notes/y.md", Title: "Y", Type: "note", TypeDeclared: true})
+	putCatalogPage(t, s, &PageRec{Path: "wiki/Plugins/a.md", Title: "a", Type: "note", TypeDeclared: true}) // a gains it
+	putCatalogPage(t, s, &PageRec{Path: "wiki/notes/y.md", Title: "Y", Type: "note"})                       // y drops it
+	putCatalogPage(t, s, &PageRec{Path: "wiki/people/p.md", Title: "P", Type: "person", TypeDeclared: true})
+	_ = s.View(func(tx *Tx) error {
+		if got := tx.CatalogDeclaredNotes(); !reflect.DeepEqual(got, map[string]int{"wiki/Plugins": 1, "wiki/notes": 1}) {
+			t.Errorf("declared notes %v", got)
+		}
+		if got := tx.CatalogFolders("note"); !reflect.DeepEqual(got, map[string]int{"wiki/Plugins": 3, "wiki/notes": 2}) {
+			t.Errorf("note folders %v", got)
+		}
+		p, err := tx.Page(tx.DocByPath("wiki/Plugins/a.md"))
+		if err != nil || !p.TypeDeclared {
+			t.Errorf("TypeDeclared not kept: %+v %v", p, err)
+		}
+		return nil
+	})
+	err := s.Update(func(tx *Tx) error {
+		p, err := tx.Page(tx.DocByPath("wiki/notes/x.md"))
+		if err != nil {
+			return err
+		}
+		if err := tx.DeletePage(p); err != nil {
+			return err
+		}
+		return tx.RebuildCatalog()
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = s.View(func(tx *Tx) error {
+		if got := tx.CatalogDeclaredNotes(); !reflect.DeepEqual(got, map[string]int{"wiki/Plugins": 1}) {
+			t.Errorf("declared notes after a delete and a rebuild %v", got)
+		}
+		if tx.CatalogMissing() {
+			t.Error("counts do not add up")
+		}
+		return nil
+	})
+}

@@ -12,7 +12,7 @@ import (
 //	str id, path, title, type, created, updated, fm_error
 //	varint mtime, size, changed
 //	[32]byte sha256 (zeros when unknown)
-//	u8 flags (1 reserved, 2 links pending)
+//	u8 flags (1 reserved, 2 links pending, 4 type declared in frontmatter)
 //	strs aliases, tags, sources, source_keys (uvarint count, then strings)
 //	uvarint link count, then per link:
 //	  str target, heading; u8 flags (1 embed, 2 markdown, 4 to a reserved file);
@@ -66,6 +66,9 @@ func encodePage(p *PageRec) []byte {
 	}
 	if p.LinksPending {
 		flags |= 2
+	}
+	if p.TypeDeclared {
+		flags |= 4
 	}
 	b = append(b, flags)
 	b = appendStrs(b, p.Aliases)
@@ -125,7 +128,7 @@ func decodePage(v []byte) (*PageRec, error) {
 		}
 	}
 	if f := r.bytes(1); f != nil {
-		p.Reserved, p.LinksPending = f[0]&1 != 0, f[0]&2 != 0
+		p.Reserved, p.LinksPending, p.TypeDeclared = f[0]&1 != 0, f[0]&2 != 0, f[0]&4 != 0
 	}
 	p.Aliases, p.Tags, p.Sources, p.SourceKeys = r.strs(), r.strs(), r.strs(), r.strs()
 	n := r.uvarint()

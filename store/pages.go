@@ -69,6 +69,10 @@ type PageRec struct {
 	LinksPending bool   `json:"pending,omitempty"`
 	ChangedNS    int64  `json:"changed"` // when the content hash last changed (Unix ns)
 	FMError      string `json:"fm_error,omitempty"`
+	// TypeDeclared is set when Type is the page's frontmatter `type` (not
+	// its folder's, nor the `note` every other page falls back to): only
+	// declared types place new pages (SPEC §2.1; ops newPageDir).
+	TypeDeclared bool `json:"type_declared,omitempty"`
 }
 
 // Name kinds in the names bucket, in resolution order after paths.

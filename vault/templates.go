@@ -39,8 +39,9 @@ suit the wiki; synapse reads nothing here, the agent does.
 
 A page's type is its frontmatter ` + "`type`" + `, else its folder's (the six folders above),
 else ` + "`note`" + `. The wiki may add its own types: any lower-case word of letters, digits
-and ` + "`-`" + ` up to 32 characters (` + "`topic`, `question`, `person`" + `). To add one, write a page
-with it (` + "`synapse page write TITLE --type question`" + `); the first page of a new type
+and ` + "`-`" + ` up to 32 characters (` + "`topic`, `question`, `person`" + `; upper case is refused).
+To add one, write a page with it (` + "`synapse page write TITLE --type question`" + `: synapse
+notes that the type is new, so a typo shows); the first page of a new type
 goes to ` + "`wiki/<type>/`" + `, later ones beside the folder that holds most pages of that
 type. List them with ` + "`synapse page list --type question`" + ` or search with
 ` + "`type:question`" + `. ` + "`index`, `log` and `overview`" + ` are reserved. Describe each type you

@@ -100,9 +100,22 @@ func TypeProblem(t string) string {
 	case IsReservedType(t):
 		return "type " + quote(t) + " is reserved for wiki/" + t + ".md"
 	case !WellFormedType(t):
-		return "type " + quote(t) + " is not a well-formed type: use a lower-case word of letters, digits and '-', at most 32 characters (e.g. topic, question, person)"
+		return "type " + quote(t) + " is not a well-formed type: use a lower-case word of letters, digits and '-', at most 32 characters (e.g. topic, question, person)" + TypeHint(t, "")
 	}
 	return ""
+}
+
+// TypeHint is "; did you mean PREFIX+T?" for a malformed type t that has
+// a well-formed spelling T (NormalizeType: "Topic" → topic, "Research
+// Note" → research-note), else "". Types are lower-case words on every
+// surface: an upper-case one is refused with this hint, never lowered
+// silently.
+func TypeHint(t, prefix string) string {
+	n := NormalizeType(t)
+	if n == "" || n == t {
+		return ""
+	}
+	return "; did you mean " + quote(prefix+n) + "?"
 }
 
 func quote(s string) string { return strconv.Quote(s) }

@@ -93,7 +93,8 @@ func main() {
 		fail(err)
 	}
 	if !*keep {
-		defer os.RemoveAll(work)
+		cleanup = func() { os.RemoveAll(work) }
+		defer cleanup()
 	}
 	checks := []struct {
 		name string
@@ -145,6 +146,7 @@ func main() {
 	}
 	if bad > 0 {
 		fmt.Fprintf(os.Stderr, "%d reproduction(s) still do harm\n", bad)
+		cleanup()
 		os.Exit(1)
 	}
 }
@@ -1122,8 +1124,13 @@ func must(err error) {
 	}
 }
 
+// cleanup removes the work folder (a no-op with -keep); os.Exit skips
+// deferred calls, so the exits call it.
+var cleanup = func() {}
+
 func fail(err error) {
 	fmt.Fprintln(os.Stderr, "repro13:", err)
+	cleanup()
 	os.Exit(1)
 }
 
