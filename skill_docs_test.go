@@ -121,7 +121,7 @@ func docCommand(path string, c *cli.Command, op *ops.Op) (docCmd, error) {
 			}
 			d.Params = append(d.Params, docParam{strings.Trim(flagSynopsis(f, false), "[]."), flagUsage(f)})
 		}
-		if hasJSON(c) {
+		if hasJSON(c) && !strings.Contains(d.Synopsis, "--json") {
 			d.Synopsis += " --json"
 		}
 		return d, nil
