@@ -75,26 +75,58 @@ func encodePage(p *PageRec) []byte {
 	b = appendStrs(b, p.Tags)
 	b = appendStrs(b, p.Sources)
 	b = appendStrs(b, p.SourceKeys)
-	b = binary.AppendUvarint(b, uint64(len(p.Links)))
-	for _, l := range p.Links {
+	b = appendLinks(b, p.Links, true)
+	return appendLinks(b, p.FileLinks, false)
+}
+
+// appendLinks encodes a page's links; file links (withTo false) have no
+// resolved doc.
+func appendLinks(b []byte, ls []LinkRec, withTo bool) []byte {
+	b = binary.AppendUvarint(b, uint64(len(ls)))
+	for _, l := range ls {
 		b = appendStr(b, l.Target)
 		b = appendStr(b, l.Heading)
 		b = append(b, linkFlags(l))
 		b = binary.AppendUvarint(b, uint64(l.Line))
-		b = binary.AppendUvarint(b, uint64(l.To))
-		b = binary.AppendUvarint(b, uint64(l.Ambiguous))
-		b = appendStr(b, l.File)
-	}
-	b = binary.AppendUvarint(b, uint64(len(p.FileLinks)))
-	for _, l := range p.FileLinks {
-		b = appendStr(b, l.Target)
-		b = appendStr(b, l.Heading)
-		b = append(b, linkFlags(l))
-		b = binary.AppendUvarint(b, uint64(l.Line))
+		if withTo {
+			b = binary.AppendUvarint(b, uint64(l.To))
+		}
 		b = binary.AppendUvarint(b, uint64(l.Ambiguous))
 		b = appendStr(b, l.File)
 	}
 	return b
+}
+
+// links decodes what appendLinks wrote; a v2 record's page links
+// (withFile false) have no File.
+func (r *reader) links(withTo, withFile bool) []LinkRec {
+	n := r.uvarint()
+	if n == 0 || r.err != nil {
+		return nil
+	}
+	if n > uint64(len(r.b)) {
+		r.err = errCorrupt
+		return nil
+	}
+	ls := make([]LinkRec, n)
+	for i := range ls {
+		l := &ls[i]
+		l.Target, l.Heading = r.str(), r.str()
+		l.Key = LinkKey(l.Target)
+		if f := r.bytes(1); f != nil {
+			l.Embed, l.Markdown = f[0]&1 != 0, f[0]&2 != 0
+			l.ToReserved = withTo && f[0]&4 != 0
+		}
+		l.Line = int(r.uvarint())
+		if withTo {
+			l.To = uint32(r.uvarint())
+		}
+		l.Ambiguous = int(r.uvarint())
+		if withFile {
+			l.File = r.str()
+		}
+	}
+	return ls
 }
 
 func linkFlags(l LinkRec) byte {
@@ -131,43 +163,9 @@ func decodePage(v []byte) (*PageRec, error) {
 		p.Reserved, p.LinksPending, p.TypeDeclared = f[0]&1 != 0, f[0]&2 != 0, f[0]&4 != 0
 	}
 	p.Aliases, p.Tags, p.Sources, p.SourceKeys = r.strs(), r.strs(), r.strs(), r.strs()
-	n := r.uvarint()
-	if n > uint64(len(r.b)) {
-		return nil, errCorrupt
-	}
-	if n > 0 {
-		p.Links = make([]LinkRec, n)
-	}
-	for i := range p.Links {
-		l := &p.Links[i]
-		l.Target, l.Heading = r.str(), r.str()
-		l.Key = LinkKey(l.Target)
-		if f := r.bytes(1); f != nil {
-			l.Embed, l.Markdown, l.ToReserved = f[0]&1 != 0, f[0]&2 != 0, f[0]&4 != 0
-		}
-		l.Line, l.To, l.Ambiguous = int(r.uvarint()), uint32(r.uvarint()), int(r.uvarint())
-		if v3 {
-			l.File = r.str()
-		}
-	}
+	p.Links = r.links(true, v3)
 	if v3 {
-		n := r.uvarint()
-		if n > uint64(len(r.b)) {
-			return nil, errCorrupt
-		}
-		if n > 0 {
-			p.FileLinks = make([]LinkRec, n)
-		}
-		for i := range p.FileLinks {
-			l := &p.FileLinks[i]
-			l.Target, l.Heading = r.str(), r.str()
-			l.Key = LinkKey(l.Target)
-			if f := r.bytes(1); f != nil {
-				l.Embed, l.Markdown = f[0]&1 != 0, f[0]&2 != 0
-			}
-			l.Line, l.Ambiguous = int(r.uvarint()), int(r.uvarint())
-			l.File = r.str()
-		}
+		p.FileLinks = r.links(false, true)
 	}
 	if r.err != nil {
 		return nil, r.err
