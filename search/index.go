@@ -82,12 +82,13 @@ type docWork struct {
 	cont   []uint32 // scratch: a name's terms without stopwords
 	allX   []uint32 // scratch: all and cont with each word's surface form for its stem
 	contX  []uint32
-	nbase  int // names of the current doc, not counting exact words
+	stops  []uint32 // scratch: a name's stopwords
+	nbase  int      // names of the current doc, not counting exact words
 }
 
 // maxNames is how many names of a doc are kept for re-ranking (title,
 // aliases and file name first, then headings in page order); with their
-// exact words they fit store.maxSearchNames.
+// exact words and stopwords they fit store.maxSearchNames.
 const maxNames = 128
 
 // Name kinds stored with a doc (store.SearchName.Kind, low 4 bits: the
@@ -103,6 +104,11 @@ const (
 	// name when any does, so that re-ranking can prefer a name that holds
 	// the query's words as they are over one that only shares their stems.
 	nameExact = 0x08
+	// nameStops marks a name's stopwords (kind | nameStops), stored after
+	// the name (and its exact words) when it has content words too, so
+	// that re-ranking can tell a name that is the query word for word
+	// (Con filtros) from one that holds only its content words (Filtros).
+	nameStops = 0x04
 )
 
 func (w *docWork) add(id int32, f int) {
@@ -122,7 +128,7 @@ func (w *docWork) add(id int32, f int) {
 // When a word's stem differs from it, the name's exact words follow it
 // as a name of kind|nameExact.
 func (w *docWork) addName(text string, f int, kind uint8, lens *[store.SearchFields]uint32) {
-	w.all, w.cont, w.allX, w.contX = w.all[:0], w.cont[:0], w.allX[:0], w.contX[:0]
+	w.all, w.cont, w.allX, w.contX, w.stops = w.all[:0], w.cont[:0], w.allX[:0], w.contX[:0], w.stops[:0]
 	exact := false
 	w.a.Each(text, func(t Token) {
 		if t.Surface {
@@ -142,6 +148,8 @@ func (w *docWork) addName(text string, f int, kind uint8, lens *[store.SearchFie
 		w.all, w.allX = append(w.all, uint32(t.ID)), append(w.allX, uint32(t.ID))
 		if !t.Stop {
 			w.cont, w.contX = append(w.cont, uint32(t.ID)), append(w.contX, uint32(t.ID))
+		} else {
+			w.stops = append(w.stops, uint32(t.ID))
 		}
 	})
 	ts, xs := w.cont, w.contX
@@ -157,6 +165,10 @@ func (w *docWork) addName(text string, f int, kind uint8, lens *[store.SearchFie
 	if exact {
 		slices.Sort(xs)
 		w.names = append(w.names, store.SearchName{Kind: kind | nameExact, Terms: slices.Clone(slices.Compact(xs))})
+	}
+	if len(w.cont) > 0 && len(w.stops) > 0 {
+		slices.Sort(w.stops)
+		w.names = append(w.names, store.SearchName{Kind: kind | nameStops, Terms: slices.Clone(slices.Compact(w.stops))})
 	}
 }
 
