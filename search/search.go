@@ -741,7 +741,10 @@ func (r *run) rerank(c []candidate, need int) ([]candidate, error) {
 			if k&nameStops != 0 {
 				// the stopwords of the name just seen
 				if n > 0 && k&^nameStops == kind && ks == sup {
+					// (ascending by the analyzer's numbering when stored,
+					// not by term id)
 					stops = append(stops[:0], terms...)
+					slices.Sort(stops)
 				}
 				return
 			}

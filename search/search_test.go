@@ -379,8 +379,11 @@ func TestSearch_WordForWord(t *testing.T) {
 			"There are date filters, text filters and list filters.\n",
 		"wiki/Logic.md": "Template logic decides what is shown.\n\n## Conditions\n\nA condition compares two values.\n\n" +
 			"## With filters\n\nA condition can use filters.\n",
-		"wiki/Glosario.md": "---\nlang: es\n---\nTérminos de la ayuda.\n\n## Barra de estado\n\nLa barra de estado está abajo.\n",
+		"wiki/Glosario.md":        "---\nlang: es\n---\nTérminos de la ayuda.\n\n## Barra de estado\n\nLa barra de estado está abajo.\n",
 		"wiki/Barra de estado.md": "---\nlang: es\n---\nLa barra de estado muestra el recuento de palabras y el estado de la sincronización.\n",
+		// the same heading but for one stopword
+		"wiki/Configurar Publish.md": "---\nlang: es\n---\nPublica tus notas.\n\n## Iniciar sesión con tu cuenta de Obsidian\n\nAbre los ajustes, Cuenta, Iniciar sesión.\n",
+		"wiki/Configurar Sync.md":    "---\nlang: es\n---\nSincroniza tus notas.\n\n## Iniciar sesión con su cuenta de Obsidian\n\nAbra los ajustes, Cuenta, Iniciar sesión.\n",
 	})
 	for q, want := range map[string]string{
 		"Con filtros":     "Lógica",
@@ -388,6 +391,8 @@ func TestSearch_WordForWord(t *testing.T) {
 		"With filters":    "Logic",
 		"filters":         "Filters",
 		"Barra de estado": "Barra de estado",
+		"Iniciar sesión con su cuenta de Obsidian": "Configurar Sync",
+		"Iniciar sesión con tu cuenta de Obsidian": "Configurar Publish",
 	} {
 		if got := w.titles(q); len(got) == 0 || got[0] != want {
 			t.Errorf("%q → %v, want %s first", q, got, want)
