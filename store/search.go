@@ -473,11 +473,15 @@ type blockBound struct {
 var emptyBound = blockBound{len: [SearchFields]uint8{255, 255, 255}}
 
 func (b *blockBound) add(tf [SearchFields]uint16, norm [SearchFields]uint8) {
-	for f := range tf {
-		if tf[f] > 0 {
-			b.tf[f] = max(b.tf[f], tf[f])
-			b.len[f] = min(b.len[f], norm[f])
-		}
+	// (unrolled: this runs for every posting a write encodes)
+	if tf[0] > 0 {
+		b.tf[0], b.len[0] = max(b.tf[0], tf[0]), min(b.len[0], norm[0])
+	}
+	if tf[1] > 0 {
+		b.tf[1], b.len[1] = max(b.tf[1], tf[1]), min(b.len[1], norm[1])
+	}
+	if tf[2] > 0 {
+		b.tf[2], b.len[2] = max(b.tf[2], tf[2]), min(b.len[2], norm[2])
 	}
 }
 
@@ -841,7 +845,12 @@ func decodeBlock(v []byte, keyDoc uint32, out []posting, normOf func(uint32) [Se
 
 // appendBlock encodes ps (ascending, all ≥ keyDoc) as a block.
 func appendBlock(b []byte, keyDoc uint32, ps []posting) []byte {
-	chunks := addChunks(nil, keyDoc, ps)
+	if len(ps) <= smallBlock {
+		b = binary.AppendUvarint(b, uint64(len(ps)))
+		return appendPostingsTo(b, keyDoc, ps)
+	}
+	var buf [bulkBlock/searchChunk + 1]chunk
+	chunks := addChunks(buf[:0], keyDoc, ps)
 	b = appendHeader(b, len(ps), keyDoc, chunks)
 	return appendPostingsTo(b, keyDoc, ps)
 }
@@ -849,15 +858,25 @@ func appendBlock(b []byte, keyDoc uint32, ps []posting) []byte {
 // addChunks extends chunks (of postings ending at doc prev) with ps: the
 // last chunk is filled up to searchChunk postings, then new ones follow.
 func addChunks(chunks []chunk, prev uint32, ps []posting) []chunk {
-	for _, p := range ps {
+	for len(ps) > 0 {
 		if len(chunks) == 0 || chunks[len(chunks)-1].count >= searchChunk {
 			chunks = append(chunks, chunk{bound: emptyBound})
 		}
 		c := &chunks[len(chunks)-1]
-		c.count++
-		c.size += uvarintLen(p.doc-prev) + tfLen(p.tf)
-		c.last, prev = p.doc, p.doc
-		c.bound.add(p.tf, p.norm)
+		n := min(len(ps), searchChunk-c.count)
+		size, bd := c.size, c.bound
+		for _, p := range ps[:n] {
+			if d := p.doc - prev; d < 0x80 && p.tf[0] <= 3 && p.tf[1] <= 3 && p.tf[2] < 15 {
+				size += 2
+			} else {
+				size += uvarintLen(d) + tfLen(p.tf)
+			}
+			prev = p.doc
+			bd.add(p.tf, p.norm)
+		}
+		c.count += n
+		c.size, c.bound, c.last = size, bd, prev
+		ps = ps[n:]
 	}
 	return chunks
 }
