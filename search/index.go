@@ -83,7 +83,10 @@ type docWork struct {
 	allX   []uint32 // scratch: all and cont with each word's surface form for its stem
 	contX  []uint32
 	stops  []uint32 // scratch: a name's stopwords
-	nbase  int      // names of the current doc, not counting exact words
+	// secMark[id] is 1 + the position of term id among the current
+	// heading's content words (0: not one of them), for analyzeSections
+	secMark []int32
+	nbase   int // names of the current doc, not counting exact words
 }
 
 // maxNames is how many names of a doc are kept for re-ranking (title,
@@ -181,9 +184,12 @@ func (w *docWork) finishDoc(doc uint32, lens [store.SearchFields]uint32, filters
 		w.counts[id] = [store.SearchFields]uint32{}
 	}
 	w.touch = w.touch[:0]
+	// a filter term (0x00-prefixed) is no word of any field: it can only
+	// repeat an earlier filter (a tag given twice)
+	n := len(tfs)
 	for _, f := range filters {
 		id := uint32(w.a.Intern(f))
-		if !slices.ContainsFunc(tfs, func(t store.SearchTF) bool { return t.Term == id }) {
+		if !slices.ContainsFunc(tfs[n:], func(t store.SearchTF) bool { return t.Term == id }) {
 			tfs = append(tfs, store.SearchTF{Term: id})
 		}
 	}
@@ -328,6 +334,11 @@ func analyzeSections(w *docWork, text string, hs []markdown.Heading, lens *[stor
 	var named []int32 // the current heading's content words
 	var found []bool  // which of them its text repeats
 	cur := -1
+	unmark := func() {
+		for _, id := range named {
+			w.secMark[id] = 0
+		}
+	}
 	finish := func() {
 		if cur >= 0 && len(named) > 0 {
 			n := 0
@@ -351,12 +362,17 @@ func analyzeSections(w *docWork, text string, hs []markdown.Heading, lens *[stor
 		heading := false
 		if next < len(hs) && strings.HasPrefix(strings.TrimLeft(line, " "), "#") && strings.Contains(line, hs[next].Text) {
 			finish()
+			unmark()
 			heading, cur = true, next
 			named, found = named[:0], found[:0]
 			a.Each(hs[next].Text, func(t Token) {
 				if t.Kind != Whole && !t.Stop && !slices.Contains(named, t.ID) {
+					if int(t.ID) >= len(w.secMark) {
+						w.secMark = append(w.secMark, make([]int32, int(t.ID)+1-len(w.secMark)+1024)...)
+					}
 					named = append(named, t.ID)
 					found = append(found, false)
+					w.secMark[t.ID] = int32(len(named))
 				}
 			})
 			next++
@@ -372,12 +388,15 @@ func analyzeSections(w *docWork, text string, hs []markdown.Heading, lens *[stor
 			if heading {
 				return
 			}
-			if i := slices.Index(named, t.ID); i >= 0 {
-				found[i] = true
+			if int(t.ID) < len(w.secMark) {
+				if k := w.secMark[t.ID]; k > 0 {
+					found[k-1] = true
+				}
 			}
 		})
 		off = end + 1
 	}
 	finish()
+	unmark()
 	return sup
 }
