@@ -351,13 +351,15 @@ func (e *langEvidence) add(text string) {
 		start := i
 		ascii := true
 		for i < len(text) {
-			c := text[i]
-			if c < utf8.RuneSelf {
-				if detectLower[c] == 0 {
+			// a run of ASCII word bytes: the tight loop most text takes
+			for i < len(text) {
+				if l := detectLower[text[i]]; l == 0 || l == nonASCII {
 					break
 				}
 				i++
-				continue
+			}
+			if i == len(text) || detectLower[text[i]] == 0 {
+				break
 			}
 			ascii = false
 			r, size := utf8.DecodeRuneInString(text[i:])
@@ -428,6 +430,8 @@ func (e *langEvidence) add(text string) {
 }
 
 // stopMaxLen is the length of the longest function word detection knows.
+const nonASCII = 0xff
+
 var stopMaxLen = func() int {
 	n := 0
 	for w := range stopMask {
@@ -437,9 +441,13 @@ var stopMaxLen = func() int {
 }()
 
 // detectLower maps an ASCII byte of a word (a letter, a digit or an
-// apostrophe) to its lower case, any other byte to 0.
-var detectLower = func() (t [utf8.RuneSelf]byte) {
-	for c := range t {
+// apostrophe) to its lower case, a byte of a multi-byte character to
+// nonASCII, any other byte to 0.
+var detectLower = func() (t [256]byte) {
+	for c := utf8.RuneSelf; c < 256; c++ {
+		t[c] = nonASCII
+	}
+	for c := range utf8.RuneSelf {
 		switch {
 		case asciiClass[c] == clsWord && c >= 'A' && c <= 'Z':
 			t[c] = byte(c) + 'a' - 'A'
