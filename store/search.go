@@ -924,9 +924,14 @@ func tfLen(tf [SearchFields]uint16) int {
 // doc already in the block).
 func appendPostingsTo(b []byte, prev uint32, ps []posting) []byte {
 	for _, p := range ps {
-		b = binary.AppendUvarint(b, uint64(p.doc-prev))
+		if d := p.doc - prev; d < 0x80 && p.tf[0] <= 3 && p.tf[1] <= 3 && p.tf[2] < 15 {
+			// the common case: a one-byte delta and a packed tf byte
+			b = append(b, byte(d), byte(p.tf[0]<<6|p.tf[1]<<4|p.tf[2]))
+		} else {
+			b = binary.AppendUvarint(b, uint64(d))
+			b = appendTF(b, p.tf)
+		}
 		prev = p.doc
-		b = appendTF(b, p.tf)
 	}
 	return b
 }
@@ -936,7 +941,11 @@ func appendPostingsTo(b []byte, prev uint32, ps []posting) []byte {
 func encodedSize(prev uint32, ps []posting) int {
 	n := headerMax + (len(ps)/searchChunk+2)*chunkMax
 	for _, p := range ps {
-		n += uvarintLen(p.doc-prev) + tfLen(p.tf)
+		if d := p.doc - prev; d < 0x80 && p.tf[0] <= 3 && p.tf[1] <= 3 && p.tf[2] < 15 {
+			n += 2
+		} else {
+			n += uvarintLen(d) + tfLen(p.tf)
+		}
 		prev = p.doc
 	}
 	return n
