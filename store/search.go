@@ -855,6 +855,22 @@ func appendBlock(b []byte, keyDoc uint32, ps []posting) []byte {
 	return appendPostingsTo(b, keyDoc, ps)
 }
 
+// encodeBlock is appendBlock into an arena slice of the block's size
+// (the chunk list sums the postings' bytes, so they are sized once).
+func (u *searchUpdate) encodeBlock(keyDoc uint32, ps []posting) []byte {
+	if len(ps) <= smallBlock {
+		return appendBlock(u.arena.alloc(encodedSize(keyDoc, ps)), keyDoc, ps)
+	}
+	var buf [bulkBlock/searchChunk + 1]chunk
+	chunks := addChunks(buf[:0], keyDoc, ps)
+	n := headerMax + len(chunks)*chunkMax
+	for _, c := range chunks {
+		n += c.size
+	}
+	b := appendHeader(u.arena.alloc(n), len(ps), keyDoc, chunks)
+	return appendPostingsTo(b, keyDoc, ps)
+}
+
 // addChunks extends chunks (of postings ending at doc prev) with ps: the
 // last chunk is filled up to searchChunk postings, then new ones follow.
 func addChunks(chunks []chunk, prev uint32, ps []posting) []chunk {
@@ -1495,7 +1511,7 @@ func (u *searchUpdate) appendPostings(post *bolt.Bucket, c *bolt.Cursor, id uint
 			}
 			if h.count+len(ps) <= searchBlockMax {
 				all := append(cur, ps...)
-				return true, post.Put(postKey(id, h.key), appendBlock(u.arena.alloc(encodedSize(h.key, all)), h.key, all))
+				return true, post.Put(postKey(id, h.key), u.encodeBlock(h.key, all))
 			}
 		} else if ps[0].doc <= h.last {
 			return false, nil
@@ -1517,8 +1533,7 @@ func (u *searchUpdate) putBlocks(post *bolt.Bucket, id uint32, ps []posting, siz
 	for i := 0; i < len(ps); i += size {
 		part := ps[i:min(i+size, len(ps))]
 		kd := part[0].doc
-		b := u.arena.alloc(encodedSize(kd, part))
-		if err := post.Put(postKey(id, kd), appendBlock(b, kd, part)); err != nil {
+		if err := post.Put(postKey(id, kd), u.encodeBlock(kd, part)); err != nil {
 			return err
 		}
 	}
@@ -1585,7 +1600,7 @@ func (u *searchUpdate) applyTermOps(post *bolt.Bucket, id uint32, ops []posting)
 			if i == 0 && key != nil && keyDoc <= kd {
 				kd, rewritten = keyDoc, true
 			}
-			if err := post.Put(postKey(id, kd), appendBlock(u.arena.alloc(encodedSize(kd, part)), kd, part)); err != nil {
+			if err := post.Put(postKey(id, kd), u.encodeBlock(kd, part)); err != nil {
 				return err
 			}
 			i += size
