@@ -5,7 +5,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/synapse-wiki/synapse/store"
 )
@@ -101,7 +100,7 @@ func (m *FolderMark) Stamp(tx *store.Tx, written []string) error {
 			continue
 		}
 		mt := fi.ModTime().UnixNano()
-		snap[i].mtimeNS, snap[i].racy = mt, writeRacy(now, mt)
+		snap[i].mtimeNS, snap[i].racy = mt, folderRacy(now, mt)
 		count += d.added
 		changed = true
 	}
@@ -113,8 +112,8 @@ func (m *FolderMark) Stamp(tx *store.Tx, written []string) error {
 	return keepHot(tx, written)
 }
 
-// keepHot adds paths to the recently modified files (metaFreshHot, kept
-// in mode folders only), dropping the least recently modified beyond
+// keepHot adds paths to the recently modified files (metaFreshHot, when
+// a reconcile made the list), dropping the least recently modified beyond
 // hotFiles.
 func keepHot(tx *store.Tx, paths []string) error {
 	old := tx.Meta(metaFreshHot)
@@ -160,19 +159,17 @@ func keepHot(tx *store.Tx, paths []string) error {
 	return tx.SetMeta(metaFreshHot, []byte(strings.Join(hot, "\n")))
 }
 
-// writeRacy reports whether a folder the write changed, stat'ed now with
-// mtime mt, could still gain an entry without its mtime changing. A whole
-// second (FAT, HFS+: coarse timestamps) keeps store.RacyWindow; a file
-// system with sub-second timestamps (ext4, XFS, Btrfs, APFS, NTFS) stamps
-// them from a clock that ticks at least every 16 ms (a jiffy, Windows'
-// system tick), so fineRacyWindow (20 ms) suffices. A write stamps its folders
-// after re-indexing its page, tens of milliseconds after the rename.
-func writeRacy(now, mt int64) bool {
+// folderRacy reports whether a folder stat'ed at now with mtime mt could
+// still gain an entry without its mtime changing. Whole-second mtimes
+// (FAT, HFS+: coarse timestamps) keep store.RacyWindow; a file system with
+// sub-second timestamps (ext4, XFS, Btrfs, APFS, NTFS) stamps them from a
+// clock that ticks at least every jiffy on Linux (10 ms at HZ=100) and
+// every 15.6 ms on Windows, so fineRacyWindow suffices. A page write
+// stamps its folders after re-indexing its page, milliseconds after its
+// rename.
+func folderRacy(now, mt int64) bool {
 	if mt%1e9 == 0 {
 		return now-mt < store.RacyWindow
 	}
 	return now-mt < fineRacyWindow
 }
-
-// fineRacyWindow: see writeRacy.
-const fineRacyWindow = 20 * int64(time.Millisecond)

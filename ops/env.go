@@ -131,7 +131,7 @@ func OpenEnv(ctx context.Context, v *vault.Vault, o OpenOptions) (*Env, error) {
 			return nil, err
 		}
 	} else if o.Fresh && !freshOff() {
-		if err := e.freshen(ctx, o, checkFiles(cfg)); err != nil {
+		if err := e.freshen(ctx, o, checkFiles(cfg, !o.ReadOnly)); err != nil {
 			e.Store.Close()
 			return nil, err
 		}

@@ -35,7 +35,7 @@ func TestWrite_KeepsFolderStamps(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			defer e.Close()
+			defer func() { e.Close() }()
 			// the folders as a long-settled vault's (not racy), then
 			// remembered by a check and its reconcile
 			old := time.Now().Add(-time.Hour)
@@ -82,6 +82,23 @@ func TestWrite_KeepsFolderStamps(t *testing.T) {
 					}
 				}
 			}
+
+			// what the next CLI write verb does: open read-write with the
+			// check on; it finds nothing to index or remember, so opening
+			// commits nothing (no reconcile transaction)
+			e.Close()
+			e2, err := OpenEnv(ctx, v, OpenOptions{Holder: "test write verb", Fresh: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n := e2.Store.Commits(); n != 0 || e2.Fresh == nil || e2.Fresh.Mode != index.CheckFolders {
+				t.Fatalf("a write verb's open after two writes committed %d transactions, freshness %+v; want 0, in mode folders", n, e2.Fresh)
+			}
+			e2.Close()
+			if e, err = OpenEnv(ctx, v, OpenOptions{Holder: "test"}); err != nil {
+				t.Fatal(err)
+			}
+			e.Now = func() time.Time { return time.Now().Add(time.Second) }
 
 			// a file created by hand, then a write in the same folder: the
 			// folder was not as remembered, so its stamp is left for the
