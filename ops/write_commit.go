@@ -19,7 +19,7 @@ import (
 // dangling links, and wiki/index.md is regenerated. A failure after the
 // file is written says so and names the file.
 
-func (w *pageWrite) commit(ctx context.Context, t *target, r *rendered) (*WritePageOut, error) {
+func (w *pageWrite) commit(ctx context.Context, t *target, r *rendered) (res *WritePageOut, rerr error) {
 	e := w.e
 	out := &WritePageOut{SHA256: r.sha256, Created: t.rec == nil, Dangling: []string{}, Unchanged: r.unchanged}
 	var p string // the page's vault path
@@ -66,6 +66,13 @@ func (w *pageWrite) commit(ctx context.Context, t *target, r *rendered) (*WriteP
 		if logged, err = appendLog(e.Vault, w.now, title); err != nil {
 			return nil, after("appending to "+vault.LogPage, err)
 		}
+		// log.md's fsync runs while the page is re-indexed; the write
+		// answers once it is done
+		defer func() {
+			if werr := logged.wait(); werr != nil && rerr == nil {
+				res, rerr = nil, after("appending to "+vault.LogPage, werr)
+			}
+		}()
 		if logged.created {
 			w.folders.Added(vault.WikiDir, 1)
 		}
