@@ -123,7 +123,7 @@ func (s *Staleness) NeedsWrite() bool { return s.Count() > 0 || s.stale || len(s
 type dirStamp struct {
 	path    string
 	mtimeNS int64
-	racy    bool // stat'ed within RacyWindow of its mtime: checked again next time
+	racy    bool // stat'ed within the racy window of its mtime (folderRacy): listed again next time
 	link    bool // a symlinked folder met in a listing: known, never entered
 }
 
