@@ -160,8 +160,9 @@ func fold(s string) string {
 
 // Stopwords: function words dropped from a query that has other terms
 // (they are still indexed, so a query of nothing but stopwords, or a
-// quoted phrase, still finds them). English and German.
-var stopwords = func() map[string]bool {
+// quoted phrase, still finds them). English and German. Built on first
+// use.
+var stopwords = sync.OnceValue(func() map[string]bool {
 	m := map[string]bool{}
 	for _, w := range strings.Fields(`
 a about above after again against all am an and any are as at be because been before being
@@ -184,7 +185,7 @@ werden wie wieder will wir wird wo wollen würde zu zum zur zwischen`) {
 		m[fold(w)] = true
 	}
 	return m
-}()
+})
 
 // stopTerm reports whether term (an analyzed base term) is a stopword's.
 func stopTerm(a *Analyzer, term string) bool {
@@ -197,8 +198,9 @@ func stopTerm(a *Analyzer, term string) bool {
 // ("how do I make a vault" means create one); they count when a query is
 // matched against page names, not as ranked terms. Keys and values are
 // stemmed terms. The list is deliberately short: it only bridges words that
-// documentation titles and questions habitually choose differently.
-var synonyms = func() map[string][]string {
+// documentation titles and questions habitually choose differently. Built
+// on first use.
+var synonyms = sync.OnceValue(func() map[string][]string {
 	groups := [][]string{
 		{"make", "create"},
 		{"delete", "remove"},
@@ -221,4 +223,4 @@ var synonyms = func() map[string][]string {
 	}
 	m["made"] = m["make"]
 	return m
-}()
+})

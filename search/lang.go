@@ -4,6 +4,7 @@ import (
 	"math/bits"
 	"slices"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 
@@ -208,68 +209,70 @@ func (l Language) Code() string {
 // themes"), a word wikis about software are full of.
 
 // langStop holds each language's stopwords, folded (English's and
-// German's are the shared list in fold.go).
-var langStop = func() (t [numLanguages]map[string]bool) {
-	for l, info := range langs {
-		if info.stop == "" {
+// German's are the shared list in fold.go), each built on its first use:
+// a process that analyzes text in one language builds that language's
+// list only, and one that analyzes none builds none.
+var langStop = func() (t [numLanguages]func() map[string]bool) {
+	for l := range langs {
+		stop := langs[l].stop
+		if stop == "" {
+			t[l] = func() map[string]bool { return nil }
 			continue
 		}
-		m := map[string]bool{}
-		for _, w := range strings.Fields(info.stop) {
-			m[fold(w)] = true
-		}
-		t[l] = m
+		t[l] = sync.OnceValue(func() map[string]bool {
+			m := map[string]bool{}
+			for _, w := range strings.Fields(stop) {
+				m[fold(w)] = true
+			}
+			return m
+		})
 	}
 	return
 }()
 
-// englishStop and germanStop are the words of the shared list that
-// detection counts for English and German.
-var englishStop, germanStop = func() (en, de map[string]bool) {
-	en, de = map[string]bool{}, map[string]bool{}
+// detectTables are the tables language detection looks function words up
+// in, built on the first detection.
+type detectTables struct {
+	// stopTable maps a folded function word to the languages it is one
+	// in (bit l for Language l) as a word table, which detection looks
+	// words up in without hashing them twice or allocating.
+	stopTable *wordTable
+	// stopMaxLen is the length of the longest function word detection
+	// knows (at most maxStopBytes).
+	stopMaxLen int
+}
+
+var detection = sync.OnceValue(func() *detectTables {
+	// the words of the shared list that detection counts for English
+	// and German
+	m := map[string]uint32{}
 	for _, w := range strings.Fields(`the and of to a in is it that for on with as are this be by or you your
 		from can not an at if have what how which when do does will all there their more other`) {
-		en[w] = true
+		m[w] |= 1 << English
 	}
 	for _, w := range strings.Fields(`der die das und ist nicht ein eine zu mit den sich auf für dem des im
 		auch es an werden wird oder aus bei wie kann sie wenn nach einer noch über nur sind`) {
-		de[fold(w)] = true
+		m[fold(w)] |= 1 << German
 	}
-	return
-}()
-
-// stopMask maps a folded function word to the languages it is one in
-// (bit l for Language l), for detection.
-var stopMask = func() map[string]uint32 {
-	m := map[string]uint32{}
-	for w := range englishStop {
-		m[w] |= 1 << English
-	}
-	for w := range germanStop {
-		m[w] |= 1 << German
-	}
-	for l, words := range langStop {
-		for w := range words {
+	for l := range langs {
+		for w := range langStop[l]() {
 			m[w] |= 1 << l
 		}
 	}
-	return m
-}()
+	d := &detectTables{stopTable: newWordTable(1 << 14)}
+	for w, mask := range m {
+		d.stopTable.put(w, int32(mask), -1)
+		d.stopMaxLen = max(d.stopMaxLen, len(w))
+	}
+	d.stopMaxLen = min(d.stopMaxLen, maxStopBytes)
+	return d
+})
 
 // maxStopBytes bounds the function words detection looks up.
 const maxStopBytes = 16
 
-// stopTable is stopMask as a word table (value: the mask), which detection
-// looks words up in without hashing them twice or allocating.
-var stopTable = func() *wordTable {
-	t := newWordTable(1 << 14)
-	for w, m := range stopMask {
-		t.put(w, int32(m), -1)
-	}
-	return t
-}()
-
-// stopMaskOf returns stopMask of a word's folded form (the word is at
+// stopMaskOf returns the languages a word's folded form is a function
+// word in (the word is at
 // most maxStopBytes long), folding it into a buffer on the stack.
 func stopMaskOf(w string) uint32 {
 	var buf [4 * maxStopBytes]byte
@@ -293,7 +296,7 @@ func stopMaskOf(w string) uint32 {
 		}
 		i += size
 	}
-	v, _, ok := stopTable.getHashed(string(b), h)
+	v, _, ok := detection().stopTable.getHashed(string(b), h)
 	if !ok {
 		return 0
 	}
@@ -304,10 +307,10 @@ func stopMaskOf(w string) uint32 {
 // shared English and German list counts in every language (wikis mix
 // English words into other languages), l's own list besides.
 func isStop(l Language, f string) bool {
-	if stopwords[f] {
+	if stopwords()[f] {
 		return true
 	}
-	m := langStop[l]
+	m := langStop[l]()
 	return m != nil && m[f]
 }
 
@@ -346,6 +349,7 @@ type langEvidence struct {
 // add counts the words of text (up to detectWords in all).
 func (e *langEvidence) add(text string) {
 	var low [maxStopBytes]byte
+	d := detection()
 	for i := 0; i < len(text) && e.words < detectWords; {
 		// a word: a run of word runes and apostrophes
 		start := i
@@ -406,7 +410,7 @@ func (e *langEvidence) add(text string) {
 		}
 		var m uint32
 		if ascii {
-			if len(f) > stopMaxLen {
+			if len(f) > d.stopMaxLen {
 				continue
 			}
 			// lowercased and hashed here, not by stopMaskOf: no second
@@ -417,7 +421,7 @@ func (e *langEvidence) add(text string) {
 				low[j] = l
 				h = (h ^ uint64(l)) * fnvPrime
 			}
-			if v, _, ok := stopTable.getHashedBytes(low[:len(f)], h); ok {
+			if v, _, ok := d.stopTable.getHashedBytes(low[:len(f)], h); ok {
 				m = uint32(v)
 			}
 		} else {
@@ -429,16 +433,8 @@ func (e *langEvidence) add(text string) {
 	}
 }
 
-// stopMaxLen is the length of the longest function word detection knows.
+// nonASCII is detectLower's value for a byte of a multi-byte character.
 const nonASCII = 0xff
-
-var stopMaxLen = func() int {
-	n := 0
-	for w := range stopMask {
-		n = max(n, len(w))
-	}
-	return min(n, maxStopBytes)
-}()
 
 // detectLower maps an ASCII byte of a word (a letter, a digit or an
 // apostrophe) to its lower case, a byte of a multi-byte character to

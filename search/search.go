@@ -308,7 +308,7 @@ func newRun(tx *store.Tx, q *Query, p Params) *run {
 		// synonyms count for name matching only: as ranked terms they
 		// would pull in every page that uses the other word. A stopword
 		// with synonyms (make) is matched against names but not ranked.
-		syn := synonyms[t.Term]
+		syn := synonyms()[t.Term]
 		if t.Stop && !allStop && t.Kind != Whole {
 			id, ok := tx.SearchTermID(t.Term)
 			if !ok {
