@@ -10,9 +10,11 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/synapse-wiki/synapse/errs"
+	"github.com/synapse-wiki/synapse/internal/gcmode"
 	"github.com/synapse-wiki/synapse/ops"
 	"github.com/synapse-wiki/synapse/vault"
 	"github.com/urfave/cli/v2"
@@ -68,6 +70,11 @@ func buildCommands() []*cli.Command {
 		}
 		g.Subcommands = append(g.Subcommands, cmd)
 	}
+	wrapExtra.Do(func() {
+		for _, c := range extraCommands {
+			collectsGarbage(c)
+		}
+	})
 	for _, c := range extraCommands {
 		if g := groups[c.Name]; g != nil {
 			g.Subcommands = append(g.Subcommands, c.Subcommands...)
@@ -604,3 +611,22 @@ func isUsageError(err error) bool {
 }
 
 var _ = fmt.Sprint
+
+// wrapExtra wraps extraCommands once (buildCommands runs for every app).
+var wrapExtra sync.Once
+
+// collectsGarbage makes a command that is no operation row (serve, init,
+// skill…) and its subcommands turn the garbage collector back on when
+// they start (gcmode.Long): the collector is off only for one operation
+// run in this process.
+func collectsGarbage(c *cli.Command) {
+	if act := c.Action; act != nil {
+		c.Action = func(ctx *cli.Context) error {
+			gcmode.Long()
+			return act(ctx)
+		}
+	}
+	for _, s := range c.Subcommands {
+		collectsGarbage(s)
+	}
+}

@@ -34,6 +34,7 @@ import (
 	"time"
 
 	"github.com/synapse-wiki/synapse/errs"
+	"github.com/synapse-wiki/synapse/internal/gcmode"
 	"github.com/synapse-wiki/synapse/markdown"
 	"github.com/synapse-wiki/synapse/ops"
 	"github.com/synapse-wiki/synapse/store"
@@ -516,6 +517,9 @@ func invokeVerb(c *cli.Context, v *vault.Vault, op *ops.Op, raw []byte, o *outpu
 			default:
 				return nil, err
 			}
+		}
+		if op.Scans || op.Rescans || op.Concurrent {
+			gcmode.Long() // reindex, rescan, lint and embed work through the vault
 		}
 		e, err := ops.OpenEnv(ctx, v, ops.OpenOptions{
 			ReadOnly:      !op.Writes(in) && !op.Rescans,

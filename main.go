@@ -10,11 +10,11 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"runtime/debug"
 	"runtime/pprof"
 	"syscall"
 
 	"github.com/synapse-wiki/synapse/errs"
+	"github.com/synapse-wiki/synapse/internal/gcmode"
 	"github.com/synapse-wiki/synapse/ops"
 	"github.com/urfave/cli/v2"
 )
@@ -36,16 +36,13 @@ const exitCodesHelp = `EXIT CODES:
 // failure: lint --fail-on-findings with findings.
 const exitFindings = 6
 
-// defaultMemoryLimit is the soft memory limit when GOMEMLIMIT is not set:
-// the garbage collector works harder near it, which keeps a reindex of a
-// 100,000-page vault near 200 MB of anonymous memory for about 5% more
-// time. It is a soft limit: nothing fails when more is needed.
-const defaultMemoryLimit = 200 << 20
-
 func main() {
-	if os.Getenv("GOMEMLIMIT") == "" {
-		debug.SetMemoryLimit(defaultMemoryLimit)
-	}
+	// the memory limit, and no garbage collection below it until a
+	// command that runs long says so (package gcmode): package
+	// initialization allocates less than the first collection's 4 MB
+	// goal (GODEBUG=gctrace=1 synapse version shows none), so this is
+	// early enough
+	gcmode.Short()
 	stop := cpuProfile(os.Getenv("SYNAPSE_CPUPROFILE"), os.Stderr)
 	code := run(os.Args, os.Stdin, os.Stdout, os.Stderr)
 	stop()

@@ -2,13 +2,11 @@ package ops
 
 import (
 	"context"
-	"math"
-	"os"
-	"runtime/debug"
 	"time"
 
 	"github.com/synapse-wiki/synapse/errs"
 	"github.com/synapse-wiki/synapse/index"
+	"github.com/synapse-wiki/synapse/internal/gcmode"
 	"github.com/synapse-wiki/synapse/search"
 	"github.com/synapse-wiki/synapse/store"
 	"github.com/synapse-wiki/synapse/vault"
@@ -85,12 +83,6 @@ func OpenEnv(ctx context.Context, v *vault.Vault, o OpenOptions) (*Env, error) {
 	if err != nil {
 		return nil, errs.Wrap(errs.Invalid, err, "%s: %v", vault.ConfigFile, err)
 	}
-	if o.Detachable && !o.ReadOnly && !o.NoInitialScan && os.Getenv("GOGC") == "" && debug.SetMemoryLimit(-1) < math.MaxInt64 {
-		// a CLI write verb runs once and exits: collecting as its heap
-		// grows from nothing was a third of a page write's CPU (45 -> 30
-		// ms at 15.6k pages); it collects near the memory limit only
-		debug.SetGCPercent(-1)
-	}
 	open := func(ro bool) (*store.Store, error) {
 		return store.Open(v.Abs(vault.DBFile), store.Options{ReadOnly: ro, Timeout: o.Timeout, Holder: o.Holder})
 	}
@@ -135,6 +127,7 @@ func OpenEnv(ctx context.Context, v *vault.Vault, o OpenOptions) (*Env, error) {
 	e.Index.Progress = o.Progress
 	e.Index.Notify = o.Notify
 	if (needScan || rebuild) && !o.NoInitialScan {
+		gcmode.Long() // a scan of the whole vault
 		if _, err := e.Index.Scan(ctx, index.ScanOptions{}); err != nil {
 			s.Close()
 			return nil, err
