@@ -23,20 +23,14 @@ import (
 	"github.com/synapse-wiki/synapse/vaultfs"
 )
 
-// Batch bounds: a scan reads and parses this many changed files or bytes
-// at a time, outside any write transaction, and commits after each such
-// batch (a bulk scan after up to bulkTxFiles files or bulkTxBytes bytes of
-// batches already parsed: see Scan), so no write transaction grows without
-// bound and none waits for files to be read.
-// Variables only so that tests can make them small.
-var (
-	batchFiles  = 1000
-	batchBytes  = int64(16 << 20)
-	bulkTxFiles = 4000
-	bulkTxBytes = int64(64 << 20)
+// Batch bounds: a scan commits after this many changed files or bytes, so
+// no write transaction grows without bound and none is held while files
+// are read.
+const (
+	batchFiles = 1000
+	batchBytes = 16 << 20
+	drainBatch = 5000
 )
-
-const drainBatch = 5000
 
 // MaxPageBytes caps the size of a page synapse reads: a bigger file under
 // wiki/ is refused (reported by the scan, listed by status), never read
@@ -62,11 +56,6 @@ type Indexer struct {
 	// readFile, when set, replaces the file layer's reads (tests count
 	// calls through it); it gets absolute paths.
 	readFile func(string) ([]byte, error)
-
-	// waitBatches makes a bulk scan's transaction wait for the next
-	// batch rather than commit when none is parsed yet (tests: batches
-	// then share transactions whatever the timing)
-	waitBatches bool
 
 	// mu serializes scans: two overlapping scans could otherwise commit
 	// an older read of a file after a newer one.
@@ -349,7 +338,6 @@ func (ix *Indexer) Scan(ctx context.Context, opts ScanOptions) (*Report, error) 
 	type preparedBatch struct {
 		items []prepared
 		n     int
-		bytes int64
 	}
 	phase, limit := "index", batchFiles
 	if rp != nil {
@@ -377,67 +365,61 @@ func (ix *Indexer) Scan(ctx context.Context, opts ScanOptions) (*Report, error) 
 				j++
 			}
 			select {
-			case batches <- preparedBatch{ix.prepare(pctx, rd, todo[i:j], known), j - i, bytes}:
+			case batches <- preparedBatch{ix.prepare(pctx, rd, todo[i:j], known), j - i}:
 			case <-stop:
 				return
 			}
 			i = j
 		}
 	}()
-	// A bulk scan (a reindex, a first index) applies the batches that are
-	// read and parsed already in one transaction, up to bulkTxFiles files
-	// or bulkTxBytes bytes: each commit rewrites every page of the store
-	// its batches touched (one batch's search postings touch most of
-	// theirs), so fewer, larger commits cost less. A transaction never
-	// waits for files to be read: it commits when no parsed batch is
-	// ready. Each batch goes to the page index as it is applied.
-	txFiles, txBytes := 0, int64(0)
-	if bulk && rp == nil {
-		txFiles, txBytes = bulkTxFiles, bulkTxBytes
-	}
 	for pb := range batches {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		n := 0
+		batch := pb.items
 		err := ix.Store.Update(func(tx *store.Tx) error {
 			u := newUpdater(tx)
 			u.bulk = bulk
-			var bytes int64
-			for {
-				if err := ix.applyBatch(ctx, tx, u, rep, known, pb.items); err != nil {
-					return err
-				}
-				if err := rp.committed(tx, pb.items); err != nil {
-					return err
-				}
-				n += pb.n
-				bytes += pb.bytes
-				if n >= txFiles || bytes >= txBytes || ctx.Err() != nil {
-					break // a cancelled scan commits what it applied
-				}
-				// more of this transaction: the batch's pages go to the
-				// page index now, so their parsed text can go
-				if err := u.flushIndexer(ix.Pages); err != nil {
-					return err
-				}
-				ix.Store.ReleaseMapped()
-				// only a batch read and parsed already: the transaction
-				// never waits for files to be read
-				var next preparedBatch
-				ok := false
-				if ix.waitBatches {
-					next, ok = <-batches
-				} else {
-					select {
-					case next, ok = <-batches:
-					default:
+			u.track = !bulk && len(batch) <= smallSettle
+			for _, it := range batch {
+				if it.err != nil {
+					// vanished or unreadable since the walk (a file swapped
+					// for a named pipe is refused): the next scan sees it
+					if !errors.Is(it.err, fs.ErrNotExist) && ctx.Err() == nil {
+						rep.refuse(it.d.path, it.err)
 					}
+					continue
 				}
-				if !ok {
-					break
+				old, had := known[it.d.path]
+				switch {
+				case had && old.SHA256 == it.file.SHA256 && old.Kind == it.file.Kind:
+					// touched, not changed: remember the new size and mtime
+					it.file.FirstSeen, it.file.LastChanged, it.file.Doc = old.FirstSeen, old.LastChanged, old.Doc
+					if it.parsed != nil {
+						rep.Reparsed++ // the same bytes, parsed again (reparse.go)
+						break
+					}
+					if err := tx.PutFile(it.d.path, it.file); err != nil {
+						return err
+					}
+					rep.Unchanged++
+					continue
+				case had:
+					it.file.FirstSeen = old.FirstSeen
+					// the bytes changed after the previous read, whatever
+					// the mtime says (cp -p and rsync -a keep old mtimes)
+					it.file.LastChanged = max(it.file.LastChanged, old.HashedNS)
+					rep.add(&rep.Changed, &rep.ChangedCount, it.d.path)
+				default:
+					rep.add(&rep.New, &rep.NewCount, it.d.path)
 				}
-				pb = next
+				if it.parsed != nil {
+					if err := u.applyPage(pageChange{path: it.d.path, file: it.file, parsed: it.parsed}); err != nil {
+						return err
+					}
+				} else if err := u.putFile(it.d.path, it.file); err != nil {
+					return err
+				}
 			}
 			if !bulk {
 				// a small change settles in the same transaction: one
@@ -446,12 +428,15 @@ func (ix *Indexer) Scan(ctx context.Context, opts ScanOptions) (*Report, error) 
 					return err
 				}
 			}
+			if err := rp.committed(tx, batch); err != nil {
+				return err
+			}
 			return u.finish(ix.Pages)
 		})
 		if err != nil {
 			return nil, err
 		}
-		done += n
+		done += pb.n
 		if bulk {
 			ix.Store.ReleaseMapped()
 		}
@@ -850,51 +835,4 @@ func (ix *Indexer) read(ctx context.Context, rd *readers, p string, page bool) (
 	defer f.Close()
 	sum, n, err := vaultfs.Hash(ctx, nil, f)
 	return nil, sum, n, err
-}
-
-// applyBatch applies one batch of prepared files in the scan's write
-// transaction.
-func (ix *Indexer) applyBatch(ctx context.Context, tx *store.Tx, u *updater, rep *Report, known map[string]store.FileRec, batch []prepared) error {
-	u.track = !u.bulk && len(batch) <= smallSettle
-	for _, it := range batch {
-		if it.err != nil {
-			// vanished or unreadable since the walk (a file swapped
-			// for a named pipe is refused): the next scan sees it
-			if !errors.Is(it.err, fs.ErrNotExist) && ctx.Err() == nil {
-				rep.refuse(it.d.path, it.err)
-			}
-			continue
-		}
-		old, had := known[it.d.path]
-		switch {
-		case had && old.SHA256 == it.file.SHA256 && old.Kind == it.file.Kind:
-			// touched, not changed: remember the new size and mtime
-			it.file.FirstSeen, it.file.LastChanged, it.file.Doc = old.FirstSeen, old.LastChanged, old.Doc
-			if it.parsed != nil {
-				rep.Reparsed++ // the same bytes, parsed again (reparse.go)
-				break
-			}
-			if err := tx.PutFile(it.d.path, it.file); err != nil {
-				return err
-			}
-			rep.Unchanged++
-			continue
-		case had:
-			it.file.FirstSeen = old.FirstSeen
-			// the bytes changed after the previous read, whatever
-			// the mtime says (cp -p and rsync -a keep old mtimes)
-			it.file.LastChanged = max(it.file.LastChanged, old.HashedNS)
-			rep.add(&rep.Changed, &rep.ChangedCount, it.d.path)
-		default:
-			rep.add(&rep.New, &rep.NewCount, it.d.path)
-		}
-		if it.parsed != nil {
-			if err := u.applyPage(pageChange{path: it.d.path, file: it.file, parsed: it.parsed}); err != nil {
-				return err
-			}
-		} else if err := u.putFile(it.d.path, it.file); err != nil {
-			return err
-		}
-	}
-	return nil
 }
