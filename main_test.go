@@ -21,9 +21,22 @@ import (
 
 // TestMain lets testscript run the synapse binary in-process.
 func TestMain(m *testing.M) {
-	testscript.Main(m, map[string]func(){
+	testscript.Main(removeBuiltBinary{m}, map[string]func(){
 		"synapse": func() { os.Exit(run(os.Args, os.Stdin, os.Stdout, os.Stderr)) },
 	})
+}
+
+// removeBuiltBinary deletes the binary synapseBinary built (crash_test.go)
+// once every test has run, so test runs leave no synapse-bin-* folders in
+// the temporary directory.
+type removeBuiltBinary struct{ m *testing.M }
+
+func (r removeBuiltBinary) Run() int {
+	code := r.m.Run()
+	if builtBin != "" {
+		os.RemoveAll(filepath.Dir(builtBin))
+	}
+	return code
 }
 
 // TestScript runs every CLI script in testdata/script against the real
