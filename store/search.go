@@ -1011,36 +1011,14 @@ type tentry struct {
 	tf       [SearchFields]uint16
 }
 
-// entryPool keeps the large (term, doc) buffer between batches. Not a
-// sync.Pool: that empties at every garbage collection, and a bulk rebuild
-// collects more often than it writes a batch, so the buffer (megabytes)
-// was made again for nearly every batch.
-var entryPool entryCache
-
-type entryCache struct {
-	mu  sync.Mutex
-	buf *[]tentry
-}
-
-// Put keeps p for the next batch (the larger of it and the one kept).
-func (c *entryCache) Put(p *[]tentry) {
-	c.mu.Lock()
-	if c.buf == nil || cap(*p) > cap(*c.buf) {
-		c.buf = p
-	}
-	c.mu.Unlock()
-}
+// entryPool keeps the large (term, doc) buffers between batches.
+var entryPool sync.Pool
 
 func getEntries(n int) *[]tentry {
-	entryPool.mu.Lock()
-	p := entryPool.buf
-	if p != nil && cap(*p) >= n {
-		entryPool.buf = nil
-		entryPool.mu.Unlock()
+	if p, ok := entryPool.Get().(*[]tentry); ok && cap(*p) >= n {
 		*p = (*p)[:n]
 		return p
 	}
-	entryPool.mu.Unlock()
 	s := make([]tentry, n)
 	return &s
 }

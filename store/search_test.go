@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math/rand"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"testing"
 )
@@ -356,23 +355,4 @@ func TestSearchIndex_MissingBuckets(t *testing.T) {
 		}
 		return nil
 	})
-}
-
-// TestSearchEntries_KeptAcrossGC: the batch's (term, doc) buffer is kept
-// for the next batch even when the garbage collector runs in between (a
-// bulk rebuild collects more often than it writes a batch; a sync.Pool
-// dropped the buffer at each collection).
-func TestSearchEntries_KeptAcrossGC(t *testing.T) {
-	p := getEntries(1 << 16)
-	entryPool.Put(p)
-	runtime.GC()
-	runtime.GC()
-	q := getEntries(1 << 15)
-	if &(*q)[0] != &(*p)[0] {
-		t.Fatal("the buffer was made again after a collection")
-	}
-	if len(*q) != 1<<15 {
-		t.Fatalf("len %d", len(*q))
-	}
-	entryPool.Put(q)
 }
