@@ -62,6 +62,11 @@ const (
 const (
 	racyHashMax   = 64
 	racyHashBytes = 1 << 20
+	// index.md is rewritten by every page write that changes the
+	// catalogue, so the next check finds it racy; at 100k pages it is
+	// ~5 MB: hashing it (a few ms) costs less than rescanning it in a
+	// reconcile's transaction
+	racyHashReserved = 16 << 20
 )
 
 // reconcileAll is the number of changed files above which a reconcile
@@ -118,7 +123,7 @@ func (s *Staleness) NeedsWrite() bool { return s.Count() > 0 || s.stale || len(s
 type dirStamp struct {
 	path    string
 	mtimeNS int64
-	racy    bool // stat'ed within RacyWindow of its mtime: checked again next time
+	racy    bool // stat'ed within the racy window of its mtime (folderRacy): listed again next time
 	link    bool // a symlinked folder met in a listing: known, never entered
 }
 
@@ -300,7 +305,7 @@ func (c *checker) run(ctx context.Context, tx *store.Tx, o CheckOptions) error {
 
 // isRacy reports whether a folder stat'ed now with this mtime could still
 // gain an entry without its mtime changing (timestamp granularity).
-func (c *checker) isRacy(mtimeNS int64) bool { return c.now-mtimeNS < store.RacyWindow }
+func (c *checker) isRacy(mtimeNS int64) bool { return folderRacy(c.now, mtimeNS) }
 
 // addDir adds a folder and its parents up to the vault root.
 func (c *checker) addDir(p string) {
@@ -601,7 +606,7 @@ func (c *checker) verifyRacy(ctx context.Context) error {
 			if err != nil {
 				return err
 			}
-			if !ok || f.Size > racyHashBytes {
+			if !ok || f.Size > racyHashBytes && !(vault.IsReserved(p) && f.Size <= racyHashReserved) {
 				c.out.unsure = append(c.out.unsure, p)
 				continue
 			}
@@ -654,16 +659,18 @@ func (ix *Indexer) Reconcile(ctx context.Context, s *Staleness) (*Report, error)
 			return nil, err
 		}
 	}
-	if !s.stale && s.Mode == CheckFiles {
-		return rep, nil // the folders remembered still hold (a commit saved)
+	if !s.stale {
+		// the folders remembered still hold, and the recently modified
+		// files too (a page write keeps them: FolderMark): a commit and,
+		// at 100k files, a walk of every record saved
+		return rep, nil
 	}
 	err := ix.Store.Update(func(tx *store.Tx) error {
 		if err := tx.SetMeta(metaFreshDirs, encodeDirs(s.count, s.dirs)); err != nil {
 			return err
 		}
-		if s.Mode != CheckFolders {
-			return tx.DeleteMeta(metaFreshHot)
-		}
+		// kept in both modes: a write verb checks in mode folders
+		// whatever the vault's size (ops.checkFiles)
 		hot, err := recentFiles(tx, hotFiles)
 		if err != nil {
 			return err

@@ -169,6 +169,13 @@ type ScanOptions struct {
 	// Paths limits the scan to these vault-relative paths (files or
 	// folders); empty means the whole of wiki/ and raw/sources/.
 	Paths []string
+	// Then, when set, runs once in a write transaction after the scan's
+	// changes are applied: in the transaction of the last batch when
+	// nothing is left to settle after it (a page write: one commit for
+	// the page and what the writer records with it), else in one of its
+	// own at the end. Its error fails the scan (and rolls back that
+	// batch).
+	Then func(tx *store.Tx) error
 }
 
 type diskFile struct {
@@ -359,6 +366,7 @@ func (ix *Indexer) Scan(ctx context.Context, opts ScanOptions) (*Report, error) 
 	// reindex of 100,000 pages runs with its heap near the memory limit,
 	// where every megabyte held makes the collector run more often)
 	batches := make(chan preparedBatch)
+	thenRan := false
 	go func() {
 		defer close(readerDone)
 		defer close(batches)
@@ -435,7 +443,14 @@ func (ix *Indexer) Scan(ctx context.Context, opts ScanOptions) (*Report, error) 
 			if err := rp.committed(tx, batch); err != nil {
 				return err
 			}
-			return u.finish(ix.Pages)
+			if err := u.finish(ix.Pages); err != nil {
+				return err
+			}
+			if opts.Then != nil && !bulk && rp == nil && done+pb.n == total && tx.LinksDirtyCount() == 0 && tx.Meta(metaGraphStale) == nil {
+				thenRan = true
+				return opts.Then(tx)
+			}
+			return nil
 		})
 		if err != nil {
 			return nil, err
@@ -468,6 +483,11 @@ func (ix *Indexer) Scan(ctx context.Context, opts ScanOptions) (*Report, error) 
 	}
 	if record {
 		if err := ix.recordScan(roots, rep, len(opts.Paths) == 0); err != nil {
+			return nil, err
+		}
+	}
+	if opts.Then != nil && !thenRan {
+		if err := ix.Store.Update(opts.Then); err != nil {
 			return nil, err
 		}
 	}

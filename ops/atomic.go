@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sync"
 
 	"github.com/synapse-wiki/synapse/errs"
 	"github.com/synapse-wiki/synapse/index"
@@ -244,19 +245,40 @@ func truncateName(s string) string {
 // the middle can leave a torn last line, which is acceptable for the
 // append-only log (the lines before it are never touched).
 func appendDurable(abs string, data []byte) error {
-	f, err := fsys.OpenAppend(abs)
+	wait, err := appendSyncing(abs, data)
 	if err != nil {
 		return err
 	}
+	return wait()
+}
+
+// appendSyncing is appendDurable with the fsync running meanwhile: data
+// is appended (in one write) before it returns, and wait returns once it
+// is on disk (the fsync's error, or the close's). A page write fsyncs
+// log.md while it re-indexes the page, and waits before it answers.
+func appendSyncing(abs string, data []byte) (wait func() error, err error) {
+	f, err := fsys.OpenAppend(abs)
+	if err != nil {
+		return nil, err
+	}
 	if _, err := f.Write(data); err != nil {
 		f.Close()
-		return err
+		return nil, err
 	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
+	done := make(chan error, 1)
+	go func() {
+		err := f.Sync()
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		done <- err
+	}()
+	var once sync.Once
+	var res error
+	return func() error {
+		once.Do(func() { res = <-done })
+		return res
+	}, nil
 }
 
 // mkdirDurable creates dir (and parents) and fsyncs the parent of every

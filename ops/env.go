@@ -2,6 +2,9 @@ package ops
 
 import (
 	"context"
+	"math"
+	"os"
+	"runtime/debug"
 	"time"
 
 	"github.com/synapse-wiki/synapse/errs"
@@ -82,6 +85,12 @@ func OpenEnv(ctx context.Context, v *vault.Vault, o OpenOptions) (*Env, error) {
 	if err != nil {
 		return nil, errs.Wrap(errs.Invalid, err, "%s: %v", vault.ConfigFile, err)
 	}
+	if o.Detachable && !o.ReadOnly && !o.NoInitialScan && os.Getenv("GOGC") == "" && debug.SetMemoryLimit(-1) < math.MaxInt64 {
+		// a CLI write verb runs once and exits: collecting as its heap
+		// grows from nothing was a third of a page write's CPU (45 -> 30
+		// ms at 15.6k pages); it collects near the memory limit only
+		debug.SetGCPercent(-1)
+	}
 	open := func(ro bool) (*store.Store, error) {
 		return store.Open(v.Abs(vault.DBFile), store.Options{ReadOnly: ro, Timeout: o.Timeout, Holder: o.Holder})
 	}
@@ -131,7 +140,7 @@ func OpenEnv(ctx context.Context, v *vault.Vault, o OpenOptions) (*Env, error) {
 			return nil, err
 		}
 	} else if o.Fresh && !freshOff() {
-		if err := e.freshen(ctx, o, checkFiles(cfg)); err != nil {
+		if err := e.freshen(ctx, o, checkFiles(cfg, !o.ReadOnly)); err != nil {
 			e.Store.Close()
 			return nil, err
 		}

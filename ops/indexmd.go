@@ -165,7 +165,17 @@ var testHookIndexMD func(spliced bool)
 // file already holds the catalogue, or is hand-written (left as it is:
 // reserved.go). When no catalogue entry changed since synapse last wrote
 // the file, and the file is as synapse left it, nothing is rendered at all.
-func regenerateIndex(e *Env) (*catalogWrite, error) {
+func regenerateIndex(e *Env) (cw *catalogWrite, err error) {
+	err = e.Store.Update(func(tx *store.Tx) error {
+		cw, err = regenerateIndexTx(e, tx)
+		return err
+	})
+	return cw, err
+}
+
+// regenerateIndexTx is regenerateIndex inside the write transaction tx
+// (a page write's: the catalogue it renders includes the page).
+func regenerateIndexTx(e *Env, tx *store.Tx) (*catalogWrite, error) {
 	abs := e.Vault.Abs(vault.IndexPage)
 	st, statErr := os.Stat(abs)
 	if statErr != nil && !errors.Is(statErr, fs.ErrNotExist) {
@@ -177,7 +187,7 @@ func regenerateIndex(e *Env) (*catalogWrite, error) {
 		cw        = &catalogWrite{}
 	)
 	hand := false // index.md is hand-written: left alone
-	err := e.Store.View(func(tx *store.Tx) error {
+	err := func() error {
 		if missing = tx.CatalogMissing(); missing {
 			return nil
 		}
@@ -211,16 +221,16 @@ func regenerateIndex(e *Env) (*catalogWrite, error) {
 			testHookIndexMD(cw.spliced)
 		}
 		return nil
-	})
+	}()
 	if err != nil {
 		return nil, err
 	}
 	if missing {
 		// a store indexed before the catalogue bucket existed
-		if err := e.Store.Update(func(tx *store.Tx) error { return tx.RebuildCatalog() }); err != nil {
+		if err := tx.RebuildCatalog(); err != nil {
 			return nil, err
 		}
-		return regenerateIndex(e)
+		return regenerateIndexTx(e, tx)
 	}
 	if data == nil || hand {
 		return nil, nil

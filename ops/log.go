@@ -39,10 +39,11 @@ func oneLine(s string) string {
 // logAppend is an append to wiki/log.md, remembered so that the store's
 // record of log.md can be brought in step without re-parsing the file.
 type logAppend struct {
-	created bool        // log.md did not exist: the scanner indexes it
-	plain   bool        // the appended file is exactly what was read back (the store keeps no links or tags for log.md, so an entry changes no stored field)
-	before  os.FileInfo // log.md before the append
-	size    int64       // after the append
+	created bool         // log.md did not exist: the scanner indexes it
+	plain   bool         // the appended file is exactly what was read back (the store keeps no links or tags for log.md, so an entry changes no stored field)
+	before  os.FileInfo  // log.md before the append
+	synced  func() error // waits for the append's fsync (nil: durable already)
+	size    int64        // after the append
 	mtimeNS int64
 	sum     [32]byte
 }
@@ -85,9 +86,12 @@ func appendLog(v *vault.Vault, now time.Time, title string) (*logAppend, error) 
 	if err != nil {
 		return nil, err
 	}
-	if err := appendDurable(abs, []byte(sep+entry)); err != nil {
+	wait, err := appendSyncing(abs, []byte(sep+entry))
+	if err != nil {
 		return nil, err
 	}
+	la.synced = wait
+	// from here on the caller waits for the fsync (la.wait)
 	// hash the whole log for the store record (read, then check that the
 	// stat did not move meanwhile)
 	data, _, err := l.ReadFile(context.Background(), vault.LogPage, maxReservedRead)
@@ -96,17 +100,25 @@ func appendLog(v *vault.Vault, now time.Time, title string) (*logAppend, error) 
 		return la, nil
 	}
 	if err != nil {
-		return nil, err
+		return nil, errors.Join(err, la.wait())
 	}
 	after, err := l.Stat(vault.LogPage)
 	if err != nil {
-		return nil, err
+		return nil, errors.Join(err, la.wait())
 	}
 	if after.Size() != int64(len(data)) {
 		la.plain = false // changed under us: let the scanner look
 	}
 	la.size, la.mtimeNS, la.sum = after.Size(), after.ModTime().UnixNano(), sha256.Sum256(data)
 	return la, nil
+}
+
+// wait waits for the append's fsync.
+func (la *logAppend) wait() error {
+	if la == nil || la.synced == nil {
+		return nil
+	}
+	return la.synced()
 }
 
 // separator is what goes before an entry so that it starts after a blank

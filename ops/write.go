@@ -159,6 +159,8 @@ type pageWrite struct {
 	// the commit scans them with the page, so one added to raw/sources/
 	// since the last scan is tracked at once, not reported missing
 	cited []string
+	// folders are the folders this write changes (commit)
+	folders *index.FolderMark
 }
 
 // stageHook, when set (by benchmarks), receives how long each stage of a

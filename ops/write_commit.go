@@ -3,6 +3,7 @@ package ops
 import (
 	"context"
 	"fmt"
+	"path"
 	"strings"
 	"time"
 
@@ -18,16 +19,24 @@ import (
 // dangling links, and wiki/index.md is regenerated. A failure after the
 // file is written says so and names the file.
 
-func (w *pageWrite) commit(ctx context.Context, t *target, r *rendered) (*WritePageOut, error) {
+func (w *pageWrite) commit(ctx context.Context, t *target, r *rendered) (res *WritePageOut, rerr error) {
 	e := w.e
 	out := &WritePageOut{SHA256: r.sha256, Created: t.rec == nil, Dangling: []string{}, Unchanged: r.unchanged}
 	var p string // the page's vault path
 	var err error
+	// the folders this write changes: their freshness stamps are brought
+	// forward in its transaction (index.FolderMark), so the next CLI
+	// verb's check does not list them again
+	w.folders = e.Index.MarkFolders()
+	if !r.unchanged {
+		w.folders.Before(vault.WikiDir)
+	}
 	switch {
 	case r.unchanged:
 		p = t.path
 	case t.rec != nil:
 		p = t.path
+		w.folders.Before(path.Dir(p))
 		abs := e.Vault.Abs(p)
 		// the file must still be what was read (another editor may have
 		// saved it meanwhile)
@@ -57,83 +66,100 @@ func (w *pageWrite) commit(ctx context.Context, t *target, r *rendered) (*WriteP
 		if logged, err = appendLog(e.Vault, w.now, title); err != nil {
 			return nil, after("appending to "+vault.LogPage, err)
 		}
+		// log.md's fsync runs while the page is re-indexed; the write
+		// answers once it is done
+		defer func() {
+			if werr := logged.wait(); werr != nil && rerr == nil {
+				res, rerr = nil, after("appending to "+vault.LogPage, werr)
+			}
+		}()
+		if logged.created {
+			w.folders.Added(vault.WikiDir, 1)
+		}
 	}
 	w.mark("log")
-	// re-index the page the one way pages are always indexed: the scanner
+	// re-index the page the one way pages are always indexed: the scanner;
+	// in the transaction that applies it, the rest of the write is
+	// recorded (one commit): index.md regenerated from the catalogue that
+	// includes the page, the folders' freshness stamps, the review queue,
+	// and the store records of log.md and index.md brought in step
+	// without re-parsing them
 	paths := []string{p}
 	if t.stale != "" && t.stale != p {
 		paths = append(paths, t.stale)
 	}
 	paths = append(paths, w.cited...)
-	if err := w.rescan(ctx, paths); err != nil {
-		return nil, after("re-indexing", err)
-	}
-	var rec *store.PageRec
-	if err := e.Store.View(func(tx *store.Tx) error {
+	var (
+		rec    *store.PageRec
+		cat    *catalogWrite
+		rescan []string
+	)
+	hook := reviewHooks.OnPageWritten
+	hookLater := false // after the reserved files are re-indexed
+	step := "re-indexing"
+	then := func(tx *store.Tx) error {
+		rescan, hookLater, cat = rescan[:0], false, nil
 		var err error
 		if rec, err = pageAt(tx, p); err != nil {
 			return err
 		}
 		// a type no other page has: say so (types.go)
+		out.NewType, out.Types = false, nil
 		if (t.rec == nil || t.rec.Type != rec.Type) && !rec.Reserved && typeCount(tx, rec.Type) == 1 {
 			out.NewType, out.Types = true, vaultTypes(tx, rec.Type, rec.Type)
 		}
-		return nil
-	}); err != nil {
-		return nil, after("re-indexing", err)
-	}
-	out.ID, out.Title, out.Type = rec.ID, rec.Title, rec.Type
-	out.Dangling = danglingTargets(rec)
-	w.mark("reindex")
-	cat, err := regenerateIndex(e)
-	if err != nil {
-		return nil, after("regenerating "+vault.IndexPage, err)
-	}
-	// one transaction: the review queue, and the store records of log.md
-	// and index.md brought in step without re-parsing them
-	w.mark("index.md")
-	var rescan []string
-	hook := reviewHooks.OnPageWritten
-	hookLater := false // after the reserved files are re-indexed
-	if hook != nil || logged != nil || cat != nil {
-		err = e.Store.Update(func(tx *store.Tx) error {
-			rescan, hookLater = rescan[:0], false
-			if logged != nil {
-				ok, err := logged.fastForward(tx)
-				if err != nil {
-					return err
-				}
-				if !ok {
-					rescan = append(rescan, vault.LogPage)
-				}
-			}
-			if cat != nil {
-				ok, err := cat.fastForward(tx)
-				if err != nil {
-					return err
-				}
-				if !ok {
-					rescan = append(rescan, vault.IndexPage)
-				}
-			}
-			if len(rescan) > 0 && reservedLinks(rec) {
-				// log.md or index.md is new (this write made it) or was
-				// changed by hand: once it is indexed, the page's [[log]]
-				// and [[index]] may reach it, so they are not filed as
-				// missing pages
-				hookLater = true
-				return nil
-			}
-			if hook == nil {
-				return nil
-			}
-			filed, err := hook(tx, rec, out.Dangling, w.now)
-			out.Filed = filed
+		out.ID, out.Title, out.Type = rec.ID, rec.Title, rec.Type
+		out.Dangling = danglingTargets(rec)
+		w.mark("reindex")
+		step = "regenerating " + vault.IndexPage
+		if cat, err = regenerateIndexTx(e, tx); err != nil {
 			return err
-		})
-		if err != nil {
-			return nil, after("recording the write (review queue, log.md and index.md records)", err)
 		}
+		w.mark("index.md")
+		step = "recording the write (review queue, log.md and index.md records)"
+		if !out.Unchanged {
+			if cat != nil && cat.before == nil && !cat.unchanged {
+				w.folders.Added(vault.WikiDir, 1)
+			}
+			if err := w.folders.Stamp(tx, []string{p}); err != nil {
+				return err
+			}
+		}
+		if logged != nil {
+			ok, err := logged.fastForward(tx)
+			if err != nil {
+				return err
+			}
+			if !ok {
+				rescan = append(rescan, vault.LogPage)
+			}
+		}
+		if cat != nil {
+			ok, err := cat.fastForward(tx)
+			if err != nil {
+				return err
+			}
+			if !ok {
+				rescan = append(rescan, vault.IndexPage)
+			}
+		}
+		if len(rescan) > 0 && reservedLinks(rec) {
+			// log.md or index.md is new (this write made it) or was
+			// changed by hand: once it is indexed, the page's [[log]]
+			// and [[index]] may reach it, so they are not filed as
+			// missing pages
+			hookLater = true
+			return nil
+		}
+		if hook == nil {
+			return nil
+		}
+		filed, err := hook(tx, rec, out.Dangling, w.now)
+		out.Filed = filed
+		return err
+	}
+	if err := w.rescanThen(ctx, paths, then); err != nil {
+		return nil, after(step, err)
 	}
 	w.mark("commit")
 	if testHookReserved != nil {
@@ -187,7 +213,13 @@ var testHookReserved func(rescanned []string)
 // size within the file system's mtime granularity is still read: the
 // scanner re-hashes every record made within two seconds of its mtime.
 func (w *pageWrite) rescan(ctx context.Context, paths []string) error {
-	_, err := w.e.Index.Scan(ctx, index.ScanOptions{Paths: paths})
+	return w.rescanThen(ctx, paths, nil)
+}
+
+// rescanThen is rescan, running then in the transaction that applies the
+// paths (index.ScanOptions.Then).
+func (w *pageWrite) rescanThen(ctx context.Context, paths []string, then func(tx *store.Tx) error) error {
+	_, err := w.e.Index.Scan(ctx, index.ScanOptions{Paths: paths, Then: then})
 	return err
 }
 

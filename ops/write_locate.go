@@ -216,6 +216,7 @@ func (w *pageWrite) create(data []byte, t *target, title, typ string) (string, e
 	if err := mkdirDurable(e.Vault.Abs(dir)); err != nil {
 		return "", fileError(err, "create %s/: %v", dir, err)
 	}
+	w.folders.Before(dir)
 	slug := Slug(title)
 	for n := 1; n <= 1000; n++ {
 		name := slug
@@ -236,6 +237,7 @@ func (w *pageWrite) create(data []byte, t *target, title, typ string) (string, e
 		}
 		err := writeAtomic(e.Vault.Abs(p), data, 0o644, true)
 		if err == nil {
+			w.folders.Added(dir, 1)
 			return p, nil
 		}
 		if errors.Is(err, errExists) {

@@ -650,12 +650,15 @@ type faultFS struct {
 	osFS
 	fail   string
 	before func(step string)
+	mu     sync.Mutex // log.md's fsync runs beside the re-index (appendSyncing)
 	steps  []string
 }
 
 var errInjected = errors.New("injected failure")
 
 func (f *faultFS) step(name string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
 	f.steps = append(f.steps, name)
 	if f.before != nil {
 		f.before(name)

@@ -11,7 +11,7 @@ import (
 // is stored with the index; a build whose version differs rebuilds the
 // search index on its next scan (see rebuild.go) rather than matching
 // terms made by different rules.
-const AnalyzerVersion = "4"
+const AnalyzerVersion = "5"
 
 // maxTermBytes bounds a term; longer runs (hashes, base64) are not
 // indexed whole.
@@ -197,6 +197,14 @@ func (a *Analyzer) Each(s string, fn func(Token)) {
 				if c == '-' {
 					i = a.flag(s, i, fn)
 					continue
+				}
+				if c == '&' {
+					// a character reference (&nbsp; &amp; &#8212;) is
+					// no word: its name is not indexed
+					if k := entityEnd(s[i:]); k > 0 {
+						i += k
+						continue
+					}
 				}
 				i++
 				continue

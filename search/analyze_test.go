@@ -67,6 +67,8 @@ func TestAnalyzer(t *testing.T) {
 		{"Müller über Öl", "muller uber! ol"},
 		{"#tag [[Link|label]] **bold**", "tag link label bold"},
 		{"C++ and C#", "c and! c"},
+		// character references are no words (their names were indexed)
+		{"App&nbsp;version &amp; caf&eacute; &#8212;&#x2014; R&D; AT&T &nbsp", "app version caf r d! at! t! nbsp"},
 		{"\x00\xff\xfebroken\xc3", "broken"},
 		{strings.Repeat("x", 100), ""},
 		{"a." + strings.Repeat("b.", 20) + "c", "=a.b.b.b.b.b.b.b +a! +b +b +b +b +b +b +b =b.b.b.b.b.b.b.b +b +b +b +b +b +b +b +b =b.b.b.b.b.c +b +b +b +b +b +c"},

@@ -82,12 +82,16 @@ type docWork struct {
 	cont   []uint32 // scratch: a name's terms without stopwords
 	allX   []uint32 // scratch: all and cont with each word's surface form for its stem
 	contX  []uint32
-	nbase  int // names of the current doc, not counting exact words
+	stops  []uint32 // scratch: a name's stopwords
+	// secMark[id] is 1 + the position of term id among the current
+	// heading's content words (0: not one of them), for analyzeSections
+	secMark []int32
+	nbase   int // names of the current doc, not counting exact words
 }
 
 // maxNames is how many names of a doc are kept for re-ranking (title,
 // aliases and file name first, then headings in page order); with their
-// exact words they fit store.maxSearchNames.
+// exact words and stopwords they fit store.maxSearchNames.
 const maxNames = 128
 
 // Name kinds stored with a doc (store.SearchName.Kind, low 4 bits: the
@@ -103,6 +107,11 @@ const (
 	// name when any does, so that re-ranking can prefer a name that holds
 	// the query's words as they are over one that only shares their stems.
 	nameExact = 0x08
+	// nameStops marks a name's stopwords (kind | nameStops), stored after
+	// the name (and its exact words) when it has content words too, so
+	// that re-ranking can tell a name that is the query word for word
+	// (Con filtros) from one that holds only its content words (Filtros).
+	nameStops = 0x04
 )
 
 func (w *docWork) add(id int32, f int) {
@@ -122,7 +131,7 @@ func (w *docWork) add(id int32, f int) {
 // When a word's stem differs from it, the name's exact words follow it
 // as a name of kind|nameExact.
 func (w *docWork) addName(text string, f int, kind uint8, lens *[store.SearchFields]uint32) {
-	w.all, w.cont, w.allX, w.contX = w.all[:0], w.cont[:0], w.allX[:0], w.contX[:0]
+	w.all, w.cont, w.allX, w.contX, w.stops = w.all[:0], w.cont[:0], w.allX[:0], w.contX[:0], w.stops[:0]
 	exact := false
 	w.a.Each(text, func(t Token) {
 		if t.Surface {
@@ -142,6 +151,8 @@ func (w *docWork) addName(text string, f int, kind uint8, lens *[store.SearchFie
 		w.all, w.allX = append(w.all, uint32(t.ID)), append(w.allX, uint32(t.ID))
 		if !t.Stop {
 			w.cont, w.contX = append(w.cont, uint32(t.ID)), append(w.contX, uint32(t.ID))
+		} else {
+			w.stops = append(w.stops, uint32(t.ID))
 		}
 	})
 	ts, xs := w.cont, w.contX
@@ -158,6 +169,10 @@ func (w *docWork) addName(text string, f int, kind uint8, lens *[store.SearchFie
 		slices.Sort(xs)
 		w.names = append(w.names, store.SearchName{Kind: kind | nameExact, Terms: slices.Clone(slices.Compact(xs))})
 	}
+	if len(w.cont) > 0 && len(w.stops) > 0 {
+		slices.Sort(w.stops)
+		w.names = append(w.names, store.SearchName{Kind: kind | nameStops, Terms: slices.Clone(slices.Compact(w.stops))})
+	}
 }
 
 // finishDoc turns the counts into the doc's term list (plus its filter
@@ -169,9 +184,12 @@ func (w *docWork) finishDoc(doc uint32, lens [store.SearchFields]uint32, filters
 		w.counts[id] = [store.SearchFields]uint32{}
 	}
 	w.touch = w.touch[:0]
+	// a filter term (0x00-prefixed) is no word of any field: it can only
+	// repeat an earlier filter (a tag given twice)
+	n := len(tfs)
 	for _, f := range filters {
 		id := uint32(w.a.Intern(f))
-		if !slices.ContainsFunc(tfs, func(t store.SearchTF) bool { return t.Term == id }) {
+		if !slices.ContainsFunc(tfs[n:], func(t store.SearchTF) bool { return t.Term == id }) {
 			tfs = append(tfs, store.SearchTF{Term: id})
 		}
 	}
@@ -316,6 +334,11 @@ func analyzeSections(w *docWork, text string, hs []markdown.Heading, lens *[stor
 	var named []int32 // the current heading's content words
 	var found []bool  // which of them its text repeats
 	cur := -1
+	unmark := func() {
+		for _, id := range named {
+			w.secMark[id] = 0
+		}
+	}
 	finish := func() {
 		if cur >= 0 && len(named) > 0 {
 			n := 0
@@ -339,12 +362,17 @@ func analyzeSections(w *docWork, text string, hs []markdown.Heading, lens *[stor
 		heading := false
 		if next < len(hs) && strings.HasPrefix(strings.TrimLeft(line, " "), "#") && strings.Contains(line, hs[next].Text) {
 			finish()
+			unmark()
 			heading, cur = true, next
 			named, found = named[:0], found[:0]
 			a.Each(hs[next].Text, func(t Token) {
 				if t.Kind != Whole && !t.Stop && !slices.Contains(named, t.ID) {
+					if int(t.ID) >= len(w.secMark) {
+						w.secMark = append(w.secMark, make([]int32, int(t.ID)+1-len(w.secMark)+1024)...)
+					}
 					named = append(named, t.ID)
 					found = append(found, false)
+					w.secMark[t.ID] = int32(len(named))
 				}
 			})
 			next++
@@ -360,12 +388,15 @@ func analyzeSections(w *docWork, text string, hs []markdown.Heading, lens *[stor
 			if heading {
 				return
 			}
-			if i := slices.Index(named, t.ID); i >= 0 {
-				found[i] = true
+			if int(t.ID) < len(w.secMark) {
+				if k := w.secMark[t.ID]; k > 0 {
+					found[k-1] = true
+				}
 			}
 		})
 		off = end + 1
 	}
 	finish()
+	unmark()
 	return sup
 }

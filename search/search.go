@@ -69,6 +69,12 @@ type Params struct {
 	// only shares stems with it (Importante: the section "Importante"
 	// before the page "Importador").
 	ExactName float64
+	// WordForWord multiplies the ExactName weight of a name that also
+	// holds the stopwords of a query that has some, and no others — the
+	// query word for word: the section "Con filtros" before the page
+	// "Filtros" for the query con filtros (the page stays first for
+	// filtros).
+	WordForWord float64
 	// MaxTerms caps the query terms that are scored: a longer query (a
 	// pasted paragraph) keeps its MaxTerms rarest, the words that tell
 	// pages apart; the rest still count for name matching. Phrase words
@@ -86,16 +92,17 @@ type Params struct {
 
 // DefaultParams are the constants synapse ranks with.
 var DefaultParams = Params{
-	K1:        1.2,
-	W:         [store.SearchFields]float64{5, 2.5, 1},
-	B:         [store.SearchFields]float64{0.4, 0.1, 0.75},
-	Name:      1,
-	NameKind:  [4]float64{NameTitle: 1, NameAlias: 1, NameFile: 1, NameHeading: 0.6},
-	StemName:  1,
-	ExactName: 1.5,
-	MaxTerms:  16,
-	MinIDF:    0.01,
-	Section:   0.1,
+	K1:          1.2,
+	W:           [store.SearchFields]float64{5, 2.5, 1},
+	B:           [store.SearchFields]float64{0.4, 0.1, 0.75},
+	Name:        1,
+	NameKind:    [4]float64{NameTitle: 1, NameAlias: 1, NameFile: 1, NameHeading: 0.6},
+	StemName:    1,
+	ExactName:   1.5,
+	WordForWord: 2,
+	MaxTerms:    16,
+	MinIDF:      0.01,
+	Section:     0.1,
 }
 
 // rerankDepth is how many of the best BM25F candidates are re-ranked by
@@ -255,6 +262,7 @@ type run struct {
 	terms  []qterm
 	slots  [][]string // the query's words for name matching: each a term and its synonyms
 	exact  []string   // per slot: the word as written where its stem differs ("" for a phrase word: any form will do)
+	stops  []uint32   // the ids of the query's stopwords, ascending (when it has other words)
 	// impossible: a phrase word is in no page, so nothing matches
 	impossible bool
 	err        error    // reading the postings failed
@@ -301,6 +309,13 @@ func newRun(tx *store.Tx, q *Query, p Params) *run {
 		// would pull in every page that uses the other word. A stopword
 		// with synonyms (make) is matched against names but not ranked.
 		syn := synonyms[t.Term]
+		if t.Stop && !allStop && t.Kind != Whole {
+			id, ok := tx.SearchTermID(t.Term)
+			if !ok {
+				id = math.MaxUint32 // no name holds it
+			}
+			r.stops = append(r.stops, id)
+		}
 		if t.Stop && !allStop {
 			if syn != nil && t.Kind != Whole {
 				add(t.Term, 0)
@@ -334,6 +349,8 @@ func newRun(tx *store.Tx, q *Query, p Params) *run {
 		}
 	}
 	Release(a)
+	slices.Sort(r.stops)
+	r.stops = slices.Compact(r.stops)
 	N := float64(r.stats.Docs)
 	lookup := func(term string, w float64) {
 		id, ok := tx.SearchTermID(term)
@@ -620,6 +637,7 @@ func (r *run) rerank(c []candidate, need int) ([]candidate, error) {
 		if written {
 			w = max(w, r.exactWeight(uint8(kind))) // (StemName only lowers a weight)
 		}
+		w *= max(1, r.p.WordForWord)
 		if kind == NameHeading {
 			w *= 1 + max(r.p.Section, 0)
 		}
@@ -669,6 +687,7 @@ func (r *run) rerank(c []candidate, need int) ([]candidate, error) {
 		best := 0.0
 		var kind, sup uint8 // the pending name's kind and section support
 		n := 0              // the pending name's terms (0: none pending)
+		var stops []uint32  // the pending name's stopwords
 		flush := func() {
 			if n == 0 {
 				return
@@ -689,6 +708,9 @@ func (r *run) rerank(c []candidate, need int) ([]candidate, error) {
 			}
 			if written && exact == n && n == len(r.slots) {
 				w = max(w, r.exactWeight(kind))
+			}
+			if len(r.stops) > 0 && n == len(r.slots) && (written && exact == n || !written && common == n) && slices.Equal(stops, r.stops) {
+				w *= max(1, r.p.WordForWord)
 			}
 			whole := float64(common*common) / float64(n*len(r.slots))
 			m := whole * w
@@ -714,10 +736,20 @@ func (r *run) rerank(c []candidate, need int) ([]candidate, error) {
 						}
 					}
 				}
-				flush()
+				return
+			}
+			if k&nameStops != 0 {
+				// the stopwords of the name just seen
+				if n > 0 && k&^nameStops == kind && ks == sup {
+					// (ascending by the analyzer's numbering when stored,
+					// not by term id)
+					stops = append(stops[:0], terms...)
+					slices.Sort(stops)
+				}
 				return
 			}
 			flush()
+			stops = stops[:0]
 			if int(k) >= len(r.p.NameKind) {
 				return
 			}

@@ -364,6 +364,42 @@ func TestSearch_ExactHeadingBeatsStemTitle(t *testing.T) {
 	}
 }
 
+// TestSearch_WordForWord: a heading that is the query word for word,
+// stopwords included (Con filtros), outranks a title that holds only the
+// query's content words (Filtros), in Spanish and in English; without the
+// stopwords the title stays first, and so does a title that is itself
+// the query word for word (issue 17).
+func TestSearch_WordForWord(t *testing.T) {
+	w := newTestWiki(t, map[string]string{
+		"wiki/Filtros.md": "---\nlang: es\n---\nLos filtros cambian el formato de una variable: los filtros se encadenan, y cada filtro recibe el valor del anterior. " +
+			"Hay filtros de fechas, filtros de texto y filtros de listas.\n",
+		"wiki/Lógica.md": "---\nlang: es\n---\nLa lógica de las plantillas decide qué se muestra.\n\n## Condiciones\n\nUna condición compara dos valores.\n\n" +
+			"## Con filtros\n\nUna condición puede usar filtros.\n",
+		"wiki/Filters.md": "Filters change the format of a variable: filters chain, and each filter gets the value of the one before. " +
+			"There are date filters, text filters and list filters.\n",
+		"wiki/Logic.md": "Template logic decides what is shown.\n\n## Conditions\n\nA condition compares two values.\n\n" +
+			"## With filters\n\nA condition can use filters.\n",
+		"wiki/Glosario.md":        "---\nlang: es\n---\nTérminos de la ayuda.\n\n## Barra de estado\n\nLa barra de estado está abajo.\n",
+		"wiki/Barra de estado.md": "---\nlang: es\n---\nLa barra de estado muestra el recuento de palabras y el estado de la sincronización.\n",
+		// the same heading but for one stopword
+		"wiki/Configurar Publish.md": "---\nlang: es\n---\nPublica tus notas.\n\n## Iniciar sesión con tu cuenta de Obsidian\n\nAbre los ajustes, Cuenta, Iniciar sesión.\n",
+		"wiki/Configurar Sync.md":    "---\nlang: es\n---\nSincroniza tus notas.\n\n## Iniciar sesión con su cuenta de Obsidian\n\nAbra los ajustes, Cuenta, Iniciar sesión.\n",
+	})
+	for q, want := range map[string]string{
+		"Con filtros":     "Lógica",
+		"filtros":         "Filtros",
+		"With filters":    "Logic",
+		"filters":         "Filters",
+		"Barra de estado": "Barra de estado",
+		"Iniciar sesión con su cuenta de Obsidian": "Configurar Sync",
+		"Iniciar sesión con tu cuenta de Obsidian": "Configurar Publish",
+	} {
+		if got := w.titles(q); len(got) == 0 || got[0] != want {
+			t.Errorf("%q → %v, want %s first", q, got, want)
+		}
+	}
+}
+
 // TestSearch_Sections: of two pages with the same heading and the same
 // words, the one whose section under that heading is about those words
 // ranks first for a query naming the section (issue 17).

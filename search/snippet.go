@@ -266,7 +266,7 @@ func (r *renderer) glue(s string) {
 // start of s (&nbsp; &amp; &#8212; &#x2014;) that decodes to something
 // else, or 0.
 func entityEnd(s string) int {
-	k := strings.IndexByte(s, ';')
+	k := strings.IndexByte(s[:min(len(s), 33)], ';')
 	if k < 2 || k > 32 {
 		return 0
 	}

@@ -59,6 +59,22 @@ func (t *wordTable) getHashed(key string, h uint64) (val, alt int32, ok bool) {
 	}
 }
 
+// getHashedBytes is getHashed for a key in a byte slice (not copied into
+// a string).
+func (t *wordTable) getHashedBytes(key []byte, h uint64) (val, alt int32, ok bool) {
+	h = mix(h)
+	mask := uint64(len(t.slots) - 1)
+	for i := h & mask; ; i = (i + 1) & mask {
+		s := &t.slots[i]
+		if s.len == 0 {
+			return 0, 0, false
+		}
+		if s.hash == uint32(h>>32) && int(s.len) == len(key) && string(t.keys[s.off:s.off+s.len]) == string(key) {
+			return s.val, s.alt, true
+		}
+	}
+}
+
 // put stores val and alt for a key that is not in the table (empty keys
 // are not stored). A full table (half its slots used) or key arena is
 // cleared first.

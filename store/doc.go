@@ -26,6 +26,7 @@
 //	dangling                 last segment of target · fold(target) · src doc → u32 count + raw target
 //	adj                      doc → AdjRec: type, weighted degree, source keys, neighbours (doc, links out, links in, weight);
 //	                         backlinks are the neighbours with links in
+//	adj_deg                  u32 chunk → 1024 × u32: every node's accounted degree (AdjRec.Deg), "v" → complete (degrees.go)
 //	graph_dirty              doc → ∅ (nodes whose incident edge weights must be recomputed)
 //	links_dirty              doc → ∅ (pages whose links must be (re-)resolved)
 //	titles                   fold(title) · doc → ∅ (list order)

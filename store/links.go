@@ -359,30 +359,43 @@ func (tx *Tx) Adj(doc uint32) (*AdjRec, error) {
 	return decodeAdj(v)
 }
 
-// AdjDeg returns a node's accounted degree (AdjRec.Deg) from its record's
-// header, without decoding the edges; 0 for a missing node.
+// AdjDeg returns a node's accounted degree (AdjRec.Deg): from the degree
+// table when it is complete (degrees.go), else from the record's header
+// without decoding the edges; 0 for a missing node.
 func (tx *Tx) AdjDeg(doc uint32) uint32 {
+	if tx.AdjDegreesComplete() {
+		return tx.tableDeg(doc)
+	}
 	v := tx.b(bAdj).Get(u32(doc))
 	if v == nil {
 		return 0
 	}
-	r := reader{b: v}
-	_ = r.str()
-	d := r.uvarint()
-	if r.err != nil {
-		return 0
-	}
-	return uint32(d)
+	return headerDeg(v)
 }
 
-// PutAdj stores a node's adjacency, sorting its edges.
+// PutAdj stores a node's adjacency, sorting its edges (and its Deg in the
+// degree table, when complete).
 func (tx *Tx) PutAdj(doc uint32, a *AdjRec) error {
 	sort.Slice(a.Edges, func(i, j int) bool { return a.Edges[i].To < a.Edges[j].To })
-	return tx.b(bAdj).Put(u32(doc), a.encode())
+	if err := tx.b(bAdj).Put(u32(doc), a.encode()); err != nil {
+		return err
+	}
+	if tx.AdjDegreesComplete() {
+		return tx.setTableDeg(doc, a.Deg)
+	}
+	return nil
 }
 
 // DeleteAdj removes a node.
-func (tx *Tx) DeleteAdj(doc uint32) error { return tx.b(bAdj).Delete(u32(doc)) }
+func (tx *Tx) DeleteAdj(doc uint32) error {
+	if err := tx.b(bAdj).Delete(u32(doc)); err != nil {
+		return err
+	}
+	if tx.AdjDegreesComplete() {
+		return tx.setTableDeg(doc, 0)
+	}
+	return nil
+}
 
 // EachAdj calls fn for every graph node in doc order.
 func (tx *Tx) EachAdj(fn func(doc uint32, a *AdjRec) bool) error {

@@ -33,24 +33,31 @@ import (
 // each ≥ the block key's doc and < the next block key's doc of the term:
 //
 //	uvarint count
-//	uvarint last doc − key doc
-//	bound: the highest tf of each field in the block, as a tf byte (below),
-//	  then per field one byte: the lowest quantized length of that field
-//	  among the block's docs with a tf > 0 in it (255 when there is none)
-//	uvarint chunks: 0 when the block is one chunk, else that many entries
-//	  of: uvarint count, uvarint last doc − the previous chunk's last doc
-//	  (the key doc for the first), uvarint bytes of its postings, bound
+//	count ≤ smallBlock: the postings follow at once (a reader works out
+//	  the last doc and the bound from them and the norms)
+//	else:
+//	  uvarint last doc − key doc
+//	  count ≤ searchChunk (one chunk): the block's bound
+//	  else ⌈count / searchChunk⌉ chunk entries, all but the last: uvarint
+//	    last doc − the previous chunk's last doc (the key doc for the
+//	    first), uvarint bytes of its postings, bound; the last: its bound
+//	    only (its last doc is the block's, its postings the rest)
 //	count × posting: uvarint doc delta (the first relative to the key's doc,
 //	  then to the previous doc), then a term-frequency byte c:
 //	  c&0x0f < 15: title tf = c>>6, heading tf = c>>4&3, body tf = c&0x0f
 //	  c&0x0f == 15: three uvarints follow: title, heading, body tf
 //
-// A chunk is a run of up to searchChunk consecutive postings. The header
-// lets a scorer bound what any document of a chunk can score (more tf, a
-// shorter field: a higher score), skip the chunk without decoding it, and
-// decode only the chunk it needs (SearchBlocks lists chunks). Bounds are
-// exact: every write that changes a block recomputes them from its
-// postings and the norms.
+// A bound is the highest tf of each field among its postings, as a tf
+// byte, then for each field with a tf > 0 one byte: the lowest quantized
+// length of that field among the docs with a tf > 0 in it (a field
+// without one reads as 255).
+//
+// A chunk is a run of searchChunk consecutive postings (the last of a
+// block: the rest, 1 to searchChunk). Its bound lets a scorer bound what
+// any document of the chunk can score (more tf, a shorter field: a higher
+// score), skip the chunk without decoding it, and decode only the chunk
+// it needs (SearchBlocks lists chunks). Bounds are exact: every write
+// that changes a block recomputes them from its postings and the norms.
 //
 // A term's document frequency is the sum of its blocks' counts, read at
 // query time, so adding a page rewrites no per-term counter.
@@ -94,6 +101,10 @@ func init() {
 const (
 	// searchChunk is the number of postings under one bound in a block.
 	searchChunk = 128
+	// smallBlock is the most postings a block holds without a header:
+	// the bound of so few is cheaper to work out than to store (most of a
+	// vault's terms are in one to four pages).
+	smallBlock = 4
 	// searchBlock is the size blocks are cut to; a block that grows past
 	// searchBlockMax by inserts is split into searchBlock-sized ones.
 	searchBlock    = 128
@@ -106,7 +117,7 @@ const (
 	normsPerChunk = 256
 	// maxSearchNames and maxNameTerms bound what is stored of a doc's
 	// names.
-	maxSearchNames = 256
+	maxSearchNames = 384
 	maxNameTerms   = 24
 )
 
@@ -401,6 +412,8 @@ func (tx *Tx) SearchBlocks(id uint32, dst []SearchBlock) ([]SearchBlock, error) 
 	c := tx.b(bSearchPost).Cursor()
 	prefix := u32(id)
 	var scratch []chunk
+	var norms *SearchNorms
+	var ps []SearchPosting
 	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
 		if len(k) != 8 {
 			return dst, fmt.Errorf("search postings of term %d: %w", id, errCorrupt)
@@ -408,6 +421,19 @@ func (tx *Tx) SearchBlocks(id uint32, dst []SearchBlock) ([]SearchBlock, error) 
 		h, err := parseBlockInto(v, getU32(k[4:]), scratch[:0])
 		if cap(h.chunks) > cap(scratch) {
 			scratch = h.chunks
+		}
+		if err == nil && h.small {
+			// no stored bound: the postings' own, with their norms
+			if ps, err = decodeInto(ps[:0], h.payload, h.count, h.key); err == nil && len(ps) > 0 {
+				if norms == nil {
+					norms = tx.SearchNorms()
+				}
+				h.bound = emptyBound
+				for _, p := range ps {
+					h.bound.add(p.TF, norms.Get(p.Doc))
+				}
+				h.last = ps[len(ps)-1].Doc
+			}
 		}
 		if err != nil {
 			return dst, fmt.Errorf("search postings of term %d: %w", id, err)
@@ -447,11 +473,15 @@ type blockBound struct {
 var emptyBound = blockBound{len: [SearchFields]uint8{255, 255, 255}}
 
 func (b *blockBound) add(tf [SearchFields]uint16, norm [SearchFields]uint8) {
-	for f := range tf {
-		if tf[f] > 0 {
-			b.tf[f] = max(b.tf[f], tf[f])
-			b.len[f] = min(b.len[f], norm[f])
-		}
+	// (unrolled: this runs for every posting a write encodes)
+	if tf[0] > 0 {
+		b.tf[0], b.len[0] = max(b.tf[0], tf[0]), min(b.len[0], norm[0])
+	}
+	if tf[1] > 0 {
+		b.tf[1], b.len[1] = max(b.tf[1], tf[1]), min(b.len[1], norm[1])
+	}
+	if tf[2] > 0 {
+		b.tf[2], b.len[2] = max(b.tf[2], tf[2]), min(b.len[2], norm[2])
 	}
 }
 
@@ -466,9 +496,12 @@ func (b *blockBound) merge(o blockBound) {
 type blockHead struct {
 	key, last uint32
 	count     int
-	bound     blockBound
-	chunks    []chunk // nil when the block is one chunk
-	payload   []byte  // the postings
+	// small: the block has no header (count ≤ smallBlock); last and
+	// bound are not read (parseBlock leaves them zero)
+	small   bool
+	bound   blockBound
+	chunks  []chunk // nil when the block is one chunk
+	payload []byte  // the postings
 }
 
 // chunk is a run of a block's postings under one bound.
@@ -498,61 +531,95 @@ func parseBlock(v []byte, key uint32) (blockHead, error) { return parseBlockInto
 func parseBlockInto(v []byte, key uint32, chunks []chunk) (blockHead, error) {
 	h := blockHead{key: key}
 	n, w := binary.Uvarint(v)
-	if w <= 0 || n > uint64(len(v)) {
+	if w <= 0 || n > uint64(len(v)) || n == 0 {
 		return h, errCorrupt
 	}
 	v = v[w:]
 	h.count = int(n)
+	if h.count <= smallBlock {
+		h.small, h.payload = true, v
+		return h, nil
+	}
 	d, w := binary.Uvarint(v)
 	if w <= 0 || d > math.MaxUint32-uint64(key) {
 		return h, errCorrupt
 	}
 	h.last = key + uint32(d)
 	v = v[w:]
-	tf, v, err := readTF(v)
-	if err != nil || len(v) < SearchFields {
-		return h, errCorrupt
-	}
-	h.bound.tf = tf
-	copy(h.bound.len[:], v[:SearchFields])
-	v = v[SearchFields:]
-	nc, w := binary.Uvarint(v)
-	if w <= 0 || nc > uint64(len(v)) {
-		return h, errCorrupt
-	}
-	v = v[w:]
-	if nc > 0 {
-		h.chunks = slices.Grow(chunks[:0], int(nc))[:nc]
-		clear(h.chunks)
-		prev, total, bytes := key, 0, 0
-		for i := range h.chunks {
-			c := &h.chunks[i]
-			var x [3]uint64
-			for j := range x {
-				if x[j], w = binary.Uvarint(v); w <= 0 {
-					return h, errCorrupt
-				}
-				v = v[w:]
-			}
-			if x[1] > math.MaxUint32-uint64(prev) {
-				return h, errCorrupt
-			}
-			c.count, c.last, c.size = int(x[0]), prev+uint32(x[1]), int(x[2])
-			prev = c.last
-			if c.bound.tf, v, err = readTF(v); err != nil || len(v) < SearchFields {
-				return h, errCorrupt
-			}
-			copy(c.bound.len[:], v[:SearchFields])
-			v = v[SearchFields:]
-			total += c.count
-			bytes += c.size
+	var err error
+	if h.count <= searchChunk {
+		if h.bound, v, err = readBound(v); err != nil {
+			return h, err
 		}
-		if total != h.count || bytes > len(v) || prev != h.last {
+		h.payload = v
+		return h, nil
+	}
+	nc := (h.count + searchChunk - 1) / searchChunk
+	h.chunks = slices.Grow(chunks[:0], nc)[:nc]
+	prev, bytes := key, 0
+	for i := range h.chunks {
+		c := &h.chunks[i]
+		if i == nc-1 {
+			c.count, c.last = h.count-searchChunk*(nc-1), h.last
+			if c.bound, v, err = readBound(v); err != nil {
+				return h, err
+			}
+			if prev >= h.last || bytes > len(v) {
+				return h, errCorrupt
+			}
+			c.size = len(v) - bytes
+			break
+		}
+		dl, w := binary.Uvarint(v)
+		if w <= 0 || dl > math.MaxUint32-uint64(prev) {
 			return h, errCorrupt
+		}
+		v = v[w:]
+		size, w := binary.Uvarint(v)
+		if w <= 0 || size > uint64(len(v)) {
+			return h, errCorrupt
+		}
+		v = v[w:]
+		c.count, c.last, c.size = searchChunk, prev+uint32(dl), int(size)
+		prev = c.last
+		bytes += c.size
+		if c.bound, v, err = readBound(v); err != nil {
+			return h, err
 		}
 	}
 	h.payload = v
 	return h, nil
+}
+
+// readBound reads a bound: a tf byte, then a length byte per field the
+// tf holds.
+func readBound(v []byte) (blockBound, []byte, error) {
+	b := emptyBound
+	tf, v, err := readTF(v)
+	if err != nil {
+		return b, v, err
+	}
+	b.tf = tf
+	for f := range tf {
+		if tf[f] > 0 {
+			if len(v) == 0 {
+				return b, v, errCorrupt
+			}
+			b.len[f], v = v[0], v[1:]
+		}
+	}
+	return b, v, nil
+}
+
+// appendBound writes a bound (see readBound).
+func appendBound(b []byte, bd blockBound) []byte {
+	b = appendTF(b, bd.tf)
+	for f := range bd.tf {
+		if bd.tf[f] > 0 {
+			b = append(b, bd.len[f])
+		}
+	}
+	return b
 }
 
 // readTF reads a tf byte (and its escaped uvarints).
@@ -778,50 +845,77 @@ func decodeBlock(v []byte, keyDoc uint32, out []posting, normOf func(uint32) [Se
 
 // appendBlock encodes ps (ascending, all ≥ keyDoc) as a block.
 func appendBlock(b []byte, keyDoc uint32, ps []posting) []byte {
-	chunks := addChunks(nil, keyDoc, ps)
+	if len(ps) <= smallBlock {
+		b = binary.AppendUvarint(b, uint64(len(ps)))
+		return appendPostingsTo(b, keyDoc, ps)
+	}
+	var buf [bulkBlock/searchChunk + 1]chunk
+	chunks := addChunks(buf[:0], keyDoc, ps)
 	b = appendHeader(b, len(ps), keyDoc, chunks)
+	return appendPostingsTo(b, keyDoc, ps)
+}
+
+// encodeBlock is appendBlock into an arena slice of the block's size
+// (the chunk list sums the postings' bytes, so they are sized once).
+func (u *searchUpdate) encodeBlock(keyDoc uint32, ps []posting) []byte {
+	if len(ps) <= smallBlock {
+		return appendBlock(u.arena.alloc(encodedSize(keyDoc, ps)), keyDoc, ps)
+	}
+	var buf [bulkBlock/searchChunk + 1]chunk
+	chunks := addChunks(buf[:0], keyDoc, ps)
+	n := headerMax + len(chunks)*chunkMax
+	for _, c := range chunks {
+		n += c.size
+	}
+	b := appendHeader(u.arena.alloc(n), len(ps), keyDoc, chunks)
 	return appendPostingsTo(b, keyDoc, ps)
 }
 
 // addChunks extends chunks (of postings ending at doc prev) with ps: the
 // last chunk is filled up to searchChunk postings, then new ones follow.
 func addChunks(chunks []chunk, prev uint32, ps []posting) []chunk {
-	for _, p := range ps {
+	for len(ps) > 0 {
 		if len(chunks) == 0 || chunks[len(chunks)-1].count >= searchChunk {
 			chunks = append(chunks, chunk{bound: emptyBound})
 		}
 		c := &chunks[len(chunks)-1]
-		c.count++
-		c.size += uvarintLen(p.doc-prev) + tfLen(p.tf)
-		c.last, prev = p.doc, p.doc
-		c.bound.add(p.tf, p.norm)
+		n := min(len(ps), searchChunk-c.count)
+		size, bd := c.size, c.bound
+		for _, p := range ps[:n] {
+			if d := p.doc - prev; d < 0x80 && p.tf[0] <= 3 && p.tf[1] <= 3 && p.tf[2] < 15 {
+				size += 2
+			} else {
+				size += uvarintLen(d) + tfLen(p.tf)
+			}
+			prev = p.doc
+			bd.add(p.tf, p.norm)
+		}
+		c.count += n
+		c.size, c.bound, c.last = size, bd, prev
+		ps = ps[n:]
 	}
 	return chunks
 }
 
 // appendHeader writes a block header for chunks (which hold count
-// postings after key).
+// postings after key; every chunk but the last holds searchChunk).
 func appendHeader(b []byte, count int, key uint32, chunks []chunk) []byte {
-	bound := emptyBound
-	for _, c := range chunks {
-		bound.merge(c.bound)
+	b = binary.AppendUvarint(b, uint64(count))
+	if count <= smallBlock {
+		return b
 	}
 	last := chunks[len(chunks)-1].last
-	b = binary.AppendUvarint(b, uint64(count))
 	b = binary.AppendUvarint(b, uint64(last-key))
-	b = appendTF(b, bound.tf)
-	b = append(b, bound.len[:]...)
 	if len(chunks) == 1 {
-		return append(b, 0)
+		return appendBound(b, chunks[0].bound)
 	}
-	b = binary.AppendUvarint(b, uint64(len(chunks)))
 	prev := key
-	for _, c := range chunks {
-		b = binary.AppendUvarint(b, uint64(c.count))
-		b = binary.AppendUvarint(b, uint64(c.last-prev))
-		b = binary.AppendUvarint(b, uint64(c.size))
-		b = appendTF(b, c.bound.tf)
-		b = append(b, c.bound.len[:]...)
+	for i, c := range chunks {
+		if i < len(chunks)-1 {
+			b = binary.AppendUvarint(b, uint64(c.last-prev))
+			b = binary.AppendUvarint(b, uint64(c.size))
+		}
+		b = appendBound(b, c.bound)
 		prev = c.last
 	}
 	return b
@@ -846,9 +940,14 @@ func tfLen(tf [SearchFields]uint16) int {
 // doc already in the block).
 func appendPostingsTo(b []byte, prev uint32, ps []posting) []byte {
 	for _, p := range ps {
-		b = binary.AppendUvarint(b, uint64(p.doc-prev))
+		if d := p.doc - prev; d < 0x80 && p.tf[0] <= 3 && p.tf[1] <= 3 && p.tf[2] < 15 {
+			// the common case: a one-byte delta and a packed tf byte
+			b = append(b, byte(d), byte(p.tf[0]<<6|p.tf[1]<<4|p.tf[2]))
+		} else {
+			b = binary.AppendUvarint(b, uint64(d))
+			b = appendTF(b, p.tf)
+		}
 		prev = p.doc
-		b = appendTF(b, p.tf)
 	}
 	return b
 }
@@ -858,7 +957,11 @@ func appendPostingsTo(b []byte, prev uint32, ps []posting) []byte {
 func encodedSize(prev uint32, ps []posting) int {
 	n := headerMax + (len(ps)/searchChunk+2)*chunkMax
 	for _, p := range ps {
-		n += uvarintLen(p.doc-prev) + tfLen(p.tf)
+		if d := p.doc - prev; d < 0x80 && p.tf[0] <= 3 && p.tf[1] <= 3 && p.tf[2] < 15 {
+			n += 2
+		} else {
+			n += uvarintLen(d) + tfLen(p.tf)
+		}
 		prev = p.doc
 	}
 	return n
@@ -1397,10 +1500,22 @@ func (u *searchUpdate) appendPostings(post *bolt.Bucket, c *bolt.Cursor, id uint
 		if err != nil {
 			return false, fmt.Errorf("search postings of term %d: %w", id, err)
 		}
-		if ps[0].doc <= h.last {
+		if h.small {
+			// a block without a header: decoded and written anew
+			cur, err := decodeBlock(v, h.key, make([]posting, 0, h.count+len(ps)), u.norm)
+			if err != nil {
+				return false, fmt.Errorf("search postings of term %d: %w", id, err)
+			}
+			if ps[0].doc <= cur[len(cur)-1].doc {
+				return false, nil
+			}
+			if h.count+len(ps) <= searchBlockMax {
+				all := append(cur, ps...)
+				return true, post.Put(postKey(id, h.key), u.encodeBlock(h.key, all))
+			}
+		} else if ps[0].doc <= h.last {
 			return false, nil
-		}
-		if h.count+len(ps) <= searchBlockMax {
+		} else if h.count+len(ps) <= searchBlockMax {
 			chunks := addChunks(slices.Clone(h.chunkList()), h.last, ps)
 			b := u.arena.alloc(len(h.payload) + encodedSize(h.last, ps) + len(chunks)*chunkMax)
 			b = appendHeader(b, h.count+len(ps), h.key, chunks)
@@ -1418,8 +1533,7 @@ func (u *searchUpdate) putBlocks(post *bolt.Bucket, id uint32, ps []posting, siz
 	for i := 0; i < len(ps); i += size {
 		part := ps[i:min(i+size, len(ps))]
 		kd := part[0].doc
-		b := u.arena.alloc(encodedSize(kd, part))
-		if err := post.Put(postKey(id, kd), appendBlock(b, kd, part)); err != nil {
+		if err := post.Put(postKey(id, kd), u.encodeBlock(kd, part)); err != nil {
 			return err
 		}
 	}
@@ -1486,7 +1600,7 @@ func (u *searchUpdate) applyTermOps(post *bolt.Bucket, id uint32, ops []posting)
 			if i == 0 && key != nil && keyDoc <= kd {
 				kd, rewritten = keyDoc, true
 			}
-			if err := post.Put(postKey(id, kd), appendBlock(u.arena.alloc(encodedSize(kd, part)), kd, part)); err != nil {
+			if err := post.Put(postKey(id, kd), u.encodeBlock(kd, part)); err != nil {
 				return err
 			}
 			i += size

@@ -253,8 +253,9 @@ func (s *Store) ReleaseMapped() {
 
 // Tx is a read or read-write transaction with typed accessors.
 type Tx struct {
-	tx *bolt.Tx
-	s  *Store // for ReleaseMapped during long transactions; nil in tests
+	tx  *bolt.Tx
+	s   *Store    // for ReleaseMapped during long transactions; nil in tests
+	deg *degTable // the degree table as this transaction sees it (degrees.go)
 }
 
 // View runs fn in a read-only transaction.
@@ -404,6 +405,7 @@ func (tx *Tx) ResetDerived() error {
 			return err
 		}
 	}
+	tx.deg = nil // the degree table went with the derived buckets
 	return nil
 }
 

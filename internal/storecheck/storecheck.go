@@ -156,6 +156,15 @@ func CheckGraphLag(s *store.Store, eps float64) ([]string, error) {
 		}); err != nil {
 			return err
 		}
+		// the degree table, when complete, holds exactly every node's Deg
+		// (0 for a doc that is no node)
+		if tx.AdjDegreesComplete() {
+			for doc := uint32(1); doc <= tx.MetaU32("next_doc")+1; doc++ {
+				if got := int(tx.AdjDeg(doc)); got != accounted[doc] {
+					diffs = append(diffs, fmt.Sprintf("degree table: doc %d has %d, its adjacency record %d", doc, got, accounted[doc]))
+				}
+			}
+		}
 		nb := map[uint32]map[uint32]bool{}
 		for d, n := range nodes {
 			for t := range n.out {

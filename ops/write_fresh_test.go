@@ -1,0 +1,122 @@
+package ops
+
+import (
+	"context"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/synapse-wiki/synapse/index"
+	"github.com/synapse-wiki/synapse/internal/testvault"
+	"github.com/synapse-wiki/synapse/store"
+)
+
+// TestWrite_KeepsFolderStamps: a page write brings forward the freshness
+// stamps of the folders it changed (index.FolderMark), so the next CLI
+// verb's check finds nothing to list or record, in both check modes; a
+// file another process created in a folder before the write is still
+// found by the next check (the write does not vouch for a folder that
+// was not as remembered).
+func TestWrite_KeepsFolderStamps(t *testing.T) {
+	for _, mode := range []struct {
+		name     string
+		maxFiles int
+	}{{"files", 0}, {"folders", -1}} {
+		t.Run(mode.name, func(t *testing.T) {
+			ctx := context.Background()
+			v := testvault.New(t)
+			testvault.Write(t, v, "wiki/concepts/loom.md", "# Loom\nA weaving machine.\n")
+			testvault.Write(t, v, "wiki/concepts/warp.md", "# Warp\nThe lengthwise threads of a [[Loom]].\n")
+			e, err := OpenEnv(ctx, v, OpenOptions{Holder: "test"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer func() { e.Close() }()
+			// the folders as a long-settled vault's (not racy), then
+			// remembered by a check and its reconcile
+			old := time.Now().Add(-time.Hour)
+			_ = filepath.WalkDir(v.Root, func(p string, d fs.DirEntry, err error) error {
+				if err == nil && d.IsDir() && d.Name() != ".synapse" {
+					_ = os.Chtimes(p, old, old)
+				}
+				return err
+			})
+			check := func() *index.Staleness {
+				t.Helper()
+				st, err := e.Index.Check(ctx, index.CheckOptions{MaxFiles: mode.maxFiles})
+				if err != nil {
+					t.Fatal(err)
+				}
+				return st
+			}
+			if _, err := e.Index.Reconcile(ctx, check()); err != nil {
+				t.Fatal(err)
+			}
+			if st := check(); st.NeedsWrite() {
+				t.Fatalf("check after a reconcile: %+v needs a write", st)
+			}
+			// the write's own stat of its folders is a moment after its
+			// rename; a clock a second on keeps it clear of the racy window
+			e.Now = func() time.Time { return time.Now().Add(time.Second) }
+			write := func(title, body string) {
+				t.Helper()
+				if _, err := WritePage(ctx, e, &WritePageIn{Title: title, Content: body, Type: "concept"}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			write("Loom", "# Loom\nA weaving machine with a [[Shuttle]].\n")
+			write("Shuttle", "# Shuttle\nCarries the weft across a [[Loom]].\n")
+			if st := check(); st.NeedsWrite() || st.Count() != 0 {
+				t.Fatalf("check after two writes: %d changed, needs a write (%+v); want the folders' stamps brought forward by the writes", st.Count(), st)
+			}
+			if mode.maxFiles < 0 {
+				var hot string
+				_ = e.Store.View(func(tx *store.Tx) error { hot = string(tx.Meta("fresh_hot")); return nil })
+				for _, p := range []string{"wiki/concepts/loom.md", "wiki/concepts/shuttle.md"} {
+					if !slices.Contains(strings.Split(hot, "\n"), p) {
+						t.Errorf("%s is not among the recently modified files the folder check stats: %q", p, hot)
+					}
+				}
+			}
+
+			// what the next CLI write verb does: open read-write with the
+			// check on; it finds nothing to index or remember, so opening
+			// commits nothing (no reconcile transaction)
+			e.Close()
+			e2, err := OpenEnv(ctx, v, OpenOptions{Holder: "test write verb", Fresh: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n := e2.Store.Commits(); n != 0 || e2.Fresh == nil || e2.Fresh.Mode != index.CheckFolders {
+				t.Fatalf("a write verb's open after two writes committed %d transactions, freshness %+v; want 0, in mode folders", n, e2.Fresh)
+			}
+			e2.Close()
+			if e, err = OpenEnv(ctx, v, OpenOptions{Holder: "test"}); err != nil {
+				t.Fatal(err)
+			}
+			e.Now = func() time.Time { return time.Now().Add(time.Second) }
+
+			// a file created by hand, then a write in the same folder: the
+			// folder was not as remembered, so its stamp is left for the
+			// check, which finds the file
+			testvault.Write(t, v, "wiki/concepts/heddle.md", "# Heddle\nLifts the warp.\n")
+			write("Warp", "# Warp\nThe lengthwise threads of a [[Loom]], lifted by heddles.\n")
+			st := check()
+			if st.New != 1 || !slices.Contains(st.Paths, "wiki/concepts/heddle.md") {
+				t.Fatalf("check after a file made by hand and a write beside it: %+v; want wiki/concepts/heddle.md new", st)
+			}
+			if _, err := e.Index.Reconcile(ctx, st); err != nil {
+				t.Fatal(err)
+			}
+			var doc uint32
+			_ = e.Store.View(func(tx *store.Tx) error { doc = tx.DocByPath("wiki/concepts/heddle.md"); return nil })
+			if doc == 0 {
+				t.Fatal("heddle.md not indexed by the reconcile")
+			}
+		})
+	}
+}
