@@ -361,7 +361,11 @@ func (ix *Indexer) Scan(ctx context.Context, opts ScanOptions) (*Report, error) 
 		pcancel()
 		<-readerDone
 	}()
-	batches := make(chan preparedBatch, 1)
+	// unbuffered: the reader parses one batch ahead of the one applied,
+	// never two (a parsed batch is tens of megabytes at 1000 pages, and a
+	// reindex of 100,000 pages runs with its heap near the memory limit,
+	// where every megabyte held makes the collector run more often)
+	batches := make(chan preparedBatch)
 	thenRan := false
 	go func() {
 		defer close(readerDone)

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 )
 
@@ -310,6 +311,8 @@ func ReadUpTo(ctx context.Context, rd io.Reader, buf []byte, n int64) ([]byte, e
 	return buf, nil
 }
 
+var hashBufs = sync.Pool{New: func() any { b := make([]byte, chunk); return &b }}
+
 // Hash returns the SHA-256 and the length of what remains of rd after the
 // prefix already read (hashed first), a chunk at a time, stopping with
 // ctx's error when ctx is cancelled.
@@ -317,7 +320,11 @@ func Hash(ctx context.Context, prefix []byte, rd io.Reader) ([32]byte, int64, er
 	h := sha256.New()
 	h.Write(prefix)
 	n := int64(len(prefix))
-	buf := make([]byte, chunk)
+	// the chunk buffer is reused: a scan hashes every source, and a fresh
+	// 1 MiB buffer per file was half of what a reindex allocated
+	bp := hashBufs.Get().(*[]byte)
+	defer hashBufs.Put(bp)
+	buf := *bp
 	for {
 		if err := ctx.Err(); err != nil {
 			return [32]byte{}, n, err

@@ -1,0 +1,5 @@
+//go:build !race
+
+package vaultfs
+
+const raceEnabled = false
