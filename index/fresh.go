@@ -611,6 +611,9 @@ func (c *checker) verifyRacy(ctx context.Context) error {
 				c.out.unsure = append(c.out.unsure, p)
 				continue
 			}
+			if trustWritten(tx, p, c.ix.Vault.Abs(p), &f) {
+				continue // as the write that recorded it left it (WrittenIdent)
+			}
 			_, sum, _, err := c.ix.read(ctx, rd, p, vault.IsPagePath(p))
 			if err != nil || sum != f.SHA256 {
 				c.add(p, &c.out.Changed)

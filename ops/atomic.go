@@ -186,13 +186,21 @@ var errExists = fs.ErrExist
 // renamed over abs, and the folder is fsynced. With create set, an
 // existing abs is never replaced: the write fails with errExists and
 // nothing changes. The temporary file is removed on every failure.
-func writeAtomic(abs string, data []byte, perm os.FileMode, create bool) (err error) {
+func writeAtomic(abs string, data []byte, perm os.FileMode, create bool) error {
+	_, err := writeAtomicStat(abs, data, perm, create)
+	return err
+}
+
+// writeAtomicStat is writeAtomic that also returns abs stat'ed right after
+// the rename, before the folder's fsync (nil when that stat failed): the
+// identity index.RecordWritten remembers.
+func writeAtomicStat(abs string, data []byte, perm os.FileMode, create bool) (fi fs.FileInfo, err error) {
 	dir, base := filepath.Split(abs)
 	dir = filepath.Clean(dir)
 	// a hidden name ending in .tmp: the scanner and the watcher skip it
 	f, err := fsys.CreateTemp(dir, "."+truncateName(base)+".*.tmp")
 	if err != nil {
-		return err
+		return nil, err
 	}
 	tmp := f.Name()
 	renamed := false
@@ -203,16 +211,16 @@ func writeAtomic(abs string, data []byte, perm os.FileMode, create bool) (err er
 		}
 	}()
 	if _, err := f.Write(data); err != nil {
-		return err
+		return nil, err
 	}
 	if err := f.Chmod(perm); err != nil {
-		return err
+		return nil, err
 	}
 	if err := f.Sync(); err != nil {
-		return err
+		return nil, err
 	}
 	if err := f.Close(); err != nil {
-		return err
+		return nil, err
 	}
 	if create {
 		err = fsys.RenameNoReplace(tmp, abs)
@@ -220,10 +228,13 @@ func writeAtomic(abs string, data []byte, perm os.FileMode, create bool) (err er
 		err = fsys.Rename(tmp, abs)
 	}
 	if err != nil {
-		return err
+		return nil, err
 	}
 	renamed = true
-	return fsys.SyncDir(dir)
+	if st, err := os.Lstat(abs); err == nil {
+		fi = st
+	}
+	return fi, fsys.SyncDir(dir)
 }
 
 // truncateName keeps temporary file names within the 255-byte limit.

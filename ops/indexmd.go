@@ -14,6 +14,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/synapse-wiki/synapse/index"
 	"github.com/synapse-wiki/synapse/store"
 	"github.com/synapse-wiki/synapse/vault"
 )
@@ -143,6 +144,7 @@ type catalogWrite struct {
 	unchanged bool        // the file already held the catalogue: only the stamp is new
 	before    os.FileInfo // nil when index.md did not exist
 	exact     bool
+	after     os.FileInfo // index.md stat'ed right after the rename (index.RecordWritten)
 	size      int64
 	mtimeNS   int64
 	sum       [32]byte
@@ -249,13 +251,15 @@ func regenerateIndexTx(e *Env, tx *store.Tx) (*catalogWrite, error) {
 			}
 		}
 	}
-	if err := writeAtomic(abs, data, perm, statErr != nil); err != nil {
+	renamed, err := writeAtomicStat(abs, data, perm, statErr != nil)
+	if err != nil {
 		return nil, err
 	}
 	after, err := os.Stat(abs)
 	if err != nil {
 		return nil, err
 	}
+	cw.after = renamed
 	cw.size, cw.mtimeNS, cw.sum = after.Size(), after.ModTime().UnixNano(), sha256.Sum256(data)
 	// the store keeps no links or tags for index.md, so the new file's
 	// record is its size, mtime and hash, when it is the file just written
@@ -301,7 +305,13 @@ func (cw *catalogWrite) fastForward(tx *store.Tx) (bool, error) {
 		old.Created != "" || old.Updated != "" || old.FMError != "" {
 		return false, nil
 	}
-	return fastForwardFile(tx, vault.IndexPage, f, cw.size, cw.mtimeNS, cw.sum)
+	ok, err = fastForwardFile(tx, vault.IndexPage, f, cw.size, cw.mtimeNS, cw.sum)
+	if err != nil || !ok {
+		return ok, err
+	}
+	// the record is of the bytes just renamed into place: the next check
+	// may trust it without hashing while the file stats the same
+	return true, index.RecordWritten(tx, vault.IndexPage, cw.after, cw.sum)
 }
 
 // catalogSection is one "## type (n)" section of an index.md: head is the

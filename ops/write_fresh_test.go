@@ -120,3 +120,63 @@ func TestWrite_KeepsFolderStamps(t *testing.T) {
 		})
 	}
 }
+
+// TestWrite_IndexMDEditAfterWriteSeen: the next check trusts the index.md
+// a write renamed into place without hashing it (index.RecordWritten),
+// but still finds a hand edit made right after the write that keeps its
+// size and mtime, in place or by renaming another file over it.
+func TestWrite_IndexMDEditAfterWriteSeen(t *testing.T) {
+	for _, how := range []string{"in place", "rename"} {
+		t.Run(how, func(t *testing.T) {
+			ctx := context.Background()
+			v := testvault.New(t)
+			testvault.Write(t, v, "wiki/concepts/loom.md", "# Loom\nA weaving machine.\n")
+			e, err := OpenEnv(ctx, v, OpenOptions{Holder: "test"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer func() { e.Close() }()
+			for _, title := range []string{"Shuttle", "Warp"} {
+				if _, err := WritePage(ctx, e, &WritePageIn{Title: title, Content: "# " + title + "\nPart of a [[Loom]].\n", Type: "concept"}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			abs := v.Abs("wiki/index.md")
+			st, err := os.Stat(abs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			data, err := os.ReadFile(abs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			edited := []byte(strings.Replace(string(data), "|Shuttle]]", "|SHUTTLE]]", 1))
+			if string(edited) == string(data) {
+				t.Fatalf("index.md %q has no Shuttle entry to edit", data)
+			}
+			if how == "in place" {
+				err = os.WriteFile(abs, edited, 0o644)
+			} else {
+				err = os.WriteFile(abs+".new", edited, 0o644)
+				if err == nil {
+					err = os.Rename(abs+".new", abs)
+				}
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Chtimes(abs, st.ModTime(), st.ModTime()); err != nil {
+				t.Fatal(err)
+			}
+			for _, maxFiles := range []int{0, -1} {
+				got, err := e.Index.Check(ctx, index.CheckOptions{MaxFiles: maxFiles})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !slices.Contains(got.Paths, "wiki/index.md") {
+					t.Fatalf("check (max files %d) after a hand edit of index.md keeping its size and mtime: changed %v, want wiki/index.md", maxFiles, got.Paths)
+				}
+			}
+		})
+	}
+}
