@@ -187,14 +187,15 @@ var errExists = fs.ErrExist
 // existing abs is never replaced: the write fails with errExists and
 // nothing changes. The temporary file is removed on every failure.
 func writeAtomic(abs string, data []byte, perm os.FileMode, create bool) error {
-	_, err := writeAtomicStat(abs, data, perm, create)
+	_, err := writeAtomicStat(abs, [][]byte{data}, perm, create)
 	return err
 }
 
-// writeAtomicStat is writeAtomic that also returns abs stat'ed right after
-// the rename, before the folder's fsync (nil when that stat failed): the
-// identity index.RecordWritten remembers.
-func writeAtomicStat(abs string, data []byte, perm os.FileMode, create bool) (fi fs.FileInfo, err error) {
+// writeAtomicStat is writeAtomic of the pieces of data joined (written in
+// turn, never copied into one buffer) that also returns abs stat'ed right
+// after the rename, before the folder's fsync (nil when that stat failed):
+// the identity index.RecordWritten remembers.
+func writeAtomicStat(abs string, data [][]byte, perm os.FileMode, create bool) (fi fs.FileInfo, err error) {
 	dir, base := filepath.Split(abs)
 	dir = filepath.Clean(dir)
 	// a hidden name ending in .tmp: the scanner and the watcher skip it
@@ -210,8 +211,10 @@ func writeAtomicStat(abs string, data []byte, perm os.FileMode, create bool) (fi
 			_ = fsys.Remove(tmp)
 		}
 	}()
-	if _, err := f.Write(data); err != nil {
-		return nil, err
+	for _, p := range data {
+		if _, err := f.Write(p); err != nil {
+			return nil, err
+		}
 	}
 	if err := f.Chmod(perm); err != nil {
 		return nil, err

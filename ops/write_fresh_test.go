@@ -2,6 +2,7 @@ package ops
 
 import (
 	"context"
+	"crypto/sha256"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -149,6 +150,12 @@ func TestWrite_IndexMDEditAfterWriteSeen(t *testing.T) {
 			data, err := os.ReadFile(abs)
 			if err != nil {
 				t.Fatal(err)
+			}
+			// the record the next check trusts is of these bytes
+			var rec store.FileRec
+			_ = e.Store.View(func(tx *store.Tx) error { rec, _, _ = tx.File("wiki/index.md"); return nil })
+			if rec.SHA256 != sha256.Sum256(data) || rec.Size != int64(len(data)) || rec.MtimeNS != st.ModTime().UnixNano() {
+				t.Fatalf("index.md's record (size %d, mtime %d, sum %x) is not of the file written (size %d, mtime %d)", rec.Size, rec.MtimeNS, rec.SHA256, len(data), st.ModTime().UnixNano())
 			}
 			edited := []byte(strings.Replace(string(data), "|Shuttle]]", "|SHUTTLE]]", 1))
 			if string(edited) == string(data) {
