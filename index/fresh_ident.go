@@ -32,10 +32,13 @@ const metaWrittenIdent = "fresh_written"
 //     was queried — our stat — makes the next change take a fine-grained,
 //     strictly later timestamp.
 //
-// What this cannot see: an in-place edit keeping the size made between
-// the rename and the stat (microseconds), or, on a kernel without
-// multigrain timestamps, within the same timestamp tick (a jiffy) after
-// it. `synapse source rescan` re-hashes everything.
+// What this cannot see, all keeping the size and within one timestamp
+// tick of the rename (a jiffy, 1–10 ms): an in-place edit made between the
+// rename and the stat (microseconds), or on a kernel without multigrain
+// timestamps after it; a save that deletes the file and creates another
+// that happens to get the freed inode number. `synapse source rescan`
+// re-hashes everything. Device numbers that change across a reboot or a
+// copy elsewhere only make the file hashed again.
 type WrittenIdent struct {
 	Path                   string
 	Dev, Ino               uint64
