@@ -22,6 +22,7 @@ package index
 // CheckOptions.MaxFiles tracked files.
 
 import (
+	"cmp"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -738,7 +739,7 @@ func updateHot(tx *store.Tx, old []byte, paths []string) ([]string, error) {
 		}
 	}
 	if len(all) > hotFiles {
-		slices.SortStableFunc(all, func(a, b rec) int { return cmpInt(b.mtimeNS, a.mtimeNS) })
+		slices.SortStableFunc(all, func(a, b rec) int { return cmp.Compare(b.mtimeNS, a.mtimeNS) })
 		all = all[:hotFiles]
 	}
 	out := make([]string, len(all))
@@ -772,7 +773,7 @@ func recentFiles(tx *store.Tx, n int) ([]string, error) {
 			top = append(top, rec{string(p), f.MtimeNS})
 			if len(top) == n {
 				low = slices.IndexFunc(top, func(r rec) bool {
-					return r.mtimeNS == slices.MinFunc(top, func(a, b rec) int { return cmpInt(a.mtimeNS, b.mtimeNS) }).mtimeNS
+					return r.mtimeNS == slices.MinFunc(top, func(a, b rec) int { return cmp.Compare(a.mtimeNS, b.mtimeNS) }).mtimeNS
 				})
 			}
 		case f.MtimeNS > top[low].mtimeNS:
@@ -791,16 +792,6 @@ func recentFiles(tx *store.Tx, n int) ([]string, error) {
 	}
 	sort.Strings(out)
 	return out, err
-}
-
-func cmpInt(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // encodeDirs encodes the remembered folder mtimes: a version byte, the
