@@ -46,22 +46,19 @@ func (t *wordTable) get(key string) (val, alt int32, ok bool) { return t.getHash
 
 // getHashed is get with the key's hash (fnv) already computed.
 func (t *wordTable) getHashed(key string, h uint64) (val, alt int32, ok bool) {
-	h = mix(h)
-	mask := uint64(len(t.slots) - 1)
-	for i := h & mask; ; i = (i + 1) & mask {
-		s := &t.slots[i]
-		if s.len == 0 {
-			return 0, 0, false
-		}
-		if s.hash == uint32(h>>32) && int(s.len) == len(key) && string(t.keys[s.off:s.off+s.len]) == key {
-			return s.val, s.alt, true
-		}
-	}
+	return lookup(t, key, h)
 }
 
 // getHashedBytes is getHashed for a key in a byte slice (not copied into
 // a string).
 func (t *wordTable) getHashedBytes(key []byte, h uint64) (val, alt int32, ok bool) {
+	return lookup(t, key, h)
+}
+
+// lookup is the probe behind getHashed and getHashedBytes: one body for a
+// key held as a string or as bytes (the comparison converts without
+// copying in either instantiation).
+func lookup[K string | []byte](t *wordTable, key K, h uint64) (val, alt int32, ok bool) {
 	h = mix(h)
 	mask := uint64(len(t.slots) - 1)
 	for i := h & mask; ; i = (i + 1) & mask {
