@@ -31,13 +31,23 @@ func appendStrs(b []byte, ss []string) []byte {
 	return b
 }
 
-func (r *reader) strs() []string {
+// count reads a list's length. Every element takes at least one byte, so
+// a length beyond the bytes left is corrupt; it and a failed read give 0.
+func (r *reader) count() int {
 	n := r.uvarint()
-	if n == 0 || r.err != nil {
-		return nil
+	if r.err != nil {
+		return 0
 	}
 	if n > uint64(len(r.b)) {
 		r.err = errCorrupt
+		return 0
+	}
+	return int(n)
+}
+
+func (r *reader) strs() []string {
+	n := r.count()
+	if n == 0 {
 		return nil
 	}
 	out := make([]string, n)
@@ -100,12 +110,8 @@ func appendLinks(b []byte, ls []LinkRec, withTo bool) []byte {
 // links decodes what appendLinks wrote; a v2 record's page links
 // (withFile false) have no File.
 func (r *reader) links(withTo, withFile bool) []LinkRec {
-	n := r.uvarint()
-	if n == 0 || r.err != nil {
-		return nil
-	}
-	if n > uint64(len(r.b)) {
-		r.err = errCorrupt
+	n := r.count()
+	if n == 0 {
 		return nil
 	}
 	ls := make([]LinkRec, n)
