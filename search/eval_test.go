@@ -485,6 +485,38 @@ func zeroScoreQueries(t *testing.T, c *evalCorpus) []string {
 	return out
 }
 
+// tuneCorpus is an evaluation set loaded for a tuning grid.
+type tuneCorpus struct {
+	name string
+	c    *evalCorpus
+}
+
+// tuneCorpora loads the named evaluation sets, typed headings included,
+// in evalSets' order, for the tuning grids below.
+func tuneCorpora(t *testing.T, names ...string) []tuneCorpus {
+	var cs []tuneCorpus
+	for _, set := range evalSets() {
+		if slices.Contains(names, set.name) {
+			c := loadEval(t, set.dir)
+			c.typed = loadItems(t, set.name, "typed.tsv")
+			cs = append(cs, tuneCorpus{set.name, c})
+		}
+	}
+	return cs
+}
+
+// half is the tuning half of items: those at even positions (odd 0,
+// "train") or at odd ones (odd 1, "held").
+func half(items []knownItem, odd int) []knownItem {
+	var out []knownItem
+	for i, it := range items {
+		if i%2 == odd {
+			out = append(out, it)
+		}
+	}
+	return out
+}
+
 // TestTuneExactName prints the heading and typed-heading MRR@10 of the
 // es, it, ru and de sets for a grid of Params.StemName and
 // Params.ExactName, on two halves of each query set (even and odd
@@ -497,28 +529,7 @@ func TestTuneExactName(t *testing.T) {
 	if os.Getenv("SEARCH_EVAL_TUNE") == "" {
 		t.Skip("set SEARCH_EVAL_TUNE=1 to run the grid")
 	}
-	type corpus struct {
-		name string
-		c    *evalCorpus
-	}
-	var cs []corpus
-	for _, set := range evalSets() {
-		switch set.name {
-		case "obsidian-help-es", "obsidian-help-it", "obsidian-help-ru", "de":
-			c := loadEval(t, set.dir)
-			c.typed = loadItems(t, set.name, "typed.tsv")
-			cs = append(cs, corpus{set.name, c})
-		}
-	}
-	half := func(items []knownItem, odd int) []knownItem {
-		var out []knownItem
-		for i, it := range items {
-			if i%2 == odd {
-				out = append(out, it)
-			}
-		}
-		return out
-	}
+	cs := tuneCorpora(t, "obsidian-help-es", "obsidian-help-it", "obsidian-help-ru", "de")
 	for _, stem := range []float64{0.5, 0.85, 1} {
 		for _, exact := range []float64{0.8, 1, 1.25, 1.5, 2, 3} {
 			p := search.DefaultParams
@@ -550,28 +561,7 @@ func TestTuneWordForWord(t *testing.T) {
 	if os.Getenv("SEARCH_EVAL_TUNE") == "" {
 		t.Skip("set SEARCH_EVAL_TUNE=1 to run the grid")
 	}
-	type corpus struct {
-		name string
-		c    *evalCorpus
-	}
-	var cs []corpus
-	for _, set := range evalSets() {
-		switch set.name {
-		case "obsidian-help-en", "obsidian-help-es", "obsidian-help-it", "obsidian-help-ru", "de":
-			c := loadEval(t, set.dir)
-			c.typed = loadItems(t, set.name, "typed.tsv")
-			cs = append(cs, corpus{set.name, c})
-		}
-	}
-	half := func(items []knownItem, odd int) []knownItem {
-		var out []knownItem
-		for i, it := range items {
-			if i%2 == odd {
-				out = append(out, it)
-			}
-		}
-		return out
-	}
+	cs := tuneCorpora(t, "obsidian-help-en", "obsidian-help-es", "obsidian-help-it", "obsidian-help-ru", "de")
 	for _, wfw := range []float64{1, 1.25, 1.5, 2, 2.5, 3, 4} {
 		p := search.DefaultParams
 		p.WordForWord = wfw
