@@ -113,22 +113,14 @@ func freshLine(f *ops.Freshness) string {
 	}
 	checked = fmt.Sprintf("checked in %.1f ms: %s", float64(f.DurationUS)/1000, checked)
 	n := f.New + f.Changed + f.Deleted
-	var what []string
-	for _, p := range []struct {
-		n    int
-		what string
-	}{{f.New, "new"}, {f.Changed, "changed"}, {f.Deleted, "deleted"}} {
-		if p.n > 0 {
-			what = append(what, fmt.Sprintf("%d %s", p.n, p.what))
-		}
-	}
+	what := ops.ChangeSummary(f.New, f.Changed, f.Deleted)
 	switch {
 	case n == 0:
 		return fmt.Sprintf("none: the index matches the files (%s)", checked)
 	case f.Indexed:
-		return fmt.Sprintf("%s changed since the index was last updated (%s), indexed now (%s)", plural(n, "file", "files"), strings.Join(what, ", "), checked)
+		return fmt.Sprintf("%s changed since the index was last updated (%s), indexed now (%s)", plural(n, "file", "files"), what, checked)
 	}
-	return fmt.Sprintf("%s changed since the index was last updated (%s), NOT indexed: %s (%s)", plural(n, "file", "files"), strings.Join(what, ", "), f.NotIndexed, checked)
+	return fmt.Sprintf("%s changed since the index was last updated (%s), NOT indexed: %s (%s)", plural(n, "file", "files"), what, f.NotIndexed, checked)
 }
 
 // reviewsLine counts the review queue by status, pending first, then the

@@ -94,7 +94,7 @@ func (e *Env) freshen(ctx context.Context, o OpenOptions, maxFiles int) error {
 			if st.Count() > 0 {
 				e.Fresh.NotIndexed = "another synapse process holds the store"
 				e.note(o, "%s changed since the last scan (%s); another synapse process holds the store, so this answer comes from the index as it was (run `synapse source rescan` when it is done)",
-					filesCount(st.Count()), changeSummary(st))
+					filesCount(st.Count()), ChangeSummary(st.New, st.Changed, st.Deleted))
 			}
 			return nil
 		}
@@ -134,13 +134,14 @@ func filesCount(n int) string {
 	return strconv.Itoa(n) + " files"
 }
 
-// changeSummary is "2 new, 1 changed, 1 deleted" without the zeros.
-func changeSummary(st *index.Staleness) string {
+// ChangeSummary is "2 new, 1 changed, 1 deleted" without the zeros (the
+// freshness notes here and `synapse status`'s line).
+func ChangeSummary(added, changed, deleted int) string {
 	var parts []string
 	for _, p := range []struct {
 		n    int
 		what string
-	}{{st.New, "new"}, {st.Changed, "changed"}, {st.Deleted, "deleted"}} {
+	}{{added, "new"}, {changed, "changed"}, {deleted, "deleted"}} {
 		if p.n > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", p.n, p.what))
 		}
