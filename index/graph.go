@@ -327,60 +327,11 @@ func (ix *Indexer) rebuildGraph(ctx context.Context, fromRecords bool) error {
 			a.Deg = uint32(len(a.Edges))
 		}
 	}
-	degree := func(d uint32) (int, error) {
-		if int(d) < len(nodes) && nodes[d] != nil {
-			return int(nodes[d].Deg), nil
-		}
-		return 0, nil
-	}
-	// weights are computed in parallel over node ranges, each edge once by
-	// its lower end; workers only read the nodes and collect their results,
-	// which are then written to both ends
-	type result struct {
-		u, i uint32
-		w    float32
-	}
-	workers := max(1, runtime.GOMAXPROCS(0))
-	results := make([][]result, workers)
-	var wg sync.WaitGroup
-	for wk := 0; wk < workers; wk++ {
-		wg.Add(1)
-		go func(wk int) {
-			defer wg.Done()
-			for u := wk; u < len(nodes); u += workers {
-				if wk == 0 && u%8192 == 0 {
-					// weighing is the first half of the phase, writing
-					// the second
-					ix.progress("graph", u/2, len(nodes))
-				}
-				au := nodes[u]
-				if au == nil || ctx.Err() != nil {
-					continue
-				}
-				for i := range au.Edges {
-					v := au.Edges[i].To
-					if v < uint32(u) || int(v) >= len(nodes) || nodes[v] == nil {
-						continue
-					}
-					w, _ := weight(au, nodes[v], uint32(u), v, degree)
-					results[wk] = append(results[wk], result{uint32(u), uint32(i), float32(w)})
-				}
-			}
-		}(wk)
-	}
-	wg.Wait()
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	for _, rs := range results {
-		for _, r := range rs {
-			au := nodes[r.u]
-			au.Edges[r.i].Weight = r.w
-			av := nodes[au.Edges[r.i].To]
-			if j := searchEdge(av.Edges, r.u); j >= 0 {
-				av.Edges[j].Weight = r.w
-			}
-		}
+	if !weighAll(ctx, nodes, max(1, runtime.GOMAXPROCS(0)), func(u int) {
+		// weighing is the first half of the phase, writing the second
+		ix.progress("graph", u/2, len(nodes))
+	}) {
+		return ctx.Err()
 	}
 	const chunk = 20000
 	for lo := 0; lo < len(nodes); lo += chunk {
@@ -424,6 +375,228 @@ func (ix *Indexer) rebuildGraph(ctx context.Context, fromRecords bool) error {
 		}
 		return tx.ClearGraphDirty(dirty)
 	})
+}
+
+// weighAll sets the weight of every edge of a snapshot of the graph (the
+// nodes by doc, each Deg its degree), in parallel over node ranges, each
+// edge once by its lower end, at both ends. It reports false, leaving the
+// weights half set, when ctx is cancelled.
+//
+// It computes what weight does from the same adjacency, term by term in the
+// same order (so the same float64 sums), from flat copies of what it reads:
+// the neighbour lists in one array, each node's adamic_adar term
+// 1/ln(deg), its type's index and its sources' numbers. The common
+// neighbours of u and v are found by marking u's neighbours and walking
+// v's list, or, when v's list is much longer, by looking u's neighbours up
+// in it (a bit set for a hub, else a binary search): both in ascending
+// order, as eachCommon yields them.
+func weighAll(ctx context.Context, nodes []*store.AdjRec, workers int, progress func(u int)) bool {
+	g := flattenGraph(nodes)
+	n := len(nodes)
+	var wg sync.WaitGroup
+	for wk := 0; wk < workers; wk++ {
+		wg.Add(1)
+		go func(wk int) {
+			defer wg.Done()
+			mark := make([]uint32, n) // u+1 on u's neighbours while u is weighed
+			for u := wk; u < n; u += workers {
+				if wk == 0 && u%8192 == 0 {
+					progress(u)
+				}
+				au := nodes[u]
+				if au == nil || ctx.Err() != nil {
+					continue
+				}
+				nu := g.list(uint32(u))
+				marked := false
+				for i, v := range nu {
+					if v < uint32(u) || int(v) >= n || nodes[v] == nil {
+						continue
+					}
+					if !marked {
+						for _, c := range nu {
+							if int(c) < n {
+								mark[c] = uint32(u) + 1
+							}
+						}
+						marked = true
+					}
+					nv := g.list(v)
+					aa := 0.0
+					switch bits := g.hub[v]; {
+					case len(nv) > 8*len(nu) && bits != nil:
+						for _, c := range nu {
+							if int(c) < n && bits[c/64]&(1<<(c%64)) != 0 && c != uint32(u) && c != v {
+								aa += g.term[c]
+							}
+						}
+					case len(nv) > 8*len(nu):
+						lo := 0
+						for _, c := range nu {
+							l, h := lo, len(nv)
+							for l < h {
+								m := int(uint(l+h) >> 1)
+								if nv[m] < c {
+									l = m + 1
+								} else {
+									h = m
+								}
+							}
+							if l < len(nv) && nv[l] == c && c != uint32(u) && c != v {
+								aa += g.term[c]
+							}
+							lo = l
+						}
+					default:
+						for _, c := range nv {
+							if int(c) < n && mark[c] == uint32(u)+1 && c != uint32(u) && c != v {
+								aa += g.term[c]
+							}
+						}
+					}
+					// the rest as weight computes it
+					shared := 0
+					if sv := g.sources(v); len(sv) > 0 {
+						for _, s := range g.sources(uint32(u)) {
+							if _, ok := slices.BinarySearch(sv, s); ok {
+								shared++
+							}
+						}
+					}
+					w := float32(3*float64(au.Edges[i].Direct()) + 4*float64(shared) + 1.5*aa + g.affinity(uint32(u), v))
+					// each edge is weighed by one worker, which alone
+					// writes its two weights
+					g.weight[g.off[u]+uint32(i)] = w
+					if j := searchTo(nv, uint32(u)); j >= 0 {
+						g.weight[g.off[v]+uint32(j)] = w
+					}
+				}
+			}
+		}(wk)
+	}
+	wg.Wait()
+	if ctx.Err() != nil {
+		return false
+	}
+	for d, a := range nodes {
+		if a != nil {
+			for i, w := range g.weight[g.off[d]:g.off[d+1]] {
+				a.Edges[i].Weight = w
+			}
+		}
+	}
+	return true
+}
+
+// flatGraph is what weighAll reads of a graph snapshot, in flat arrays by
+// doc.
+type flatGraph struct {
+	off    []uint32   // doc's neighbours are to[off[doc]:off[doc+1]]
+	to     []uint32   // neighbour lists, each ascending
+	weight []float32  // the weights of the edges in to
+	term   []float64  // aaTerm(degree); 0 for a doc that is no node
+	hub    [][]uint64 // a bit set of a hub's neighbours; nil for others
+	nodes  []*store.AdjRec
+	typ    []uint8 // index of the node's type in types
+	types  []string
+	aff    []float64 // typeAffinity of types i, j at i*len(types)+j; nil when types are too many
+	srcOff []uint32  // doc's sources are src[srcOff[doc]:srcOff[doc+1]]
+	src    []uint32  // each source's number, in the node's order
+}
+
+func (g *flatGraph) list(d uint32) []uint32    { return g.to[g.off[d]:g.off[d+1]] }
+func (g *flatGraph) sources(d uint32) []uint32 { return g.src[g.srcOff[d]:g.srcOff[d+1]] }
+func (g *flatGraph) affinity(u, v uint32) float64 {
+	if g.aff == nil {
+		return typeAffinity(g.nodes[u].Type, g.nodes[v].Type)
+	}
+	return g.aff[int(g.typ[u])*len(g.types)+int(g.typ[v])]
+}
+
+func flattenGraph(nodes []*store.AdjRec) *flatGraph {
+	n := len(nodes)
+	g := &flatGraph{nodes: nodes, off: make([]uint32, n+1), term: make([]float64, n), hub: make([][]uint64, n),
+		typ: make([]uint8, n), srcOff: make([]uint32, n+1)}
+	typeIdx := map[string]uint8{}
+	manyTypes := false // over 256: affinity asks typeAffinity
+	// source numbers in sorted order of the names, so that each node's
+	// numbers are sorted as its names are (AdjRec.Sources is sorted) and
+	// a binary search among them finds what one among the names does
+	var names []string
+	for _, a := range nodes {
+		if a != nil {
+			names = append(names, a.Sources...)
+		}
+	}
+	slices.Sort(names)
+	names = slices.Compact(names)
+	for d, a := range nodes {
+		g.off[d+1], g.srcOff[d+1] = g.off[d], g.srcOff[d]
+		if a == nil {
+			continue
+		}
+		g.off[d+1] += uint32(len(a.Edges))
+		g.srcOff[d+1] += uint32(len(a.Sources))
+		t, ok := typeIdx[a.Type]
+		if !ok && len(typeIdx) < 256 {
+			t, ok = uint8(len(g.types)), true
+			typeIdx[a.Type] = t
+			g.types = append(g.types, a.Type)
+		}
+		if !ok {
+			manyTypes = true
+		}
+		g.typ[d] = t
+	}
+	g.to = make([]uint32, g.off[n])
+	g.weight = make([]float32, g.off[n])
+	g.src = make([]uint32, g.srcOff[n])
+	for d, a := range nodes {
+		if a == nil {
+			continue
+		}
+		g.term[d] = aaTerm(len(a.Edges))
+		l, w := g.list(uint32(d)), g.weight[g.off[d]:g.off[d+1]]
+		for i, e := range a.Edges {
+			l[i], w[i] = e.To, e.Weight // an edge to no node keeps its weight
+		}
+		// a hub has at least n/32 neighbours, so its bit set takes no
+		// more room than its list
+		if len(l) >= 64 && len(l) >= n/32 {
+			bits := make([]uint64, (n+63)/64)
+			for _, c := range l {
+				if int(c) < n {
+					bits[c/64] |= 1 << (c % 64)
+				}
+			}
+			g.hub[d] = bits
+		}
+		s := g.sources(uint32(d))
+		for i, name := range a.Sources {
+			k, _ := slices.BinarySearch(names, name)
+			s[i] = uint32(k)
+		}
+	}
+	if manyTypes {
+		return g
+	}
+	k := len(g.types)
+	g.aff = make([]float64, k*k)
+	for i, x := range g.types {
+		for j, y := range g.types {
+			g.aff[i*k+j] = typeAffinity(x, y)
+		}
+	}
+	return g
+}
+
+// searchTo returns the index of to in a sorted list, or -1.
+func searchTo(l []uint32, to uint32) int {
+	i, ok := slices.BinarySearch(l, to)
+	if !ok {
+		return -1
+	}
+	return i
 }
 
 // metaGraphStale marks a store whose graph edges are rebuilt from the page
