@@ -53,6 +53,9 @@ type updater struct {
 	track   bool
 	indexed []IndexedPage
 	removed []uint32
+	// keyCache and fileKeyCache, when set, are drainLinks' lookups kept
+	// across the transactions of one settle (no name changes meanwhile)
+	keyCache, fileKeyCache map[string]match
 }
 
 func newUpdater(tx *store.Tx) *updater {

@@ -453,8 +453,10 @@ func (u *updater) drainLinks(max int) (int, error) {
 	// names do not change during a drain, so a key that is not resolved
 	// relative to its page matches the same candidates from every page;
 	// only the folder tie-break (pickFrom) differs
-	cache := map[string]match{}
-	fileCache := map[string]match{}
+	cache, fileCache := u.keyCache, u.fileKeyCache
+	if cache == nil {
+		cache, fileCache = map[string]match{}, map[string]match{}
+	}
 	for _, doc := range docs {
 		p, err := tx.Page(doc)
 		if err != nil {

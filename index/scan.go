@@ -29,8 +29,11 @@ import (
 const (
 	batchFiles = 1000
 	batchBytes = 16 << 20
-	drainBatch = 5000
 )
+
+// drainBatch bounds the pages whose links one settle transaction
+// resolves (a variable only so that tests can make it small).
+var drainBatch = 5000
 
 // MaxPageBytes caps the size of a page synapse reads: a bigger file under
 // wiki/ is refused (reported by the scan, listed by status), never read
@@ -583,12 +586,17 @@ func (ix *Indexer) settle(ctx context.Context, full bool) error {
 	total := 0
 	_ = ix.Store.View(func(tx *store.Tx) error { total = tx.LinksDirtyCount(); return nil })
 	resolved := 0
+	// the drain's transactions share their lookups: nothing renames a
+	// page while a settle holds ix.mu, so a key not resolved relative to
+	// its page matches the same pages in every one of them
+	keyCache, fileKeyCache := map[string]match{}, map[string]match{}
 	for more := total > 0; more; {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
 		err := ix.Store.Update(func(tx *store.Tx) error {
 			u := newUpdater(tx)
+			u.keyCache, u.fileKeyCache = keyCache, fileKeyCache
 			n, err := u.drainLinks(drainBatch)
 			if err != nil {
 				return err
