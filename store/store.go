@@ -251,6 +251,16 @@ func (s *Store) ReleaseMapped() {
 	s.releaseMapped()
 }
 
+// ReleaseMapped is Store.ReleaseMapped from within a transaction (a long
+// one that reads much of the store: a reindex's link drain): the mapped
+// pages it read leave the resident set and are mapped again from the page
+// cache when read again. A no-op for a transaction of no Store (tests).
+func (tx *Tx) ReleaseMapped() {
+	if tx.s != nil {
+		tx.s.ReleaseMapped()
+	}
+}
+
 // Tx is a read or read-write transaction with typed accessors.
 type Tx struct {
 	tx  *bolt.Tx
@@ -386,7 +396,7 @@ func (tx *Tx) ResetDerived() error {
 		// dropping a bucket reads every page of it to free them; those
 		// mapped pages need not stay resident (a reindex of a 100k-page
 		// store would otherwise map all ~470 MB of it at once)
-		tx.s.ReleaseMapped()
+		tx.ReleaseMapped()
 	}
 	for _, name := range derivedBuckets {
 		b, err := tx.tx.CreateBucket(name)
