@@ -92,7 +92,10 @@ func checkResolvedAlone(t *testing.T, ix *Indexer) {
 	n, rel := 0, 0
 	err := ix.Store.View(func(tx *store.Tx) error {
 		return tx.EachPage(func(p *store.PageRec) bool {
-			if p.Reserved || p.LinksPending {
+			if p.LinksPending {
+				t.Errorf("%s: links still pending after the scan", p.Path)
+			}
+			if p.Reserved {
 				return true
 			}
 			for _, l := range p.Links {
