@@ -36,8 +36,17 @@ const (
 const applyRelease = 250
 
 // drainBatch bounds the pages whose links one settle transaction
-// resolves (a variable only so that tests can make it small).
-var drainBatch = 5000
+// resolves (a variable only so that tests can make it small). Each commit
+// rewrites the leaves of the dangling-link and page buckets its pages
+// touched, so fewer, larger transactions cost less: measured on the
+// recovery of a killed 100k reindex (links + graph), 20000 against 5000
+// saved ~0.5 s of CPU and ~0.7 s of wall time, at the same peak RSS (the
+// drain releases the mapped pages it reads as it goes).
+var drainBatch = 20000
+
+// graphBatch bounds the graph-dirty nodes one settle transaction
+// re-weighs.
+const graphBatch = 5000
 
 // MaxPageBytes caps the size of a page synapse reads: a bigger file under
 // wiki/ is refused (reported by the scan, listed by status), never read
@@ -649,7 +658,7 @@ func (ix *Indexer) settle(ctx context.Context, full bool) error {
 		err := ix.Store.Update(func(tx *store.Tx) error {
 			u := newUpdater(tx)
 			var err error
-			more, err = u.drainGraph(drainBatch)
+			more, err = u.drainGraph(graphBatch)
 			return err
 		})
 		if err != nil {
