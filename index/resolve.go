@@ -484,7 +484,9 @@ func (u *updater) drainLinks(max int) (int, error) {
 				return 0, err
 			}
 		}
-		tx.ReleaseMapped()
+		if len(docs) > smallSettle {
+			tx.ReleaseMapped() // not for a page write's few links
+		}
 	}
 	if err := tx.ClearLinksDirty(docs); err != nil {
 		return 0, err
