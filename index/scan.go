@@ -31,10 +31,6 @@ const (
 	batchBytes = 16 << 20
 )
 
-// applyRelease is how many files a bulk scan applies between two releases
-// of the mapped store pages it read (Tx.ReleaseMapped).
-const applyRelease = 250
-
 // drainBatch bounds the pages whose links one settle transaction
 // resolves (a variable only so that tests can make it small). Each commit
 // rewrites the leaves of the dangling-link and page buckets its pages
@@ -409,14 +405,7 @@ func (ix *Indexer) Scan(ctx context.Context, opts ScanOptions) (*Report, error) 
 			u := newUpdater(tx)
 			u.bulk = bulk
 			u.track = !bulk && len(batch) <= smallSettle
-			for k, it := range batch {
-				if bulk && k%applyRelease == applyRelease-1 {
-					// each page applied maps runs of store pages around
-					// the few it reads in a dozen buckets (the kernel's
-					// fault-around): ~150 MB a 1000-file batch at 100k
-					// pages
-					tx.ReleaseMapped()
-				}
+			for _, it := range batch {
 				if it.err != nil {
 					// vanished or unreadable since the walk (a file swapped
 					// for a named pipe is refused): the next scan sees it
@@ -465,9 +454,6 @@ func (ix *Indexer) Scan(ctx context.Context, opts ScanOptions) (*Report, error) 
 			}
 			if err := rp.committed(tx, batch); err != nil {
 				return err
-			}
-			if bulk {
-				tx.ReleaseMapped() // and the page index maps as many again
 			}
 			if err := u.finish(ix.Pages); err != nil {
 				return err
