@@ -116,6 +116,9 @@ func (ix *Indexer) fillPages(ctx context.Context, rd *readers) error {
 		i = j
 		ix.progress("search", i, len(todo))
 	}
+	if err := ix.flushStage(ctx); err != nil {
+		return err
+	}
 	return ix.Store.Update(rb.PagesComplete)
 }
 
@@ -123,4 +126,15 @@ func (ix *Indexer) notify(msg string) {
 	if ix.Notify != nil {
 		ix.Notify(msg)
 	}
+}
+
+// flushStage moves the search postings a bulk staged into place (see
+// store.FlushSearchStage), showing progress when there is any.
+func (ix *Indexer) flushStage(ctx context.Context) error {
+	staged := false
+	_ = ix.Store.View(func(tx *store.Tx) error { staged = tx.SearchStaged(); return nil })
+	if !staged {
+		return nil
+	}
+	return ix.Store.FlushSearchStage(ctx, func(done, total int) { ix.progress("postings", done, total) })
 }

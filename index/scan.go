@@ -92,8 +92,11 @@ func (ix *Indexer) Activity() (Activity, bool) {
 
 // PhaseUnit names what a phase's counts count.
 func PhaseUnit(phase string) string {
-	if phase == "links" || phase == "graph" {
+	switch phase {
+	case "links", "graph":
 		return "pages"
+	case "postings":
+		return "terms"
 	}
 	return "files"
 }
@@ -234,6 +237,11 @@ func (ix *Indexer) Scan(ctx context.Context, opts ScanOptions) (*Report, error) 
 	}
 	if bulk {
 		ix.act.Store(&Activity{Phase: "scan", Rebuild: true, Since: start})
+	}
+	// postings a killed bulk left staged go into place before anything
+	// else changes the index
+	if err := ix.flushStage(ctx); err != nil {
+		return nil, err
 	}
 	rd, err := ix.openReaders()
 	if err != nil {
@@ -460,6 +468,9 @@ func (ix *Indexer) Scan(ctx context.Context, opts ScanOptions) (*Report, error) 
 			ix.Store.ReleaseMapped()
 		}
 		ix.progress(phase, done, total)
+	}
+	if err := ix.flushStage(ctx); err != nil {
+		return nil, err
 	}
 	if err := ix.settle(ctx, fresh); err != nil {
 		return nil, err
