@@ -93,6 +93,7 @@ func (ix *Indexer) fillPages(ctx context.Context, rd *readers) error {
 		return err
 	}
 	ix.progress("search", 0, len(todo))
+	defer ix.Store.StageSearch()()
 	for i := 0; i < len(todo); {
 		if err := ctx.Err(); err != nil {
 			return err

@@ -249,6 +249,8 @@ func (ix *Indexer) Scan(ctx context.Context, opts ScanOptions) (*Report, error) 
 		if !opts.Full {
 			defer ix.Store.GovernMapped(mappedLimit)()
 		}
+		// the index is built as a whole: its postings are staged
+		defer ix.Store.StageSearch()()
 	}
 	// postings a killed bulk left staged go into place before anything
 	// else changes the index

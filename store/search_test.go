@@ -181,6 +181,7 @@ func TestSearchIndex_RandomUpdates(t *testing.T) {
 	// staged blocks move in many small transactions
 	defer func(n int) { stageFlushBytes = n }(stageFlushBytes)
 	stageFlushBytes = 2000
+	defer s.StageSearch()()
 	r := rand.New(rand.NewSource(7))
 	vocab := make([]string, 60)
 	for i := range vocab {

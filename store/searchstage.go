@@ -56,9 +56,16 @@ var metaStageNext = []byte("stage_next")
 // var for tests).
 var stageFlushBytes = 16 << 20
 
-// stagingOff makes bulk batches write in place, as before staging (tests
-// compare the two).
-var stagingOff bool
+// StageSearch lets bulk batches stage their search writes until done is
+// called. The indexer calls it for a scan that builds the index as a
+// whole (a reindex, a first index) and for a search rebuild, where search
+// answers unavailable until they end anyway; elsewhere bulk batches write
+// in place, so that searches beside an import of many pages see them as
+// they come. done does not flush (FlushSearchStage does).
+func (s *Store) StageSearch() (done func()) {
+	s.staging.Add(1)
+	return func() { s.staging.Add(-1) }
+}
 
 // SearchStaged reports whether writes are staged (the index is incomplete
 // until FlushSearchStage has run).
@@ -73,12 +80,12 @@ func (tx *Tx) SearchStaged() bool {
 	return false
 }
 
-// canStage reports whether a bulk batch may stage its writes: the buckets
-// exist (a store opened for writing has them), no flush is under way (a
+// canStage reports whether a bulk batch may stage its writes: staging is
+// on (StageSearch), the buckets exist (a store opened for writing has them), no flush is under way (a
 // run added then could hold keys the flush has moved), and whatever is
 // staged was staged by this Store, which knows its terms.
 func (tx *Tx) canStage(staged bool) bool {
-	if stagingOff || tx.s == nil || tx.b(bSearchStage) == nil || tx.b(bSearchStageTerms) == nil || tx.b(bSearchMeta).Get(metaStageNext) != nil {
+	if tx.s == nil || tx.s.staging.Load() == 0 || tx.b(bSearchStage) == nil || tx.b(bSearchStageTerms) == nil || tx.b(bSearchMeta).Get(metaStageNext) != nil {
 		return false
 	}
 	return !staged || tx.s.stageTerms != nil

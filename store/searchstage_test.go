@@ -20,6 +20,7 @@ func TestSearchStage_SameIndex(t *testing.T) {
 	defer func(n int) { stageFlushBytes = n }(stageFlushBytes)
 	stageFlushBytes = 3000
 	staging, direct := openTestStore(t), openTestStore(t)
+	defer staging.StageSearch()()
 	r := rand.New(rand.NewSource(11))
 	m := searchModel{}
 	next := uint32(0)
@@ -48,9 +49,7 @@ func TestSearchStage_SameIndex(t *testing.T) {
 	put := func(docs []uint32) {
 		t.Helper()
 		for _, s := range []*Store{staging, direct} {
-			stagingOff = s == direct
 			err := s.Update(func(tx *Tx) error { return tx.PutSearchDocs(m.batch(docs)) })
-			stagingOff = false
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -65,6 +64,12 @@ func TestSearchStage_SameIndex(t *testing.T) {
 	if !staged() {
 		t.Fatal("two bulk batches left nothing staged")
 	}
+	direct.View(func(tx *Tx) error {
+		if tx.SearchStaged() {
+			t.Error("bulk batches were staged without StageSearch")
+		}
+		return nil
+	})
 	// a flush killed after its first transaction, then a bulk batch
 	if err := staging.Update(func(tx *Tx) error { _, _, err := tx.flushStage(stageFlushBytes); return err }); err != nil {
 		t.Fatal(err)

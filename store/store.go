@@ -101,6 +101,7 @@ type Store struct {
 	// when it staged none since the stage was last empty; used inside
 	// write transactions only
 	stageTerms map[string]uint32
+	staging    atomic.Int32 // StageSearch calls not yet done
 }
 
 // HolderInfo describes the process holding a store open for writing.
