@@ -32,15 +32,19 @@ func (s *Store) releaseMapped() {
 	_ = syscall.Madvise(unsafe.Slice((*byte)(p), int(size)), syscall.MADV_DONTNEED)
 }
 
-// GovernMapped keeps the store's mapped pages in this process's resident
-// set under about limit bytes until the returned stop is called. A bulk
+// GovernMapped keeps this process's resident set under about limit bytes,
+// as far as the store's mapped pages make it up, until the returned stop
+// is called. A bulk
 // write (a reindex) reads pages all over the file, and the kernel maps up
 // to 16 neighbours of each page it faults in (fault-around), most of them
 // of other buckets: within one transaction that is 10 times what it reads
 // (160 MB to move 16 MB of staged postings). Releasing between
 // transactions (ReleaseMapped) cannot bound that; this does, from a
-// goroutine that looks at the process's file-backed resident pages every
-// 10 ms and releases them all when they pass limit. The release runs in a
+// goroutine that looks at the process's resident pages every 10 ms and
+// releases the mapped ones when the total passes limit (so that a phase
+// that reads one bucket at random, as link resolution does, keeps its
+// pages while the heap leaves room: releasing them at a fixed size cost
+// it half its time again in page faults). The release runs in a
 // read transaction, so that bbolt cannot remap the file meanwhile (a remap
 // waits for read transactions).
 func (s *Store) GovernMapped(limit int64) (stop func()) {
@@ -50,19 +54,20 @@ func (s *Store) GovernMapped(limit int64) (stop func()) {
 	}
 	page := int64(os.Getpagesize())
 	buf := make([]byte, 128)
-	shared := func() int64 {
+	statm := func() (resident, shared int64) {
 		// size resident shared text lib data dt, in pages; shared is
 		// RssFile + RssShmem
 		n, _ := f.ReadAt(buf, 0)
 		fields := bytes.Fields(buf[:n])
 		if len(fields) < 3 {
-			return 0
+			return 0, 0
 		}
-		v, _ := strconv.ParseInt(string(fields[2]), 10, 64)
-		return v * page
+		r, _ := strconv.ParseInt(string(fields[1]), 10, 64)
+		sh, _ := strconv.ParseInt(string(fields[2]), 10, 64)
+		return r * page, sh * page
 	}
 	s.releaseMapped()
-	base := shared() // this binary's own pages, and the store's few hot ones
+	_, base := statm() // this binary's own pages, and the store's few hot ones
 	done := make(chan struct{})
 	finished := make(chan struct{})
 	go func() {
@@ -76,7 +81,8 @@ func (s *Store) GovernMapped(limit int64) (stop func()) {
 				return
 			case <-t.C:
 			}
-			if shared()-base > limit {
+			// nothing to gain below 16 MB mapped (the heap alone is over)
+			if r, sh := statm(); r > limit && sh-base > 16<<20 {
 				_ = s.db.View(func(*bolt.Tx) error { s.releaseMapped(); return nil })
 			}
 		}

@@ -1190,16 +1190,18 @@ func (tx *Tx) PutSearchDocs(b *SearchBatch) error {
 	// other write moves the stage into place first.
 	staged := tx.SearchStaged()
 	bulk := (len(docs) >= bulkDocs || staged) && docNums[0] > u.stats.MaxDoc
-	var run []byte // the staged run's key prefix: its first doc
-	var st *stagedTerms
+	var st *stagedTerms // staging: the run's buckets and the terms staged before
 	if bulk && tx.canStage(staged) {
-		run, st = u32(docNums[0]), tx.stagedTerms(staged)
+		var err error
+		if st, err = tx.stageRun(staged, docNums[0]); err != nil {
+			return err
+		}
 	} else if staged {
 		if _, _, err := tx.flushStage(math.MaxInt); err != nil {
 			return err
 		}
 	}
-	ids, err := u.termIDs(b.Terms, st, run)
+	ids, err := u.termIDs(b.Terms, st)
 	if err != nil {
 		return err
 	}
@@ -1267,7 +1269,7 @@ func (tx *Tx) PutSearchDocs(b *SearchBatch) error {
 	fwdFlat := make([]uint32, n)
 	fwdPos := slices.Clone(fwdOff[:len(docs)])
 	// postings, term by term in id order
-	post, stage := tx.b(bSearchPost), tx.b(bSearchStage)
+	post := tx.b(bSearchPost)
 	c := post.Cursor()
 	var group, ops []posting
 	di := 0
@@ -1291,8 +1293,8 @@ func (tx *Tx) PutSearchDocs(b *SearchBatch) error {
 		}
 		del := dels[id]
 		switch {
-		case run != nil:
-			if err := u.putBlocksUnder(stage, run, id, group, bulkBlock); err != nil {
+		case st != nil:
+			if err := u.putBlocks(st.post, id, group, bulkBlock); err != nil {
 				return err
 			}
 			continue
@@ -1458,7 +1460,7 @@ func cmpU32(a, b uint32) int {
 // termIDs resolves the batch's terms to ids, handing out new ones in term
 // order. When the batch holds a good share of the dictionary, one cursor
 // walk merges the two sorted lists instead of a lookup per term.
-func (u *searchUpdate) termIDs(terms []string, st *stagedTerms, run []byte) ([]uint32, error) {
+func (u *searchUpdate) termIDs(terms []string, st *stagedTerms) ([]uint32, error) {
 	order := make([]int32, len(terms))
 	for i := range order {
 		order[i] = int32(i)
@@ -1517,7 +1519,7 @@ func (u *searchUpdate) termIDs(terms []string, st *stagedTerms, run []byte) ([]u
 		next++
 		ids[i] = next
 		if st != nil {
-			if err := st.stage(u.tx.b(bSearchStageTerms), &u.arena, run, t, next); err != nil {
+			if err := st.stage(&u.arena, t, next); err != nil {
 				return nil, err
 			}
 			continue
@@ -1580,17 +1582,11 @@ func (u *searchUpdate) appendPostings(post *bolt.Bucket, c *bolt.Cursor, id uint
 // putBlocks writes postings (above every doc of the term) as new blocks
 // of up to size postings.
 func (u *searchUpdate) putBlocks(post *bolt.Bucket, id uint32, ps []posting, size int) error {
-	return u.putBlocksUnder(post, nil, id, ps, size)
-}
-
-// putBlocksUnder is putBlocks into bucket b, each key prefix + term id +
-// block key doc (a staged run's: searchstage.go).
-func (u *searchUpdate) putBlocksUnder(b *bolt.Bucket, prefix []byte, id uint32, ps []posting, size int) error {
 	for i := 0; i < len(ps); i += size {
 		part := ps[i:min(i+size, len(ps))]
 		kd := part[0].doc
-		k := binary.BigEndian.AppendUint32(append(u.arena.alloc(len(prefix)+8), prefix...), id)
-		if err := b.Put(binary.BigEndian.AppendUint32(k, kd), u.encodeBlock(kd, part)); err != nil {
+		k := binary.BigEndian.AppendUint32(u.arena.alloc(8), id)
+		if err := post.Put(binary.BigEndian.AppendUint32(k, kd), u.encodeBlock(kd, part)); err != nil {
 			return err
 		}
 	}

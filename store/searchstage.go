@@ -12,8 +12,9 @@ import (
 // Staged writes: how a bulk build (a reindex, a first index, a search
 // rebuild) writes its postings and its new terms.
 //
-//	search_stage        u32 run + u32 term id + u32 block key doc → postings block
-//	search_stage_terms  u32 run + term bytes → u32 term id
+//	search_stage        u32 run → a bucket: u32 term id + u32 block key doc →
+//	                    postings block (search_post's keys and values)
+//	search_stage_terms  u32 run → a bucket: term bytes → u32 term id
 //	search_meta         "stage_next" → where a flush under way goes on:
 //	                    "t" + a term (the dictionary), or "p" + u32 term id +
 //	                    u32 doc (the postings)
@@ -24,9 +25,9 @@ import (
 // search_terms, those keys fall all over the buckets, and every commit
 // rewrites a leaf per key: a growing share of ever larger buckets, so a
 // reindex grew quadratic in the vault (10 of 28 s at 100,000 pages). A
-// bulk batch appends its writes to the stage instead, keyed by the batch
-// first (the run: the batch's first doc, above every earlier run), which
-// costs an append; FlushSearchStage then moves every run into place in key
+// bulk batch appends its writes to the stage instead, in a bucket of its
+// own (the run, under the batch's first doc, above every earlier run's),
+// where they are appends; FlushSearchStage then moves every run into place in key
 // order, merging the runs, in bounded transactions, and each leaf of the
 // index is written once. The values are the same bytes under the same keys
 // as direct writes: a flush leaves the index the batches would have.
@@ -53,8 +54,9 @@ func init() { registerDerived(string(bSearchStage), string(bSearchStageTerms)) }
 var metaStageNext = []byte("stage_next")
 
 // stageFlushBytes is about how many bytes one flush transaction moves (a
-// var for tests).
-var stageFlushBytes = 16 << 20
+// var for tests): the staged runs are spread over the file, and the kernel
+// maps ten times what a transaction reads of them (see GovernMapped).
+var stageFlushBytes = 4 << 20
 
 // StageSearch lets bulk batches stage their search writes until done is
 // called. The indexer calls it for a scan that builds the index as a
@@ -91,25 +93,38 @@ func (tx *Tx) canStage(staged bool) bool {
 	return !staged || tx.s.stageTerms != nil
 }
 
-// stagedTerms is what a staging batch knows of the terms staged before
-// it, and the ones it stages itself (the Store's list when it commits).
+// stagedTerms is a staging batch's: its run's buckets, the terms staged
+// before it, and the ones it stages itself (the Store's list when it
+// commits).
 type stagedTerms struct {
 	before map[string]uint32
 	added  map[string]uint32
+	post   *bolt.Bucket // the run's postings
+	terms  *bolt.Bucket // the run's new terms
 }
 
-func (tx *Tx) stagedTerms(staged bool) *stagedTerms {
+// stageRun starts the run of the batch whose first doc is first.
+func (tx *Tx) stageRun(staged bool, first uint32) (*stagedTerms, error) {
+	var run [2]*bolt.Bucket
+	for i, name := range [][]byte{bSearchStage, bSearchStageTerms} {
+		b, err := tx.b(name).CreateBucket(u32(first))
+		if err != nil {
+			return nil, fmt.Errorf("search stage: run %d: %w", first, err)
+		}
+		b.FillPercent = 0.9 // written in key order
+		run[i] = b
+	}
 	if !staged || tx.s.stageTerms == nil {
 		tx.s.stageTerms = map[string]uint32{} // an empty stage: this Store's own from now on
 	}
-	st := &stagedTerms{before: tx.s.stageTerms, added: map[string]uint32{}}
+	st := &stagedTerms{before: tx.s.stageTerms, added: map[string]uint32{}, post: run[0], terms: run[1]}
 	s := tx.s
 	tx.tx.OnCommit(func() {
 		for t, id := range st.added {
 			s.stageTerms[t] = id
 		}
 	})
-	return st
+	return st, nil
 }
 
 func (st *stagedTerms) get(t string) (uint32, bool) {
@@ -188,20 +203,24 @@ func (tx *Tx) flushStage(limit int) (done bool, next uint32, err error) {
 	if err != nil || rest != nil {
 		return false, getU32(rest), putNext(meta, 'p', rest, err)
 	}
-	// every run moved: an empty stage (its pages go back to the free list
-	// when this commits)
+	// every run moved: drop them, one by one (dropping a bucket reads each
+	// of its pages, and the kernel maps their neighbours too: released
+	// after each run, the mapped pages stay within a run's)
 	for _, name := range [][]byte{bSearchStage, bSearchStageTerms} {
-		if err := tx.tx.DeleteBucket(name); err != nil {
-			return false, 0, fmt.Errorf("drop %s: %w", name, err)
+		stage := tx.b(name)
+		var runs [][]byte
+		c := stage.Cursor()
+		for k, _ := c.First(); k != nil; k, _ = c.Next() {
+			runs = append(runs, append([]byte{}, k...))
 		}
-		if tx.s != nil {
-			tx.s.ReleaseMapped() // dropping the bucket read each of its pages
+		for _, run := range runs {
+			if err := stage.DeleteBucket(run); err != nil {
+				return false, 0, fmt.Errorf("drop %s run %x: %w", name, run, err)
+			}
+			if tx.s != nil {
+				tx.s.ReleaseMapped()
+			}
 		}
-		b, err := tx.tx.CreateBucket(name)
-		if err != nil {
-			return false, 0, fmt.Errorf("create %s: %w", name, err)
-		}
-		b.FillPercent = 0.9
 	}
 	tx.forgetStagedTerms()
 	return true, 0, meta.Delete(metaStageNext)
@@ -217,44 +236,35 @@ func putNext(meta *bolt.Bucket, kind byte, key []byte, err error) error {
 // stageRun is one run's cursor in a flush, at its next entry.
 type stageRun struct {
 	c    *bolt.Cursor
-	run  [4]byte
 	ord  int // the run's place among the runs
 	k, v []byte
 }
 
-// next moves to the run's next entry, reporting false at its end.
-func (r *stageRun) next() bool {
-	r.k, r.v = r.c.Next()
-	return r.k != nil && len(r.k) > 4 && bytes.Equal(r.k[:4], r.run[:])
-}
-
-// mergeRuns puts every entry of the runs of stage (keys: u32 run + key)
-// into dst under its key, in key order, from key from on (nil: the
-// first), until *moved (bytes moved so far, counted on) reaches limit. It
-// returns the key to go on from, or nil when every entry has moved. Keys
-// and values stay in the mapped stage, untouched until the transaction
-// commits, as bbolt wants them.
+// mergeRuns puts every entry of the runs of stage (a bucket per run) into
+// dst, in key order, from key from on (nil: the first), until *moved
+// (bytes moved so far, counted on) reaches limit. It returns the key to
+// go on from, or nil when every entry has moved. Keys and values stay in
+// the mapped stage, untouched until the transaction commits, as bbolt
+// wants them.
 func mergeRuns(stage, dst *bolt.Bucket, from []byte, limit int, moved *int) ([]byte, error) {
 	// a cursor per run, at its first key ≥ from; the runs in order, so
-	// that equal keys (none are, but for a term's blocks the runs hold
-	// consecutive docs) come out in run order
+	// that a term's blocks (in consecutive runs) come out in key order
 	var runs []*stageRun
 	c := stage.Cursor()
-	for k, _ := c.First(); k != nil; {
-		if len(k) <= 4 {
-			return nil, fmt.Errorf("search stage: key of %d bytes", len(k))
+	for k, v := c.First(); k != nil; k, v = c.Next() {
+		b := stage.Bucket(k)
+		if v != nil || b == nil {
+			return nil, fmt.Errorf("search stage: %x is no run", k)
 		}
-		r := &stageRun{c: stage.Cursor(), ord: len(runs)}
-		copy(r.run[:], k[:4])
-		r.k, r.v = r.c.Seek(append(append([]byte{}, r.run[:]...), from...))
-		if r.k != nil && len(r.k) > 4 && bytes.Equal(r.k[:4], r.run[:]) {
+		r := &stageRun{c: b.Cursor(), ord: len(runs)}
+		if from == nil {
+			r.k, r.v = r.c.First()
+		} else {
+			r.k, r.v = r.c.Seek(from)
+		}
+		if r.k != nil {
 			runs = append(runs, r)
 		}
-		n := getU32(r.run[:])
-		if n == ^uint32(0) {
-			break
-		}
-		k, _ = c.Seek(u32(n + 1))
 	}
 	h := stageHeap(runs)
 	h.init()
@@ -262,13 +272,13 @@ func mergeRuns(stage, dst *bolt.Bucket, from []byte, limit int, moved *int) ([]b
 	for len(h) > 0 {
 		r := h[0]
 		if *moved >= limit {
-			return append([]byte{}, r.k[4:]...), nil
+			return append([]byte{}, r.k...), nil
 		}
-		if err := dst.Put(r.k[4:], r.v); err != nil {
+		if err := dst.Put(r.k, r.v); err != nil {
 			return nil, err
 		}
 		*moved += len(r.k) + len(r.v) + 16
-		if r.next() {
+		if r.k, r.v = r.c.Next(); r.k != nil {
 			h.down(0)
 		} else {
 			h.pop()
@@ -281,7 +291,7 @@ func mergeRuns(stage, dst *bolt.Bucket, from []byte, limit int, moved *int) ([]b
 type stageHeap []*stageRun
 
 func (h stageHeap) less(i, j int) bool {
-	if c := bytes.Compare(h[i].k[4:], h[j].k[4:]); c != 0 {
+	if c := bytes.Compare(h[i].k, h[j].k); c != 0 {
 		return c < 0
 	}
 	return h[i].ord < h[j].ord
@@ -320,11 +330,10 @@ func (h stageHeap) down(i int) {
 	}
 }
 
-// stageTerm is how a staging batch records a new term: under its run, in
-// the batch's term order (an append), and in its list of added terms.
-func (st *stagedTerms) stage(b *bolt.Bucket, a *arena, run []byte, t string, id uint32) error {
-	k := append(append(a.alloc(len(run)+len(t)), run...), t...)
-	if err := b.Put(k, append(a.alloc(4), u32(id)...)); err != nil {
+// stage records a new term: in its run, in the batch's term order (an
+// append), and in the list of terms the batch added.
+func (st *stagedTerms) stage(a *arena, t string, id uint32) error {
+	if err := st.terms.Put(append(a.alloc(len(t)), t...), append(a.alloc(4), u32(id)...)); err != nil {
 		return err
 	}
 	st.added[strings.Clone(t)] = id
