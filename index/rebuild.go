@@ -34,18 +34,25 @@ type PageRebuilder interface {
 // pageRebuilder returns the PageRebuilder of ix.Pages, looking through
 // wrappers around one (a PageIndexer with Unwrap() PageIndexer), or nil.
 func (ix *Indexer) pageRebuilder() PageRebuilder {
-	p := ix.Pages
+	rb, _ := findPages[PageRebuilder](ix.Pages)
+	return rb
+}
+
+// findPages returns the first of p and the indexers it wraps (Unwrap)
+// that is a T.
+func findPages[T any](p PageIndexer) (T, bool) {
 	for p != nil {
-		if rb, ok := p.(PageRebuilder); ok {
-			return rb
+		if t, ok := p.(T); ok {
+			return t, true
 		}
 		u, ok := p.(interface{ Unwrap() PageIndexer })
 		if !ok {
-			return nil
+			break
 		}
 		p = u.Unwrap()
 	}
-	return nil
+	var zero T
+	return zero, false
 }
 
 // resetStalePages empties the page index when it was built by other

@@ -399,8 +399,12 @@ func (ix *Indexer) Scan(ctx context.Context, opts ScanOptions) (*Report, error) 
 				bytes += todo[j].size
 				j++
 			}
+			items := ix.prepare(pctx, rd, todo[i:j], known)
+			if bulk {
+				ix.preparePages(items)
+			}
 			select {
-			case batches <- preparedBatch{ix.prepare(pctx, rd, todo[i:j], known), j - i}:
+			case batches <- preparedBatch{items, j - i}:
 			case <-stop:
 				return
 			}
@@ -449,7 +453,7 @@ func (ix *Indexer) Scan(ctx context.Context, opts ScanOptions) (*Report, error) 
 					rep.add(&rep.New, &rep.NewCount, it.d.path)
 				}
 				if it.parsed != nil {
-					if err := u.applyPage(pageChange{path: it.d.path, file: it.file, parsed: it.parsed}); err != nil {
+					if err := u.applyPage(pageChange{path: it.d.path, file: it.file, parsed: it.parsed, pre: it.pre}); err != nil {
 						return err
 					}
 				} else if err := u.putFile(it.d.path, it.file); err != nil {
@@ -803,6 +807,7 @@ type prepared struct {
 	file   store.FileRec
 	parsed *markdown.Page // nil for sources and unchanged pages
 	err    error
+	pre    any // the PagePreparer's, for a bulk scan (preparePages)
 }
 
 // prepare reads, hashes and parses a batch with one worker per CPU,
@@ -885,4 +890,28 @@ func (ix *Indexer) read(ctx context.Context, rd *readers, p string, page bool) (
 	defer f.Close()
 	sum, n, err := vaultfs.Hash(ctx, nil, f)
 	return nil, sum, n, err
+}
+
+// preparePages hands the pages of a batch that its transaction will index
+// (read and parsed, not reserved: applyPage indexes exactly those) to the
+// PagePreparer, if there is one, and keeps what it makes of each.
+func (ix *Indexer) preparePages(items []prepared) {
+	pp, ok := findPages[PagePreparer](ix.Pages)
+	if !ok {
+		return
+	}
+	var pages []IndexedPage
+	var at []int
+	for i, it := range items {
+		if it.err == nil && it.parsed != nil && !vault.IsReserved(it.d.path) {
+			pages = append(pages, IndexedPage{Rec: pageFields(it.d.path, it.parsed), Parsed: it.parsed})
+			at = append(at, i)
+		}
+	}
+	if len(pages) == 0 {
+		return
+	}
+	for k, pre := range pp.PreparePages(pages) {
+		items[at[k]].pre = pre
+	}
 }
