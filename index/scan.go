@@ -204,15 +204,15 @@ func (ix *Indexer) progress(phase string, done, total int) {
 	}
 }
 
-// Scan brings the store in step with the files (SPEC §3): unchanged files
-// (same size and mtime) are not read; changed ones are read once, hashed,
-// and re-indexed only if the hash changed; vanished ones are removed.
 // mappedLimit is the resident set a bulk scan keeps to, as far as the
 // store's mapped pages make it up (store.GovernMapped): the Go heap runs
 // up to its 200 MiB limit, the pages of the store fill the rest, and a
 // reindex of 100,000 pages peaks under 400 MB.
 const mappedLimit = 300 << 20
 
+// Scan brings the store in step with the files (SPEC §3): unchanged files
+// (same size and mtime) are not read; changed ones are read once, hashed,
+// and re-indexed only if the hash changed; vanished ones are removed.
 func (ix *Indexer) Scan(ctx context.Context, opts ScanOptions) (*Report, error) {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()

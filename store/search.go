@@ -28,8 +28,9 @@ import (
 //	                can be replaced or removed without re-reading its old text,
 //	                and its names for re-ranking
 //	search_norms    u32 (doc >> 8) → 256 × 3 quantized field lengths
-//	search_stage    a bulk build's postings blocks until they are moved into
-//	                search_post (searchstage.go)
+//	search_stage, search_stage_terms
+//	                a bulk build's postings blocks and new terms until they
+//	                are moved into search_post and search_terms (searchstage.go)
 //
 // A postings block holds documents of one term in ascending doc order,
 // each ≥ the block key's doc and < the next block key's doc of the term:
@@ -1474,15 +1475,15 @@ func (u *searchUpdate) termIDs(terms []string, st *stagedTerms) ([]uint32, error
 	var fresh []int32 // batch indexes of new terms, in term order
 	if st != nil {
 		// the terms staged before this batch are not in the dictionary yet
-		known := order[:0:0]
+		rest := order[:0:0]
 		for _, i := range order {
 			if id, ok := st.get(terms[i]); ok {
 				ids[i] = id
 			} else {
-				known = append(known, i)
+				rest = append(rest, i)
 			}
 		}
-		order = known
+		order = rest
 		inDict -= min(inDict, uint32(len(st.before)))
 	}
 	if uint64(len(order))*16 > uint64(inDict) {
