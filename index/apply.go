@@ -22,6 +22,19 @@ type IndexedPage struct {
 	Doc    uint32
 	Rec    *store.PageRec
 	Parsed *markdown.Page
+	// Prepared is what the PageIndexer's PreparePages made of the page
+	// before the transaction (nil: nothing; see PagePreparer).
+	Prepared any
+}
+
+// A PagePreparer is a PageIndexer (or wraps one, see Unwrap) that can do
+// its work on pages before the write transaction that indexes them: a bulk
+// scan calls PreparePages from the goroutine that reads the next batch,
+// beside the transaction applying the one before, with pages that have no
+// doc yet and the record fields their file determines; IndexPages then
+// gets each page's value back as IndexedPage.Prepared.
+type PagePreparer interface {
+	PreparePages(pages []IndexedPage) []any
 }
 
 // updater applies changes inside one write transaction.
@@ -80,6 +93,7 @@ type pageChange struct {
 	path   string
 	file   store.FileRec
 	parsed *markdown.Page
+	pre    any // the PagePreparer's (IndexedPage.Prepared)
 }
 
 // applyPage inserts or replaces the page at c.path.
@@ -153,7 +167,7 @@ func (u *updater) applyPage(c pageChange) error {
 		} else if err := u.resolveApplied(rec, old); err != nil {
 			return err
 		}
-		u.indexed = append(u.indexed, IndexedPage{Doc: rec.Doc, Rec: rec, Parsed: c.parsed})
+		u.indexed = append(u.indexed, IndexedPage{Doc: rec.Doc, Rec: rec, Parsed: c.parsed, Prepared: c.pre})
 	}
 	if namesChanged {
 		return u.markLinkers(rec)

@@ -34,18 +34,25 @@ type PageRebuilder interface {
 // pageRebuilder returns the PageRebuilder of ix.Pages, looking through
 // wrappers around one (a PageIndexer with Unwrap() PageIndexer), or nil.
 func (ix *Indexer) pageRebuilder() PageRebuilder {
-	p := ix.Pages
+	rb, _ := findPages[PageRebuilder](ix.Pages)
+	return rb
+}
+
+// findPages returns the first of p and the indexers it wraps (Unwrap)
+// that is a T.
+func findPages[T any](p PageIndexer) (T, bool) {
 	for p != nil {
-		if rb, ok := p.(PageRebuilder); ok {
-			return rb
+		if t, ok := p.(T); ok {
+			return t, true
 		}
 		u, ok := p.(interface{ Unwrap() PageIndexer })
 		if !ok {
-			return nil
+			break
 		}
 		p = u.Unwrap()
 	}
-	return nil
+	var zero T
+	return zero, false
 }
 
 // resetStalePages empties the page index when it was built by other
@@ -93,6 +100,7 @@ func (ix *Indexer) fillPages(ctx context.Context, rd *readers) error {
 		return err
 	}
 	ix.progress("search", 0, len(todo))
+	defer ix.Store.StageSearch()()
 	for i := 0; i < len(todo); {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -116,6 +124,9 @@ func (ix *Indexer) fillPages(ctx context.Context, rd *readers) error {
 		i = j
 		ix.progress("search", i, len(todo))
 	}
+	if err := ix.flushStage(ctx); err != nil {
+		return err
+	}
 	return ix.Store.Update(rb.PagesComplete)
 }
 
@@ -123,4 +134,15 @@ func (ix *Indexer) notify(msg string) {
 	if ix.Notify != nil {
 		ix.Notify(msg)
 	}
+}
+
+// flushStage moves the search postings a bulk staged into place (see
+// store.FlushSearchStage), showing progress when there is any.
+func (ix *Indexer) flushStage(ctx context.Context) error {
+	staged := false
+	_ = ix.Store.View(func(tx *store.Tx) error { staged = tx.SearchStaged(); return nil })
+	if !staged {
+		return nil
+	}
+	return ix.Store.FlushSearchStage(ctx, func(done, total int) { ix.progress("postings", done, total) })
 }

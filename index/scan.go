@@ -104,8 +104,11 @@ func (ix *Indexer) Activity() (Activity, bool) {
 
 // PhaseUnit names what a phase's counts count.
 func PhaseUnit(phase string) string {
-	if phase == "links" || phase == "graph" {
+	switch phase {
+	case "links", "graph":
 		return "pages"
+	case "postings":
+		return "terms"
 	}
 	return "files"
 }
@@ -213,6 +216,12 @@ func (ix *Indexer) progress(phase string, done, total int) {
 	}
 }
 
+// mappedLimit is the resident set a bulk scan keeps to, as far as the
+// store's mapped pages make it up (store.GovernMapped): the Go heap runs
+// up to its 200 MiB limit, the pages of the store fill the rest, and a
+// reindex of 100,000 pages peaks under 400 MB.
+const mappedLimit = 300 << 20
+
 // Scan brings the store in step with the files (SPEC §3): unchanged files
 // (same size and mtime) are not read; changed ones are read once, hashed,
 // and re-indexed only if the hash changed; vanished ones are removed.
@@ -240,12 +249,26 @@ func (ix *Indexer) Scan(ctx context.Context, opts ScanOptions) (*Report, error) 
 	}
 	ix.act.Store(&Activity{Phase: "scan", Since: start})
 	defer ix.act.Store(nil)
+	if opts.Full {
+		// dropping the old index reads all of it
+		defer ix.Store.GovernMapped(mappedLimit)()
+	}
 	bulk, fresh, err := ix.begin(opts)
 	if err != nil {
 		return nil, err
 	}
 	if bulk {
 		ix.act.Store(&Activity{Phase: "scan", Rebuild: true, Since: start})
+		if !opts.Full {
+			defer ix.Store.GovernMapped(mappedLimit)()
+		}
+		// the index is built as a whole: its postings are staged
+		defer ix.Store.StageSearch()()
+	}
+	// postings a killed bulk left staged go into place before anything
+	// else changes the index
+	if err := ix.flushStage(ctx); err != nil {
+		return nil, err
 	}
 	rd, err := ix.openReaders()
 	if err != nil {
@@ -388,8 +411,12 @@ func (ix *Indexer) Scan(ctx context.Context, opts ScanOptions) (*Report, error) 
 				bytes += todo[j].size
 				j++
 			}
+			items := ix.prepare(pctx, rd, todo[i:j], known)
+			if bulk {
+				ix.preparePages(items)
+			}
 			select {
-			case batches <- preparedBatch{ix.prepare(pctx, rd, todo[i:j], known), j - i}:
+			case batches <- preparedBatch{items, j - i}:
 			case <-stop:
 				return
 			}
@@ -438,7 +465,7 @@ func (ix *Indexer) Scan(ctx context.Context, opts ScanOptions) (*Report, error) 
 					rep.add(&rep.New, &rep.NewCount, it.d.path)
 				}
 				if it.parsed != nil {
-					if err := u.applyPage(pageChange{path: it.d.path, file: it.file, parsed: it.parsed}); err != nil {
+					if err := u.applyPage(pageChange{path: it.d.path, file: it.file, parsed: it.parsed, pre: it.pre}); err != nil {
 						return err
 					}
 				} else if err := u.putFile(it.d.path, it.file); err != nil {
@@ -472,6 +499,9 @@ func (ix *Indexer) Scan(ctx context.Context, opts ScanOptions) (*Report, error) 
 			ix.Store.ReleaseMapped()
 		}
 		ix.progress(phase, done, total)
+	}
+	if err := ix.flushStage(ctx); err != nil {
+		return nil, err
 	}
 	if err := ix.settle(ctx, fresh); err != nil {
 		return nil, err
@@ -794,6 +824,7 @@ type prepared struct {
 	file   store.FileRec
 	parsed *markdown.Page // nil for sources and unchanged pages
 	err    error
+	pre    any // the PagePreparer's, for a bulk scan (preparePages)
 }
 
 // prepare reads, hashes and parses a batch with one worker per CPU,
@@ -876,4 +907,28 @@ func (ix *Indexer) read(ctx context.Context, rd *readers, p string, page bool) (
 	defer f.Close()
 	sum, n, err := vaultfs.Hash(ctx, nil, f)
 	return nil, sum, n, err
+}
+
+// preparePages hands the pages of a batch that its transaction will index
+// (read and parsed, not reserved: applyPage indexes exactly those) to the
+// PagePreparer, if there is one, and keeps what it makes of each.
+func (ix *Indexer) preparePages(items []prepared) {
+	pp, ok := findPages[PagePreparer](ix.Pages)
+	if !ok {
+		return
+	}
+	var pages []IndexedPage
+	var at []int
+	for i, it := range items {
+		if it.err == nil && it.parsed != nil && !vault.IsReserved(it.d.path) {
+			pages = append(pages, IndexedPage{Rec: pageFields(it.d.path, it.parsed), Parsed: it.parsed})
+			at = append(at, i)
+		}
+	}
+	if len(pages) == 0 {
+		return
+	}
+	for k, pre := range pp.PreparePages(pages) {
+		items[at[k]].pre = pre
+	}
 }

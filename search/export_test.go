@@ -62,3 +62,7 @@ func SetEnglishOnly(on bool) (restore func()) {
 	englishOnly = on
 	return func() { englishOnly = old }
 }
+
+// OnPrepared sets a hook told of each batch IndexPages took from
+// PreparePages (nil: none).
+func OnPrepared(fn func(pages int)) { testHookPrepared = fn }

@@ -43,7 +43,10 @@ type Indexer struct {
 	Language Language
 }
 
-var _ index.PageIndexer = Indexer{}
+var (
+	_ index.PageIndexer  = Indexer{}
+	_ index.PagePreparer = Indexer{}
+)
 
 // IndexPages adds or replaces the given pages in the index. Pages are
 // analyzed in parallel; the store then merges the batch's postings into
@@ -60,7 +63,56 @@ func (ix Indexer) IndexPages(tx *store.Tx, pages []index.IndexedPage) error {
 			return err
 		}
 	}
-	return tx.PutSearchDocs(analyzeBatch(pages, ix.Language))
+	b := preparedBatch(pages)
+	if b == nil {
+		b = analyzeBatch(pages, ix.Language)
+	}
+	return tx.PutSearchDocs(b)
+}
+
+// preparedDoc is a page analyzed before its transaction: doc slot of
+// batch (PreparePages).
+type preparedDoc struct {
+	batch *store.SearchBatch
+	slot  int
+}
+
+// PreparePages analyzes pages that have no doc yet (index.PagePreparer):
+// their batch, to which IndexPages gives the docs.
+func (ix Indexer) PreparePages(pages []index.IndexedPage) []any {
+	b := analyzeBatch(pages, ix.Language)
+	out := make([]any, len(pages))
+	for i := range pages {
+		out[i] = &preparedDoc{batch: b, slot: i}
+	}
+	return out
+}
+
+// testHookPrepared, when set by a test, is told each prepared batch used.
+var testHookPrepared func(pages int)
+
+// preparedBatch returns the batch PreparePages made of exactly these
+// pages, with their docs, or nil (some page was not prepared, or with
+// others).
+func preparedBatch(pages []index.IndexedPage) *store.SearchBatch {
+	var b *store.SearchBatch
+	seen := make([]bool, len(pages))
+	for _, p := range pages {
+		pd, ok := p.Prepared.(*preparedDoc)
+		if !ok || b != nil && pd.batch != b || len(pd.batch.Docs) != len(pages) || seen[pd.slot] {
+			return nil
+		}
+		b = pd.batch
+		seen[pd.slot] = true
+	}
+	for _, p := range pages {
+		pd := p.Prepared.(*preparedDoc)
+		b.Docs[pd.slot].Doc = p.Doc
+	}
+	if testHookPrepared != nil {
+		testHookPrepared(len(pages))
+	}
+	return b
 }
 
 // RemovePages removes pages from the index.

@@ -230,6 +230,10 @@ func checkIndex(tx *store.Tx) error {
 		return errs.E(errs.Unavailable, "the search index is being rebuilt for this version of synapse (%d of %d pages so far); try again shortly",
 			tx.SearchStats().Docs, tx.PageCount())
 	}
+	if tx.SearchStaged() {
+		// a bulk build's postings not yet moved into place (store/searchstage.go)
+		return errs.E(errs.Unavailable, "the search index is being built (%d of %d pages so far); %s", tx.SearchStats().Docs, tx.PageCount(), later)
+	}
 	v := tx.SearchVersion()
 	if v != "" && v != AnalyzerVersion {
 		return errs.E(errs.Unavailable, "the search index was built by another version of synapse; %s", later)

@@ -28,6 +28,9 @@ import (
 //	                can be replaced or removed without re-reading its old text,
 //	                and its names for re-ranking
 //	search_norms    u32 (doc >> 8) → 256 × 3 quantized field lengths
+//	search_stage, search_stage_terms
+//	                a bulk build's postings blocks and new terms until they
+//	                are moved into search_post and search_terms (searchstage.go)
 //
 // A postings block holds documents of one term in ascending doc order,
 // each ≥ the block key's doc and < the next block key's doc of the term:
@@ -243,7 +246,8 @@ func (tx *Tx) SetSearchMeta(key string, v []byte) error {
 // ResetSearch empties the search index: every search bucket is dropped
 // and created again, the rest of the store is left alone.
 func (tx *Tx) ResetSearch() error {
-	for _, name := range [][]byte{bSearchMeta, bSearchTerms, bSearchPost, bSearchFwd, bSearchNorms} {
+	tx.forgetStagedTerms()
+	for _, name := range [][]byte{bSearchMeta, bSearchTerms, bSearchPost, bSearchFwd, bSearchNorms, bSearchStage, bSearchStageTerms} {
 		if tx.b(name) != nil {
 			if err := tx.tx.DeleteBucket(name); err != nil {
 				return fmt.Errorf("drop %s: %w", name, err)
@@ -800,7 +804,10 @@ type SearchIndexStats struct {
 // SearchIndexSize walks the search buckets and sums their keys and values.
 func (tx *Tx) SearchIndexSize() SearchIndexStats {
 	var s SearchIndexStats
-	for _, name := range [][]byte{bSearchMeta, bSearchTerms, bSearchPost, bSearchFwd, bSearchNorms} {
+	for _, name := range [][]byte{bSearchMeta, bSearchTerms, bSearchPost, bSearchFwd, bSearchNorms, bSearchStage, bSearchStageTerms} {
+		if tx.b(name) == nil {
+			continue
+		}
 		c := tx.b(name).Cursor()
 		for k, v := c.First(); k != nil; k, v = c.Next() {
 			s.Bytes += int64(len(k) + len(v))
@@ -1158,10 +1165,6 @@ func (tx *Tx) PutSearchDocs(b *SearchBatch) error {
 		return nil
 	}
 	u := tx.newSearchUpdate()
-	ids, err := u.termIDs(b.Terms)
-	if err != nil {
-		return err
-	}
 	// docs in ascending order; a doc given twice: the later version wins
 	order := make([]int, 0, len(b.Docs))
 	for i := range b.Docs {
@@ -1178,6 +1181,30 @@ func (tx *Tx) PutSearchDocs(b *SearchBatch) error {
 	docNums := make([]uint32, len(docs))
 	for x, i := range docs {
 		docNums[x] = b.Docs[i].Doc
+	}
+	// a bulk batch (a reindex, an import) of docs all above every indexed
+	// doc writes each term's postings as new blocks without looking at
+	// the term's existing ones: a partly filled block per term and batch
+	// is cheaper than a B+tree seek per term and batch. Its blocks and new
+	// terms are staged (searchstage.go), and while anything is staged
+	// every batch that only adds docs above the rest stages its own; any
+	// other write moves the stage into place first.
+	staged := tx.SearchStaged()
+	bulk := (len(docs) >= bulkDocs || staged) && docNums[0] > u.stats.MaxDoc
+	var st *stagedTerms // staging: the run's buckets and the terms staged before
+	if bulk && tx.canStage(staged) {
+		var err error
+		if st, err = tx.stageRun(staged, docNums[0]); err != nil {
+			return err
+		}
+	} else if staged {
+		if _, _, err := tx.flushStage(math.MaxInt); err != nil {
+			return err
+		}
+	}
+	ids, err := u.termIDs(b.Terms, st)
+	if err != nil {
+		return err
 	}
 	// every (term, doc) of the batch, made in doc order and radix-sorted
 	// by term id (stable, so each term's docs stay ascending): cheaper
@@ -1196,11 +1223,6 @@ func (tx *Tx) PutSearchDocs(b *SearchBatch) error {
 		}
 	}
 	ents = radixSortByID(ents, (*scratch)[n:2*n])
-	// a bulk batch (a reindex, an import) of docs all above every indexed
-	// doc writes each term's postings as new blocks without looking at
-	// the term's existing ones: a partly filled block per term and batch
-	// is cheaper than a B+tree seek per term and batch
-	bulk := len(docs) >= bulkDocs && docNums[0] > u.stats.MaxDoc
 	u.stats.MaxDoc = max(u.stats.MaxDoc, docNums[len(docNums)-1])
 	// earlier versions: statistics, and removals of terms a doc lost
 	dels := map[uint32][]uint32{} // term id → docs, ascending
@@ -1272,6 +1294,11 @@ func (tx *Tx) PutSearchDocs(b *SearchBatch) error {
 		}
 		del := dels[id]
 		switch {
+		case st != nil:
+			if err := u.putBlocks(st.post, id, group, bulkBlock); err != nil {
+				return err
+			}
+			continue
 		case bulk:
 			if err := u.putBlocks(post, id, group, bulkBlock); err != nil {
 				return err
@@ -1315,6 +1342,12 @@ func (tx *Tx) PutSearchDocs(b *SearchBatch) error {
 // RemoveSearchDocs removes documents from the search index (unknown docs
 // are ignored).
 func (tx *Tx) RemoveSearchDocs(docs []uint32) error {
+	if tx.SearchStaged() {
+		// the docs' blocks may be staged: into place first
+		if _, _, err := tx.flushStage(math.MaxInt); err != nil {
+			return err
+		}
+	}
 	u := tx.newSearchUpdate()
 	sorted := slices.Clone(docs)
 	slices.Sort(sorted)
@@ -1428,7 +1461,7 @@ func cmpU32(a, b uint32) int {
 // termIDs resolves the batch's terms to ids, handing out new ones in term
 // order. When the batch holds a good share of the dictionary, one cursor
 // walk merges the two sorted lists instead of a lookup per term.
-func (u *searchUpdate) termIDs(terms []string) ([]uint32, error) {
+func (u *searchUpdate) termIDs(terms []string, st *stagedTerms) ([]uint32, error) {
 	order := make([]int32, len(terms))
 	for i := range order {
 		order[i] = int32(i)
@@ -1438,8 +1471,22 @@ func (u *searchUpdate) termIDs(terms []string) ([]uint32, error) {
 	dict := u.tx.b(bSearchTerms)
 	meta := u.tx.b(bSearchMeta)
 	next := getU32(meta.Get([]byte("next_term")))
+	inDict := next    // about how many terms the dictionary holds
 	var fresh []int32 // batch indexes of new terms, in term order
-	if uint64(len(terms))*16 > uint64(next) {
+	if st != nil {
+		// the terms staged before this batch are not in the dictionary yet
+		rest := order[:0:0]
+		for _, i := range order {
+			if id, ok := st.get(terms[i]); ok {
+				ids[i] = id
+			} else {
+				rest = append(rest, i)
+			}
+		}
+		order = rest
+		inDict -= min(inDict, uint32(len(st.before)))
+	}
+	if uint64(len(order))*16 > uint64(inDict) {
 		c := dict.Cursor()
 		k, v := c.First()
 		for _, i := range order {
@@ -1472,6 +1519,12 @@ func (u *searchUpdate) termIDs(terms []string) ([]uint32, error) {
 		}
 		next++
 		ids[i] = next
+		if st != nil {
+			if err := st.stage(&u.arena, t, next); err != nil {
+				return nil, err
+			}
+			continue
+		}
 		if err := dict.Put([]byte(t), append(u.arena.alloc(4), u32(next)...)); err != nil {
 			return nil, err
 		}
@@ -1533,7 +1586,8 @@ func (u *searchUpdate) putBlocks(post *bolt.Bucket, id uint32, ps []posting, siz
 	for i := 0; i < len(ps); i += size {
 		part := ps[i:min(i+size, len(ps))]
 		kd := part[0].doc
-		if err := post.Put(postKey(id, kd), u.encodeBlock(kd, part)); err != nil {
+		k := binary.BigEndian.AppendUint32(u.arena.alloc(8), id)
+		if err := post.Put(binary.BigEndian.AppendUint32(k, kd), u.encodeBlock(kd, part)); err != nil {
 			return err
 		}
 	}

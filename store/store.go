@@ -97,6 +97,11 @@ type Store struct {
 	path     string
 	readOnly bool
 	commits  atomic.Uint64
+	// stageTerms are the terms this Store staged (searchstage.go), nil
+	// when it staged none since the stage was last empty; used inside
+	// write transactions only
+	stageTerms map[string]uint32
+	staging    atomic.Int32 // StageSearch calls not yet done
 }
 
 // HolderInfo describes the process holding a store open for writing.
@@ -300,7 +305,7 @@ func (s *Store) Commits() uint64 { return s.commits.Load() }
 // order, which is their titles' order for synapse-named files), so their
 // pages are filled further before a split than bbolt's default half
 // (page_path, by_type and catalog were half-empty at 100,000 pages).
-var sequentialBuckets = [][]byte{bPages, bFiles, bAdj, bSearchFwd, bSearchNorms, bPagePath, bByType, bCatalog}
+var sequentialBuckets = [][]byte{bPages, bFiles, bAdj, bSearchFwd, bSearchNorms, bSearchStage, bSearchStageTerms, bPagePath, bByType, bCatalog}
 
 func newTx(btx *bolt.Tx) *Tx {
 	if btx.Writable() {
@@ -376,6 +381,7 @@ func (tx *Tx) prepare() error {
 // older layout go too), recreates the derived buckets empty and clears the
 // scan marks. The review queue and other kept buckets are untouched.
 func (tx *Tx) ResetDerived() error {
+	tx.forgetStagedTerms()
 	kept := map[string]bool{}
 	for _, name := range keptBuckets {
 		kept[string(name)] = true

@@ -16,7 +16,8 @@ import (
 
 // Fingerprint lists pages (path, title, type, names, sources, resolved
 // links), backlinks, dangling links and graph edges with weights rounded to
-// 1e-4.
+// 1e-4, and the search index: each term's postings by path, and the
+// collection statistics (not how the postings are cut into blocks).
 func Fingerprint(s *store.Store) (string, error) {
 	var lines []string
 	err := s.View(func(tx *store.Tx) error {
@@ -82,7 +83,7 @@ func Fingerprint(s *store.Store) (string, error) {
 		}
 		lines = append(lines, fmt.Sprintf("counts pages=%d links=%d pending_links=%d pending_graph=%d",
 			tx.PageCount(), tx.LinkCount(), len(tx.LinksDirty(0)), tx.GraphDirtyCount()))
-		return nil
+		return searchLines(tx, paths, &lines)
 	})
 	sort.Strings(lines)
 	return strings.Join(lines, "\n") + "\n", err
@@ -284,4 +285,27 @@ func DiffLines(a, b string) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// searchLines adds the search index to lines: a line per term with its
+// postings (path and field frequencies, in path order), and the collection
+// statistics; or why it cannot be read.
+func searchLines(tx *store.Tx, paths map[uint32]string, lines *[]string) error {
+	if !tx.SearchReady() {
+		*lines = append(*lines, "search not built")
+		return nil
+	}
+	st := tx.SearchStats()
+	*lines = append(*lines, fmt.Sprintf("search docs=%d lengths=%v staged=%v version=%q", st.Docs, st.Len, tx.SearchStaged(), tx.SearchVersion()))
+	for _, t := range tx.SearchTermsWithPrefix("", math.MaxInt) {
+		var ps []string
+		if err := tx.SearchPostings(t.ID, func(doc uint32, tf [store.SearchFields]uint32) {
+			ps = append(ps, fmt.Sprintf("%s%v", paths[doc], tf))
+		}); err != nil {
+			return fmt.Errorf("postings of %q: %w", t.Term, err)
+		}
+		sort.Strings(ps)
+		*lines = append(*lines, fmt.Sprintf("term %q df=%d %s", t.Term, t.DF, strings.Join(ps, " ")))
+	}
+	return nil
 }
