@@ -450,11 +450,11 @@ func diffContrib(a, b contrib) contrib {
 //
 // It reads the pages a chunk at a time and looks up the keys of a chunk
 // that no earlier lookup answered, in sorted order (neighbouring keys
-// share b-tree pages), before resolving any of its links. A lookup maps a
-// run of store pages around the few it reads (the kernel's fault-around
-// and large page-cache folios: ~128 KB), so the lookups release the
-// mapped pages as they go (a 5000-page transaction mapped ~270 MB of a
-// 100k-page store).
+// share b-tree pages), before resolving any of its links. The store pages
+// a bulk drain maps are kept in bounds by the scan's store.GovernMapped
+// (each lookup maps ~128 KB of the file around the leaf it reads: 5000
+// pages' lookups mapped ~270 MB of a 100k-page store); releasing them at
+// fixed points instead cost more CPU in page faults for no lower peak.
 func (u *updater) drainLinks(max int) (int, error) {
 	tx := u.tx
 	docs := tx.LinksDirty(max)
@@ -483,9 +483,6 @@ func (u *updater) drainLinks(max int) (int, error) {
 			if err := u.resolvePage(p, cache, fileCache, rel); err != nil {
 				return 0, err
 			}
-		}
-		if len(docs) > smallSettle {
-			tx.ReleaseMapped() // not for a page write's few links
 		}
 	}
 	if err := tx.ClearLinksDirty(docs); err != nil {
@@ -535,32 +532,17 @@ func prefetchLookups(tx *store.Tx, pages []*store.PageRec, cache map[string]matc
 		}
 	}
 	slices.Sort(keys)
-	for i, k := range keys {
-		if i%lookupRelease == lookupRelease-1 {
-			tx.ReleaseMapped()
-		}
+	for _, k := range keys {
 		cache[k] = lookupAny(tx, k, "", false)
 	}
 	slices.SortFunc(rels, func(a, b relLookup) int {
 		return strings.Compare(a.dir+a.key, b.dir+b.key)
 	})
-	for i, r := range rels {
-		if i%lookupRelease == lookupRelease-1 {
-			tx.ReleaseMapped()
-		}
+	for _, r := range rels {
 		rel[r] = lookupAny(tx, r.key, from[r], r.markdown)
 	}
 	return rel
 }
-
-// lookupRelease is how many lookups prefetchLookups makes between two
-// releases of the mapped store pages: the leaves of the name buckets lie
-// all over the store file, so each lookup maps ~128 KB of it (1300
-// lookups mapped 190 MB of a 100k-page store). Releasing costs CPU (the
-// pages are mapped again, a fault each): every 128 lookups cost ~1 s of
-// a 100k reindex's CPU, every 1024 ~0.5 s, for a links phase that peaks
-// at ~310 MB (anon+file) instead of ~470 MB.
-const lookupRelease = 1024
 
 // resolvePage resolves a page's links (and file links) from the drain's
 // lookups and stores it when a resolution changed.
@@ -621,9 +603,8 @@ func (u *updater) resolvePage(p *store.PageRec, cache, fileCache map[string]matc
 	return u.putLinked(p)
 }
 
-// drainChunk is how many pages' links drainLinks looks up together, and
-// resolves between two releases of the mapped store pages they read
-// (Tx.ReleaseMapped); a variable for tests.
+// drainChunk is how many pages' links drainLinks reads and looks up
+// together; a variable for tests.
 var drainChunk = 1000
 
 // putLinked stores a page whose links were just resolved. The raw

@@ -37,7 +37,7 @@ const (
 // touched, so fewer, larger transactions cost less: measured on the
 // recovery of a killed 100k reindex (links + graph), 20000 against 5000
 // saved ~0.5 s of CPU and ~0.7 s of wall time, at the same peak RSS (the
-// drain releases the mapped pages it reads as it goes).
+// scan's store.GovernMapped bounds the mapped pages a drain reads).
 var drainBatch = 20000
 
 // graphBatch bounds the graph-dirty nodes one settle transaction
