@@ -14,6 +14,7 @@ import (
 	"github.com/synapse-wiki/synapse/index"
 	"github.com/synapse-wiki/synapse/internal/testvault"
 	"github.com/synapse-wiki/synapse/store"
+	"github.com/synapse-wiki/synapse/vault"
 )
 
 // TestWrite_KeepsFolderStamps: a page write brings forward the freshness
@@ -39,24 +40,7 @@ func TestWrite_KeepsFolderStamps(t *testing.T) {
 			defer func() { e.Close() }()
 			// the folders as a long-settled vault's (not racy), then
 			// remembered by a check and its reconcile
-			old := time.Now().Add(-time.Hour)
-			_ = filepath.WalkDir(v.Root, func(p string, d fs.DirEntry, err error) error {
-				if err == nil && d.IsDir() && d.Name() != ".synapse" {
-					_ = os.Chtimes(p, old, old)
-				}
-				return err
-			})
-			check := func() *index.Staleness {
-				t.Helper()
-				st, err := e.Index.Check(ctx, index.CheckOptions{MaxFiles: mode.maxFiles})
-				if err != nil {
-					t.Fatal(err)
-				}
-				return st
-			}
-			if _, err := e.Index.Reconcile(ctx, check()); err != nil {
-				t.Fatal(err)
-			}
+			check := settledCheck(t, func() *Env { return e }, v, mode.maxFiles)
 			if st := check(); st.NeedsWrite() {
 				t.Fatalf("check after a reconcile: %+v needs a write", st)
 			}
@@ -202,24 +186,7 @@ func TestWrite_StampsNotRacyRightAfterItsRename(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { e.Close() }()
-	old := time.Now().Add(-time.Hour)
-	_ = filepath.WalkDir(v.Root, func(p string, d fs.DirEntry, err error) error {
-		if err == nil && d.IsDir() && d.Name() != ".synapse" {
-			_ = os.Chtimes(p, old, old)
-		}
-		return err
-	})
-	check := func() *index.Staleness {
-		t.Helper()
-		st, err := e.Index.Check(ctx, index.CheckOptions{MaxFiles: -1})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return st
-	}
-	if _, err := e.Index.Reconcile(ctx, check()); err != nil {
-		t.Fatal(err)
-	}
+	check := settledCheck(t, func() *Env { return e }, v, -1)
 	// the real clock: the stamps are taken right after the rename
 	for i, body := range []string{"# Loom\nA weaving machine with a [[Shuttle]].\n", "# Loom\nA weaving machine, of wood.\n"} {
 		if _, err := WritePage(ctx, e, &WritePageIn{Title: "Loom", Content: body, Type: "concept"}); err != nil {
@@ -229,4 +196,32 @@ func TestWrite_StampsNotRacyRightAfterItsRename(t *testing.T) {
 			t.Fatalf("check right after write %d: %d changed, needs a write (%+v); want its folders' stamps clear of the racy window", i+1, st.Count(), st)
 		}
 	}
+}
+
+// settledCheck gives the vault's folders the mtimes of a long-settled vault
+// (not racy), has a check and its reconcile remember them, and returns the
+// check (index.CheckOptions.MaxFiles maxFiles) a CLI verb runs, on the
+// environment env returns at the time (a test may open it again).
+func settledCheck(t *testing.T, env func() *Env, v *vault.Vault, maxFiles int) func() *index.Staleness {
+	t.Helper()
+	ctx := context.Background()
+	old := time.Now().Add(-time.Hour)
+	_ = filepath.WalkDir(v.Root, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && d.IsDir() && d.Name() != ".synapse" {
+			_ = os.Chtimes(p, old, old)
+		}
+		return err
+	})
+	check := func() *index.Staleness {
+		t.Helper()
+		st, err := env().Index.Check(ctx, index.CheckOptions{MaxFiles: maxFiles})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st
+	}
+	if _, err := env().Index.Reconcile(ctx, check()); err != nil {
+		t.Fatal(err)
+	}
+	return check
 }
