@@ -437,6 +437,11 @@ func runOp(c *cli.Context, op *ops.Op, raw []byte) error {
 	}
 	o := newOutput(c.App.Writer, c.App.ErrWriter)
 	o.in = raw
+	if in, err := op.Decode(raw); err == nil {
+		for _, n := range ops.ClampNotes(in) {
+			o.note("%s", n)
+		}
+	}
 	out, err := invoke(c, v, op, raw, o)
 	if err != nil {
 		return err

@@ -41,3 +41,32 @@ func TestDecode_ZeroClampsToMinimum(t *testing.T) {
 		}
 	}
 }
+
+// TestClampNotes: every value Normalize clamps gets a note naming the flag,
+// the value given and the one used; a value in range or a default gets
+// none (the CLI prints the notes, so `-k 99` is not made 50 in silence).
+func TestClampNotes(t *testing.T) {
+	cases := []struct {
+		op   *Op
+		raw  string
+		want []string
+	}{
+		{opSearch, `{"query":"x","k":99}`, []string{"-k 99 is above its maximum: 50 is used"}},
+		{opSearch, `{"query":"x","k":0}`, []string{"-k 0 is below its minimum: 1 is used"}},
+		{opSearch, `{"query":"x","k":50}`, nil},
+		{opSearch, `{"query":"x"}`, nil},
+		{opNeighbors, `{"title":"x","depth":3}`, []string{"--depth 3 is above its maximum: 2 is used"}},
+		{opListPages, `{"limit":5000,"offset":-2}`, []string{"--limit 5000 is above its maximum: 1000 is used", "--offset -2 is below its minimum: 0 is used"}},
+		{opListPages, `{}`, nil},
+		{opListReviews, `{}`, nil},
+	}
+	for _, c := range cases {
+		in, err := c.op.Decode([]byte(c.raw))
+		if err != nil {
+			t.Fatalf("%s %s: %v", c.op.Name, c.raw, err)
+		}
+		if got := ClampNotes(in); !reflect.DeepEqual(got, c.want) {
+			t.Errorf("%s %s: notes %q, want %q", c.op.Name, c.raw, got, c.want)
+		}
+	}
+}

@@ -465,14 +465,7 @@ func Normalize(in any) error {
 			v.SetString(f.Default)
 		}
 		if v.Kind() == reflect.Int || v.Kind() == reflect.Int64 {
-			n := v.Int()
-			if f.Min != nil && n < int64(*f.Min) {
-				n = int64(*f.Min)
-			}
-			if f.Max != nil && n > int64(*f.Max) {
-				n = int64(*f.Max)
-			}
-			v.SetInt(n)
+			v.SetInt(f.clamp(v.Int()))
 		}
 		if v.Kind() == reflect.String && !f.Raw {
 			v.SetString(strings.TrimSpace(v.String()))
@@ -482,6 +475,45 @@ func Normalize(in any) error {
 		}
 	}
 	return nil
+}
+
+// clamp is n within the field's [min, max].
+func (f *Field) clamp(n int64) int64 {
+	if f.Min != nil && n < int64(*f.Min) {
+		n = int64(*f.Min)
+	}
+	if f.Max != nil && n > int64(*f.Max) {
+		n = int64(*f.Max)
+	}
+	return n
+}
+
+// ClampNotes says which integers of a decoded input (a pointer to struct)
+// Normalize will clamp, one note each naming the flag, the value given
+// and the one used: the CLI prints them on stderr, so `-k 99` is not
+// turned into 50 in silence (MCP and REST document their ranges in the
+// schema instead).
+func ClampNotes(in any) []string {
+	rv := reflect.ValueOf(in).Elem()
+	var notes []string
+	for _, f := range Fields(rv.Type()) {
+		v := rv.Field(f.Index)
+		if v.Kind() != reflect.Int && v.Kind() != reflect.Int64 {
+			continue
+		}
+		if n, c := v.Int(), f.clamp(v.Int()); n != c {
+			side := "above its maximum"
+			if n < c {
+				side = "below its minimum"
+			}
+			flag := "--" + f.Flag
+			if len(f.Flag) == 1 {
+				flag = "-" + f.Flag
+			}
+			notes = append(notes, fmt.Sprintf("%s %d is %s: %d is used", flag, n, side, c))
+		}
+	}
+	return notes
 }
 
 // MarshalJSON is the one JSON encoding of results on every surface: compact,
