@@ -49,13 +49,14 @@ func TestTypes_NewTypeIsSaid(t *testing.T) {
 		t.Errorf("entity pages: %+v", out.Types[0])
 	}
 	for _, c := range []*WritePageIn{
-		{Title: "Typo", Content: "edited\n"},                      // the same page again
-		{Title: "Another", Content: "x\n", Type: "entitiy"},       // a second page of it
-		{Title: "Entity d", Content: "x\n", Type: "entity"},       // a type the vault has
-		{Title: "Idea", Content: "x\n", Type: "concept"},          // unchanged type
-		{Title: "A Topic", Content: "x\n", Type: "topic"},         // the file's Topic, normalized
-		{Title: "A Topic", Content: "y\n", Type: "Topic"},         // the file's own spelling
-		{Title: "A Topic", Content: "---\ntype: Topic\n---\nz\n"}, // as get_page returns it
+		{Title: "Typo", Content: "edited\n"},                          // the same page again
+		{Title: "Another", Content: "x\n", Type: "entitiy"},           // a second page of it
+		{Title: "Entity d", Content: "x\n", Type: "entity"},           // a type the vault has
+		{Title: "Idea", Content: "x\n", Type: "concept"},              // unchanged type
+		{Title: "A Topic", Content: "x\n", Type: "topic"},             // the file's Topic, normalized
+		{Title: "A Topic", Content: "y\n", Type: "Topic"},             // the file's own spelling
+		{Title: "A Topic", Content: "---\ntype: Topic\n---\nz\n"},     // as get_page returns it
+		{Title: "First synthesis", Content: "x\n", Type: "synthesis"}, // a built-in type no page has yet
 	} {
 		if out := write(t, e, c); out.NewType || len(out.Types) != 0 {
 			t.Errorf("%+v: new type said: %+v", c, out)

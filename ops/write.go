@@ -76,8 +76,8 @@ type WritePageOut struct {
 	// back as get_page returned it).
 	Unchanged bool `json:"unchanged,omitempty"`
 	// NewType is true when the write brings in a type no other page has (a
-	// new page, or a page given another type): a new convention, or a typo
-	// (--type entitiy). Types then lists the vault's other types, closest
+	// new page, or a page given another type), other than the built-in
+	// ones: a new convention, or a typo (--type entitiy). Types then lists the vault's other types, closest
 	// to this one first.
 	NewType bool        `json:"new_type,omitempty"`
 	Types   []TypeCount `json:"types,omitempty"`

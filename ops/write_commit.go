@@ -103,9 +103,10 @@ func (w *pageWrite) commit(ctx context.Context, t *target, r *rendered) (res *Wr
 		if rec, err = pageAt(tx, p); err != nil {
 			return err
 		}
-		// a type no other page has: say so (types.go)
+		// a type no other page has: say so (types.go); a built-in type is
+		// no typo, and the first entity of a new vault is no news
 		out.NewType, out.Types = false, nil
-		if (t.rec == nil || t.rec.Type != rec.Type) && !rec.Reserved && typeCount(tx, rec.Type) == 1 {
+		if (t.rec == nil || t.rec.Type != rec.Type) && !rec.Reserved && !vault.IsBuiltinType(rec.Type) && typeCount(tx, rec.Type) == 1 {
 			out.NewType, out.Types = true, vaultTypes(tx, rec.Type, rec.Type)
 		}
 		out.ID, out.Title, out.Type = rec.ID, rec.Title, rec.Type

@@ -85,6 +85,9 @@ func (w *pageWrite) locate() (*target, error) {
 		return w.newTarget(t)
 	}
 	if t.rec.Reserved {
+		if t.rec.Path == vault.OverviewPage {
+			return nil, errs.E(errs.Invalid, "%q names %s, the wiki's overview, which is yours to edit as a file (it is not a page: write_page does not write index.md, log.md or overview.md); choose another title for a page", c.title, t.rec.Path)
+		}
 		return nil, errs.E(errs.Invalid, "%q names %s, which synapse maintains; write_page does not write index.md, log.md or overview.md (choose another title)", c.title, t.rec.Path)
 	}
 	t.path = t.rec.Path

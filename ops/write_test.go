@@ -336,6 +336,7 @@ func TestWritePage_Invalid(t *testing.T) {
 		{"new page renamed", WritePageIn{Title: "T", Content: "x", Frontmatter: map[string]any{"title": "U"}}, errs.Invalid, `frontmatter.title "U" differs from the title "T"`},
 		{"reserved index", WritePageIn{Title: "index", Content: "x"}, errs.Invalid, "wiki/index.md, which synapse maintains"},
 		{"reserved log", WritePageIn{Title: "Log", Content: "x"}, errs.Invalid, "wiki/log.md, which synapse maintains"},
+		{"reserved overview", WritePageIn{Title: "Overview", Content: "x"}, errs.Invalid, "wiki/overview.md, the wiki's overview, which is yours to edit as a file"},
 		{"reserved overview", WritePageIn{Title: "overview", Content: "x"}, errs.Invalid, "wiki/overview.md"},
 		{"ambiguous", WritePageIn{Title: "dup", Content: "x"}, errs.Conflict, `title "dup" matches 2 pages (wiki/concepts/dup.md, wiki/entities/dup.md)`},
 		{"broken frontmatter", WritePageIn{Title: "broken", Content: "x", Tags: []string{"a"}}, errs.Conflict, "wiki/broken.md has frontmatter that is not valid YAML (line 2: did not find expected ',' or ']'), which synapse keeps as it is; tags cannot be changed until it is fixed"},
