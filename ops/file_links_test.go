@@ -30,6 +30,12 @@ func TestFileLinks_WriteLintAndSources(t *testing.T) {
 	if !slices.Equal(w.Dangling, []string{"Nowhere"}) {
 		t.Errorf("dangling %q, want only Nowhere", w.Dangling)
 	}
+	// the write says which link by name reached a file rather than a page
+	// (an agent meant a page: no missing-page item is filed for it); the
+	// attachment and the links by path meant files
+	if want := []FileTarget{{Target: "x", Path: "raw/sources/x.md"}}; !slices.Equal(w.LinksToFiles, want) {
+		t.Errorf("links_to_files %+v, want %+v", w.LinksToFiles, want)
+	}
 	items := mustCall[ListReviewsOut](t, e, opListReviews, obj{"status": "all"})
 	if items.Total != 1 || items.Items[0].Title != "Nowhere" {
 		t.Errorf("review items %+v, want the one missing page Nowhere", items.Items)
@@ -123,6 +129,11 @@ func TestFileLinks_WriteLintAndSources(t *testing.T) {
 		if it.Title == "x" && it.Resolution != "a file answers to the name: raw/sources/x.md" {
 			t.Errorf("x resolved as %q", it.Resolution)
 		}
+	}
+	// a page named x takes the link over: a later write lists no file
+	mustCall[WritePageOut](t, e, opWritePage, obj{"title": "x", "content": "the page x\n"})
+	if w := mustCall[WritePageOut](t, e, opWritePage, obj{"title": "Reader 2", "content": "See [[x]].\n"}); len(w.LinksToFiles) != 0 {
+		t.Errorf("links_to_files %+v once a page x exists", w.LinksToFiles)
 	}
 }
 

@@ -57,6 +57,12 @@ type WritePageIn struct {
 	IfMatch     string         `json:"if_match,omitempty" desc:"sha256 of the current file (from get_page); the write is refused as a conflict if the page changed"`
 }
 
+// FileTarget is a link target and the file that is no page it reached.
+type FileTarget struct {
+	Target string `json:"target"`
+	Path   string `json:"path"`
+}
+
 // WritePageOut is the result of write_page: what a caller needs to verify
 // the write.
 type WritePageOut struct {
@@ -71,6 +77,12 @@ type WritePageOut struct {
 	// review items; the others were in the queue already (pending or
 	// decided).
 	Filed []string `json:"filed,omitempty" desc:"Dangling targets this write filed as new missing-page review items (the others were already in the queue)"`
+	// LinksToFiles are the [[links]] written as page links (a bare name)
+	// that no page answers and a file that is no page does, by its file
+	// name: a clipped source raw/sources/X.md takes [[X]], as in Obsidian.
+	// Such a link is not dangling and files no missing-page item; a page
+	// of that title, once written, takes the link over.
+	LinksToFiles []FileTarget `json:"links_to_files,omitempty" desc:"Links by name that reached a file that is no page (a raw source, an attachment) because no page has that name: not dangling, no missing-page item; write a page of that title if a page was meant"`
 	// Unchanged is true when the file already held exactly these bytes, so
 	// nothing was written or logged (a retried write, or a page written
 	// back as get_page returned it).

@@ -111,6 +111,7 @@ func (w *pageWrite) commit(ctx context.Context, t *target, r *rendered) (res *Wr
 		}
 		out.ID, out.Title, out.Type = rec.ID, rec.Title, rec.Type
 		out.Dangling = danglingTargets(rec)
+		out.LinksToFiles = fileTargets(rec)
 		w.mark("reindex")
 		step = "regenerating " + vault.IndexPage
 		if cat, err = regenerateIndexTx(e, tx); err != nil {
@@ -180,6 +181,7 @@ func (w *pageWrite) commit(ctx context.Context, t *target, r *rendered) (res *Wr
 				return err
 			}
 			out.Dangling = danglingTargets(rec)
+			out.LinksToFiles = fileTargets(rec)
 			if hook == nil {
 				return nil
 			}
@@ -250,6 +252,22 @@ func danglingTargets(rec *store.PageRec) []string {
 		}
 		seen[l.Key] = true
 		out = append(out, strings.TrimSuffix(l.Target, ".md"))
+	}
+	return out
+}
+
+// fileTargets lists the page links of rec, written as a bare name (no
+// folder), that reached a file that is no page (WritePageOut.LinksToFiles),
+// each target once; a link with a folder (raw/sources/x) meant the file.
+func fileTargets(rec *store.PageRec) []FileTarget {
+	var out []FileTarget
+	seen := map[string]bool{}
+	for _, l := range rec.Links {
+		if l.To != 0 || l.File == "" || seen[l.Key] || strings.Contains(l.Target, "/") {
+			continue
+		}
+		seen[l.Key] = true
+		out = append(out, FileTarget{Target: strings.TrimSuffix(l.Target, ".md"), Path: l.File})
 	}
 	return out
 }
