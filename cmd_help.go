@@ -414,7 +414,10 @@ func flagError(err error, where string, flags []cli.Flag, typed []string) error 
 		}
 		names = append(names, "help")
 		out := fmt.Sprintf("unknown flag %s for `%s`", asTyped(name), where)
-		if s := suggest(name, names); len(s) > 0 {
+		if (name == "type" || name == "tag") && strings.HasSuffix(where, " search") {
+			// search filters are words of the query (SPEC §4.1)
+			out += fmt.Sprintf("; filters are part of the query: synapse search 'TERMS %s:VALUE'", name)
+		} else if s := suggest(name, names); len(s) > 0 {
 			for i, n := range s {
 				if len(n) == 1 {
 					s[i] = "-" + n
