@@ -110,8 +110,7 @@ func (w *pageWrite) commit(ctx context.Context, t *target, r *rendered) (res *Wr
 			out.NewType, out.Types = true, vaultTypes(tx, rec.Type, rec.Type)
 		}
 		out.ID, out.Title, out.Type = rec.ID, rec.Title, rec.Type
-		out.Dangling = danglingTargets(rec)
-		out.LinksToFiles = fileTargets(rec)
+		out.Dangling, out.LinksToFiles = linkTargets(rec)
 		w.mark("reindex")
 		step = "regenerating " + vault.IndexPage
 		if cat, err = regenerateIndexTx(e, tx); err != nil {
@@ -180,8 +179,7 @@ func (w *pageWrite) commit(ctx context.Context, t *target, r *rendered) (res *Wr
 			if rec, err = pageAt(tx, p); err != nil {
 				return err
 			}
-			out.Dangling = danglingTargets(rec)
-			out.LinksToFiles = fileTargets(rec)
+			out.Dangling, out.LinksToFiles = linkTargets(rec)
 			if hook == nil {
 				return nil
 			}
@@ -241,35 +239,29 @@ func pageAt(tx *store.Tx, p string) (*store.PageRec, error) {
 	return rec, nil
 }
 
-// danglingTargets lists the unresolved link targets of a page, each once,
-// in order of appearance, as written (without ".md").
-func danglingTargets(rec *store.PageRec) []string {
-	out := []string{}
-	seen := map[string]bool{}
+// linkTargets lists a page's links, each target once, in order of
+// appearance, as written (without ".md"): those that match no page nor
+// file (dangling), and those written as a bare name (no folder) that
+// reached a file that is no page (WritePageOut.LinksToFiles; a link with a
+// folder, raw/sources/x, meant the file).
+func linkTargets(rec *store.PageRec) (dangling []string, files []FileTarget) {
+	dangling = []string{}
+	seen, seenFile := map[string]bool{}, map[string]bool{}
 	for _, l := range rec.Links {
-		if l.To != 0 || l.File != "" || seen[l.Key] { // a page or a file answers
-			continue
+		target := strings.TrimSuffix(l.Target, ".md")
+		switch {
+		case l.To != 0: // a page answers
+		case l.File == "":
+			if !seen[l.Key] {
+				seen[l.Key] = true
+				dangling = append(dangling, target)
+			}
+		case !seenFile[l.Key] && !strings.Contains(l.Target, "/"):
+			seenFile[l.Key] = true
+			files = append(files, FileTarget{Target: target, Path: l.File})
 		}
-		seen[l.Key] = true
-		out = append(out, strings.TrimSuffix(l.Target, ".md"))
 	}
-	return out
-}
-
-// fileTargets lists the page links of rec, written as a bare name (no
-// folder), that reached a file that is no page (WritePageOut.LinksToFiles),
-// each target once; a link with a folder (raw/sources/x) meant the file.
-func fileTargets(rec *store.PageRec) []FileTarget {
-	var out []FileTarget
-	seen := map[string]bool{}
-	for _, l := range rec.Links {
-		if l.To != 0 || l.File == "" || seen[l.Key] || strings.Contains(l.Target, "/") {
-			continue
-		}
-		seen[l.Key] = true
-		out = append(out, FileTarget{Target: strings.TrimSuffix(l.Target, ".md"), Path: l.File})
-	}
-	return out
+	return dangling, files
 }
 
 // ---- the review queue ----
