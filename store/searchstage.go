@@ -217,9 +217,7 @@ func (tx *Tx) flushStage(limit int) (done bool, next uint32, err error) {
 			if err := stage.DeleteBucket(run); err != nil {
 				return false, 0, fmt.Errorf("drop %s run %x: %w", name, run, err)
 			}
-			if tx.s != nil {
-				tx.s.ReleaseMapped()
-			}
+			tx.ReleaseMapped()
 		}
 	}
 	tx.forgetStagedTerms()

@@ -256,10 +256,11 @@ func (s *Store) ReleaseMapped() {
 	s.releaseMapped()
 }
 
-// ReleaseMapped is Store.ReleaseMapped from within a transaction (a long
-// one that reads much of the store: a reindex's link drain): the mapped
-// pages it read leave the resident set and are mapped again from the page
-// cache when read again. A no-op for a transaction of no Store (tests).
+// ReleaseMapped is Store.ReleaseMapped from within a transaction (one that
+// reads much of the store: a reset of the derived buckets, a stage flush's
+// drop of each run): the mapped pages it read leave the resident set and
+// are mapped again from the page cache when read again. A no-op for a
+// transaction of no Store (tests).
 func (tx *Tx) ReleaseMapped() {
 	if tx.s != nil {
 		tx.s.ReleaseMapped()
