@@ -114,13 +114,7 @@ func TestWrite_IndexMDEditAfterWriteSeen(t *testing.T) {
 	for _, how := range []string{"in place", "rename"} {
 		t.Run(how, func(t *testing.T) {
 			ctx := context.Background()
-			v := testvault.New(t)
-			testvault.Write(t, v, "wiki/concepts/loom.md", "# Loom\nA weaving machine.\n")
-			e, err := OpenEnv(ctx, v, OpenOptions{Holder: "test"})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer func() { e.Close() }()
+			v, e := loomEnv(t)
 			for _, title := range []string{"Shuttle", "Warp"} {
 				if _, err := WritePage(ctx, e, &WritePageIn{Title: title, Content: "# " + title + "\nPart of a [[Loom]].\n", Type: "concept"}); err != nil {
 					t.Fatal(err)
@@ -179,13 +173,7 @@ func TestWrite_IndexMDEditAfterWriteSeen(t *testing.T) {
 // +40 ms and 9 MB to every write made right after another).
 func TestWrite_StampsNotRacyRightAfterItsRename(t *testing.T) {
 	ctx := context.Background()
-	v := testvault.New(t)
-	testvault.Write(t, v, "wiki/concepts/loom.md", "# Loom\nA weaving machine.\n")
-	e, err := OpenEnv(ctx, v, OpenOptions{Holder: "test"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { e.Close() }()
+	v, e := loomEnv(t)
 	check := settledCheck(t, func() *Env { return e }, v, -1)
 	// the real clock: the stamps are taken right after the rename
 	for i, body := range []string{"# Loom\nA weaving machine with a [[Shuttle]].\n", "# Loom\nA weaving machine, of wood.\n"} {
@@ -196,6 +184,20 @@ func TestWrite_StampsNotRacyRightAfterItsRename(t *testing.T) {
 			t.Fatalf("check right after write %d: %d changed, needs a write (%+v); want its folders' stamps clear of the racy window", i+1, st.Count(), st)
 		}
 	}
+}
+
+// loomEnv is a new vault holding the page Loom, opened (closed when the
+// test ends).
+func loomEnv(t *testing.T) (*vault.Vault, *Env) {
+	t.Helper()
+	v := testvault.New(t)
+	testvault.Write(t, v, "wiki/concepts/loom.md", "# Loom\nA weaving machine.\n")
+	e, err := OpenEnv(context.Background(), v, OpenOptions{Holder: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close() })
+	return v, e
 }
 
 // settledCheck gives the vault's folders the mtimes of a long-settled vault
