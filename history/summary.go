@@ -1,0 +1,247 @@
+package history
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/synapse-wiki/synapse/vaultfs"
+)
+
+// Summary is the history's totals. They are kept up to date by every
+// change; a crash between a change and its accounting can leave them off
+// by that change until the next recount (a missing or unreadable
+// summary.json, and every pass of the total bound, count again).
+type Summary struct {
+	Pages     int   `json:"pages"`     // pages with a history
+	Revisions int   `json:"revisions"` // revisions kept
+	Bytes     int64 `json:"bytes"`     // bytes on disk (the packs)
+	// PrunedRevisions and PrunedBytes count what the bounds have dropped
+	// since the history began; LastPruned is when they last did (RFC 3339).
+	PrunedRevisions int    `json:"pruned_revisions"`
+	PrunedBytes     int64  `json:"pruned_bytes"`
+	LastPruned      string `json:"last_pruned,omitempty"`
+	// Recounted is when the totals were last counted from the packs.
+	Recounted string `json:"recounted,omitempty"`
+}
+
+// Summary returns the history's totals.
+func (s *Store) Summary() (Summary, error) {
+	if err := s.ready(false); errors.Is(err, errNoHistory) {
+		return Summary{}, nil
+	} else if err != nil {
+		return Summary{}, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.loadSummary(); err != nil {
+		return Summary{}, err
+	}
+	return *s.sum, nil
+}
+
+// loadSummary reads summary.json once, counting the packs when it is
+// missing or unreadable. The lock is held.
+func (s *Store) loadSummary() error {
+	if s.sum != nil {
+		return nil
+	}
+	data, _, err := s.fs.ReadFile(context.Background(), summaryFile, 1<<20)
+	var sum Summary
+	if err == nil && json.Unmarshal(data, &sum) == nil {
+		s.sum = &sum
+		return nil
+	}
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("read %s: %w", name(summaryFile), err)
+	}
+	if _, err := s.recount(nil); err != nil {
+		return err
+	}
+	return s.saveSummary()
+}
+
+func (s *Store) saveSummary() error {
+	data, err := json.MarshalIndent(s.sum, "", "  ")
+	if err != nil {
+		return err
+	}
+	return s.writeFile(summaryFile, append(data, '\n'), false)
+}
+
+// account adds a change to the totals and applies the total bound. The
+// lock is held.
+func (s *Store) account(newPage bool, revs int, bytes int64, pruned int, freed int64) error {
+	if err := s.loadSummary(); err != nil {
+		return err
+	}
+	if newPage {
+		s.sum.Pages++
+	}
+	s.sum.Revisions += revs
+	s.sum.Bytes += bytes
+	s.notePruned(pruned, freed)
+	var errs []error
+	if s.sum.Bytes > s.limits.TotalBytes {
+		if err := s.pruneTotal(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if err := s.saveSummary(); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+func (s *Store) notePruned(n int, freed int64) {
+	if n > 0 {
+		s.sum.PrunedRevisions += n
+		s.sum.PrunedBytes += freed
+		s.sum.LastPruned = s.now().UTC().Format(time.RFC3339)
+	}
+}
+
+// packInfo is what a recount keeps of one pack.
+type packInfo struct {
+	id   string
+	revs []revInfo // oldest first
+}
+
+type revInfo struct {
+	t      time.Time
+	stored int64
+}
+
+// recount counts the packs anew into s.sum (keeping its pruning counts);
+// with keep set it also returns each pack's revisions. The lock is held.
+func (s *Store) recount(keep func(packInfo)) (int, error) {
+	old := s.sum
+	sum := Summary{Recounted: s.now().UTC().Format(time.RFC3339)}
+	if old != nil {
+		sum.PrunedRevisions, sum.PrunedBytes, sum.LastPruned = old.PrunedRevisions, old.PrunedBytes, old.LastPruned
+	}
+	n := 0
+	err := s.eachPack(func(id string) error {
+		data, err := s.readPack(packPath(id))
+		if err != nil {
+			return err
+		}
+		recs, valid, _ := parsePack(data)
+		if len(recs) == 0 {
+			return nil
+		}
+		n++
+		sum.Pages++
+		sum.Revisions += len(recs)
+		sum.Bytes += valid
+		if keep != nil {
+			pi := packInfo{id: id, revs: make([]revInfo, len(recs))}
+			for i, r := range recs {
+				pi.revs[i] = revInfo{t: r.t, stored: r.n}
+			}
+			keep(pi)
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	s.sum = &sum
+	return n, nil
+}
+
+// eachPack calls fn with the id of every pack, in path order.
+func (s *Store) eachPack(fn func(id string) error) error {
+	if st, err := s.fs.Stat(pagesDir); err != nil || !st.IsDir() {
+		return nil // no history yet
+	}
+	rd, err := s.fs.Reader()
+	if err != nil {
+		return err
+	}
+	defer rd.Close()
+	return rd.Walk(context.Background(), []string{pagesDir}, func(e vaultfs.Entry) error {
+		if e.Refused != nil || e.Info == nil || e.Info.IsDir() || e.Link {
+			return nil
+		}
+		name := e.Path[strings.LastIndexByte(e.Path, '/')+1:]
+		id, ok := strings.CutSuffix(name, ".pack")
+		if !ok || !validID(id) || e.Path != packPath(id) {
+			return nil
+		}
+		return fn(id)
+	})
+}
+
+// pruneTotal brings the whole history under 90% of its total bound by
+// dropping the oldest revisions of every page (never a page's newest),
+// then counts again. The lock is held.
+func (s *Store) pruneTotal() error {
+	type cand struct {
+		pack int
+		idx  int
+		t    time.Time
+		n    int64
+	}
+	for pass := 0; pass < 3 && s.sum.Bytes > s.limits.TotalBytes; pass++ {
+		var packs []packInfo
+		var cands []cand
+		if _, err := s.recount(func(pi packInfo) {
+			for i := 0; i < len(pi.revs)-1; i++ {
+				cands = append(cands, cand{len(packs), i, pi.revs[i].t, pi.revs[i].stored})
+			}
+			packs = append(packs, pi)
+		}); err != nil {
+			return err
+		}
+		over := s.sum.Bytes - s.limits.TotalBytes*9/10
+		if over <= 0 || len(cands) == 0 {
+			return nil
+		}
+		sort.Slice(cands, func(i, j int) bool { return cands[i].t.Before(cands[j].t) })
+		drop := map[int]int{} // pack → how many of its oldest revisions go
+		for _, c := range cands {
+			if over <= 0 {
+				break
+			}
+			// a page's revisions go oldest first: c is its next one
+			if drop[c.pack] == c.idx {
+				drop[c.pack]++
+				over -= c.n
+			}
+		}
+		for pi, k := range drop {
+			if err := s.dropOldest(packs[pi].id, k); err != nil {
+				return err
+			}
+		}
+		if _, err := s.recount(nil); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// dropOldest rewrites the pack of page id without its k oldest revisions
+// (never the newest) and counts them as pruned. The lock is held.
+func (s *Store) dropOldest(id string, k int) error {
+	p, err := s.Read(id)
+	if err != nil {
+		return err
+	}
+	k = min(k, len(p.recs)-1)
+	if k <= 0 || len(p.Problems) > 0 {
+		return nil
+	}
+	before := p.size
+	if err := p.rewrite(p.recs[k:]); err != nil {
+		return err
+	}
+	s.notePruned(k, before-p.size)
+	return nil
+}
