@@ -62,7 +62,11 @@ func gitCommit(ctx context.Context, root string, paths []string, msg string) (ha
 		return "", []string{"git: history.git is on but no git program was found; the write was not committed"}
 	}
 	if out, err := g.run(nil, "rev-parse", "--is-inside-work-tree"); err != nil || strings.TrimSpace(out) != "true" {
-		return "", []string{"git: history.git is on but " + root + " is not inside a git work tree; the write was not committed"}
+		why := "is not inside a git work tree"
+		if err != nil && !strings.Contains(err.Error(), "not a git repository") {
+			why = "cannot be committed to: " + err.Error()
+		}
+		return "", []string{"git: history.git is on but " + root + " " + why + "; the write was not committed"}
 	}
 	tmp, err := os.CreateTemp("", "synapse-git-index-*")
 	if err != nil {
@@ -91,6 +95,9 @@ func gitCommit(ctx context.Context, root string, paths []string, msg string) (ha
 	}
 	if err == nil && len(here) > 0 {
 		_, err = g.run(idx, append([]string{"add", "-A", "--"}, here...)...)
+		if err != nil && strings.Contains(err.Error(), "ignored by one of your .gitignore files") {
+			err = nil // the others are added; what the user ignores stays out
+		}
 	}
 	if err == nil && len(gone) > 0 {
 		_, err = g.run(idx, append([]string{"rm", "-q", "--cached", "--ignore-unmatch", "--"}, gone...)...)
