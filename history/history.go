@@ -10,8 +10,9 @@
 //	pages/<id[:2]>/<id>.pack   one page's revisions (pack.go), keyed by the
 //	                           page id; a move carries the pack to the new id
 //	recent.jsonl               one JSON line per revision recorded, the
-//	                           activity feed behind `synapse recent`
-//	summary.json               totals: pages, revisions, bytes, pruning done
+//	                           activity feed behind `synapse recent`, each
+//	                           with the totals after it (pages, revisions,
+//	                           bytes, pruning done): the last is the summary
 //
 // A revision is stored once per page whatever how often the page returns
 // to it (content-addressed by sha256), compressed when that saves bytes,
@@ -49,10 +50,9 @@ const Dir = ".synapse/history"
 
 // The history's files, relative to Dir.
 const (
-	pagesDir    = "pages"
-	recentFile  = "recent.jsonl"
-	summaryFile = "summary.json"
-	orphansDir  = "orphans"
+	pagesDir   = "pages"
+	recentFile = "recent.jsonl"
+	orphansDir = "orphans"
 )
 
 // What made a revision (Revision.Op).

@@ -310,7 +310,14 @@ func TestHistory_SummaryRecountedWhenMissing(t *testing.T) {
 	save(t, s, "sum00001", "a\n", "b\n")
 	save(t, s, "sum00002", "c\n")
 	want, _ := s.Summary()
-	if err := os.Remove(histPath(dir, summaryFile)); err != nil {
+	// a new process reads the totals from the feed
+	s.mu.Lock()
+	s.sum = nil
+	s.mu.Unlock()
+	if got, err := s.Summary(); err != nil || got != want {
+		t.Fatalf("reloaded %+v (%v), want %+v", got, err, want)
+	}
+	if err := os.Remove(histPath(dir, recentFile)); err != nil {
 		t.Fatal(err)
 	}
 	s.mu.Lock()

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
+	"sync"
 	"time"
 )
 
@@ -180,11 +181,24 @@ func appendRecord(b []byte, h *packHeader, payload []byte) ([]byte, error) {
 func deflate(data, dict []byte) []byte {
 	var buf bytes.Buffer
 	buf.Grow(len(data)/3 + 64)
-	w, _ := flate.NewWriterDict(&buf, flate.DefaultCompression, dict) // the level is valid
-	_, _ = w.Write(data)                                              // a bytes.Buffer does not fail
+	var w *flate.Writer
+	if dict == nil {
+		// a compressor is some hundreds of kilobytes: reuse them
+		w = writers.Get().(*flate.Writer)
+		defer writers.Put(w)
+		w.Reset(&buf)
+	} else {
+		w, _ = flate.NewWriterDict(&buf, flate.DefaultCompression, dict) // the level is valid
+	}
+	_, _ = w.Write(data) // a bytes.Buffer does not fail
 	_ = w.Close()
 	return buf.Bytes()
 }
+
+var writers = sync.Pool{New: func() any {
+	w, _ := flate.NewWriter(nil, flate.DefaultCompression)
+	return w
+}}
 
 // inflate decompresses data (written with dict) that must expand to
 // exactly size bytes.

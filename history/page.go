@@ -28,6 +28,8 @@ type Page struct {
 	created bool     // this Page created the pack (its folder entry needs a sync)
 	madeDir bool     // and the pack's folder
 	added   []Revision
+	// carried: the totals changed when the page was opened (EditMoved)
+	carried bool
 	// Problems are what opening the pack found and repaired (a record cut
 	// short by a crash, damaged bytes set aside).
 	Problems []string
@@ -282,7 +284,12 @@ func (p *Page) encode(h packHeader, content []byte, off int64) ([]byte, *record,
 	return b, r, nil
 }
 
-// encodeContent chooses h's encoding for content and returns the payload.
+// encodeContent chooses h's encoding for content and returns the
+// payload: a repeat of a revision the page has is a reference to it;
+// otherwise the content is compressed against the page's newest whole
+// revision (a delta) when that is small or at least twice as small as the
+// content compressed on its own, else on its own (raw when compressing
+// saves nothing).
 func (p *Page) encodeContent(h *packHeader, content []byte) []byte {
 	for i := len(p.recs) - 1; i >= 0; i-- {
 		if r := p.recs[i]; r.h.SHA256 == h.SHA256 {
@@ -293,25 +300,31 @@ func (p *Page) encodeContent(h *packHeader, content []byte) []byte {
 			return nil
 		}
 	}
-	h.Enc = encFlate
-	payload := deflate(content, nil)
-	if len(payload) >= len(content) {
-		h.Enc, payload = encRaw, content
-	}
+	var delta []byte
+	base := 0
 	for i := len(p.recs) - 1; i >= 0; i-- {
-		k := p.recs[i]
-		if !k.keyframe() {
-			continue
-		}
-		if base, err := p.content(k); err == nil {
-			if d := deflate(content, base); len(d)*2 <= len(payload) {
-				h.Enc, h.Base = encDelta, k.h.Rev
-				return d
+		if k := p.recs[i]; k.keyframe() {
+			if kc, err := p.content(k); err == nil {
+				delta, base = deflate(content, kc), k.h.Rev
 			}
+			break
 		}
-		break
 	}
-	return payload
+	if delta != nil && len(delta) <= len(content)/8 {
+		// a small edit: no need to compress the whole to know
+		h.Enc, h.Base = encDelta, base
+		return delta
+	}
+	h.Enc = encFlate
+	whole := deflate(content, nil)
+	if len(whole) >= len(content) {
+		h.Enc, whole = encRaw, content
+	}
+	if delta != nil && len(delta)*2 <= len(whole) {
+		h.Enc, h.Base = encDelta, base
+		return delta
+	}
+	return whole
 }
 
 // write appends b to the pack, creating it (and its folder) when absent.
@@ -407,13 +420,11 @@ func (p *Page) Close() error {
 	if err != nil {
 		errs = append(errs, err)
 	}
-	if added > 0 {
-		if err := p.s.appendRecent(p.id, p.added); err != nil {
+	if added > 0 || pruned > 0 || p.carried {
+		if err := p.s.account(p.start == 0 && grown > 0, added-pruned, grown-freed, pruned, freed); err != nil {
 			errs = append(errs, err)
 		}
-	}
-	if added > 0 || pruned > 0 {
-		if err := p.s.account(p.start == 0 && grown > 0, added-pruned, grown-freed, pruned, freed); err != nil {
+		if err := p.s.appendRecent(p.id, p.added); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -450,7 +461,11 @@ func (s *Store) EditMoved(from, to string) (*Page, error) {
 	if err != nil {
 		return nil, err
 	}
-	return s.Edit(to)
+	p, err := s.Edit(to)
+	if p != nil {
+		p.carried = true
+	}
+	return p, err
 }
 
 // carry renames the pack of from to the pack of to. The lock is held.
@@ -474,9 +489,6 @@ func (s *Store) carry(from, to string) error {
 		s.sum.Pages--
 		s.sum.Revisions -= len(old.recs)
 		s.sum.Bytes -= old.size
-		if err := s.saveSummary(); err != nil {
-			return err
-		}
 	}
 	made, err := s.fs.MkdirAll(path.Dir(dst))
 	if err != nil {

@@ -2,10 +2,7 @@ package history
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"fmt"
-	"io/fs"
 	"sort"
 	"strings"
 	"time"
@@ -13,10 +10,12 @@ import (
 	"github.com/synapse-wiki/synapse/vaultfs"
 )
 
-// Summary is the history's totals. They are kept up to date by every
-// change; a crash between a change and its accounting can leave them off
-// by that change until the next recount (a missing or unreadable
-// summary.json, and every pass of the total bound, count again).
+// Summary is the history's totals. They travel with the activity feed:
+// each line of recent.jsonl carries the totals after its change, so the
+// last line is the summary and a change costs one append. A crash between
+// a change and its line leaves them off by that change until the next
+// recount (a feed that is missing or holds no totals, and every pass of
+// the total bound, count again).
 type Summary struct {
 	Pages     int   `json:"pages"`     // pages with a history
 	Revisions int   `json:"revisions"` // revisions kept
@@ -45,33 +44,24 @@ func (s *Store) Summary() (Summary, error) {
 	return *s.sum, nil
 }
 
-// loadSummary reads summary.json once, counting the packs when it is
-// missing or unreadable. The lock is held.
+// loadSummary reads the totals once: the newest line of the feed that
+// carries them, else a count of the packs. The lock is held.
 func (s *Store) loadSummary() error {
 	if s.sum != nil {
 		return nil
 	}
-	data, _, err := s.fs.ReadFile(context.Background(), summaryFile, 1<<20)
-	var sum Summary
-	if err == nil && json.Unmarshal(data, &sum) == nil {
+	sum, ok, err := s.lastTotals()
+	if err != nil {
+		return err
+	}
+	if ok {
 		s.sum = &sum
 		return nil
-	}
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("read %s: %w", name(summaryFile), err)
 	}
 	if _, err := s.recount(nil); err != nil {
 		return err
 	}
-	return s.saveSummary()
-}
-
-func (s *Store) saveSummary() error {
-	data, err := json.MarshalIndent(s.sum, "", "  ")
-	if err != nil {
-		return err
-	}
-	return s.writeFile(summaryFile, append(data, '\n'), false)
+	return s.appendRecent("", nil)
 }
 
 // account adds a change to the totals and applies the total bound. The
@@ -86,16 +76,10 @@ func (s *Store) account(newPage bool, revs int, bytes int64, pruned int, freed i
 	s.sum.Revisions += revs
 	s.sum.Bytes += bytes
 	s.notePruned(pruned, freed)
-	var errs []error
 	if s.sum.Bytes > s.limits.TotalBytes {
-		if err := s.pruneTotal(); err != nil {
-			errs = append(errs, err)
-		}
+		return s.pruneTotal()
 	}
-	if err := s.saveSummary(); err != nil {
-		errs = append(errs, err)
-	}
-	return errors.Join(errs...)
+	return nil
 }
 
 func (s *Store) notePruned(n int, freed int64) {

@@ -112,7 +112,7 @@ func TestBackup_RestoredByTarAndReindex(t *testing.T) {
 	got := tarEntries(t, archive)
 	for _, name := range []string{"wiki/" + strings.TrimPrefix(w.Path, "wiki/"), "wiki/index.md", "wiki/log.md", "raw/sources/heron.md",
 		".obsidian/app.json", "attachments/map.txt", "NOTES.txt", "schema.md", "purpose.md", vault.ConfigFile, ".synapse/.gitignore",
-		".synapse/history/summary.json", ".synapse/history/recent.jsonl", ".synapse/", ".synapse/history/"} {
+		".synapse/history/recent.jsonl", ".synapse/", ".synapse/history/"} {
 		if _, ok := got[name]; !ok {
 			t.Errorf("the archive lacks %s", name)
 		}

@@ -51,6 +51,9 @@ func (h *histWrite) note(format string, args ...any) {
 // 1 above. The page stays open for historyAfter.
 func (w *pageWrite) historyBefore(t *target) {
 	h := &w.hist
+	if w.e.History == nil {
+		return // no history (benchmarks compare without it)
+	}
 	p, err := w.e.History.Edit(t.rec.ID)
 	if err != nil {
 		h.note("%v (the replaced version of %s is not kept)", err, t.path)
@@ -80,6 +83,9 @@ func (w *pageWrite) historyBefore(t *target) {
 // accounted) before it returns; historyWait waits for the flush.
 func (w *pageWrite) historyAfter(id, p, title string, data []byte, created bool) {
 	h := &w.hist
+	if w.e.History == nil {
+		return
+	}
 	if h.page == nil {
 		pg, err := w.e.History.Edit(id)
 		if err != nil {
@@ -142,6 +148,9 @@ func (w *pageWrite) historyWait(out *WritePageOut) {
 // write through synapse records the file as it then is). Nothing here
 // is flushed: the next write checks again before it replaces the file.
 func (e *Env) recordEdits(pages []index.ChangedPage) {
+	if e.History == nil {
+		return
+	}
 	type page struct {
 		id, title string
 	}
