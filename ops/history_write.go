@@ -47,17 +47,19 @@ func (h *histWrite) note(format string, args ...any) {
 }
 
 // historyBefore opens the history of the page t is and, when its bytes
-// are not the newest revision, records them (origin file) durably: step
-// 1 above. The page stays open for historyAfter.
-func (w *pageWrite) historyBefore(t *target) {
+// are not the newest revision, records them (origin file) and starts
+// their flush: step 1 above. It returns what the write calls before its
+// rename: the wait for that flush (nil when there is nothing to wait
+// for). The page stays open for historyAfter.
+func (w *pageWrite) historyBefore(t *target) (kept func()) {
 	h := &w.hist
 	if w.e.History == nil {
-		return // no history (benchmarks compare without it)
+		return nil // no history (benchmarks compare without it)
 	}
 	p, err := w.e.History.Edit(t.rec.ID)
 	if err != nil {
 		h.note("%v (the replaced version of %s is not kept)", err, t.path)
-		return
+		return nil
 	}
 	h.page = p
 	for _, pr := range p.Problems {
@@ -65,15 +67,18 @@ func (w *pageWrite) historyBefore(t *target) {
 	}
 	sum := sha256.Sum256(t.old)
 	if n := p.Newest(); n != nil && n.SHA256 == hex.EncodeToString(sum[:]) {
-		return
+		return nil
 	}
-	_, err = p.Append(history.Entry{Content: t.old, Time: t.info.ModTime(), Op: history.OpEdit,
-		Origin: history.OriginFile, Path: t.path, Title: t.rec.Title})
-	if err == nil {
-		err = p.Sync()()
+	if _, err = p.Append(history.Entry{Content: t.old, Time: t.info.ModTime(), Op: history.OpEdit,
+		Origin: history.OriginFile, Path: t.path, Title: t.rec.Title}); err != nil {
+		h.note("%v (the replaced version of %s is not kept)", err, t.path)
+		return nil
 	}
-	if err != nil {
-		h.note("%v (the replaced version of %s may not be kept)", err, t.path)
+	wait := p.Sync()
+	return func() {
+		if err := wait(); err != nil {
+			h.note("%v (the replaced version of %s may not be kept)", err, t.path)
+		}
 	}
 }
 
