@@ -76,7 +76,8 @@ type Limits struct {
 	PageRevisions int `json:"page_revisions"`
 	// PageBytes is the most bytes one page's history takes on disk.
 	PageBytes int64 `json:"page_bytes"`
-	// TotalBytes is the most bytes the whole history takes on disk.
+	// TotalBytes is the most bytes the whole history takes on disk
+	// (Summary.DiskBytes).
 	TotalBytes int64 `json:"total_bytes"`
 }
 

@@ -116,8 +116,8 @@ func TestHistory_RoundTripAndEncodings(t *testing.T) {
 			t.Errorf("rev %d stored as %s, want %s", rev, enc[rev], e)
 		}
 	}
-	if n := len(p.recs[1].payload); n > 64 {
-		t.Errorf("a one-word edit of a 3 KB page stores %d bytes of content", n)
+	if n := len(p.recs[1].payload); n > 160 {
+		t.Errorf("a one-word edit of a 3 KB page stores %d bytes of content (more than its line)", n)
 	}
 	if n := len(p.recs[2].payload); n != 0 {
 		t.Errorf("a repeat of revision 1 stores %d bytes of content", n)
@@ -125,6 +125,37 @@ func TestHistory_RoundTripAndEncodings(t *testing.T) {
 	if revs[0].Stored > int64(len(base))/2 {
 		t.Errorf("a 3 KB page is stored in %d bytes", revs[0].Stored)
 	}
+}
+
+func TestHistory_DeltaOfALargePage(t *testing.T) {
+	s, _ := newStore(t)
+	big := pageText(9, 300<<10)
+	lines := strings.Split(big, "\n")
+	lines[len(lines)/2] = "a line rewritten in the middle of a 300 KB page"
+	edited := strings.Join(lines, "\n") + "and a line added at its end\n"
+	save(t, s, "big00001", big, edited)
+	p, _ := s.Read("big00001")
+	if r := p.recs[1]; (r.h.Enc != encDelta && r.h.Enc != encZDelta) || len(r.payload) > 400 {
+		t.Fatalf("the edit of a 300 KB page is stored as %s, %d bytes", r.h.Enc, len(r.payload))
+	}
+	if c, err := p.Content(2); err != nil || string(c) != edited {
+		t.Fatalf("revision 2 decodes wrong: %v", err)
+	}
+}
+
+func FuzzApplyDelta(f *testing.F) {
+	f.Add([]byte("one\ntwo\nthree\n"), []byte("one\n2\nthree\nfour\n"), []byte{})
+	f.Add([]byte(""), []byte("new\n"), []byte{1, 2})
+	f.Fuzz(func(t *testing.T, base, content, junk []byte) {
+		d := makeDelta(base, content)
+		got, err := applyDelta(base, d, int64(len(content)))
+		if err != nil || string(got) != string(content) {
+			t.Fatalf("round trip: %q, %v", got, err)
+		}
+		// damaged deltas fail, never panic
+		_, _ = applyDelta(base, append(d[:len(d)/2], junk...), int64(len(content)))
+		_, _ = applyDelta(base, junk, int64(len(content)))
+	})
 }
 
 func TestHistory_TornTailIsCutOff(t *testing.T) {
@@ -260,7 +291,7 @@ func TestHistory_PrunePerPage(t *testing.T) {
 				}
 			}
 			sum, _ := s.Summary()
-			if sum.PrunedRevisions != tc.writes-len(p.recs) || sum.Revisions != len(p.recs) || sum.Bytes != p.size || sum.Pages != 1 {
+			if sum.PrunedRevisions != tc.writes-len(p.recs) || sum.Revisions != len(p.recs) || sum.Bytes != p.size || sum.DiskBytes != blocks(p.size) || sum.Pages != 1 {
 				t.Errorf("summary %+v; pack %d revisions, %d bytes", sum, len(p.recs), p.size)
 			}
 		})
@@ -269,7 +300,7 @@ func TestHistory_PrunePerPage(t *testing.T) {
 
 func TestHistory_PruneTotalKeepsNewest(t *testing.T) {
 	s, _ := newStore(t)
-	s.SetLimits(Limits{TotalBytes: 20 << 10})
+	s.SetLimits(Limits{TotalBytes: 40 << 10})
 	ids := []string{"tot00001", "tot00002", "tot00003", "tot00004"}
 	for round := 0; round < 6; round++ {
 		for k, id := range ids {
@@ -280,13 +311,13 @@ func TestHistory_PruneTotalKeepsNewest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if sum.Bytes > 20<<10 {
-		t.Errorf("history takes %d bytes, bound %d", sum.Bytes, 20<<10)
+	if sum.DiskBytes > 40<<10 {
+		t.Errorf("history takes %d bytes on disk, bound %d", sum.DiskBytes, 40<<10)
 	}
 	if sum.PrunedRevisions == 0 || sum.LastPruned == "" {
 		t.Errorf("nothing pruned: %+v", sum)
 	}
-	var total int64
+	var total, disk int64
 	revs := 0
 	for k, id := range ids {
 		p, _ := s.Read(id)
@@ -298,9 +329,10 @@ func TestHistory_PruneTotalKeepsNewest(t *testing.T) {
 			t.Errorf("%s: newest revision damaged", id)
 		}
 		total += p.size
+		disk += blocks(p.size)
 		revs += len(p.recs)
 	}
-	if sum.Bytes != total || sum.Revisions != revs || sum.Pages != len(ids) {
+	if sum.Bytes != total || sum.DiskBytes != disk || sum.Revisions != revs || sum.Pages != len(ids) {
 		t.Errorf("summary %+v; packs hold %d revisions, %d bytes", sum, revs, total)
 	}
 }
@@ -370,7 +402,7 @@ func TestHistory_RecentTrimmed(t *testing.T) {
 	}
 	save(t, s, "new00001", "fresh\n")
 	st, err := os.Stat(histPath(dir, recentFile))
-	if err != nil || st.Size() > recentKeep {
+	if err != nil || st.Size() > recentKeep+4096 {
 		t.Fatalf("feed is %d bytes after the trim (keep %d)", st.Size(), recentKeep)
 	}
 	got, _, _ := s.Recent(time.Time{}, 1)
@@ -405,7 +437,7 @@ func TestHistory_EditMovedCarriesThePack(t *testing.T) {
 		t.Errorf("the replaced history was not set aside: %v", aside)
 	}
 	sum, _ := s.Summary()
-	if sum.Pages != 1 || sum.Revisions != 3 || sum.Bytes != q.size {
+	if sum.Pages != 1 || sum.Revisions != 3 || sum.Bytes != q.size || sum.DiskBytes != blocks(q.size) {
 		t.Errorf("summary %+v, pack %d bytes", sum, q.size)
 	}
 }

@@ -23,10 +23,11 @@ import (
 //	payload: the content, encoded as the header's enc says
 //
 // The encodings: "raw" (the bytes), "flate" (DEFLATE of the bytes),
-// "delta" (DEFLATE with the content of revision base as its preset
-// dictionary: a small edit of a page costs a few dozen bytes) and "same"
-// (no payload: the content is revision base's). A delta's base is always
-// a raw or flate record, so any revision decodes in at most two steps.
+// "delta" and "delta-flate" (the line edits from revision base to the
+// content, delta.go, as they are or DEFLATE'd: a small edit of a page
+// costs a few dozen bytes) and "same" (no payload: the content is
+// revision base's). A delta's base is always a raw or flate record, so
+// any revision decodes in at most two steps.
 
 const packMagic = "synapse-history 1\n"
 
@@ -45,10 +46,11 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 // encodings of a record's payload
 const (
-	encRaw   = "raw"
-	encFlate = "flate"
-	encDelta = "delta"
-	encSame  = "same"
+	encRaw    = "raw"
+	encFlate  = "flate"
+	encDelta  = "delta"
+	encZDelta = "delta-flate"
+	encSame   = "same"
 )
 
 // packHeader is a record's header as stored.
@@ -59,8 +61,8 @@ type packHeader struct {
 	Time   string `json:"time"` // RFC 3339, nanoseconds, UTC
 	Op     string `json:"op"`
 	Origin string `json:"origin"`
-	Path   string `json:"path,omitempty"`
-	Title  string `json:"title,omitempty"`
+	Path   string `json:"path,omitempty"`  // absent: as the previous record
+	Title  string `json:"title,omitempty"` // absent with Path: as the previous record
 	From   int    `json:"from,omitempty"`
 	Moved  string `json:"moved_from,omitempty"`
 	Enc    string `json:"enc"`
@@ -111,6 +113,9 @@ func parsePack(data []byte) (recs []*record, valid int64, tail error) {
 				return recs, off, errTorn
 			}
 			return recs, off, err
+		}
+		if n := len(recs); n > 0 && r.h.Path == "" && r.h.Title == "" {
+			r.h.Path, r.h.Title = recs[n-1].h.Path, recs[n-1].h.Title // as the previous record
 		}
 		recs = append(recs, r)
 		off += r.n
@@ -177,42 +182,41 @@ func appendRecord(b []byte, h *packHeader, payload []byte) ([]byte, error) {
 	return append(b, payload...), nil
 }
 
-// deflate compresses data, with dict as the preset dictionary when given.
-func deflate(data, dict []byte) []byte {
+// deflate compresses data.
+func deflate(data []byte) []byte {
 	var buf bytes.Buffer
 	buf.Grow(len(data)/3 + 64)
-	var w *flate.Writer
-	if dict == nil {
-		// a compressor is some hundreds of kilobytes: reuse them
-		w = writers.Get().(*flate.Writer)
-		defer writers.Put(w)
-		w.Reset(&buf)
-	} else {
-		w, _ = flate.NewWriterDict(&buf, flate.DefaultCompression, dict) // the level is valid
-	}
+	// a compressor is some hundreds of kilobytes: reuse them
+	w := writers.Get().(*flate.Writer)
+	defer writers.Put(w)
+	w.Reset(&buf)
 	_, _ = w.Write(data) // a bytes.Buffer does not fail
 	_ = w.Close()
 	return buf.Bytes()
 }
 
+var readers = sync.Pool{New: func() any { return flate.NewReader(bytes.NewReader(nil)) }}
+
 var writers = sync.Pool{New: func() any {
-	w, _ := flate.NewWriter(nil, flate.DefaultCompression)
+	w, _ := flate.NewWriter(nil, flate.DefaultCompression) // the level is valid
 	return w
 }}
 
-// inflate decompresses data (written with dict) that must expand to
-// exactly size bytes.
-func inflate(data, dict []byte, size int64) ([]byte, error) {
-	r := flate.NewReaderDict(bytes.NewReader(data), dict)
-	defer r.Close()
-	out := make([]byte, 0, size)
-	buf := bytes.NewBuffer(out)
-	n, err := io.Copy(buf, io.LimitReader(r, size+1))
+// inflate decompresses data, which must expand to at most max bytes
+// (exactly max with exact set).
+func inflate(data []byte, max int64, exact bool) ([]byte, error) {
+	r := readers.Get().(io.ReadCloser)
+	defer readers.Put(r)
+	if err := r.(flate.Resetter).Reset(bytes.NewReader(data), nil); err != nil {
+		return nil, err
+	}
+	buf := bytes.NewBuffer(make([]byte, 0, max))
+	n, err := io.Copy(buf, io.LimitReader(r, max+1))
 	if err != nil {
 		return nil, err
 	}
-	if n != size {
-		return nil, fmt.Errorf("decompressed to %d bytes, want %d", n, size)
+	if n > max || (exact && n != max) {
+		return nil, fmt.Errorf("decompressed to %d bytes, want %d", n, max)
 	}
 	return buf.Bytes(), nil
 }

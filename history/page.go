@@ -220,8 +220,8 @@ func (p *Page) decode(r *record, depth int) ([]byte, error) {
 		}
 		return r.payload, nil
 	case encFlate:
-		return inflate(r.payload, nil, r.h.Size)
-	case encSame, encDelta:
+		return inflate(r.payload, r.h.Size, true)
+	case encSame, encDelta, encZDelta:
 		b := p.find(r.h.Base)
 		if b == nil || b.h.Rev >= r.h.Rev {
 			return nil, fmt.Errorf("its base revision %d is missing", r.h.Base)
@@ -230,7 +230,14 @@ func (p *Page) decode(r *record, depth int) ([]byte, error) {
 		if err != nil || r.h.Enc == encSame {
 			return base, err
 		}
-		return inflate(r.payload, base, r.h.Size)
+		d := r.payload
+		if r.h.Enc == encZDelta {
+			// a delta is at most its inserted bytes and a few per edit
+			if d, err = inflate(d, 2*r.h.Size+maxPayloadLen/64, false); err != nil {
+				return nil, err
+			}
+		}
+		return applyDelta(base, d, r.h.Size)
 	}
 	return nil, fmt.Errorf("unknown encoding %q", r.h.Enc)
 }
@@ -274,7 +281,15 @@ func (p *Page) encode(h packHeader, content []byte, off int64) ([]byte, *record,
 		b = append(b, packMagic...)
 	}
 	start := len(b)
-	b, err := appendRecord(b, &h, payload)
+	// the path and title, when the previous record has them too, are
+	// left out of the stored header (parsePack fills them in)
+	stored := h
+	if n := len(p.recs); n > 0 {
+		if prev := p.recs[n-1].h; prev.Path == h.Path && prev.Title == h.Title {
+			stored.Path, stored.Title = "", ""
+		}
+	}
+	b, err := appendRecord(b, &stored, payload)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -286,10 +301,10 @@ func (p *Page) encode(h packHeader, content []byte, off int64) ([]byte, *record,
 
 // encodeContent chooses h's encoding for content and returns the
 // payload: a repeat of a revision the page has is a reference to it;
-// otherwise the content is compressed against the page's newest whole
-// revision (a delta) when that is small or at least twice as small as the
-// content compressed on its own, else on its own (raw when compressing
-// saves nothing).
+// otherwise the content is stored as its line edits from the page's
+// newest whole revision (a delta) when those are small or at least twice
+// as small as the content compressed on its own, else on its own (raw
+// when compressing saves nothing).
 func (p *Page) encodeContent(h *packHeader, content []byte) []byte {
 	for i := len(p.recs) - 1; i >= 0; i-- {
 		if r := p.recs[i]; r.h.SHA256 == h.SHA256 {
@@ -301,27 +316,32 @@ func (p *Page) encodeContent(h *packHeader, content []byte) []byte {
 		}
 	}
 	var delta []byte
-	base := 0
+	denc, base := encDelta, 0
 	for i := len(p.recs) - 1; i >= 0; i-- {
 		if k := p.recs[i]; k.keyframe() {
 			if kc, err := p.content(k); err == nil {
-				delta, base = deflate(content, kc), k.h.Rev
+				delta, base = makeDelta(kc, content), k.h.Rev
+				if len(delta) > 128 {
+					if z := deflate(delta); len(z) < len(delta) {
+						delta, denc = z, encZDelta
+					}
+				}
 			}
 			break
 		}
 	}
 	if delta != nil && len(delta) <= len(content)/8 {
 		// a small edit: no need to compress the whole to know
-		h.Enc, h.Base = encDelta, base
+		h.Enc, h.Base = denc, base
 		return delta
 	}
 	h.Enc = encFlate
-	whole := deflate(content, nil)
+	whole := deflate(content)
 	if len(whole) >= len(content) {
 		h.Enc, whole = encRaw, content
 	}
 	if delta != nil && len(delta)*2 <= len(whole) {
-		h.Enc, h.Base = encDelta, base
+		h.Enc, h.Base = denc, base
 		return delta
 	}
 	return whole
@@ -421,7 +441,8 @@ func (p *Page) Close() error {
 		errs = append(errs, err)
 	}
 	if added > 0 || pruned > 0 || p.carried {
-		if err := p.s.account(p.start == 0 && grown > 0, added-pruned, grown-freed, pruned, freed); err != nil {
+		disk := blocks(p.size) - blocks(p.start)
+		if err := p.s.account(p.start == 0 && grown > 0, added-pruned, grown-freed, disk, pruned, freed); err != nil {
 			errs = append(errs, err)
 		}
 		if err := p.s.appendRecent(p.id, p.added); err != nil {
@@ -489,6 +510,7 @@ func (s *Store) carry(from, to string) error {
 		s.sum.Pages--
 		s.sum.Revisions -= len(old.recs)
 		s.sum.Bytes -= old.size
+		s.sum.DiskBytes -= blocks(old.size)
 	}
 	made, err := s.fs.MkdirAll(path.Dir(dst))
 	if err != nil {

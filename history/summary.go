@@ -19,7 +19,10 @@ import (
 type Summary struct {
 	Pages     int   `json:"pages"`     // pages with a history
 	Revisions int   `json:"revisions"` // revisions kept
-	Bytes     int64 `json:"bytes"`     // bytes on disk (the packs)
+	Bytes     int64 `json:"bytes"`     // bytes of the packs
+	// DiskBytes is what the packs take on disk, counted in 4 KiB blocks
+	// (a small pack takes a whole block): the total bound applies to it.
+	DiskBytes int64 `json:"disk_bytes"`
 	// PrunedRevisions and PrunedBytes count what the bounds have dropped
 	// since the history began; LastPruned is when they last did (RFC 3339).
 	PrunedRevisions int    `json:"pruned_revisions"`
@@ -66,7 +69,7 @@ func (s *Store) loadSummary() error {
 
 // account adds a change to the totals and applies the total bound. The
 // lock is held.
-func (s *Store) account(newPage bool, revs int, bytes int64, pruned int, freed int64) error {
+func (s *Store) account(newPage bool, revs int, bytes, disk int64, pruned int, freed int64) error {
 	if err := s.loadSummary(); err != nil {
 		return err
 	}
@@ -75,8 +78,9 @@ func (s *Store) account(newPage bool, revs int, bytes int64, pruned int, freed i
 	}
 	s.sum.Revisions += revs
 	s.sum.Bytes += bytes
+	s.sum.DiskBytes += disk
 	s.notePruned(pruned, freed)
-	if s.sum.Bytes > s.limits.TotalBytes {
+	if s.sum.DiskBytes > s.limits.TotalBytes {
 		return s.pruneTotal()
 	}
 	return nil
@@ -123,6 +127,7 @@ func (s *Store) recount(keep func(packInfo)) (int, error) {
 		sum.Pages++
 		sum.Revisions += len(recs)
 		sum.Bytes += valid
+		sum.DiskBytes += blocks(valid)
 		if keep != nil {
 			pi := packInfo{id: id, revs: make([]revInfo, len(recs))}
 			for i, r := range recs {
@@ -172,7 +177,7 @@ func (s *Store) pruneTotal() error {
 		t    time.Time
 		n    int64
 	}
-	for pass := 0; pass < 3 && s.sum.Bytes > s.limits.TotalBytes; pass++ {
+	for pass := 0; pass < 3 && s.sum.DiskBytes > s.limits.TotalBytes; pass++ {
 		var packs []packInfo
 		var cands []cand
 		if _, err := s.recount(func(pi packInfo) {
@@ -183,7 +188,7 @@ func (s *Store) pruneTotal() error {
 		}); err != nil {
 			return err
 		}
-		over := s.sum.Bytes - s.limits.TotalBytes*9/10
+		over := s.sum.DiskBytes - s.limits.TotalBytes*9/10
 		if over <= 0 || len(cands) == 0 {
 			return nil
 		}
@@ -229,3 +234,6 @@ func (s *Store) dropOldest(id string, k int) error {
 	s.notePruned(k, before-p.size)
 	return nil
 }
+
+// blocks is what a file of n bytes takes on a file system of 4 KiB blocks.
+func blocks(n int64) int64 { return (n + 4095) / 4096 * 4096 }
