@@ -330,3 +330,37 @@ func TestHistory_PruningFromConfig(t *testing.T) {
 		t.Fatalf("status %+v", st.History)
 	}
 }
+
+// The page move operation calls historyMoved once the file is at its new
+// path: the history follows the page to its new id.
+func TestHistory_MovedPageKeepsItsHistory(t *testing.T) {
+	v := testvault.New(t)
+	e, _ := openEnv(t, v)
+	write(t, e, &WritePageIn{Title: "Shrike", Content: "# Shrike\n\nOne.\n"})
+	w := write(t, e, &WritePageIn{Title: "Shrike", Content: "# Shrike\n\nTwo.\n"})
+	data := readFile(t, v, w.Path)
+	// what a move does to the file, then tells the history
+	newPath := "wiki/entities/shrike.md"
+	if err := os.MkdirAll(v.Abs("wiki/entities"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(v.Abs(w.Path), v.Abs(newPath)); err != nil {
+		t.Fatal(err)
+	}
+	rescanT(t, e)
+	moved := getPageOut(t, e, newPath)
+	rev, notes := historyMoved(e, w.ID, moved.ID, w.Path, newPath, "Shrike", []byte(data), testNow)
+	if rev != 3 || len(notes) != 0 {
+		t.Fatalf("move recorded as revision %d, notes %v", rev, notes)
+	}
+	h := historyOf(t, e, newPath)
+	if got := strings.Join(revOps(h), " "); got != "3:move:synapse 2:write:synapse 1:create:synapse" {
+		t.Fatalf("history after the move: %s", got)
+	}
+	if top := h.Revisions[0]; top.MovedFrom != w.Path || top.Path != newPath || h.Current != 3 {
+		t.Fatalf("move revision %+v (current %d)", top, h.Current)
+	}
+	if _, err := restore(t, e, newPath, 1, ""); err != nil || !strings.Contains(readFile(t, v, newPath), "One.") {
+		t.Fatalf("restore after the move: %v", err)
+	}
+}

@@ -235,3 +235,31 @@ func historyStatus(ctx context.Context, e *Env) *HistoryStatus {
 	}
 	return hs
 }
+
+// historyMoved records a page's move, for the page move operation, once
+// the file is at its new path: the page's history follows it from its old
+// id to its new one, and the move is a revision (op move, moved_from the
+// old path) holding data, the bytes now at newPath (stored as a reference
+// when the move changed no byte). It returns the revision and notes on
+// what went wrong (never an error: the move stands).
+func historyMoved(e *Env, oldID, newID, oldPath, newPath, title string, data []byte, now time.Time) (rev int, notes []string) {
+	if e.History == nil {
+		return 0, nil
+	}
+	p, err := e.History.EditMoved(oldID, newID)
+	if err != nil {
+		return 0, []string{fmt.Sprintf("history: %v (the history of %s did not follow it to %s)", err, oldPath, newPath)}
+	}
+	r, err := p.Append(history.Entry{Content: data, Time: now, Op: history.OpMove, Origin: history.OriginSynapse,
+		Path: newPath, Title: title, MovedFrom: oldPath})
+	if err == nil {
+		err = p.Sync()()
+	}
+	if cerr := p.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		notes = append(notes, fmt.Sprintf("history: %v (the move of %s is not recorded)", err, oldPath))
+	}
+	return r.Rev, notes
+}
