@@ -41,14 +41,26 @@ func (s *Store) Summary() (Summary, error) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if err := s.loadSummary(); err != nil {
+	if s.sum != nil {
+		return *s.sum, nil
+	}
+	// a reader counts without recording what it counted (a writer may
+	// be appending to the feed meanwhile)
+	sum, ok, err := s.lastTotals()
+	if err != nil || ok {
+		return sum, err
+	}
+	old := s.sum
+	defer func() { s.sum = old }()
+	if _, err := s.recount(nil); err != nil {
 		return Summary{}, err
 	}
 	return *s.sum, nil
 }
 
 // loadSummary reads the totals once: the newest line of the feed that
-// carries them, else a count of the packs. The lock is held.
+// carries them, else a count of the packs, recorded in the feed. The
+// lock is held by a writer (Edit).
 func (s *Store) loadSummary() error {
 	if s.sum != nil {
 		return nil
