@@ -331,8 +331,8 @@ func TestHistory_PruningFromConfig(t *testing.T) {
 	}
 }
 
-// The page move operation calls historyMoved once the file is at its new
-// path: the history follows the page to its new id.
+// The page move operation calls historyRewrite once the file is at its
+// new path: the history follows the page to its new id.
 func TestHistory_MovedPageKeepsItsHistory(t *testing.T) {
 	v := testvault.New(t)
 	e, _ := openEnv(t, v)
@@ -349,7 +349,8 @@ func TestHistory_MovedPageKeepsItsHistory(t *testing.T) {
 	}
 	rescanT(t, e)
 	moved := getPageOut(t, e, newPath)
-	rev, notes := historyMoved(e, w.ID, moved.ID, w.Path, newPath, "Shrike", []byte(data), testNow)
+	rev, notes := historyRewrite(e, pageRewrite{ID: moved.ID, FromID: w.ID, Path: newPath, FromPath: w.Path, Title: "Shrike",
+		Old: []byte(data), New: []byte(data), Op: history.OpMove, Time: testNow})
 	if rev != 3 || len(notes) != 0 {
 		t.Fatalf("move recorded as revision %d, notes %v", rev, notes)
 	}
@@ -362,5 +363,16 @@ func TestHistory_MovedPageKeepsItsHistory(t *testing.T) {
 	}
 	if _, err := restore(t, e, newPath, 1, ""); err != nil || !strings.Contains(readFile(t, v, newPath), "One.") {
 		t.Fatalf("restore after the move: %v", err)
+	}
+	// a page whose links a move rewrote, edited by hand before: both kept
+	other := write(t, e, &WritePageIn{Title: "Wren", Content: "# Wren\n\n[[Shrike]]\n"})
+	hand := readFile(t, v, other.Path) + "by hand\n"
+	rewritten := strings.Replace(hand, "[[Shrike]]", "[[Butcherbird]]", 1)
+	testvault.Write(t, v, other.Path, rewritten)
+	if rev, notes := historyRewrite(e, pageRewrite{ID: other.ID, Path: other.Path, Title: "Wren", Old: []byte(hand), New: []byte(rewritten), Op: history.OpWrite, Time: testNow}); rev != 3 || len(notes) > 0 {
+		t.Fatalf("rewrite recorded as %d, %v", rev, notes)
+	}
+	if got := strings.Join(revOps(historyOf(t, e, "Wren")), " "); got != "3:write:synapse 2:edit:file 1:create:synapse" {
+		t.Fatalf("history of a rewritten page: %s", got)
 	}
 }

@@ -236,22 +236,58 @@ func historyStatus(ctx context.Context, e *Env) *HistoryStatus {
 	return hs
 }
 
-// historyMoved records a page's move, for the page move operation, once
-// the file is at its new path: the page's history follows it from its old
-// id to its new one, and the move is a revision (op move, moved_from the
-// old path) holding data, the bytes now at newPath (stored as a reference
-// when the move changed no byte). It returns the revision and notes on
-// what went wrong (never an error: the move stands).
-func historyMoved(e *Env, oldID, newID, oldPath, newPath, title string, data []byte, now time.Time) (rev int, notes []string) {
+// pageRewrite is a page file that an operation rewrote other than
+// through WritePage (a page move: the moved page, and the pages whose
+// links it rewrote), for historyRewrite.
+type pageRewrite struct {
+	// ID is the page's id now; FromID its id before the operation when
+	// that differs (a move: the history follows the page).
+	ID, FromID string
+	// Path is the page's file now; FromPath the file it left (a move).
+	Path, FromPath string
+	Title          string
+	// Old are the bytes the operation replaced (nil: none), New the bytes
+	// it wrote.
+	Old, New []byte
+	Op       string // history.OpMove, history.OpWrite…
+	Time     time.Time
+}
+
+// historyRewrite records a rewrite in the page's history once the file
+// holds its new bytes: the replaced bytes when they are not the page's
+// newest revision (origin file, as a write does before it replaces
+// them), then the new bytes (stored as a reference when they repeat a
+// revision, as a move that changes no byte does), flushed before it
+// returns. It returns the new revision and notes on what went wrong
+// (never an error: the operation stands). The operation must keep the
+// replaced bytes safe itself until then (a move's journal does).
+func historyRewrite(e *Env, rw pageRewrite) (rev int, notes []string) {
 	if e.History == nil {
 		return 0, nil
 	}
-	p, err := e.History.EditMoved(oldID, newID)
-	if err != nil {
-		return 0, []string{fmt.Sprintf("history: %v (the history of %s did not follow it to %s)", err, oldPath, newPath)}
+	from := rw.FromID
+	if from == "" {
+		from = rw.ID
 	}
-	r, err := p.Append(history.Entry{Content: data, Time: now, Op: history.OpMove, Origin: history.OriginSynapse,
-		Path: newPath, Title: title, MovedFrom: oldPath})
+	p, err := e.History.EditMoved(from, rw.ID)
+	if err != nil {
+		return 0, []string{fmt.Sprintf("history: %v (the change of %s is not recorded)", err, rw.Path)}
+	}
+	if rw.Old != nil {
+		sum := sha256.Sum256(rw.Old)
+		if n := p.Newest(); n == nil || n.SHA256 != hex.EncodeToString(sum[:]) {
+			oldPath := rw.FromPath
+			if oldPath == "" {
+				oldPath = rw.Path
+			}
+			_, err = p.Append(history.Entry{Content: rw.Old, Time: rw.Time, Op: history.OpEdit, Origin: history.OriginFile, Path: oldPath, Title: rw.Title})
+		}
+	}
+	var r history.Revision
+	if err == nil {
+		r, err = p.Append(history.Entry{Content: rw.New, Time: rw.Time, Op: rw.Op, Origin: history.OriginSynapse,
+			Path: rw.Path, Title: rw.Title, MovedFrom: rw.FromPath})
+	}
 	if err == nil {
 		err = p.Sync()()
 	}
@@ -259,7 +295,7 @@ func historyMoved(e *Env, oldID, newID, oldPath, newPath, title string, data []b
 		err = cerr
 	}
 	if err != nil {
-		notes = append(notes, fmt.Sprintf("history: %v (the move of %s is not recorded)", err, oldPath))
+		notes = append(notes, fmt.Sprintf("history: %v (the change of %s is not fully recorded)", err, rw.Path))
 	}
 	return r.Rev, notes
 }
