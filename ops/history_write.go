@@ -260,7 +260,10 @@ type pageRewrite struct {
 // revision, as a move that changes no byte does), flushed before it
 // returns. It returns the new revision and notes on what went wrong
 // (never an error: the operation stands). The operation must keep the
-// replaced bytes safe itself until then (a move's journal does).
+// replaced bytes safe itself until then (a move's journal does), and
+// either call this before it scans the files it wrote or scan them with
+// index.ScanOptions.OwnWrite: otherwise the scan records the new bytes
+// first, as an edit made outside synapse.
 func historyRewrite(e *Env, rw pageRewrite) (rev int, notes []string) {
 	if e.History == nil {
 		return 0, nil
