@@ -21,6 +21,7 @@ import (
 
 	"github.com/synapse-wiki/synapse/errs"
 	"github.com/synapse-wiki/synapse/index"
+	"github.com/synapse-wiki/synapse/internal/server/sock"
 	"github.com/synapse-wiki/synapse/ops"
 	"github.com/synapse-wiki/synapse/search"
 	"github.com/synapse-wiki/synapse/store"
@@ -238,7 +239,7 @@ func (s *service) open(ctx context.Context) {
 			if s.env != nil {
 				s.startPrimary(ctx)
 			} else {
-				s.log.Printf("another synapse serve (pid %d: %s) holds this vault; calls are forwarded to it over %s", hello.PID, hello.Holder, sockFile)
+				s.log.Printf("another synapse serve (pid %d: %s) holds this vault; calls are forwarded to it over %s", hello.PID, hello.Holder, sock.File)
 			}
 			close(s.ready)
 			once.Do(func() { close(s.tried) })
@@ -266,13 +267,13 @@ func (s *service) open(ctx context.Context) {
 		select {
 		case <-ctx.Done():
 			return
-		case <-time.After(lockPoll):
+		case <-time.After(sock.LockPoll):
 		}
 	}
 }
 
 // waitReady waits for the first attempt to open the store (which polls a
-// held lock for lockWait); when the store is not open, it answers why.
+// held lock for sock.LockWait); when the store is not open, it answers why.
 func (s *service) waitReady(ctx context.Context) error {
 	select {
 	case <-s.ready:
@@ -296,27 +297,27 @@ func (s *service) waitReady(ctx context.Context) error {
 
 // acquire opens the store (s.env set) or finds a server that holds it (a
 // proxy: s.env stays nil; its hello is returned). The caller holds s.mu.
-func (s *service) acquire(ctx context.Context) (sockHello, error) {
-	deadline := time.Now().Add(lockWait)
+func (s *service) acquire(ctx context.Context) (sock.Hello, error) {
+	deadline := time.Now().Add(sock.LockWait)
 	var why error
 	for {
-		sc, err := dialServer(s.vault)
+		sc, err := sock.Dial(s.vault)
 		if err == nil {
-			sc.close()
-			return sc.hello, nil
+			sc.Close()
+			return sc.Hello(), nil
 		}
-		if err != errNoServer {
+		if err != sock.ErrNoServer {
 			why = err
 		}
 		// NoInitialScan: the watcher reconciles in the background, so a
 		// fresh big vault does not hold up the first calls (SPEC §3)
-		env, err := ops.OpenEnv(ctx, s.vault, ops.OpenOptions{Timeout: lockPoll, Holder: s.holder, NoInitialScan: true})
+		env, err := ops.OpenEnv(ctx, s.vault, ops.OpenOptions{Timeout: sock.LockPoll, Holder: s.holder, NoInitialScan: true})
 		if err == nil {
 			s.env = env
-			return sockHello{}, nil
+			return sock.Hello{}, nil
 		}
 		if !errors.Is(err, store.ErrLocked) || time.Now().After(deadline) || ctx.Err() != nil {
-			return sockHello{}, lockedBecause(err, why)
+			return sock.Hello{}, sock.LockedBecause(err, why)
 		}
 	}
 }
@@ -360,7 +361,7 @@ func (s *service) startPrimary(ctx context.Context) {
 	env.StartEmbedding(s.log.Printf)
 	ss, err := s.listenSocket(s.vault)
 	if err != nil {
-		s.log.Printf("CLI verbs cannot reach this server: listen on %s: %v; they fail while it runs", sockFile, err)
+		s.log.Printf("CLI verbs cannot reach this server: listen on %s: %v; they fail while it runs", sock.File, err)
 		return
 	}
 	s.sock = ss
@@ -542,10 +543,10 @@ func (s *service) call(ctx context.Context, env *ops.Env, op *ops.Op, raw []byte
 }
 
 // waitRebuilt read-locks rebuild, waiting for a reindex in progress for
-// up to lockWait (as a verb alone waits for the lock a reindex holds);
+// up to sock.LockWait (as a verb alone waits for the lock a reindex holds);
 // then it answers unavailable.
 func (s *service) waitRebuilt(ctx context.Context) error {
-	deadline := time.Now().Add(lockWait)
+	deadline := time.Now().Add(sock.LockWait)
 	for !s.rebuild.TryRLock() {
 		if time.Now().After(deadline) {
 			return errs.E(errs.Unavailable, "the index is being rebuilt (reindex); try again when it is done")
@@ -602,17 +603,17 @@ func (s *service) waitIndexed(ctx context.Context, indexed <-chan struct{}) erro
 // the call itself.
 func (s *service) forward(ctx context.Context, env *ops.Env, op *ops.Op, raw []byte) (any, error) {
 	for attempt := 0; ; attempt++ {
-		sc, err := dialServer(s.vault)
+		sc, err := sock.Dial(s.vault)
 		if err == nil {
 			// this process's environment, as if it ran the call itself
-			r, err := sc.call(ctx, sockRequest{Op: op.Name, Input: raw, Environ: os.Environ()}, nil)
-			sc.close()
+			r, err := sc.Call(ctx, sock.NewRequest(op.Name, raw), nil)
+			sc.Close()
 			switch {
 			case err == nil:
 				return json.RawMessage(r.Result), nil
-			case errors.Is(err, errServerGone) && op.Access == ops.Write:
+			case errors.Is(err, sock.ErrGone) && op.Access == ops.Write:
 				return nil, errs.Wrap(errs.Unavailable, err, "the server holding the vault stopped while running %s; it may or may not have taken effect", op.Name)
-			case !errors.Is(err, errServerRetry) && !errors.Is(err, errServerGone):
+			case !errors.Is(err, sock.ErrRetry) && !errors.Is(err, sock.ErrGone):
 				return nil, err
 			}
 		}
@@ -629,7 +630,7 @@ func (s *service) forward(ctx context.Context, env *ops.Env, op *ops.Op, raw []b
 			return s.call(ctx, env, op, raw)
 		}
 		if attempt >= 3 {
-			return nil, errs.E(errs.Unavailable, "the server holding this vault does not answer on %s", sockFile)
+			return nil, errs.E(errs.Unavailable, "the server holding this vault does not answer on %s", sock.File)
 		}
 	}
 }
@@ -663,18 +664,18 @@ func (s *service) promote() error {
 // socket's progress lines and the first-index message.
 type scanProgress struct {
 	mu  sync.Mutex
-	p   sockProgress
+	p   sock.Progress
 	seq uint64
 }
 
 func (sp *scanProgress) set(phase string, done, total int) {
 	sp.mu.Lock()
-	sp.p = sockProgress{Phase: phase, Done: done, Total: total}
+	sp.p = sock.Progress{Phase: phase, Done: done, Total: total}
 	sp.seq++
 	sp.mu.Unlock()
 }
 
-func (sp *scanProgress) get() (sockProgress, uint64) {
+func (sp *scanProgress) get() (sock.Progress, uint64) {
 	sp.mu.Lock()
 	defer sp.mu.Unlock()
 	return sp.p, sp.seq

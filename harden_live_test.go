@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/synapse-wiki/synapse/internal/server/sock"
 	"github.com/synapse-wiki/synapse/internal/testvault"
 	"github.com/synapse-wiki/synapse/vault"
 )
@@ -64,7 +65,7 @@ func startHTTPServe(t *testing.T, bin string, v *vault.Vault) *httpServe {
 		t.Fatalf("serve did not start: %s", hs.logs.String())
 	}
 	t.Cleanup(func() { cmd.Process.Kill() })
-	eventually(t, "the server's socket", func() bool { return fileExists(v.Abs(sockFile)) })
+	eventually(t, "the server's socket", func() bool { return fileExists(v.Abs(sock.File)) })
 	return hs
 }
 

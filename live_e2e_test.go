@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/synapse-wiki/synapse/internal/server/sock"
 	"github.com/synapse-wiki/synapse/internal/storecheck"
 	"github.com/synapse-wiki/synapse/internal/testvault"
 	"github.com/synapse-wiki/synapse/internal/vaultgen"
@@ -204,7 +205,7 @@ func TestLive_StdioServerAndCLIProcesses(t *testing.T) {
 		return err == nil && !isErr
 	})
 	srv.stop(t)
-	if _, err := os.Stat(v.Abs(sockFile)); !os.IsNotExist(err) {
+	if _, err := os.Stat(v.Abs(sock.File)); !os.IsNotExist(err) {
 		t.Errorf("socket left after a clean stop: %v", err)
 	}
 }

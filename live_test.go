@@ -20,6 +20,7 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/synapse-wiki/synapse/errs"
 	"github.com/synapse-wiki/synapse/index"
+	"github.com/synapse-wiki/synapse/internal/server/sock"
 	"github.com/synapse-wiki/synapse/internal/testvault"
 	"github.com/synapse-wiki/synapse/ops"
 	"github.com/synapse-wiki/synapse/store"
@@ -64,9 +65,9 @@ func runLive(t testing.TB, s *service, logs *syncBuffer) *liveServer {
 	s.mu.RUnlock()
 	if primary {
 		eventually(t, "the socket", func() bool {
-			sc, err := dialServer(s.vault)
+			sc, err := sock.Dial(s.vault)
 			if err == nil {
-				sc.close()
+				sc.Close()
 			}
 			return err == nil
 		})
@@ -643,13 +644,13 @@ func TestLive_SecondServeProxiesThenTakesOver(t *testing.T) {
 // store itself, and the next server replaces the file.
 func TestLive_StaleSocket(t *testing.T) {
 	v := newLiveVault(t, filepath.Join(t.TempDir(), "v"))
-	ln, err := net.Listen("unix", v.Abs(sockFile))
+	ln, err := net.Listen("unix", v.Abs(sock.File))
 	if err != nil {
 		t.Fatal(err)
 	}
 	ln.(*net.UnixListener).SetUnlinkOnClose(false)
 	ln.Close()
-	if _, err := os.Stat(v.Abs(sockFile)); err != nil {
+	if _, err := os.Stat(v.Abs(sock.File)); err != nil {
 		t.Fatal("no stale socket file to test with")
 	}
 	if r := runCLI(v, "", "status", "--json"); r.code != 0 {
@@ -659,12 +660,12 @@ func TestLive_StaleSocket(t *testing.T) {
 	if r := runCLI(v, "", "page", "get", "Home", "--json"); r.code != 0 {
 		t.Fatalf("CLI beside a server that replaced a stale socket: %+v", r)
 	}
-	fi, err := os.Stat(v.Abs(sockFile))
+	fi, err := os.Stat(v.Abs(sock.File))
 	if err != nil || fi.Mode()&os.ModeSocket == 0 || fi.Mode().Perm() != 0o600 {
 		t.Fatalf("socket %v %v", fi.Mode(), err)
 	}
 	ls.stop(t)
-	if _, err := os.Stat(v.Abs(sockFile)); !errors.Is(err, os.ErrNotExist) {
+	if _, err := os.Stat(v.Abs(sock.File)); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("the socket outlived its server: %v", err)
 	}
 }
@@ -672,8 +673,8 @@ func TestLive_StaleSocket(t *testing.T) {
 // Without a server to hand the verb to, a held store fails fast naming its
 // holder; a server that does not answer on its socket is named too.
 func TestLive_HeldStoreFailsFast(t *testing.T) {
-	defer func(h, w time.Duration) { sockHelloTimeout, lockWait = h, w }(sockHelloTimeout, lockWait)
-	sockHelloTimeout, lockWait = 200*time.Millisecond, 300*time.Millisecond
+	defer func(h, w time.Duration) { sock.HelloTimeout, sock.LockWait = h, w }(sock.HelloTimeout, sock.LockWait)
+	sock.HelloTimeout, sock.LockWait = 200*time.Millisecond, 300*time.Millisecond
 	v := newLiveVault(t, filepath.Join(t.TempDir(), "v"))
 	st, err := store.Open(v.Abs(vault.DBFile), store.Options{Holder: "synapse reindex"})
 	if err != nil {
@@ -690,7 +691,7 @@ func TestLive_HeldStoreFailsFast(t *testing.T) {
 	}
 
 	// a wedged server: it accepts and never says hello
-	ln, err := net.Listen("unix", v.Abs(sockFile))
+	ln, err := net.Listen("unix", v.Abs(sock.File))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -718,8 +719,8 @@ func TestLive_HeldStoreFailsFast(t *testing.T) {
 // its calls unavailable, naming the holder, until the store is free; then
 // it takes it.
 func TestLive_ServeWaitsForAHeldStore(t *testing.T) {
-	defer func(w time.Duration) { lockWait = w }(lockWait)
-	lockWait = 300 * time.Millisecond
+	defer func(w time.Duration) { sock.LockWait = w }(sock.LockWait)
+	sock.LockWait = 300 * time.Millisecond
 	v := newLiveVault(t, filepath.Join(t.TempDir(), "v"))
 	st, err := store.Open(v.Abs(vault.DBFile), store.Options{Holder: "synapse reindex"})
 	if err != nil {
@@ -770,17 +771,17 @@ func TestLive_ServeStopsOnABrokenStore(t *testing.T) {
 // A vault path too long for a socket address still gets a socket (Linux:
 // through /proc/self/fd).
 func TestLive_LongVaultPath(t *testing.T) {
-	if maxSockPath > 104 && !fileExists("/proc/self/fd") {
+	if sock.MaxPath > 104 && !fileExists("/proc/self/fd") {
 		t.Skip("no /proc")
 	}
 	dir := filepath.Join(t.TempDir(), strings.Repeat("long-folder-name-", 6), "v")
-	if len(filepath.Join(dir, sockFile)) <= maxSockPath {
+	if len(filepath.Join(dir, sock.File)) <= sock.MaxPath {
 		t.Fatal("path not long enough")
 	}
 	v := newLiveVault(t, dir)
 	ls := startLive(t, v)
 	if ls.s.sock == nil {
-		if maxSockPath > 104 {
+		if sock.MaxPath > 104 {
 			t.Fatalf("no socket: %s", ls.logs.String())
 		}
 		t.Skip("long socket paths are not supported on this system")
@@ -816,12 +817,12 @@ func TestLive_FrontmatterRoundTrip(t *testing.T) {
 			t.Fatal(err)
 		}
 		data, _ := ops.MarshalJSON(out)
-		fms := frontmatterYAML(out)
+		fms := sock.FrontmatterYAML(out)
 		back := &ops.GetPageOut{}
 		if err := json.Unmarshal(data, back); err != nil {
 			t.Fatal(err)
 		}
-		if err := restoreFrontmatter(back, fms); err != nil {
+		if err := sock.RestoreFrontmatter(back, fms); err != nil {
 			t.Fatal(err)
 		}
 		want, _ := out.(*ops.GetPageOut).Frontmatter.YAML()
@@ -871,11 +872,11 @@ func BenchmarkLive_CLIVerb(b *testing.B) {
 }
 
 // While a reindex rebuilds the index, calls do not act on the half rebuilt
-// index: they wait up to lockWait, as a verb alone waits for the lock a
+// index: they wait up to sock.LockWait, as a verb alone waits for the lock a
 // reindex holds, then answer unavailable.
 func TestLive_NoAnswersFromAHalfRebuiltIndex(t *testing.T) {
-	defer func(w time.Duration) { lockWait = w }(lockWait)
-	lockWait = 200 * time.Millisecond
+	defer func(w time.Duration) { sock.LockWait = w }(sock.LockWait)
+	sock.LockWait = 200 * time.Millisecond
 	v := newLiveVault(t, filepath.Join(t.TempDir(), "v"))
 	if r := runCLI(v, "", "reindex"); r.code != 0 {
 		t.Fatal(r)
@@ -944,8 +945,8 @@ func TestLive_SilentServerTimesOut(t *testing.T) {
 	var release chan<- struct{}
 	_, elapsed, err := heldReindexOverSocket(t, time.Hour, idle, func(released chan<- struct{}) { release = released })
 	close(release)
-	if !errors.Is(err, errServerGone) {
-		t.Fatalf("a silent server: %v, want errServerGone", err)
+	if !errors.Is(err, sock.ErrGone) {
+		t.Fatalf("a silent server: %v, want sock.ErrGone", err)
 	}
 	if elapsed < idle {
 		t.Fatalf("gave up after %v, before the idle bound %v", elapsed, idle)
@@ -958,11 +959,11 @@ func TestLive_SilentServerTimesOut(t *testing.T) {
 // after the call), and runs that reindex over the socket with the given
 // heartbeat and idle bound. It returns the progress seen, how long the
 // call took and its error.
-func heldReindexOverSocket(t *testing.T, heartbeat, idle time.Duration, hold func(released chan<- struct{})) ([]sockProgress, time.Duration, error) {
+func heldReindexOverSocket(t *testing.T, heartbeat, idle time.Duration, hold func(released chan<- struct{})) ([]sock.Progress, time.Duration, error) {
 	t.Helper()
-	h0, i0 := sockHeartbeat, sockIdle
-	t.Cleanup(func() { sockHeartbeat, sockIdle = h0, i0 }) // after the server stops
-	sockHeartbeat, sockIdle = heartbeat, idle
+	h0, i0 := sock.Heartbeat, sock.Idle
+	t.Cleanup(func() { sock.Heartbeat, sock.Idle = h0, i0 }) // after the server stops
+	sock.Heartbeat, sock.Idle = heartbeat, idle
 	v := newLiveVault(t, filepath.Join(t.TempDir(), "v"))
 	if r := runCLI(v, "", "reindex"); r.code != 0 {
 		t.Fatal(r)
@@ -977,13 +978,13 @@ func heldReindexOverSocket(t *testing.T, heartbeat, idle time.Duration, hold fun
 	ls := runLive(t, newService(ops.Table(), env, log.New(logs, "synapse: ", 0)), logs)
 	<-ls.s.watcher.Ready()
 
-	sc, err := dialServer(v)
+	sc, err := sock.Dial(v)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer sc.close()
+	defer sc.Close()
 	var mu sync.Mutex
-	var seen []sockProgress
+	var seen []sock.Progress
 	held := make(chan struct{})
 	go func() {
 		<-bp.entered
@@ -991,7 +992,7 @@ func heldReindexOverSocket(t *testing.T, heartbeat, idle time.Duration, hold fun
 		close(held)
 	}()
 	t0 := time.Now()
-	_, err = sc.call(context.Background(), sockRequest{Op: "reindex", Progress: true, Patient: true}, func(p sockProgress) {
+	_, err = sc.Call(context.Background(), sock.Request{Op: "reindex", Progress: true, Patient: true}, func(p sock.Progress) {
 		mu.Lock()
 		seen = append(seen, p)
 		mu.Unlock()
