@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/synapse-wiki/synapse/internal/server"
 	"github.com/synapse-wiki/synapse/ops"
 	"github.com/urfave/cli/v2"
 )
@@ -69,7 +70,7 @@ func surface() string {
 		if op.MCP == "" {
 			continue
 		}
-		t := mcpTool(op)
+		t := server.MCPTool(op)
 		data, _ := json.Marshal(t)
 		var pretty bytes.Buffer
 		json.Indent(&pretty, data, "  ", "  ")
@@ -77,41 +78,23 @@ func surface() string {
 	}
 
 	b.WriteString("\n## REST (write routes answer 403 unless --write; all but /healthz need the token)\n")
-	routes := restRoutes(ops.Table())
+	routes := server.RESTRoutes(ops.Table())
 	sort.Slice(routes, func(i, j int) bool {
-		if routes[i].route.Path != routes[j].route.Path {
-			return routes[i].route.Path < routes[j].route.Path
+		if routes[i].Path != routes[j].Path {
+			return routes[i].Path < routes[j].Path
 		}
-		return routes[i].method < routes[j].method
+		return routes[i].Method < routes[j].Method
 	})
 	for _, r := range routes {
-		var query, body []string
-		inPath := map[string]bool{}
-		for _, s := range r.segs {
-			if isParam(s) {
-				inPath[s[1:len(s)-1]] = true
-			}
+		fmt.Fprintf(&b, "route %s %s  op=%s access=%s", r.Method, r.Path, r.Op.Name, strings.ReplaceAll(r.Op.AccessText(), " ", "_"))
+		if len(r.Query) > 0 {
+			fmt.Fprintf(&b, " query=%s", strings.Join(r.Query, ","))
 		}
-		for name, f := range r.fields {
-			switch {
-			case inPath[name]:
-			case r.body[name]:
-				body = append(body, name)
-			default:
-				query = append(query, f.Query)
-			}
-		}
-		sort.Strings(query)
-		sort.Strings(body)
-		fmt.Fprintf(&b, "route %s %s  op=%s access=%s", r.method, r.route.Path, r.op.Name, strings.ReplaceAll(r.op.AccessText(), " ", "_"))
-		if len(query) > 0 {
-			fmt.Fprintf(&b, " query=%s", strings.Join(query, ","))
-		}
-		if len(body) > 0 {
-			fmt.Fprintf(&b, " body=%s", strings.Join(body, ","))
+		if len(r.Body) > 0 {
+			fmt.Fprintf(&b, " body=%s", strings.Join(r.Body, ","))
 		}
 		var st []string
-		for code, s := range r.op.RESTStatus {
+		for code, s := range r.Op.RESTStatus {
 			st = append(st, fmt.Sprintf("%s:%d", code, s))
 		}
 		sort.Strings(st)

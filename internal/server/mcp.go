@@ -1,4 +1,4 @@
-package main
+package server
 
 import (
 	"context"
@@ -28,14 +28,14 @@ const mcpInstructions = "synapse serves a markdown wiki (wiki/) compiled from ra
 // readOnly, write tools are left out of tools/list and the environment
 // refuses them when called anyway (a client may call a tool it was never
 // shown): the read-only filter applies at listing and at dispatch.
-func (s *service) newMCPServer(readOnly bool) *mcpserver.MCPServer {
+func (s *Service) newMCPServer(readOnly bool) *mcpserver.MCPServer {
 	hooks := &mcpserver.Hooks{}
 	if readOnly {
 		hooks.AddAfterListTools(func(_ context.Context, _ any, _ *mcp.ListToolsRequest, res *mcp.ListToolsResult) {
 			res.Tools = readOnlyTools(s.ops, res.Tools)
 		})
 	}
-	srv := mcpserver.NewMCPServer("synapse", version,
+	srv := mcpserver.NewMCPServer("synapse", s.version,
 		mcpserver.WithToolCapabilities(false),
 		mcpserver.WithInstructions(mcpInstructions),
 		mcpserver.WithRecovery(),
@@ -210,7 +210,7 @@ func typedDefault(f ops.Field) any {
 // go to op.Call unchanged, so unknown parameters are rejected by the strict
 // decoder, naming them; so are fields that are not MCP parameters
 // (mcp:"-"), which the strict decoder would take.
-func (s *service) toolHandler(op *ops.Op, env *ops.Env) mcpserver.ToolHandlerFunc {
+func (s *Service) toolHandler(op *ops.Op, env *ops.Env) mcpserver.ToolHandlerFunc {
 	hidden := map[string]bool{}
 	for _, f := range ops.Fields(op.In) {
 		if f.NoMCP {
