@@ -24,15 +24,6 @@ import (
 // skill, version); files add to it from init functions.
 var extraCommands []*cli.Command
 
-// groupUsage describes the command groups created from CLI paths.
-var groupUsage = map[string]string{
-	"page":   "Read, list and write wiki pages",
-	"graph":  "The link graph: neighbours, backlinks, orphans, missing pages",
-	"review": "The review queue of proposed work",
-	"source": "Raw sources: read, list, rescan",
-	"skill":  "The agent skill: install or print it",
-}
-
 // commandOrder is the order of the commands in --help and in the docs:
 // the way a user meets them. Commands not named come last, in table order.
 var commandOrder = []string{"init", "search", "page", "graph", "source", "review", "lint", "status", "reindex", "embed", "serve", "openapi", "skill", "version", "help"}
@@ -64,7 +55,7 @@ func buildCommands() []*cli.Command {
 		}
 		g := groups[words[0]]
 		if g == nil {
-			g = groupCommand(words[0])
+			g = groupCommand(words[0], groupUsage(words[0]))
 			groups[words[0]] = g
 			top = append(top, g)
 		}
@@ -86,10 +77,20 @@ func buildCommands() []*cli.Command {
 	return top
 }
 
-func groupCommand(name string) *cli.Command {
+// groupUsage is the usage of a command group (ops.Groups).
+func groupUsage(name string) string {
+	for _, g := range ops.Groups() {
+		if g.Name == name {
+			return g.Usage
+		}
+	}
+	return ""
+}
+
+func groupCommand(name, usage string) *cli.Command {
 	return &cli.Command{
 		Name:  name,
-		Usage: groupUsage[name],
+		Usage: usage,
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
 				if c.Args().First() == "help" { // synapse page help [write]
@@ -466,7 +467,7 @@ func printResult(o *output, op *ops.Op, out any, asJSON bool) error {
 		_, err = o.w.Write(data)
 		return err
 	}
-	if r := renderers[op.Name]; r != nil {
+	if r := rendererFor(op); r != nil {
 		return r(o, out)
 	}
 	var buf bytes.Buffer

@@ -120,7 +120,7 @@ func forwardVerb(c *cli.Context, v *vault.Vault, op *ops.Op, raw []byte, o *outp
 	if err != nil {
 		return nil, err
 	}
-	if globalsOf(c).json || renderers[op.Name] == nil {
+	if globalsOf(c).json || rendererFor(op) == nil {
 		return json.RawMessage(r.Result), nil
 	}
 	out := reflect.New(op.Out).Interface()

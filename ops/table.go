@@ -118,8 +118,42 @@ type Op struct {
 	// $SYNAPSE_RESEARCH_CMD), so MCP clients see openWorldHint.
 	OpenWorld bool
 
+	// Title is the display name of the MCP tool (tools/list); every row
+	// with an MCP name has one.
+	Title string
+	// ToolHelp is what the tool's description adds after the summary and
+	// limits (search_wiki's query language).
+	ToolHelp string
+	// Examples are the command lines a CLI verb's --help shows (every
+	// verb has at least one, each a real command line of the CLI), and
+	// Exits what the exit codes from 2 up mean for this verb where they
+	// say more than for every verb (5 is the store held by another
+	// process unless the row says otherwise). VerbHelp is more text for
+	// --help, before the examples.
+	Examples []Example
+	Exits    map[int]string
+	VerbHelp string
+
 	In, Out reflect.Type
 	run     func(ctx context.Context, e *Env, in any) (any, error)
+}
+
+// Example is one command line of a verb's --help and what it does.
+type Example struct{ Cmd, What string }
+
+// Group is the first word of several CLI paths ("page get", "page
+// list"): a command of its own that lists them.
+type Group struct{ Name, Usage string }
+
+// Groups describes the CLI's command groups; every first word of a
+// multi-word CLI path has one.
+func Groups() []Group {
+	return []Group{
+		{"page", "Read, list and write wiki pages"},
+		{"graph", "The link graph: neighbours, backlinks, orphans, missing pages"},
+		{"review", "The review queue of proposed work"},
+		{"source", "Raw sources: read, list, rescan"},
+	}
 }
 
 var table []*Op

@@ -13,7 +13,6 @@ import (
 	mcpserver "github.com/mark3labs/mcp-go/server"
 	"github.com/synapse-wiki/synapse/errs"
 	"github.com/synapse-wiki/synapse/ops"
-	"github.com/synapse-wiki/synapse/search"
 )
 
 // mcpInstructions tell an agent how the tools fit together.
@@ -77,29 +76,11 @@ func toolOp(list []*ops.Op, name string) *ops.Op {
 func mcpTool(op *ops.Op) mcp.Tool {
 	schema, _ := json.Marshal(inputSchema(op, false))
 	t := mcp.NewToolWithRawSchema(op.MCP, toolDescription(op), schema)
-	t.Title = toolTitles[op.MCP]
+	t.Title = op.Title
 	t.RawOutputSchema, _ = json.Marshal(outputSchema(op.Out))
 	t.Annotations = toolAnnotations(op)
 	t.Annotations.Title = t.Title // where 2025-03-26 clients look for it
 	return t
-}
-
-// toolMore is what a tool's description adds to its row: the query
-// language of search_wiki, as package search states it.
-var toolMore = map[string]string{"search_wiki": search.SyntaxHelp}
-
-// toolTitles are the display names of the tools (SPEC §7: every tool has
-// a title); a test checks that no tool lacks one.
-var toolTitles = map[string]string{
-	"get_graph_neighborhood": "Explore the link graph around a page",
-	"get_page":               "Read a wiki page",
-	"list_pages":             "List wiki pages",
-	"list_reviews":           "List review items",
-	"read_source_file":       "Read a raw source file",
-	"resolve_review":         "Decide a review item",
-	"search_wiki":            "Search the wiki",
-	"trigger_source_rescan":  "Rescan the vault for changed files",
-	"write_page":             "Write a wiki page",
 }
 
 func toolDescription(op *ops.Op) string {
@@ -107,7 +88,7 @@ func toolDescription(op *ops.Op) string {
 	if op.Limits != "" {
 		d += " Limits: " + op.Limits + "."
 	}
-	if more := toolMore[op.MCP]; more != "" {
+	if more := op.ToolHelp; more != "" {
 		d += "\n\n" + more
 	}
 	if op.Access == ops.Write {

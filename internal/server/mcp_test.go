@@ -94,7 +94,10 @@ func TestMCP_OutputSchemas(t *testing.T) {
 	}
 	seen := map[string]bool{}
 	id := 100
-	check := func(tool string, args map[string]any) map[string]any {
+	// bare is a call of a tool this test has no arguments for (a row
+	// added to the table since): without arguments it must answer, or
+	// refuse them as invalid
+	check := func(tool string, args map[string]any, bare ...bool) map[string]any {
 		t.Helper()
 		id++
 		a, _ := json.Marshal(args)
@@ -112,6 +115,11 @@ func TestMCP_OutputSchemas(t *testing.T) {
 		line := p.next()
 		if err := json.Unmarshal([]byte(line), &res); err != nil {
 			t.Fatalf("%s: %v: %s", tool, err, line)
+		}
+		if res.Result.IsError && len(bare) > 0 && len(res.Result.Content) == 1 && strings.Contains(res.Result.Content[0].Text, `"code":"invalid"`) {
+			t.Logf("%s needs arguments this test does not give: %s", tool, res.Result.Content[0].Text)
+			seen[tool] = true
+			return nil
 		}
 		if res.Result.IsError || res.Result.StructuredContent == nil {
 			t.Fatalf("%s %v: %s", tool, args, line)
@@ -142,13 +150,18 @@ func TestMCP_OutputSchemas(t *testing.T) {
 	}
 	check("resolve_review", map[string]any{"id": items[0].(map[string]any)["id"], "action": "dismiss"})
 	check("resolve_review", map[string]any{"id": items[1].(map[string]any)["id"], "action": "deep-research"})
+	for _, name := range tableTools(ops.Table(), "") {
+		if !seen[name] {
+			check(name, nil, true)
+		}
+	}
 	for name := range tools {
 		if !seen[name] {
 			t.Errorf("%s was not called", name)
 		}
 	}
-	if len(seen) != 9 {
-		t.Errorf("%d tools called, want the nine of SPEC §4", len(seen))
+	if want := tableTools(ops.Table(), ""); len(seen) != len(want) {
+		t.Errorf("%d tools called, want the %d of the table", len(seen), len(want))
 	}
 }
 
@@ -235,9 +248,15 @@ func TestMCP_SchemasHoldEveryParameter(t *testing.T) {
 	}
 }
 
+// TestMCP_Annotations: every tool's annotations follow its row, and every
+// row with an MCP name carries what a tool needs (a title); a failure
+// names the row.
 func TestMCP_Annotations(t *testing.T) {
 	for _, op := range ops.Table() {
 		if op.MCP == "" {
+			if op.Title != "" || op.ToolHelp != "" {
+				t.Errorf("row %s has a tool Title or ToolHelp but no MCP name", op.Name)
+			}
 			continue
 		}
 		a := toolAnnotations(op)
@@ -248,8 +267,8 @@ func TestMCP_Annotations(t *testing.T) {
 		if *a.OpenWorldHint != wantOpen {
 			t.Errorf("%s: openWorldHint %v, want %v", op.MCP, *a.OpenWorldHint, wantOpen)
 		}
-		if toolTitles[op.MCP] == "" {
-			t.Errorf("%s has no title", op.MCP)
+		if op.Title == "" {
+			t.Errorf("row %s: MCP tool %s has no Title (every tool has a display name)", op.Name, op.MCP)
 		}
 	}
 }
