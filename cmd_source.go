@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/charmbracelet/lipgloss"
+	"github.com/synapse-wiki/synapse/internal/cliargs"
 	"github.com/synapse-wiki/synapse/ops"
 	"github.com/synapse-wiki/synapse/vault"
 )
@@ -146,7 +147,7 @@ func renderSourceList(o *output, l *ops.ListSourcesOut) error {
 	summary := plural(n, "source"+in, "sources"+in) + counts
 	if states := stateFilter(o.in); len(states) > 0 {
 		// what was asked for, then the whole picture
-		summary = fmt.Sprintf("%s (of %s%s)", plural(l.Total, orList(states)+" source", orList(states)+" sources"), plural(n, "source", "sources"), counts)
+		summary = fmt.Sprintf("%s (of %s%s)", plural(l.Total, cliargs.OrList(states)+" source", cliargs.OrList(states)+" sources"), plural(n, "source", "sources"), counts)
 	}
 	o.note("%s", summary)
 	if len(l.Sources) < l.Total {
