@@ -46,6 +46,24 @@ func runLive(t testing.TB, s *Service, v *vault.Vault, logs *servertest.SyncBuff
 	return &liveServer{servertest.Run(t, s, v, logs), s}
 }
 
+// serveIndexedHeld serves an indexed corpus vault whose next scans are
+// held (the start-up reconciliation, finding nothing changed, indexes no
+// page and is done when this returns).
+func serveIndexedHeld(t *testing.T) (*vault.Vault, *liveServer, *servertest.BlockingPages) {
+	t.Helper()
+	v := servertest.LiveVault(t, filepath.Join(t.TempDir(), "v"))
+	reindex(t, v)
+	env, err := ops.OpenEnv(context.Background(), v, ops.OpenOptions{Holder: "synapse serve (test)"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bp := servertest.HoldScans(env)
+	logs := &servertest.SyncBuffer{}
+	ls := runLive(t, Open(ops.Table(), env, Config{Stdio: true}, log.New(logs, "synapse: ", 0)), v, logs)
+	<-ls.s.watcher.Ready()
+	return v, ls, bp
+}
+
 // reindex builds v's index as `synapse reindex` does without a server.
 func reindex(t testing.TB, v *vault.Vault) {
 	t.Helper()
@@ -230,16 +248,7 @@ func TestLive_ServeStopsOnABrokenStore(t *testing.T) {
 func TestLive_NoAnswersFromAHalfRebuiltIndex(t *testing.T) {
 	defer func(w time.Duration) { sock.LockWait = w }(sock.LockWait)
 	sock.LockWait = 200 * time.Millisecond
-	v := servertest.LiveVault(t, filepath.Join(t.TempDir(), "v"))
-	reindex(t, v)
-	env, err := ops.OpenEnv(context.Background(), v, ops.OpenOptions{Holder: "synapse serve (test)"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	bp := servertest.HoldScans(env)
-	logs := &servertest.SyncBuffer{}
-	ls := runLive(t, Open(ops.Table(), env, Config{Stdio: true}, log.New(logs, "synapse: ", 0)), v, logs)
-	<-ls.s.watcher.Ready() // nothing changed: the reconciliation indexed no page
+	_, ls, bp := serveIndexedHeld(t)
 
 	reindexed := make(chan error, 1)
 	go func() {
@@ -314,16 +323,7 @@ func heldReindexOverSocket(t *testing.T, heartbeat, idle time.Duration, hold fun
 	h0, i0 := sock.Heartbeat, sock.Idle
 	t.Cleanup(func() { sock.Heartbeat, sock.Idle = h0, i0 }) // after the server stops
 	sock.Heartbeat, sock.Idle = heartbeat, idle
-	v := servertest.LiveVault(t, filepath.Join(t.TempDir(), "v"))
-	reindex(t, v)
-	env, err := ops.OpenEnv(context.Background(), v, ops.OpenOptions{Holder: "synapse serve (test)"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	bp := servertest.HoldScans(env)
-	logs := &servertest.SyncBuffer{}
-	ls := runLive(t, Open(ops.Table(), env, Config{Stdio: true}, log.New(logs, "synapse: ", 0)), v, logs)
-	<-ls.s.watcher.Ready()
+	v, _, bp := serveIndexedHeld(t)
 
 	sc, err := sock.Dial(v)
 	if err != nil {
