@@ -48,6 +48,46 @@ type PageHistoryOut struct {
 	Problems []string `json:"problems,omitempty"`
 }
 
+var opPageHistory = register(Op{
+	Name: "page.history", Summary: "List a page's revisions, newest first: every version synapse wrote and the edits it saw made outside it",
+	CLI: "page history", MCP: "get_page_history", REST: []Route{{Method: "GET", Path: "/pages/{title}/history"}},
+	Access: Read, Limits: "limit 1..100 (default 20)",
+	Title: "List a page's revisions",
+	Examples: []Example{
+		{`synapse page history "Spaced repetition"`, "the newest 20 revisions: number, time, what made it, size"},
+		{`synapse page history "Spaced repetition" --json`, "with each revision's sha256 and which one the file is now (current)"},
+	},
+	Exits: map[int]string{3: "not found: no page answers to TITLE"},
+}, pageHistory)
+
+var opPageDiff = register(Op{
+	Name: "page.diff", Summary: "Show what a revision of a page changed, as a unified diff (default: the last write)",
+	CLI: "page diff", MCP: "get_page_diff", REST: []Route{{Method: "GET", Path: "/pages/{title}/diff"}},
+	Access: Read, Limits: "the diff is at most 64 KiB (truncated says so)",
+	Title: "Show what a page revision changed",
+	Examples: []Example{
+		{`synapse page diff "Spaced repetition"`, "what the newest revision changed from the one before it"},
+		{`synapse page diff "Spaced repetition" --rev 3`, "what revision 3 changed"},
+		{`synapse page diff "Spaced repetition" --rev 3 --to 7`, "everything between revisions 3 and 7"},
+	},
+	Exits: map[int]string{3: "not found: no page answers to TITLE, or it has no such revision (or no history yet)"},
+}, pageDiff)
+
+var opPageRestore = register(Op{
+	Name: "page.restore", Summary: "Write an earlier revision of a page back, byte for byte, as a new revision (undone the same way)",
+	CLI: "page restore", MCP: "restore_page", REST: []Route{{Method: "POST", Path: "/pages/{title}/restore", Body: "*"}},
+	Access: Write, Idempotent: true, // the same revision again: unchanged
+	Title: "Restore a page revision",
+	Examples: []Example{
+		{`synapse page restore "Spaced repetition" --rev 3`, "put revision 3 back (page history lists the revisions)"},
+		{`synapse page restore "Spaced repetition" --rev 3 --if-match SHA256`, "only if the page is still what you read (exit 4 otherwise)"},
+	},
+	Exits: map[int]string{
+		3: "not found: no page answers to TITLE, or it has no such revision",
+		4: "conflict: --if-match is stale, or the file changed while it was written",
+	},
+}, restorePage)
+
 // historyPage resolves title to a page and reads its file's sha256 and
 // its history.
 func historyPage(ctx context.Context, e *Env, title string) (*store.PageRec, string, *history.Page, error) {
@@ -207,7 +247,7 @@ func unifiedDiff(labelA, labelB string, a, b []byte) (string, bool) {
 // RestorePageIn is the input of page restore.
 type RestorePageIn struct {
 	Title   string `json:"title" arg:"0" words:"true" required:"true" desc:"Page title, alias, file name, path or id; resolved like a [[link]]"`
-	Rev     int    `json:"rev" required:"true" min:"1" desc:"The revision to write back (page history lists them)"`
+	Rev     int    `json:"rev" required:"true" desc:"The revision to write back (page history lists them)"`
 	IfMatch string `json:"if_match,omitempty" desc:"sha256 of the current file (from get_page); the restore is refused as a conflict if the page changed"`
 }
 
@@ -229,6 +269,9 @@ func restorePage(ctx context.Context, e *Env, in *RestorePageIn) (*RestorePageOu
 	ifMatch, err := parseIfMatch(in.IfMatch)
 	if err != nil {
 		return nil, err
+	}
+	if in.Rev < 1 {
+		return nil, errs.E(errs.Invalid, "%s must be a revision number (1 or more; %s lists them), not %d", errs.Param("rev"), errs.Cmd("page.history"), in.Rev)
 	}
 	rec, _, p, err := historyPage(ctx, e, in.Title)
 	if err != nil {

@@ -61,6 +61,19 @@ type RecentOut struct {
 	More bool `json:"more"`
 }
 
+var opRecent = register(Op{
+	Name: "recent", Summary: "What changed in the wiki and what was decided, newest first: pages created, updated, restored, moved or edited, and review decisions",
+	CLI: "recent", MCP: "recent_activity", REST: []Route{{Method: "GET", Path: "/recent"}},
+	Access: Read, Limits: "limit 1..500 (default 50); the answer stays under 16 KB (more says what was left out)",
+	Title: "List recent activity",
+	Examples: []Example{
+		{`synapse recent`, "the newest 50 changes and decisions"},
+		{`synapse recent --since 24h`, "what happened in the last day (also 90m, 7d, 2w, or a date: 2026-05-01)"},
+		{`synapse recent --since 7d --limit 200 --json`, "a week, as JSON"},
+	},
+	Exits: map[int]string{2: "invalid input: --since is not a duration (90m, 24h, 7d, 2w) or a date"},
+}, recent)
+
 // MaxRecentBytes bounds the JSON of a recent answer: it fits an agent's
 // context whatever the limit.
 const MaxRecentBytes = 16 << 10
