@@ -25,7 +25,6 @@ type Page struct {
 
 	start   int64    // size when opened (after repair)
 	f       *os.File // the pack, open for appending (nil until the first append)
-	created bool     // this Page created the pack (its folder entry needs a sync)
 	madeDir bool     // and the pack's folder
 	added   []Revision
 	// carried: the totals changed when the page was opened (EditMoved)
@@ -382,38 +381,57 @@ func (p *Page) write(b []byte) error {
 		_ = p.s.fs.Remove(dir + "/" + path.Base(f.Name()))
 		return fmt.Errorf("create %s: %w", name(p.rel), err)
 	}
-	p.f, p.created = f, true
+	p.f = f
 	return nil
 }
 
-// Sync starts flushing what was appended to stable storage and returns a
-// function that waits for it (the first error). A write calls it so that
-// the flush runs while it does other work. The pack's descriptor goes
-// with the flush (a later Append opens the pack again).
+// Sync starts flushing the pack to stable storage — what this Page
+// appended and whatever earlier appends left unflushed — with its folder
+// entries, and returns a function that waits for it (the first error).
+// The flushes run side by side, while the caller does other work. The
+// pack's descriptor goes with the flush (a later Append opens it again).
+// A page without a pack has nothing to flush.
 func (p *Page) Sync() (wait func() error) {
-	f, created, madeDir := p.f, p.created, p.madeDir
-	p.f, p.created, p.madeDir = nil, false, false
+	f, madeDir := p.f, p.madeDir
+	p.f, p.madeDir = nil, false
+	if f == nil && p.size > 0 {
+		var err error
+		if f, err = p.s.fs.OpenAppend(p.rel); err != nil {
+			return func() error { return err }
+		}
+	}
 	if f == nil {
 		return func() error { return nil }
 	}
-	done := make(chan error, 1)
-	go func() {
-		err := f.Sync()
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-		if err == nil && created {
-			err = p.s.fs.SyncDir(path.Dir(p.rel))
-		}
-		if err == nil && madeDir {
-			err = p.s.fs.SyncDir(pagesDir)
-		}
-		done <- err
-	}()
+	steps := []func() error{
+		func() error {
+			err := f.Sync()
+			if cerr := f.Close(); err == nil {
+				err = cerr
+			}
+			return err
+		},
+		// the pack's name in its folder (it may be new: a crash must not
+		// lose the entry while keeping the bytes)
+		func() error { return p.s.fs.SyncDir(path.Dir(p.rel)) },
+	}
+	if madeDir {
+		steps = append(steps, func() error { return p.s.fs.SyncDir(pagesDir) })
+	}
+	done := make(chan error, len(steps))
+	for _, step := range steps {
+		go func() { done <- step() }()
+	}
 	var once sync.Once
 	var res error
 	return func() error {
-		once.Do(func() { res = <-done })
+		once.Do(func() {
+			for range steps {
+				if err := <-done; err != nil && res == nil {
+					res = err
+				}
+			}
+		})
 		return res
 	}
 }

@@ -20,23 +20,26 @@ import (
 //
 //  1. before the file is replaced: when the bytes on disk are not the
 //     page's newest revision (the file was changed outside synapse since,
-//     or synapse never wrote it), they are recorded as a revision of
-//     origin "file" and flushed to disk, so a crash during the write can
-//     not lose them;
+//     or synapse never wrote it), they are appended as a revision of
+//     origin "file"; either way the page's pack is flushed to disk, beside
+//     the flush of the page's temporary file, and the rename waits for
+//     both — so the version being replaced is on disk in the history
+//     before the file is, whatever an earlier write left unflushed;
 //  2. the file is replaced (writeAtomic);
-//  3. the new bytes are recorded as the newest revision; their flush runs
-//     while the page is re-indexed, and the write answers once it is done.
+//  3. the new bytes are appended as the newest revision, not flushed: the
+//     file holds them durably, and the next write flushes them in its
+//     step 1 before it replaces them.
 //
-// A new page is recorded once it is indexed (its id is known then). A
-// failure of the history never fails the write: the write stands and the
-// result says what went wrong (notes). A crash between 2 and 3 loses no
+// A new page is recorded once it is indexed (its id is known then),
+// likewise unflushed. A crash that loses an unflushed revision loses no
 // bytes: the next write finds the file's bytes missing from the history
-// and records them, as in 1.
+// and records them as in 1 (with origin file instead of synapse). A
+// failure of the history never fails the write: the write stands and the
+// result says what went wrong (notes).
 
 // histWrite is the history's share of one page write.
 type histWrite struct {
 	page  *history.Page
-	wait  func() error
 	rev   int
 	notes []string
 }
@@ -46,10 +49,10 @@ func (h *histWrite) note(format string, args ...any) {
 	h.notes = append(h.notes, "history: "+fmt.Sprintf(format, args...))
 }
 
-// historyBefore opens the history of the page t is and, when its bytes
-// are not the newest revision, records them (origin file) and starts
-// their flush: step 1 above. It returns what the write calls before its
-// rename: the wait for that flush (nil when there is nothing to wait
+// historyBefore opens the history of the page t is, appends its bytes
+// (origin file) when they are not the newest revision, and starts the
+// flush of its pack: step 1 above. It returns what the write calls before
+// its rename: the wait for that flush (nil when there is nothing to wait
 // for). The page stays open for historyAfter.
 func (w *pageWrite) historyBefore(t *target) (kept func()) {
 	h := &w.hist
@@ -66,13 +69,12 @@ func (w *pageWrite) historyBefore(t *target) (kept func()) {
 		h.note("%s", pr)
 	}
 	sum := sha256.Sum256(t.old)
-	if n := p.Newest(); n != nil && n.SHA256 == hex.EncodeToString(sum[:]) {
-		return nil
-	}
-	if _, err = p.Append(history.Entry{Content: t.old, Time: t.info.ModTime(), Op: history.OpEdit,
-		Origin: history.OriginFile, Path: t.path, Title: t.rec.Title}); err != nil {
-		h.note("%v (the replaced version of %s is not kept)", err, t.path)
-		return nil
+	if n := p.Newest(); n == nil || n.SHA256 != hex.EncodeToString(sum[:]) {
+		if _, err = p.Append(history.Entry{Content: t.old, Time: t.info.ModTime(), Op: history.OpEdit,
+			Origin: history.OriginFile, Path: t.path, Title: t.rec.Title}); err != nil {
+			h.note("%v (the replaced version of %s is not kept)", err, t.path)
+			return nil
+		}
 	}
 	wait := p.Sync()
 	return func() {
@@ -84,8 +86,7 @@ func (w *pageWrite) historyBefore(t *target) (kept func()) {
 
 // historyAfter records the bytes just written as the page's newest
 // revision (step 3), opening the history of page id unless historyBefore
-// did, and starts their flush. The history is closed (pruned and
-// accounted) before it returns; historyWait waits for the flush.
+// did. The history is closed (pruned and accounted) before it returns.
 func (w *pageWrite) historyAfter(id, p, title string, data []byte, created bool) {
 	h := &w.hist
 	if w.e.History == nil {
@@ -112,7 +113,6 @@ func (w *pageWrite) historyAfter(id, p, title string, data []byte, created bool)
 		h.note("%v (this version of %s is not kept)", err, p)
 	} else {
 		h.rev = rev.Rev
-		h.wait = h.page.Sync()
 	}
 	w.historyClose()
 }
@@ -129,17 +129,10 @@ func (w *pageWrite) historyClose() {
 	h.page = nil
 }
 
-// historyWait waits for the flush of the newest revision and puts what
-// the history did into the write's result.
-func (w *pageWrite) historyWait(out *WritePageOut) {
+// historyDone puts what the history did into the write's result.
+func (w *pageWrite) historyDone(out *WritePageOut) {
 	h := &w.hist
 	w.historyClose()
-	if h.wait != nil {
-		if err := h.wait(); err != nil {
-			h.note("flushing revision %d: %v", h.rev, err)
-		}
-		h.wait = nil
-	}
 	if out != nil {
 		out.Revision = h.rev
 		out.Notes = append(out.Notes, h.notes...)

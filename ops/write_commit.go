@@ -118,8 +118,7 @@ func (w *pageWrite) commit(ctx context.Context, t *target, r *rendered) (res *Wr
 		out.ID, out.Title, out.Type = rec.ID, rec.Title, rec.Type
 		out.Dangling, out.LinksToFiles = linkTargets(rec)
 		if t.rec == nil && !out.Unchanged && w.hist.rev == 0 && len(w.hist.notes) == 0 {
-			// a new page: its id is known now; the flush runs while
-			// the transaction commits
+			// a new page: its id is known now
 			w.historyAfter(rec.ID, p, title, r.data, true)
 		}
 		w.mark("reindex")
@@ -202,7 +201,7 @@ func (w *pageWrite) commit(ctx context.Context, t *target, r *rendered) (res *Wr
 			return nil, after("recording the write in the review queue", err)
 		}
 	}
-	w.historyWait(out)
+	w.historyDone(out)
 	w.gitAfterWrite(ctx, out, t)
 	return out, nil
 }
