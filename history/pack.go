@@ -210,7 +210,11 @@ func inflate(data []byte, max int64, exact bool) ([]byte, error) {
 	if err := r.(flate.Resetter).Reset(bytes.NewReader(data), nil); err != nil {
 		return nil, err
 	}
-	buf := bytes.NewBuffer(make([]byte, 0, max))
+	size := max // exact: the size is known
+	if !exact {
+		size = min(max, 4*int64(len(data))+512)
+	}
+	buf := bytes.NewBuffer(make([]byte, 0, size))
 	n, err := io.Copy(buf, io.LimitReader(r, max+1))
 	if err != nil {
 		return nil, err

@@ -24,6 +24,7 @@ type Page struct {
 	edit bool
 
 	start   int64    // size when opened (after repair)
+	onDisk  int64    // the pack's length as read (-1: no pack)
 	f       *os.File // the pack, open for appending (nil until the first append)
 	madeDir bool     // and the pack's folder
 	added   []Revision
@@ -41,7 +42,7 @@ func (s *Store) Read(id string) (*Page, error) {
 	if !validID(id) {
 		return nil, badID(id)
 	}
-	p := &Page{s: s, id: id, rel: packPath(id)}
+	p := &Page{s: s, id: id, rel: packPath(id), onDisk: -1}
 	if err := s.ready(false); errors.Is(err, errNoHistory) {
 		return p, nil
 	} else if err != nil {
@@ -50,6 +51,10 @@ func (s *Store) Read(id string) (*Page, error) {
 	data, err := s.readPack(p.rel)
 	if err != nil {
 		return nil, err
+	}
+	p.onDisk = int64(len(data))
+	if data == nil {
+		p.onDisk = -1
 	}
 	recs, valid, tail := parsePack(data)
 	p.recs, p.size = recs, valid
@@ -109,15 +114,8 @@ const maxPackRead = 1 << 30
 // repair makes the pack's file what its valid part says: a torn tail is
 // cut off; a damaged pack is set aside and its valid part written anew.
 func (p *Page) repair() error {
-	st, err := p.s.fs.Stat(p.rel)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	if st.Size() == p.size {
-		return nil
+	if p.onDisk < 0 || p.onDisk == p.size {
+		return nil // no pack, or all of it is valid
 	}
 	if len(p.Problems) == 0 {
 		// cut short by a crash: cut it off
@@ -270,18 +268,22 @@ func (p *Page) Append(e Entry) (Revision, error) {
 }
 
 // encode makes the record of content with header h (its sha256, size and
-// encoding filled in here) at offset off of the pack; at offset 0 the
-// bytes begin with the pack's magic line.
+// encoding filled in here) at offset off of the pack.
 func (p *Page) encode(h packHeader, content []byte, off int64) ([]byte, *record, error) {
 	h.SHA256, h.Size = shaHex(content), int64(len(content))
-	payload := p.encodeContent(&h, content)
+	return p.frame(h, p.encodeContent(&h, content), off)
+}
+
+// frame makes the bytes of the record of h and payload at offset off of
+// the pack (at offset 0 they begin with the pack's magic line). The path
+// and title, when the page's last record has them too, are left out of
+// the stored header (parsePack fills them in).
+func (p *Page) frame(h packHeader, payload []byte, off int64) ([]byte, *record, error) {
 	var b []byte
 	if off == 0 {
 		b = append(b, packMagic...)
 	}
 	start := len(b)
-	// the path and title, when the previous record has them too, are
-	// left out of the stored header (parsePack fills them in)
 	stored := h
 	if n := len(p.recs); n > 0 {
 		if prev := p.recs[n-1].h; prev.Path == h.Path && prev.Title == h.Title {
@@ -362,12 +364,16 @@ func (p *Page) write(b []byte) error {
 		return nil
 	}
 	dir := path.Dir(p.rel)
-	made, err := p.s.fs.MkdirAll(dir)
-	if err != nil {
-		return fmt.Errorf("create %s: %w", name(dir), err)
-	}
-	p.madeDir = p.madeDir || len(made) > 0
 	f, err := p.s.fs.CreateTemp(dir, "."+p.id+".*.tmp")
+	if errors.Is(err, fs.ErrNotExist) {
+		// the pack's folder is made once (1024 of them at most)
+		made, merr := p.s.fs.MkdirAll(dir)
+		if merr != nil {
+			return fmt.Errorf("create %s: %w", name(dir), merr)
+		}
+		p.madeDir = p.madeDir || len(made) > 0
+		f, err = p.s.fs.CreateTemp(dir, "."+p.id+".*.tmp")
+	}
 	if err != nil {
 		return fmt.Errorf("create %s: %w", name(p.rel), err)
 	}

@@ -46,22 +46,33 @@ func (p *Page) prune(l Limits) (n int, freed int64, err error) {
 }
 
 // rewrite replaces the pack with one holding recs (records of this page,
-// oldest first, their numbers kept), each encoded anew: written to a
-// temporary file, flushed, then renamed over the pack.
+// oldest first, their numbers kept): written to a temporary file, flushed,
+// then renamed over the pack. A record keeps its stored bytes unless it
+// refers to a revision that is not kept (a delta or repeat of a dropped
+// revision): that one is encoded anew from its content.
 func (p *Page) rewrite(recs []*record) error {
 	q := &Page{s: p.s, id: p.id, rel: p.rel}
+	kept := map[int]bool{}
 	var b []byte
 	for _, r := range recs {
-		content, err := p.content(r)
-		if err != nil {
-			return fmt.Errorf("prune the history of page %s: %w", p.id, err)
+		var rb []byte
+		var nr *record
+		var err error
+		if r.keyframe() || kept[r.h.Base] {
+			rb, nr, err = q.frame(r.h, r.payload, int64(len(b)))
+		} else {
+			var content []byte
+			if content, err = p.content(r); err != nil {
+				return fmt.Errorf("prune the history of page %s: %w", p.id, err)
+			}
+			rb, nr, err = q.encode(r.h, content, int64(len(b)))
 		}
-		rb, nr, err := q.encode(r.h, content, int64(len(b)))
 		if err != nil {
 			return err
 		}
 		b = append(b, rb...)
 		q.recs = append(q.recs, nr)
+		kept[r.h.Rev] = true
 	}
 	if err := p.s.writeFile(p.rel, b, true); err != nil {
 		return err
