@@ -119,8 +119,15 @@ var verbDocs = map[string]verbDoc{
 		examples: []example{
 			{`synapse review list`, "pending items, oldest first"},
 			{`synapse review list --type missing-page --status all --json`, "every missing-page item, decided ones too"},
+			{`synapse review list --origin lint --text coffee`, "pending items lint filed that mention coffee"},
 		},
 		exits: map[int]string{5: storeBusy},
+	},
+	"review show": {
+		examples: []example{
+			{`synapse review show k3j9xq`, "why the item exists: linking lines, the pages it names, the stub create would write"},
+		},
+		exits: map[int]string{3: "not found: no item has this id", 5: storeBusy},
 	},
 	"review resolve": {
 		examples: []example{
