@@ -1,0 +1,393 @@
+package desk
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/x/exp/golden"
+	"github.com/charmbracelet/x/exp/teatest"
+
+	"github.com/synapse-wiki/synapse/errs"
+	"github.com/synapse-wiki/synapse/internal/testvault"
+	"github.com/synapse-wiki/synapse/ops"
+	"github.com/synapse-wiki/synapse/vault"
+)
+
+// envCaller runs operations on an open store, one at a time, as the
+// server behind the socket does.
+type envCaller struct {
+	mu    sync.Mutex
+	e     *ops.Env
+	calls []string
+}
+
+func (c *envCaller) Call(ctx context.Context, name string, in []byte) ([]byte, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.calls = append(c.calls, name)
+	if c.e == nil {
+		return nil, errs.E(errs.Unavailable, "the store is closed")
+	}
+	op := ops.Lookup(name)
+	if op == nil {
+		return nil, errs.E(errs.Unavailable, "no operation %s", name)
+	}
+	out, err := op.Call(ctx, c.e, in)
+	if err != nil {
+		return nil, err
+	}
+	return ops.MarshalJSON(out)
+}
+
+// fixture is a vault with pages and review items of four types, and the
+// items' ids in queue order.
+type fixture struct {
+	v   *vault.Vault
+	e   *ops.Env
+	c   *envCaller
+	ids []string
+}
+
+func newFixture(t *testing.T) *fixture {
+	t.Helper()
+	v := testvault.New(t)
+	testvault.Write(t, v, "wiki/coffee.md", "---\ntitle: Coffee\n---\n# Coffee\n\nA drink. See [[Cold brew]] and [[Espresso]].\n\nThe first café opened in 1998.\n")
+	testvault.Write(t, v, "wiki/history.md", "---\ntitle: Coffee history\n---\nIntro.\n\nThe first café opened in 2001, [[Coffee]] says otherwise.\n")
+	testvault.Write(t, v, "wiki/drinks/coffee.md", "---\ntitle: Coffee\n---\nA second page on coffee.\n")
+	testvault.Write(t, v, "wiki/tea.md", "---\ntitle: Tea\n---\nTea, and [[Cold brew]] tea.\n")
+	e, err := ops.OpenEnv(context.Background(), v, ops.OpenOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	clock := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
+	e.Now = func() time.Time { clock = clock.Add(time.Second); return clock }
+	f := &fixture{v: v, e: e, c: &envCaller{e: e}}
+	t.Cleanup(func() {
+		// commands of a desk that quit may still be running
+		f.c.mu.Lock()
+		defer f.c.mu.Unlock()
+		f.c.e = nil
+		e.Close()
+	})
+	for _, it := range []map[string]any{
+		{"type": "missing-page", "title": "Cold brew", "rationale": "Two pages link to it."},
+		{"type": "contradiction", "title": "When the first café opened", "page": "wiki/coffee.md",
+			"referenced_pages": []string{"Coffee history"}, "rationale": "Coffee says 1998, Coffee history says 2001."},
+		{"type": "duplicate", "title": "Coffee", "page": "wiki/coffee.md", "referenced_pages": []string{"wiki/drinks/coffee.md"}},
+		{"type": "suggestion", "title": "Orphan page: Tea", "page": "wiki/tea.md", "origin": "user"},
+		{"type": "missing-page", "title": "Espresso", "rationale": "Coffee links to it."},
+		{"type": "suggestion", "title": "Create page: Latte", "rationale": "Readers ask."},
+	} {
+		f.ids = append(f.ids, f.add(t, it).ID)
+	}
+	return f
+}
+
+func (f *fixture) add(t *testing.T, in map[string]any) ops.ReviewItem {
+	t.Helper()
+	out, err := call[ops.AddReviewOut](context.Background(), f.c, "review.add", in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out.Item
+}
+
+// status is an item's status in the store.
+func (f *fixture) status(t *testing.T, id string) string {
+	t.Helper()
+	out, err := call[ops.ShowReviewOut](context.Background(), f.c, "review.show", map[string]string{"id": id})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out.Item.Status
+}
+
+func (f *fixture) model(o Options) *Model {
+	o.Caller, o.Plain, o.Output = f.c, true, io.Discard
+	return New(context.Background(), o)
+}
+
+// screen is a desk under test: the teatest program and the last frame
+// its model drew (read while the program runs, so behind a lock).
+type screen struct {
+	*teatest.TestModel
+	mu    sync.Mutex
+	frame string
+}
+
+// probe wraps the model to keep the frame after each update.
+type probe struct {
+	m *Model
+	s *screen
+}
+
+func (p probe) Init() tea.Cmd { return p.m.Init() }
+
+func (p probe) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	_, cmd := p.m.Update(msg)
+	frame := p.m.View()
+	p.s.mu.Lock()
+	p.s.frame = frame
+	p.s.mu.Unlock()
+	return p, cmd
+}
+
+func (p probe) View() string { return p.m.View() }
+
+// start runs the desk at w×h and waits for the first item's context.
+func (f *fixture) start(t *testing.T, w, h int, o Options) *screen {
+	t.Helper()
+	s := &screen{}
+	s.TestModel = teatest.NewTestModel(t, probe{m: f.model(o), s: s}, teatest.WithInitialTermSize(w, h))
+	waitFor(t, s, "Linked from (2)")
+	return s
+}
+
+// waitFor waits until the screen shows text.
+func waitFor(t *testing.T, s *screen, text string) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		s.mu.Lock()
+		frame := s.frame
+		s.mu.Unlock()
+		if strings.Contains(frame, text) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the screen does not show %q after 5s:\n%s", text, frame)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// keys sends each key in turn: single characters, or names (enter, esc,
+// space, up, down).
+func keys(tm *screen, ks ...string) {
+	for _, k := range ks {
+		switch k {
+		case "enter":
+			tm.Send(tea.KeyMsg{Type: tea.KeyEnter})
+		case "esc":
+			tm.Send(tea.KeyMsg{Type: tea.KeyEsc})
+		case "space":
+			tm.Send(tea.KeyMsg{Type: tea.KeySpace, Runes: []rune{' '}})
+		case "tab":
+			tm.Send(tea.KeyMsg{Type: tea.KeyTab})
+		case "down":
+			tm.Send(tea.KeyMsg{Type: tea.KeyDown})
+		default:
+			tm.Send(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(k)})
+		}
+	}
+}
+
+// final quits and returns the last model.
+func final(t *testing.T, tm *screen) *Model {
+	t.Helper()
+	if err := tm.Quit(); err != nil {
+		t.Fatal(err)
+	}
+	return tm.FinalModel(t, teatest.WithFinalTimeout(5*time.Second)).(probe).m
+}
+
+// Golden frames of each view at the smallest supported size and a larger
+// one, without colour.
+func TestDesk_Frames(t *testing.T) {
+	for _, size := range [][2]int{{80, 24}, {120, 40}} {
+		name := fmt.Sprintf("%dx%d", size[0], size[1])
+		t.Run("queue_"+name, func(t *testing.T) {
+			f := newFixture(t)
+			tm := f.start(t, size[0], size[1], Options{})
+			golden.RequireEqual(t, []byte(final(t, tm).View()))
+		})
+		t.Run("contradiction_"+name, func(t *testing.T) {
+			f := newFixture(t)
+			tm := f.start(t, size[0], size[1], Options{})
+			keys(tm, "j")
+			waitFor(t, tm, "2001, [[Coffee]]")
+			keys(tm, "enter")
+			waitFor(t, tm, "tab next page")
+			golden.RequireEqual(t, []byte(final(t, tm).View()))
+		})
+		t.Run("page_"+name, func(t *testing.T) {
+			f := newFixture(t)
+			tm := f.start(t, size[0], size[1], Options{})
+			keys(tm, "enter")
+			waitFor(t, tm, "tab next page")
+			keys(tm, "enter")
+			waitFor(t, tm, "Backlinks")
+			waitFor(t, tm, "first café opened in 1998")
+			golden.RequireEqual(t, []byte(final(t, tm).View()))
+		})
+		t.Run("help_"+name, func(t *testing.T) {
+			f := newFixture(t)
+			tm := f.start(t, size[0], size[1], Options{})
+			keys(tm, "?")
+			waitFor(t, tm, "any key: close help")
+			golden.RequireEqual(t, []byte(final(t, tm).View()))
+		})
+	}
+}
+
+// j, j, d, y dismisses the third item and nothing else.
+func TestDesk_DismissThird(t *testing.T) {
+	f := newFixture(t)
+	tm := f.start(t, 80, 24, Options{})
+	keys(tm, "j", "j", "d")
+	waitFor(t, tm, "Dismiss "+f.ids[2])
+	keys(tm, "y")
+	waitFor(t, tm, "dismissed "+f.ids[2])
+	waitFor(t, tm, "5 pending")
+	final(t, tm)
+	for i, id := range f.ids {
+		want := ops.StatusPending
+		if i == 2 {
+			want = ops.StatusDismissed
+		}
+		if got := f.status(t, id); got != want {
+			t.Errorf("item %d (%s) is %s, want %s", i, id, got, want)
+		}
+	}
+}
+
+// A refused confirmation (n) changes nothing.
+func TestDesk_ConfirmRefused(t *testing.T) {
+	f := newFixture(t)
+	tm := f.start(t, 80, 24, Options{})
+	keys(tm, "s")
+	waitFor(t, tm, "[y/n]")
+	keys(tm, "n")
+	waitFor(t, tm, "nothing was changed")
+	keys(tm, "d", "x", "esc")
+	waitFor(t, tm, "nothing was changed")
+	m := final(t, tm)
+	if m.q.total != len(f.ids) {
+		t.Errorf("queue shows %d items", m.q.total)
+	}
+	for _, id := range f.ids {
+		if got := f.status(t, id); got != ops.StatusPending {
+			t.Errorf("%s is %s after a refused confirmation", id, got)
+		}
+	}
+	for _, c := range f.c.calls {
+		if c == "review.resolve" || c == "review.bulk_resolve" {
+			t.Errorf("a refused confirmation called %s", c)
+		}
+	}
+}
+
+// space on three items, then s, y skips all three in one bulk request.
+func TestDesk_BulkSkip(t *testing.T) {
+	f := newFixture(t)
+	tm := f.start(t, 80, 24, Options{})
+	keys(tm, "space", "j", "space", "space")
+	waitFor(t, tm, "6, 3 selected")
+	keys(tm, "s")
+	waitFor(t, tm, "Skip 3 selected items?")
+	keys(tm, "y")
+	waitFor(t, tm, "skipped 3 items")
+	waitFor(t, tm, "3 pending")
+	m := final(t, tm)
+	for i, id := range f.ids {
+		want := ops.StatusPending
+		if i == 0 || i == 2 || i == 3 {
+			want = ops.StatusSkipped
+		}
+		if got := f.status(t, id); got != want {
+			t.Errorf("item %d is %s, want %s", i, got, want)
+		}
+	}
+	if len(m.q.sel) != 0 || m.q.total != 3 {
+		t.Errorf("after the bulk: %d selected, %d pending", len(m.q.sel), m.q.total)
+	}
+	n := 0
+	for _, c := range f.c.calls {
+		if c == "review.bulk_resolve" {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Errorf("%d bulk requests, want 1", n)
+	}
+}
+
+// c, y on a missing page writes the stub the context showed.
+func TestDesk_CreateStub(t *testing.T) {
+	f := newFixture(t)
+	tm := f.start(t, 80, 24, Options{})
+	waitFor(t, tm, "Create writes")
+	keys(tm, "c")
+	waitFor(t, tm, "Create wiki/")
+	keys(tm, "y")
+	waitFor(t, tm, "created "+f.ids[0]+" →")
+	final(t, tm)
+	if got := f.status(t, f.ids[0]); got != ops.StatusCreated {
+		t.Fatalf("item is %s", got)
+	}
+	p, err := call[ops.GetPageOut](context.Background(), f.c, "page.get", map[string]string{"title": "Cold brew"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(p.Content, "[[Coffee]]") || !strings.Contains(p.Content, "[[Tea]]") {
+		t.Errorf("stub:\n%s", p.Content)
+	}
+}
+
+// Keys that do not apply say why and ask nothing: create on a
+// contradiction, deep-research with no research command.
+func TestDesk_NotApplicable(t *testing.T) {
+	t.Setenv(ops.ResearchCmdEnv, "")
+	f := newFixture(t)
+	tm := f.start(t, 80, 24, Options{})
+	keys(tm, "R")
+	waitFor(t, tm, "deep-research needs a research command")
+	keys(tm, "j")
+	waitFor(t, tm, "2001, [[Coffee]]")
+	keys(tm, "c")
+	waitFor(t, tm, "use r, s or d here")
+	m := final(t, tm)
+	if m.confirm != nil {
+		t.Errorf("asked %q", m.confirm.prompt)
+	}
+}
+
+// / filters by type, origin and words; the count and rows follow.
+func TestDesk_Filter(t *testing.T) {
+	f := newFixture(t)
+	tm := f.start(t, 80, 24, Options{})
+	keys(tm, "/")
+	keys(tm, "type:missing-page")
+	keys(tm, "enter")
+	waitFor(t, tm, "2 pending matching type:missing-page")
+	keys(tm, "/")
+	tm.Send(tea.KeyMsg{Type: tea.KeyCtrlU})
+	keys(tm, "origin:user tea", "enter")
+	waitFor(t, tm, "1 pending matching origin:user tea")
+	m := final(t, tm)
+	if it := m.q.current(); it == nil || it.ID != f.ids[3] {
+		t.Errorf("current %+v", it)
+	}
+}
+
+// A write by someone else (the agent) shows without a key: the desk polls
+// the store's stamp.
+func TestDesk_RefreshOnChange(t *testing.T) {
+	f := newFixture(t)
+	var mu sync.Mutex
+	stamp := "a"
+	o := Options{Poll: 20 * time.Millisecond, Stamp: func() string { mu.Lock(); defer mu.Unlock(); return stamp }}
+	tm := f.start(t, 80, 24, o)
+	f.add(t, map[string]any{"type": "confirm", "title": "Check the prices"})
+	mu.Lock()
+	stamp = "b"
+	mu.Unlock()
+	waitFor(t, tm, "7 pending")
+	final(t, tm)
+}
