@@ -21,6 +21,7 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 
+	"github.com/synapse-wiki/synapse/errs"
 	"github.com/synapse-wiki/synapse/ops"
 	"github.com/synapse-wiki/synapse/vault"
 )
@@ -30,6 +31,19 @@ import (
 // a running server, or in this process. Errors are *errs.Error values.
 type Caller interface {
 	Call(ctx context.Context, op string, in []byte) ([]byte, error)
+}
+
+// safeCaller turns a panic in an operation into an internal error: the
+// desk reports it and goes on.
+type safeCaller struct{ c Caller }
+
+func (s safeCaller) Call(ctx context.Context, op string, in []byte) (out []byte, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			out, err = nil, errs.E(errs.Internal, "internal error in %s: %v", op, r)
+		}
+	}()
+	return s.c.Call(ctx, op, in)
 }
 
 // call runs op with in (marshalled to JSON) and decodes its result.

@@ -73,6 +73,7 @@ func New(ctx context.Context, o Options) *Model {
 	if o.Has == nil {
 		o.Has = hasOp
 	}
+	o.Caller = safeCaller{o.Caller}
 	out := o.Output
 	if out == nil {
 		out = os.Stdout
