@@ -106,7 +106,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.width, m.height = max(msg.Width, 20), max(msg.Height, 6)
 		return m, tea.Batch(m.q.ensure(m), m.pg.resize(m), m.item.resize(m), m.act.resize(m))
 	case tea.KeyMsg:
-		return m, m.onKey(msg)
+		return m, m.onKeys(msg)
 	case tea.MouseMsg:
 		return m, m.onMouse(msg)
 	case tickMsg:
@@ -178,6 +178,24 @@ func errText(err error) string {
 		return msg
 	}
 	return err.Error()
+}
+
+// onKeys handles a key message. Keys typed faster than they are read
+// (a held j, a slow machine) arrive as one message of several runes: each
+// is a key of its own, except in the filter's text.
+func (m *Model) onKeys(msg tea.KeyMsg) tea.Cmd {
+	if msg.Type != tea.KeyRunes || len(msg.Runes) < 2 || m.view == viewQueue && m.q.filtering {
+		return m.onKey(msg)
+	}
+	var cmds []tea.Cmd
+	for i, r := range msg.Runes {
+		if m.view == viewQueue && m.q.filtering { // the rest is the filter's text
+			cmds = append(cmds, m.q.filterKey(m, tea.KeyMsg{Type: tea.KeyRunes, Runes: msg.Runes[i:]}))
+			break
+		}
+		cmds = append(cmds, m.onKey(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune{r}}))
+	}
+	return tea.Batch(cmds...)
 }
 
 func (m *Model) onKey(msg tea.KeyMsg) tea.Cmd {
