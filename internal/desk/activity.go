@@ -162,7 +162,7 @@ func (a *activity) askRestore(m *Model) tea.Cmd {
 		return nil
 	}
 	src := activitySource{ctx: m.ctx, c: m.o.Caller, has: m.o.Has}
-	if why := src.missing(opsRestore...); why != "" {
+	if why := src.missing(opDiff, opRestore); why != "" {
 		m.setStatus(why, nil)
 		return nil
 	}

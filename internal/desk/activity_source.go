@@ -2,8 +2,10 @@ package desk
 
 import (
 	"context"
+	"fmt"
 	"regexp"
 	"strings"
+	"time"
 
 	"github.com/synapse-wiki/synapse/errs"
 	"github.com/synapse-wiki/synapse/ops"
@@ -20,10 +22,10 @@ type activitySource struct {
 }
 
 // The history operations the activity view uses when the table has them.
-var (
-	opsRecent  = []string{"page.recent"}
-	opsDiff    = []string{"page.diff"}
-	opsRestore = []string{"page.restore", "page.history"}
+const (
+	opRecent  = "recent"
+	opDiff    = "page.diff"
+	opRestore = "page.restore"
 )
 
 // missing says which of the operations this build lacks, or "".
@@ -37,11 +39,15 @@ func (s activitySource) missing(names ...string) string {
 	if len(lack) == 0 {
 		return ""
 	}
-	return "this synapse has no page history yet (" + strings.Join(lack, ", ") + "): diffs and restore need it"
+	return "this synapse keeps no page history (" + strings.Join(lack, ", ") + "): no diffs, no restore"
 }
 
 // recent is the activity, newest first, and a note on what is missing.
 func (s activitySource) recent() ([]entry, string, error) {
+	if s.has(opRecent) {
+		es, err := s.fromHistory()
+		return es, s.missing(opDiff, opRestore), err
+	}
 	decided, err := s.decisions()
 	if err != nil {
 		return nil, "", err
@@ -52,7 +58,51 @@ func (s activitySource) recent() ([]entry, string, error) {
 	}
 	es := append(writes, decided...)
 	sortEntries(es)
-	return es, s.missing(append(opsDiff, opsRestore...)...), nil
+	return es, s.missing(opRecent, opDiff, opRestore), nil
+}
+
+// recentItem is an entry of the recent operation.
+type recentItem struct {
+	Time   time.Time `json:"time"`
+	Kind   string    `json:"kind"` // page or review
+	Action string    `json:"action"`
+	Title  string    `json:"title"`
+	ID     string    `json:"id"`
+	Path   string    `json:"path"`
+	Rev    int       `json:"rev"`
+	From   int       `json:"from"`
+	Type   string    `json:"type"`
+}
+
+// fromHistory is the activity as the recent operation lists it.
+func (s activitySource) fromHistory() ([]entry, error) {
+	out, err := call[struct {
+		Items []recentItem `json:"items"`
+	}](s.ctx, s.c, opRecent, map[string]any{"limit": 200})
+	if err != nil {
+		return nil, err
+	}
+	var es []entry
+	for _, it := range out.Items {
+		e := entry{when: it.Time.UTC().Format(time.RFC3339), title: it.Title, detail: it.Action}
+		switch it.Kind {
+		case "review":
+			e.kind, e.detail = "decision", fmt.Sprintf("%s %s (%s)", it.ID, it.Action, it.Type)
+		default:
+			e.kind, e.page, e.rev = "write", it.ID, it.Rev
+			if e.page == "" {
+				e.page = it.Path
+			}
+			if it.Rev > 0 {
+				e.detail = fmt.Sprintf("%s · revision %d · %s", it.Action, it.Rev, it.Path)
+			}
+			if it.From > 0 {
+				e.detail += fmt.Sprintf(" (from revision %d)", it.From)
+			}
+		}
+		es = append(es, e)
+	}
+	return es, nil
 }
 
 // decisions are the last decided review items.
@@ -95,24 +145,61 @@ func (s activitySource) logWrites() ([]entry, error) {
 	return es, nil
 }
 
-// diff is the unified diff of a write against the revision before it.
+// revision is a revision as page.diff names it.
+type revision struct {
+	Rev    int    `json:"rev"`
+	SHA256 string `json:"sha256"`
+}
+
+// diffOut is what the desk reads of page.diff.
+type diffOut struct {
+	From *revision `json:"from"`
+	To   revision  `json:"to"`
+	Diff string    `json:"diff"`
+}
+
+// pageDiff is the diff of e's write against the revision before it.
+func (s activitySource) pageDiff(e entry) (*diffOut, error) {
+	if why := s.missing(opDiff); why != "" {
+		return nil, errs.E(errs.Unavailable, "%s", why)
+	}
+	in := map[string]any{"title": e.page}
+	if e.rev > 0 {
+		in["rev"] = e.rev
+	}
+	return call[diffOut](s.ctx, s.c, opDiff, in)
+}
+
+// diff is the unified diff of e's write, or a sentence when it has none.
 func (s activitySource) diff(e entry) (string, error) {
-	if why := s.missing(opsDiff...); why != "" {
+	d, err := s.pageDiff(e)
+	switch {
+	case err != nil:
+		return "", err
+	case d.From == nil:
+		return "(this write created the page: no revision before it)\n", nil
+	case d.Diff == "":
+		return "(the same bytes as the revision before it)\n", nil
+	}
+	return d.Diff, nil
+}
+
+// restore writes back the revision before e's write, through the restore
+// operation (itself a write and a revision, so it can be undone).
+func (s activitySource) restore(e entry) (string, error) {
+	if why := s.missing(opDiff, opRestore); why != "" {
 		return "", errs.E(errs.Unavailable, "%s", why)
 	}
-	out, err := call[struct {
-		Diff string `json:"diff"`
-	}](s.ctx, s.c, "page.diff", map[string]any{"title": e.page})
+	d, err := s.pageDiff(e)
 	if err != nil {
 		return "", err
 	}
-	return out.Diff, nil
-}
-
-// restore writes back the revision before e's write.
-func (s activitySource) restore(e entry) (string, error) {
-	if why := s.missing(opsRestore...); why != "" {
-		return "", errs.E(errs.Unavailable, "%s", why)
+	if d.From == nil {
+		return "", errs.E(errs.Invalid, "this write created %q: there is no revision before it to restore", e.title)
 	}
-	return "", errs.E(errs.Unavailable, "restore is not wired to this build's history yet")
+	_, err = call[struct{}](s.ctx, s.c, opRestore, map[string]any{"title": e.page, "rev": d.From.Rev})
+	if err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("restored %q to revision %d", e.title, d.From.Rev), nil
 }

@@ -25,7 +25,12 @@ type envCaller struct {
 	mu    sync.Mutex
 	e     *ops.Env
 	calls []string
+	// fake answers operations this build does not have
+	fake map[string]func(in []byte) ([]byte, error)
 }
+
+// has is Options.Has for the operations the caller answers.
+func (c *envCaller) has(name string) bool { return ops.Lookup(name) != nil || c.fake[name] != nil }
 
 func (c *envCaller) Call(ctx context.Context, name string, in []byte) ([]byte, error) {
 	c.mu.Lock()
@@ -33,6 +38,9 @@ func (c *envCaller) Call(ctx context.Context, name string, in []byte) ([]byte, e
 	c.calls = append(c.calls, name)
 	if c.e == nil {
 		return nil, errs.E(errs.Unavailable, "the store is closed")
+	}
+	if f := c.fake[name]; f != nil {
+		return f(in)
 	}
 	op := ops.Lookup(name)
 	if op == nil {
@@ -98,6 +106,14 @@ func (f *fixture) add(t *testing.T, in map[string]any) ops.ReviewItem {
 	return out.Item
 }
 
+// decide decides an item as the CLI would.
+func (f *fixture) decide(t *testing.T, id, action string) {
+	t.Helper()
+	if _, err := call[ops.ResolveReviewOut](context.Background(), f.c, "review.resolve", map[string]string{"id": id, "action": action}); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // status is an item's status in the store.
 func (f *fixture) status(t *testing.T, id string) string {
 	t.Helper()
@@ -109,7 +125,7 @@ func (f *fixture) status(t *testing.T, id string) string {
 }
 
 func (f *fixture) model(o Options) *Model {
-	o.Caller, o.Plain, o.Output = f.c, true, io.Discard
+	o.Caller, o.Plain, o.Output, o.Has = f.c, true, io.Discard, f.c.has
 	return New(context.Background(), o)
 }
 
@@ -224,6 +240,14 @@ func TestDesk_Frames(t *testing.T) {
 			keys(tm, "enter")
 			waitFor(t, tm, "Backlinks")
 			waitFor(t, tm, "first café opened in 1998")
+			golden.RequireEqual(t, []byte(final(t, tm).View()))
+		})
+		t.Run("activity_"+name, func(t *testing.T) {
+			f := newFixture(t)
+			f.decide(t, f.ids[3], "skip")
+			tm := f.start(t, size[0], size[1], Options{})
+			keys(tm, "2")
+			waitFor(t, tm, "recent changes")
 			golden.RequireEqual(t, []byte(final(t, tm).View()))
 		})
 		t.Run("help_"+name, func(t *testing.T) {
@@ -390,4 +414,64 @@ func TestDesk_RefreshOnChange(t *testing.T) {
 	mu.Unlock()
 	waitFor(t, tm, "7 pending")
 	final(t, tm)
+}
+
+// Without page history, the activity view lists the writes of the log and
+// the decisions, and u says what is missing instead of asking.
+func TestDesk_ActivityWithoutHistory(t *testing.T) {
+	f := newFixture(t)
+	f.c.fake = nil
+	if f.c.has(opRecent) {
+		t.Skip("this build has page history: TestDesk_ActivityHistory covers it")
+	}
+	if _, err := call[ops.WritePageOut](context.Background(), f.c, "page.write", map[string]any{"title": "Latte", "content": "Milk and [[Espresso]].\n"}); err != nil {
+		t.Fatal(err)
+	}
+	f.decide(t, f.ids[1], "dismiss")
+	tm := f.start(t, 80, 24, Options{})
+	keys(tm, "2")
+	waitFor(t, tm, "Latte")
+	waitFor(t, tm, "When the first café opened")
+	keys(tm, "G", "u") // the write (the log gives its day only, so it sorts last)
+	waitFor(t, tm, "keeps no page history")
+	if m := final(t, tm); m.confirm != nil {
+		t.Errorf("asked %q", m.confirm.prompt)
+	}
+}
+
+// With page history, the activity view shows the diff of a write and u, y
+// restores the revision before it through the restore operation; n keeps
+// it. The history operations are answered here as their rows answer.
+func TestDesk_ActivityHistory(t *testing.T) {
+	f := newFixture(t)
+	var restored []string
+	f.c.fake = map[string]func([]byte) ([]byte, error){
+		opRecent: func([]byte) ([]byte, error) {
+			return []byte(`{"items":[{"time":"2026-03-01T10:00:02Z","kind":"page","action":"updated","title":"Coffee","id":"p1","path":"wiki/coffee.md","rev":3},` +
+				`{"time":"2026-03-01T10:00:01Z","kind":"review","action":"dismissed","title":"Old idea","id":"r1","type":"suggestion"}],"more":false}`), nil
+		},
+		opDiff: func(in []byte) ([]byte, error) {
+			if !strings.Contains(string(in), `"rev":3`) {
+				return nil, errs.E(errs.Invalid, "asked %s", in)
+			}
+			return []byte(`{"from":{"rev":2,"sha256":"aa"},"to":{"rev":3,"sha256":"bb"},"diff":"--- a/wiki/coffee.md\n+++ b/wiki/coffee.md\n@@ -1 +1 @@\n-A drink.\n+A hot drink.\n"}`), nil
+		},
+		opRestore: func(in []byte) ([]byte, error) {
+			restored = append(restored, string(in))
+			return []byte(`{"restored_from":2}`), nil
+		},
+	}
+	tm := f.start(t, 80, 24, Options{})
+	keys(tm, "2")
+	waitFor(t, tm, "+A hot drink.")
+	keys(tm, "u")
+	waitFor(t, tm, "Restore \"Coffee\"")
+	keys(tm, "n")
+	waitFor(t, tm, "nothing was changed")
+	keys(tm, "u", "y")
+	waitFor(t, tm, "restored \"Coffee\" to revision 2")
+	final(t, tm)
+	if len(restored) != 1 || restored[0] != `{"rev":2,"title":"p1"}` {
+		t.Errorf("restore calls %q", restored)
+	}
 }
