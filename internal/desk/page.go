@@ -2,6 +2,7 @@ package desk
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 
 	"github.com/charmbracelet/bubbles/key"
@@ -154,7 +155,7 @@ func renderMarkdown(content string, w int, plain bool) string {
 	if err != nil {
 		return content
 	}
-	out, err := r.Render(content)
+	out, err := r.Render(boldLinks(content, !plain))
 	if err != nil {
 		return content
 	}
@@ -293,4 +294,53 @@ func plural(n int, word string) string {
 		return "1 " + word
 	}
 	return fmt.Sprintf("%d %ss", n, word)
+}
+
+// wikiLink matches a wikilink or an embed.
+var wikiLink = regexp.MustCompile(`(!?)\[\[([^\[\]\n]+)\]\]`)
+
+// boldLinks writes the wikilinks of a page body as their label, in bold
+// when bold (glamour knows no wikilinks and misjudges their width; its
+// plain styles print ** as it is and misjudge that too), leaving code
+// alone: fenced blocks and inline code show the syntax as written.
+func boldLinks(body string, bold bool) string {
+	lines := strings.Split(body, "\n")
+	fence := ""
+	for i, l := range lines {
+		t := strings.TrimSpace(l)
+		if fence == "" && (strings.HasPrefix(t, "```") || strings.HasPrefix(t, "~~~")) {
+			fence = t[:3]
+			continue
+		}
+		if fence != "" {
+			if strings.HasPrefix(t, fence) {
+				fence = ""
+			}
+			continue
+		}
+		parts := strings.Split(l, "`")
+		for j := 0; j < len(parts); j += 2 { // outside inline code
+			parts[j] = wikiLink.ReplaceAllStringFunc(parts[j], func(m string) string { return linkLabel(m, bold) })
+		}
+		lines[i] = strings.Join(parts, "`")
+	}
+	return strings.Join(lines, "\n")
+}
+
+// linkLabel is a wikilink's text: its label, else its target (with the
+// heading); an embed says so.
+func linkLabel(m string, bold bool) string {
+	g := wikiLink.FindStringSubmatch(m)
+	target, label, ok := strings.Cut(g[2], "|")
+	if !ok || strings.TrimSpace(label) == "" {
+		label = strings.Replace(target, "#", " › ", 1)
+	}
+	label = strings.TrimSpace(label)
+	if g[1] == "!" {
+		label = "[embedded: " + label + "]"
+	}
+	if bold {
+		return "**" + label + "**"
+	}
+	return label
 }
