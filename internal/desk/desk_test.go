@@ -2,6 +2,7 @@ package desk
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -25,6 +26,7 @@ type envCaller struct {
 	mu    sync.Mutex
 	e     *ops.Env
 	calls []string
+	ins   []string // the inputs, beside calls
 	// fake answers operations this build does not have
 	fake map[string]func(in []byte) ([]byte, error)
 }
@@ -36,6 +38,7 @@ func (c *envCaller) Call(ctx context.Context, name string, in []byte) ([]byte, e
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.calls = append(c.calls, name)
+	c.ins = append(c.ins, string(in))
 	if c.e == nil {
 		return nil, errs.E(errs.Unavailable, "the store is closed")
 	}
@@ -473,5 +476,37 @@ func TestDesk_ActivityHistory(t *testing.T) {
 	final(t, tm)
 	if len(restored) != 1 || restored[0] != `{"rev":2,"title":"p1"}` {
 		t.Errorf("restore calls %q", restored)
+	}
+}
+
+// A long queue is read a chunk at a time around the screen: G reads the
+// last chunk only, and what is kept stays bounded.
+func TestDesk_PagedQueue(t *testing.T) {
+	f := newFixture(t)
+	for i := range 444 {
+		f.add(t, map[string]any{"type": "suggestion", "title": fmt.Sprintf("Idea number %d", i)})
+	}
+	tm := f.start(t, 80, 24, Options{})
+	keys(tm, "G")
+	waitFor(t, tm, "· 450/450")
+	waitFor(t, tm, "Idea number 443")
+	keys(tm, "k")
+	waitFor(t, tm, "· 449/450")
+	m := final(t, tm)
+	f.c.mu.Lock()
+	defer f.c.mu.Unlock()
+	var offsets []string
+	for i, c := range f.c.calls {
+		if c == "review.list" {
+			var in struct{ Limit, Offset int }
+			json.Unmarshal([]byte(f.c.ins[i]), &in)
+			if in.Limit > chunk {
+				t.Errorf("read %d items at once", in.Limit)
+			}
+			offsets = append(offsets, fmt.Sprint(in.Offset))
+		}
+	}
+	if strings.Contains(strings.Join(offsets, ","), "100,") || len(m.q.rows) > 2*keptChunks+1 {
+		t.Errorf("read offsets %v; %d chunks kept", offsets, len(m.q.rows))
 	}
 }

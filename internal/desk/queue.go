@@ -150,14 +150,24 @@ func (q *queue) ensure(m *Model) tea.Cmd {
 		return nil
 	}
 	var cmds []tea.Cmd
-	last := min(q.top+n, q.total) - 1
-	for c := q.top / chunk; c <= max(last, q.top)/chunk && c*chunk < max(q.total, 1); c++ {
+	// the chunks on screen, and the next (or previous) one when the screen
+	// comes near it, so that scrolling on finds it read
+	from := max(0, (q.top-prefetch)/chunk)
+	to := min(q.top+n+prefetch, q.total) - 1
+	for c := from; c <= max(to, q.top)/chunk && c*chunk < max(q.total, 1); c++ {
 		if _, ok := q.rows[c]; !ok || q.rowGen[c] != q.gen {
 			cmds = append(cmds, q.load(m, c))
 		}
 	}
 	return tea.Batch(cmds...)
 }
+
+// keptChunks is how many chunks on either side of the screen stay read.
+const keptChunks = 2
+
+// prefetch is how near (in items) the screen comes to an unread chunk
+// before it is read.
+const prefetch = 30
 
 // refresh reads again what is on screen, keeping the cursor's place: the
 // rows shown stay until their new reading arrives.
@@ -219,9 +229,12 @@ func (q *queue) onLoaded(m *Model, msg queueMsg) tea.Cmd {
 	q.total = msg.out.Total
 	q.rows[msg.chunk] = msg.out.Items
 	q.rowGen[msg.chunk] = msg.gen
+	here := q.top / chunk
 	for c := range q.rows {
-		if q.rowGen[c] != q.gen && (c < q.top/chunk || c > (q.top+q.listRows(m))/chunk) {
-			delete(q.rows, c) // an old reading off screen
+		old := q.rowGen[c] != q.gen && (c < (q.top-prefetch)/chunk || c > (q.top+q.listRows(m)+prefetch)/chunk)
+		if old || c < here-keptChunks || c > here+keptChunks {
+			delete(q.rows, c) // an old reading off screen, or one far away: memory stays bounded
+			delete(q.rowGen, c)
 		}
 	}
 	if q.cursor >= q.total {
