@@ -25,7 +25,7 @@ func newKeyMap() keyMap {
 		Bottom:    b([]string{"end", "G"}, "G", "last"),
 		Open:      b([]string{"enter"}, "enter", "open"),
 		Select:    b([]string{" "}, "space", "select (bulk)"),
-		SelectAll: b([]string{"a"}, "a", "select the page / none"),
+		SelectAll: b([]string{"a"}, "a", "select all on screen / none"),
 		Back:      b([]string{"esc", "backspace"}, "esc", "back"),
 		Filter:    b([]string{"/"}, "/", "filter"),
 		Create:    b([]string{"c"}, "c", "create"),

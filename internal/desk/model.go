@@ -377,7 +377,7 @@ func (m *Model) hints() string {
 	case m.view == viewActivity:
 		return "j/k move · enter diff · u restore previous · 1 queue · 3 page"
 	case m.q.filtering:
-		return "type:T origin:O words · enter apply · esc cancel"
+		return "type:T origin:O words (empty: all) · enter apply · esc cancel"
 	}
 	return "j/k move · enter open · space select · c r s d decide · / filter · ? keys"
 }
