@@ -219,47 +219,35 @@ func final(t *testing.T, tm *screen) *Model {
 // Golden frames of each view at the smallest supported size and a larger
 // one, without colour.
 func TestDesk_Frames(t *testing.T) {
+	views := []struct {
+		name  string
+		prep  func(t *testing.T, f *fixture)
+		steps []string // keys to send and, after "=", texts to wait for
+	}{
+		{name: "queue"},
+		{name: "contradiction", steps: []string{"j", "=2001, [[Coffee]]", "enter", "=tab next page"}},
+		{name: "page", steps: []string{"enter", "=tab next page", "enter", "=Backlinks", "=first café opened in 1998"}},
+		{name: "activity", prep: func(t *testing.T, f *fixture) { f.decide(t, f.ids[3], "skip") }, steps: []string{"2", "=recent changes"}},
+		{name: "help", steps: []string{"?", "=any key: close help"}},
+	}
 	for _, size := range [][2]int{{80, 24}, {120, 40}} {
-		name := fmt.Sprintf("%dx%d", size[0], size[1])
-		t.Run("queue_"+name, func(t *testing.T) {
-			f := newFixture(t)
-			tm := f.start(t, size[0], size[1], Options{})
-			golden.RequireEqual(t, []byte(final(t, tm).View()))
-		})
-		t.Run("contradiction_"+name, func(t *testing.T) {
-			f := newFixture(t)
-			tm := f.start(t, size[0], size[1], Options{})
-			keys(tm, "j")
-			waitFor(t, tm, "2001, [[Coffee]]")
-			keys(tm, "enter")
-			waitFor(t, tm, "tab next page")
-			golden.RequireEqual(t, []byte(final(t, tm).View()))
-		})
-		t.Run("page_"+name, func(t *testing.T) {
-			f := newFixture(t)
-			tm := f.start(t, size[0], size[1], Options{})
-			keys(tm, "enter")
-			waitFor(t, tm, "tab next page")
-			keys(tm, "enter")
-			waitFor(t, tm, "Backlinks")
-			waitFor(t, tm, "first café opened in 1998")
-			golden.RequireEqual(t, []byte(final(t, tm).View()))
-		})
-		t.Run("activity_"+name, func(t *testing.T) {
-			f := newFixture(t)
-			f.decide(t, f.ids[3], "skip")
-			tm := f.start(t, size[0], size[1], Options{})
-			keys(tm, "2")
-			waitFor(t, tm, "recent changes")
-			golden.RequireEqual(t, []byte(final(t, tm).View()))
-		})
-		t.Run("help_"+name, func(t *testing.T) {
-			f := newFixture(t)
-			tm := f.start(t, size[0], size[1], Options{})
-			keys(tm, "?")
-			waitFor(t, tm, "any key: close help")
-			golden.RequireEqual(t, []byte(final(t, tm).View()))
-		})
+		for _, v := range views {
+			t.Run(fmt.Sprintf("%s_%dx%d", v.name, size[0], size[1]), func(t *testing.T) {
+				f := newFixture(t)
+				if v.prep != nil {
+					v.prep(t, f)
+				}
+				tm := f.start(t, size[0], size[1], Options{})
+				for _, s := range v.steps {
+					if text, ok := strings.CutPrefix(s, "="); ok {
+						waitFor(t, tm, text)
+					} else {
+						keys(tm, s)
+					}
+				}
+				golden.RequireEqual(t, []byte(final(t, tm).View()))
+			})
+		}
 	}
 }
 
