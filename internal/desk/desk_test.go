@@ -498,3 +498,18 @@ func TestDesk_PagedQueue(t *testing.T) {
 		t.Errorf("read offsets %v; %d chunks kept", offsets, len(m.q.rows))
 	}
 }
+
+// A resize redraws at the new size: from 120 columns the context stands
+// beside the list.
+func TestDesk_Resize(t *testing.T) {
+	f := newFixture(t)
+	tm := f.start(t, 80, 24, Options{})
+	tm.Send(tea.WindowSizeMsg{Width: 120, Height: 40})
+	waitFor(t, tm, "│ 54w7wh  missing-page")
+	tm.Send(tea.WindowSizeMsg{Width: 80, Height: 24})
+	waitFor(t, tm, "────────")
+	m := final(t, tm)
+	if lines := strings.Split(m.View(), "\n"); len(lines) != 24 || len([]rune(lines[2])) > 80 {
+		t.Errorf("%d lines, the third %d wide", len(lines), len([]rune(lines[2])))
+	}
+}
