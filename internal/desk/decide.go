@@ -194,6 +194,7 @@ func (m *Model) onDecided(msg decidedMsg) tea.Cmd {
 	for _, id := range msg.done {
 		delete(m.q.sel, id)
 		delete(m.q.shows, id)
+		delete(m.q.showGen, id)
 	}
 	m.q.selOrder = slices.DeleteFunc(m.q.selOrder, func(id string) bool { return !m.q.sel[id] })
 	if m.view == viewItem && slices.Contains(msg.done, m.item.id) {

@@ -28,14 +28,7 @@ func (v *itemView) open(m *Model, id string) tea.Cmd {
 	v.id, v.sel = id, 0
 	v.vp = viewport.New(m.width, m.height-2)
 	v.refit(m)
-	if _, ok := m.q.shows[id]; ok {
-		return nil
-	}
-	ctx, caller := m.ctx, m.o.Caller
-	return func() tea.Msg {
-		out, err := call[ops.ShowReviewOut](ctx, caller, "review.show", map[string]string{"id": id})
-		return showMsg{id: id, out: out, err: err}
-	}
+	return m.q.readShow(m, id)
 }
 
 func (v *itemView) resize(m *Model) tea.Cmd {

@@ -75,7 +75,8 @@ type queue struct {
 	cursor, top int
 	sel         map[string]bool
 	selOrder    []string
-	shows       map[string]*ops.ShowReviewOut
+	shows       map[string]*ops.ShowReviewOut // contexts read; shown until read again
+	showGen     map[string]int                // the gen each was read in
 	showErr     map[string]error
 	showSeq     int
 
@@ -91,9 +92,13 @@ type queueMsg struct {
 
 type showMsg struct {
 	id  string
+	gen int
 	out *ops.ShowReviewOut
 	err error
 }
+
+// maxShows bounds the contexts kept.
+const maxShows = 256
 
 type showTimerMsg struct{ seq int }
 
@@ -103,7 +108,7 @@ func newQueue() queue {
 	in.Placeholder = "type:missing-page origin:lint words"
 	in.CharLimit = 200
 	return queue{rows: map[int][]ops.ReviewItem{}, rowGen: map[int]int{}, loading: map[int]int{},
-		sel: map[string]bool{}, shows: map[string]*ops.ShowReviewOut{}, showErr: map[string]error{}, input: in}
+		sel: map[string]bool{}, shows: map[string]*ops.ShowReviewOut{}, showGen: map[string]int{}, showErr: map[string]error{}, input: in}
 }
 
 // loadQueue reads the first chunk (Init).
@@ -173,7 +178,6 @@ const prefetch = 30
 // rows shown stay until their new reading arrives.
 func (q *queue) refresh(m *Model) tea.Cmd {
 	q.gen++
-	clear(q.shows)
 	clear(q.showErr)
 	if !q.loaded {
 		return q.load(m, 0)
@@ -197,12 +201,7 @@ func (q *queue) update(m *Model, msg tea.Msg) tea.Cmd {
 	case queueMsg:
 		return q.onLoaded(m, msg)
 	case showMsg:
-		if msg.err != nil {
-			q.showErr[msg.id] = msg.err
-		} else {
-			q.shows[msg.id] = msg.out
-		}
-		m.item.refit(m)
+		q.onShow(m, msg)
 	case showTimerMsg:
 		if msg.seq == q.showSeq {
 			return q.loadShow(m)
@@ -258,20 +257,40 @@ func (q *queue) at(i int) *ops.ReviewItem {
 	return &rows[i%chunk]
 }
 
-// loadShow reads the context of the item under the cursor, once.
+// loadShow reads the context of the item under the cursor.
 func (q *queue) loadShow(m *Model) tea.Cmd {
-	it := q.current()
-	if it == nil {
+	if it := q.current(); it != nil {
+		return q.readShow(m, it.ID)
+	}
+	return nil
+}
+
+// readShow reads item id's context (review show) unless it has been read
+// since the last refresh.
+func (q *queue) readShow(m *Model, id string) tea.Cmd {
+	if _, ok := q.shows[id]; ok && q.showGen[id] == q.gen {
 		return nil
 	}
-	if _, ok := q.shows[it.ID]; ok {
-		return nil
-	}
-	id, ctx, caller := it.ID, m.ctx, m.o.Caller
+	gen, ctx, caller := q.gen, m.ctx, m.o.Caller
 	return func() tea.Msg {
 		out, err := call[ops.ShowReviewOut](ctx, caller, "review.show", map[string]string{"id": id})
-		return showMsg{id: id, out: out, err: err}
+		return showMsg{id: id, gen: gen, out: out, err: err}
 	}
+}
+
+func (q *queue) onShow(m *Model, msg showMsg) {
+	if msg.err != nil {
+		q.showErr[msg.id] = msg.err
+		delete(q.shows, msg.id)
+	} else {
+		if len(q.shows) >= maxShows {
+			clear(q.shows) // the one on screen is read again when needed
+			clear(q.showGen)
+		}
+		q.shows[msg.id], q.showGen[msg.id] = msg.out, msg.gen
+		delete(q.showErr, msg.id)
+	}
+	m.item.refit(m)
 }
 
 // move puts the cursor at i and schedules the reads it needs.
