@@ -123,6 +123,13 @@ var verbDocs = map[string]verbDoc{
 		},
 		exits: map[int]string{5: storeBusy},
 	},
+	"desk": {
+		examples: []example{
+			{`synapse desk`, "decide the queue and check recent writes in a full-screen terminal UI (keys: ?)"},
+			{`NO_COLOR=1 synapse desk --mouse`, "without colour; the wheel scrolls and a click moves the cursor"},
+		},
+		exits: map[int]string{2: "invalid: standard output is not a terminal", 130: "SIGINT or SIGTERM ended it (the terminal is restored)"},
+	},
 	"review show": {
 		examples: []example{
 			{`synapse review show k3j9xq`, "why the item exists: linking lines, the pages it names, the stub create would write"},
