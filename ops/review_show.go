@@ -87,6 +87,11 @@ var opShowReview = register(Op{
 	Name: "review.show", Summary: "Show a review item with its context: linking lines, the pages it names, the stub a create would write",
 	CLI: "review show", REST: []Route{{Method: "GET", Path: "/review/queue/{id}"}},
 	Access: Read, Limits: "at most 20 linking pages, 5 lines each; 12 lines per page excerpt",
+	Examples: []Example{
+		{`synapse review show k3j9xq`, "why the item exists: linking lines, the pages it names, the stub create would write"},
+		{`synapse review show k3j9xq --json`, "the same as JSON, with the actions the item takes now"},
+	},
+	Exits: map[int]string{3: "not found: no item has this id"},
 }, showReview)
 
 func showReview(ctx context.Context, e *Env, in *ShowReviewIn) (*ShowReviewOut, error) {
