@@ -49,6 +49,7 @@ type docParam struct{ Name, Desc string }
 // writes.
 var extraAccess = map[string]string{
 	"backup":        "read", // it writes the archive, never the vault
+	"desk":          "write",
 	"init":          "write",
 	"openapi":       "read",
 	"serve":         "server",
