@@ -24,7 +24,7 @@ import (
 	"github.com/synapse-wiki/synapse/vault"
 )
 
-// The round trip (issue 12): writing back exactly what `page get` printed
+// The round trip: writing back exactly what `page get` printed
 // succeeds on every page of a real vault and reports unchanged, and
 // editing one body line changes only that line and `updated`. Walked on
 // the wild-conventions vault (internal/wildgen: broken YAML, CRLF, BOM,

@@ -13,7 +13,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 )
 
-// The search index (SPEC §4.1). Package search decides what a term is and
+// The search index (docs/search.md). Package search decides what a term is and
 // how documents are ranked; this file decides how the inverted index is
 // stored. Every bucket is derived (dropped and rebuilt by reindex).
 //

@@ -148,7 +148,7 @@ func FlagError(err error, where string, flags []cli.Flag, typed []string) error 
 		names = append(names, "help")
 		out := fmt.Sprintf("unknown flag %s for `%s`", asTyped(name), where)
 		if (name == "type" || name == "tag") && strings.HasSuffix(where, " search") {
-			// search filters are words of the query (SPEC §4.1)
+			// search filters are words of the query
 			out += fmt.Sprintf("; filters are part of the query: synapse search 'TERMS %s:VALUE'", name)
 		} else if s := Suggest(name, names); len(s) > 0 {
 			for i, n := range s {
