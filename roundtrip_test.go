@@ -192,7 +192,7 @@ func TestRoundTrip_CLI(t *testing.T) {
 				}
 				// edit one line of the body
 				edited, line := editLastLine(text)
-				out, stderr, code = cliRun(v, edited, "page", "write", p, "--json")
+				_, stderr, code = cliRun(v, edited, "page", "write", p, "--json")
 				after := readVaultFile(t, v, p)
 				if len(before) > ops.MaxContentBytes {
 					if code != 2 || !strings.Contains(stderr, "too_large") || after != before {

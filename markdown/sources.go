@@ -73,9 +73,6 @@ type Source struct {
 	Target string
 }
 
-// IsFile reports whether the entry names a file under raw/sources/.
-func (s Source) IsFile() bool { return s.Kind == SourceFile }
-
 // sourcesPrefix is the vault's source folder (vault.SourcesDir; this
 // package does not import vault).
 const sourcesPrefix = "raw/sources/"

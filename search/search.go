@@ -590,7 +590,6 @@ func sortCands(c []candidate) {
 // candHeap is a min-heap on score (ties: the higher doc is worse).
 type candHeap []candidate
 
-func (h candHeap) Len() int { return len(h) }
 func (h candHeap) Less(i, j int) bool {
 	if h[i].score != h[j].score {
 		return h[i].score < h[j].score

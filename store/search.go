@@ -489,13 +489,6 @@ func (b *blockBound) add(tf [SearchFields]uint16, norm [SearchFields]uint8) {
 	}
 }
 
-func (b *blockBound) merge(o blockBound) {
-	for f := range b.tf {
-		b.tf[f] = max(b.tf[f], o.tf[f])
-		b.len[f] = min(b.len[f], o.len[f])
-	}
-}
-
 // blockHead is a parsed block header.
 type blockHead struct {
 	key, last uint32
@@ -1543,12 +1536,12 @@ func (u *searchUpdate) appendPostings(post *bolt.Bucket, c *bolt.Cursor, id uint
 	var k, v []byte
 	if id == math.MaxUint32 {
 		k, v = c.Last()
-	} else if k, v = c.Seek(u32(id + 1)); k == nil {
+	} else if k, _ = c.Seek(u32(id + 1)); k == nil {
 		k, v = c.Last()
 	} else {
 		k, v = c.Prev()
 	}
-	if k != nil && len(k) == 8 && getU32(k) == id {
+	if len(k) == 8 && getU32(k) == id {
 		h, err := parseBlock(v, getU32(k[4:]))
 		if err != nil {
 			return false, fmt.Errorf("search postings of term %d: %w", id, err)
@@ -1600,7 +1593,7 @@ func (u *searchUpdate) applyTermOps(post *bolt.Bucket, id uint32, ops []posting)
 	var scratch []posting
 	c := post.Cursor()
 	prefix := u32(id)
-	ours := func(k []byte) bool { return k != nil && len(k) == 8 && bytes.HasPrefix(k, prefix) }
+	ours := func(k []byte) bool { return len(k) == 8 && bytes.HasPrefix(k, prefix) }
 	for len(ops) > 0 {
 		// the block for ops[0]: the last block keyed ≤ its doc, else the
 		// term's first block, else none (a term new to the index)

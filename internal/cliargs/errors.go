@@ -141,9 +141,7 @@ func FlagError(err error, where string, flags []cli.Flag, typed []string) error 
 		name := strings.TrimLeft(strings.TrimPrefix(msg, "flag provided but not defined: "), "-")
 		var names []string
 		for _, f := range flags {
-			for _, n := range f.Names() {
-				names = append(names, n)
-			}
+			names = append(names, f.Names()...)
 		}
 		names = append(names, "help")
 		out := fmt.Sprintf("unknown flag %s for `%s`", asTyped(name), where)
