@@ -411,7 +411,7 @@ func generatedDoc(file, doc string, cmds []docCmd) (string, error) {
 	return doc, nil
 }
 
-// TestDocs_Generated is the drift test (SPEC §8): the command reference in
+// TestDocs_Generated is the drift test: the command reference in
 // skill/SKILL.md and the README's command table must be what the binary
 // offers. With -update it is the generator.
 func TestDocs_Generated(t *testing.T) {

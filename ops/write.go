@@ -10,7 +10,7 @@ import (
 	"github.com/synapse-wiki/synapse/index"
 )
 
-// write_page is the one validated write path (SPEC §4.2): the CLI, MCP,
+// write_page is the one validated write path (docs/operations.md#the-write-path): the CLI, MCP,
 // REST and a review's create action all call WritePage. It runs in five
 // stages, one file each, so every rule lives in exactly one place:
 //
@@ -108,7 +108,7 @@ type WritePageOut struct {
 // WasCreated reports a new page (REST: 201 Created).
 func (o *WritePageOut) WasCreated() bool { return o.Created }
 
-// Limits of write_page (SPEC §4.2, issue 13). A write that exceeds one is
+// Limits of write_page: caps on what one call may carry. A write that exceeds one is
 // refused before anything changes.
 const (
 	MaxTitleChars = 200
@@ -158,7 +158,7 @@ var writeMu sync.Mutex
 // wiki/index.md. Every writer (CLI, MCP, REST, a review's create action)
 // calls it.
 //
-// Errors: invalid (a field breaks a rule of SPEC §4.2 or a cap; the
+// Errors: invalid (a field breaks a rule of the write path or a cap; the
 // message names it), too_large (the page as written over 1 MiB), conflict
 // (stale if_match, a title several pages share, an existing file whose
 // frontmatter is not valid YAML and a call that would change its keys, a
