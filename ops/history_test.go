@@ -15,18 +15,20 @@ import (
 	"github.com/synapse-wiki/synapse/vault"
 )
 
+// historyOf is a page's history through the operation's row.
 func historyOf(t testing.TB, e *Env, title string) *PageHistoryOut {
 	t.Helper()
-	out, err := pageHistory(context.Background(), e, &PageHistoryIn{Title: title, Limit: 100})
-	if err != nil {
-		t.Fatalf("page history %q: %v", title, err)
-	}
-	return out
+	return mustCall[PageHistoryOut](t, e, opPageHistory, obj{"title": title, "limit": 100})
 }
 
+// restore writes a revision back through the operation's row.
 func restore(t testing.TB, e *Env, title string, rev int, ifMatch string) (*RestorePageOut, error) {
 	t.Helper()
-	return restorePage(context.Background(), e, &RestorePageIn{Title: title, Rev: rev, IfMatch: ifMatch})
+	in := obj{"title": title, "rev": rev}
+	if ifMatch != "" {
+		in["if_match"] = ifMatch
+	}
+	return call[RestorePageOut](t, e, opPageRestore, in)
 }
 
 // revOps lists a history's revisions as "rev:op:origin", newest first.
@@ -139,12 +141,7 @@ func TestHistory_DiffShowsTheChange(t *testing.T) {
 	write(t, e, &WritePageIn{Title: "Kite", Content: "# Kite\n\nA bird of prey.\nIt hovers.\nSee [[Hawk]].\n"})
 	diff := func(in *PageDiffIn) *PageDiffOut {
 		t.Helper()
-		in.Title = "Kite"
-		out, err := pageDiff(context.Background(), e, in)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return out
+		return mustCall[PageDiffOut](t, e, opPageDiff, obj{"title": "Kite", "rev": in.Rev, "to": in.To})
 	}
 	for _, tc := range []struct {
 		name      string
@@ -179,7 +176,7 @@ func TestHistory_DiffShowsTheChange(t *testing.T) {
 			}
 		})
 	}
-	if _, err := pageDiff(context.Background(), e, &PageDiffIn{Title: "Kite", Rev: 7}); errs.CodeOf(err) != errs.NotFound {
+	if _, err := call[PageDiffOut](t, e, opPageDiff, obj{"title": "Kite", "rev": 7}); errs.CodeOf(err) != errs.NotFound {
 		t.Errorf("unknown revision: %v", err)
 	}
 }

@@ -14,16 +14,17 @@ import (
 	"github.com/synapse-wiki/synapse/internal/testvault"
 )
 
+// recentT is recent through the operation's row (its default limit).
 func recentT(t *testing.T, e *Env, in *RecentIn) *RecentOut {
 	t.Helper()
-	if in.Limit == 0 {
-		in.Limit = 50
+	p := obj{}
+	if in.Since != "" {
+		p["since"] = in.Since
 	}
-	out, err := recent(context.Background(), e, in)
-	if err != nil {
-		t.Fatal(err)
+	if in.Limit != 0 {
+		p["limit"] = in.Limit
 	}
-	return out
+	return mustCall[RecentOut](t, e, opRecent, p)
 }
 
 // actions lists recent items as "kind:action:title", newest first.
