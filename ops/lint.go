@@ -697,6 +697,9 @@ func joinWiki(titles []string) string {
 // pending missing-page items whose title now resolves to a page (one
 // written outside synapse, which write_page's producer never saw).
 func fileLint(e *Env, out *LintOut) (*LintFiled, error) {
+	if err := e.syncQueue(); err != nil {
+		return nil, err
+	}
 	filed := &LintFiled{}
 	err := e.Store.Update(func(tx *store.Tx) error {
 		now := e.now()
@@ -740,7 +743,7 @@ func fileLint(e *Env, out *LintOut) (*LintFiled, error) {
 			return perr
 		}
 		for _, s := range found {
-			ok, err := autoResolveMissing(tx, s.name, s.path, now)
+			ok, err := autoResolveMissing(tx, s.name, OriginLint, s.path, now)
 			if err != nil {
 				return err
 			}

@@ -1,7 +1,6 @@
 package ops
 
 import (
-	"cmp"
 	"context"
 	"hash/fnv"
 	"slices"
@@ -34,13 +33,30 @@ const (
 var ReviewTypes = []string{TypeMissingPage, TypeSuggestion, TypeContradiction, TypeDuplicate,
 	TypeConfirm, TypePurposeSuggestion, TypeSchemaSuggestion}
 
-// Review item origins: who proposed the item.
+// Review item origins: who proposed the item, and who decided it
+// (DecidedBy).
 const (
-	OriginRule  = "rule"  // write_page, for a dangling link
-	OriginLint  = "lint"  // synapse lint --to-review
-	OriginAgent = "agent" // review add (default)
-	OriginUser  = "user"  // review add --origin user
+	OriginRule  = "rule"  // write_page: a dangling link, a page that answers one
+	OriginLint  = "lint"  // synapse lint (--to-review)
+	OriginAgent = "agent" // review add or a decision by an agent (MCP's default)
+	OriginUser  = "user"  // review add or a decision by a person (the CLI's default at a terminal)
 )
+
+// Origins lists every origin.
+var Origins = []string{OriginRule, OriginLint, OriginAgent, OriginUser}
+
+// callerOrigin checks who a caller says it is (user or agent: rule and
+// lint are synapse's own producers); "" is an agent. name is the
+// parameter, for the message.
+func callerOrigin(name, o string) (string, error) {
+	switch o = strings.ToLower(strings.TrimSpace(o)); o {
+	case "":
+		return OriginAgent, nil
+	case OriginAgent, OriginUser:
+		return o, nil
+	}
+	return "", errs.E(errs.Invalid, "unknown %s %q; give user or agent (rule and lint are synapse's own producers)", name, o)
+}
 
 // Review statuses: pending is live, every other one is terminal.
 const (
@@ -104,13 +120,18 @@ type ReviewItem struct {
 	Origin          string   `json:"origin"`
 	CreatedAt       string   `json:"created_at"`  // RFC 3339, UTC
 	ReviewedAt      *string  `json:"reviewed_at"` // RFC 3339, UTC; null while pending
+	// DecidedBy says who decided: "user" or "agent" by hand, "rule"
+	// (write_page) or "lint" automatically; "" while pending. A resolve by
+	// hand and an automatic one share the status auto_resolved and differ
+	// here and in the resolution.
+	DecidedBy string `json:"decided_by"`
 }
 
 func itemOf(r *store.ReviewRec) ReviewItem {
 	it := ReviewItem{ID: r.ID, Type: r.Type, Status: r.Status, Resolution: r.Resolution, Title: r.Title,
 		Rationale: r.Rationale, Page: r.Page, Source: r.Source, Origin: r.Origin,
 		ReferencedPages: nonNil(r.Referenced), SearchQueries: nonNil(r.Queries),
-		CreatedAt: rfc3339(r.CreatedNS)}
+		CreatedAt: rfc3339(r.CreatedNS), DecidedBy: r.DecidedBy}
 	if r.ReviewedNS != 0 {
 		s := rfc3339(r.ReviewedNS)
 		it.ReviewedAt = &s
@@ -180,7 +201,7 @@ func (p *Proposal) clean() error {
 		return errs.E(errs.Invalid, "unknown review type %q; valid types: %s", p.Type, strings.Join(ReviewTypes, ", "))
 	}
 	p.Origin = strings.ToLower(strings.TrimSpace(p.Origin))
-	if !slices.Contains([]string{OriginRule, OriginLint, OriginAgent, OriginUser}, p.Origin) {
+	if !slices.Contains(Origins, p.Origin) {
 		return errs.E(errs.Invalid, "unknown origin %q; valid origins: rule, lint, agent, user", p.Origin)
 	}
 	p.Title = strings.Join(strings.Fields(p.Title), " ")
@@ -254,43 +275,34 @@ const (
 	EnqueueAlreadyTerminal = "already_terminal" // an item with the same key was decided; left alone
 )
 
-// enqueue files p idempotently in tx (SPEC §5). A pending item with the
-// same key is refreshed in place with the fields p provides — title, and
-// rationale, page and source when non-empty; referenced pages and search
-// queries are merged, newest first, within their caps — keeping its id,
-// type, origin, creation time and queue position. A terminal match is left
-// alone: the human's decision wins. p must have been cleaned.
+// enqueue files p idempotently in tx. A pending item with the same key is
+// refreshed in place with the fields p provides (applyEvent: a text field
+// takes p's value when p has one and the field is empty or was written
+// by a producer that does not rank above p's origin; referenced pages and
+// search queries are merged, newest first, within their caps), keeping
+// its id, type, origin, creation time and queue position. A terminal match
+// is left alone: the human's decision wins. p must have been cleaned. The
+// change is journaled with the transaction (record).
 func enqueue(tx *store.Tx, p *Proposal, now time.Time) (*store.ReviewRec, string, error) {
 	k := ReviewKey(p.Type, p.Title)
 	old, err := tx.ReviewByKey(k)
 	if err != nil {
 		return nil, "", err
 	}
-	if old == nil {
-		r := &store.ReviewRec{Key: k, Type: p.Type, Status: StatusPending, Title: p.Title, Rationale: p.Rationale,
-			Page: p.Page, Source: p.Source, Referenced: p.ReferencedPages, Queries: p.SearchQueries,
-			Origin: p.Origin, CreatedNS: now.UnixNano()}
-		if err := tx.PutReview(r); err != nil {
-			return nil, "", err
-		}
-		return r, EnqueueAdded, nil
-	}
-	if old.Terminal() {
+	if old != nil && old.Terminal() {
 		return old, EnqueueAlreadyTerminal, nil
 	}
-	r := *old
-	r.Title = p.Title
-	r.Rationale = cmp.Or(p.Rationale, r.Rationale)
-	r.Page = cmp.Or(p.Page, r.Page)
-	r.Source = cmp.Or(p.Source, r.Source)
-	r.Referenced = mergeList(p.ReferencedPages, old.Referenced, MaxReferencedPages)
-	r.Queries = mergeList(p.SearchQueries, old.Queries, MaxSearchQueries)
-	if !sameReview(&r, old) {
-		if err := tx.PutReview(&r); err != nil {
-			return nil, "", err
-		}
+	ev := &revEvent{Kind: evFiled, Key: k, Type: p.Type, Title: p.Title, Rationale: p.Rationale, Page: p.Page,
+		Source: p.Source, Refs: p.ReferencedPages, Queries: p.SearchQueries, By: p.Origin}
+	outcome := EnqueueAdded
+	if old != nil {
+		ev.Kind, outcome = evRefreshed, EnqueueRefreshed
 	}
-	return &r, EnqueueRefreshed, nil
+	r, _, err := record(tx, old, ev, now)
+	if err != nil {
+		return nil, "", err
+	}
+	return r, outcome, nil
 }
 
 func mergeList(newer, older []string, max int) []string {
@@ -304,11 +316,6 @@ func mergeList(newer, older []string, max int) []string {
 		out = out[:max]
 	}
 	return out
-}
-
-func sameReview(a, b *store.ReviewRec) bool {
-	return a.Title == b.Title && a.Rationale == b.Rationale && a.Page == b.Page && a.Source == b.Source &&
-		slices.Equal(a.Referenced, b.Referenced) && slices.Equal(a.Queries, b.Queries)
 }
 
 // parseAction returns the canonical action (mark-resolved → resolve), or
@@ -352,10 +359,30 @@ func decidable(r *store.ReviewRec, now time.Time) error {
 	return nil
 }
 
-// decide moves a pending item to a terminal status.
-func decide(tx *store.Tx, r *store.ReviewRec, status, resolution string, now time.Time) error {
-	r.Status, r.Resolution, r.ReviewedNS, r.ClaimNS = status, resolution, now.UnixNano(), 0
-	return tx.PutReview(r)
+// decide moves a pending item to a terminal status, saying who decided
+// (by: an origin), and journals it. r is updated to the decided item.
+func decide(tx *store.Tx, r *store.ReviewRec, status, resolution, by string, now time.Time) error {
+	next, _, err := record(tx, r, &revEvent{Kind: evDecided, Status: status, Resolution: resolution, By: by}, now)
+	if err != nil {
+		return err
+	}
+	*r = *next
+	return nil
+}
+
+// claim marks a pending item as acted on by a command until until (the
+// zero time releases it), and journals it. r is updated.
+func claim(tx *store.Tx, r *store.ReviewRec, until, now time.Time) error {
+	ev := &revEvent{Kind: evClaimed}
+	if !until.IsZero() {
+		ev.Until = until.UnixNano()
+	}
+	next, _, err := record(tx, r, ev, now)
+	if err != nil {
+		return err
+	}
+	*r = *next
+	return nil
 }
 
 // simpleResolution describes a decision that changes only the status.
@@ -389,20 +416,33 @@ var opListReviews = register(Op{
 // listStatuses is the status vocabulary of list_reviews, for messages.
 var listStatuses = append(append([]string{}, ReviewStatuses...), "open", store.ReviewClassResolved, store.ReviewClassAll)
 
-func listReviews(ctx context.Context, e *Env, in *ListReviewsIn) (*ListReviewsOut, error) {
-	class := strings.ToLower(in.Status)
+// listClass is the listing class a status filter names (open is
+// pending), or invalid.
+func listClass(status string) (string, error) {
+	class := strings.ToLower(status)
 	if class == "open" {
 		class = StatusPending
 	}
 	if !slices.Contains(listStatuses, class) {
-		return nil, errs.E(errs.Invalid, "unknown review status %q; valid statuses: %s", in.Status, strings.Join(listStatuses, ", "))
+		return "", errs.E(errs.Invalid, "unknown review status %q; valid statuses: %s", status, strings.Join(listStatuses, ", "))
+	}
+	return class, nil
+}
+
+func listReviews(ctx context.Context, e *Env, in *ListReviewsIn) (*ListReviewsOut, error) {
+	class, err := listClass(in.Status)
+	if err != nil {
+		return nil, err
 	}
 	typ := strings.ToLower(in.Type)
 	if typ != "" && !slices.Contains(ReviewTypes, typ) {
 		return nil, errs.E(errs.Invalid, "unknown review type %q; valid types: %s", in.Type, strings.Join(ReviewTypes, ", "))
 	}
+	if err := e.syncQueue(); err != nil {
+		return nil, err
+	}
 	out := &ListReviewsOut{Items: []ReviewItem{}}
-	err := e.Store.View(func(tx *store.Tx) error {
+	err = e.Store.View(func(tx *store.Tx) error {
 		recs, total, err := tx.ListReviews(store.ReviewFilter{Type: typ, Class: class, Offset: in.Offset, Limit: in.Limit})
 		if err != nil {
 			return err

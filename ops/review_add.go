@@ -3,11 +3,12 @@ package ops
 import (
 	"context"
 	"fmt"
+	"path"
 	"strings"
 	"time"
 
-	"github.com/synapse-wiki/synapse/errs"
 	"github.com/synapse-wiki/synapse/store"
+	"github.com/synapse-wiki/synapse/vaultfs"
 )
 
 // review.add
@@ -21,7 +22,7 @@ type AddReviewIn struct {
 	Source          string   `json:"source,omitempty" desc:"The raw source the item is about"`
 	ReferencedPages []string `json:"referenced_pages,omitempty" flag:"ref" desc:"A related page (at most 8)"`
 	SearchQueries   []string `json:"search_queries,omitempty" flag:"query" desc:"A search query for research (at most 3)"`
-	Origin          string   `json:"origin,omitempty" default:"agent" enum:"agent,user" desc:"Who proposes it: agent (default) or user"`
+	Origin          string   `json:"origin,omitempty" enum:"agent,user" tty:"user" desc:"Who proposes it: user or agent (default agent; the CLI's default is user when its standard input is a terminal)"`
 }
 
 // AddReviewOut is the result of review add: what happened and the item.
@@ -42,14 +43,18 @@ var opAddReview = register(Op{
 func addReview(ctx context.Context, e *Env, in *AddReviewIn) (*AddReviewOut, error) {
 	p := &Proposal{Type: in.Type, Title: in.Title, Rationale: in.Rationale, Page: in.Page, Source: in.Source,
 		ReferencedPages: in.ReferencedPages, SearchQueries: in.SearchQueries, Origin: in.Origin}
-	if o := strings.ToLower(p.Origin); o != OriginAgent && o != OriginUser {
-		return nil, errs.E(errs.Invalid, "unknown origin %q; review add takes agent or user (rule and lint are synapse's own producers)", in.Origin)
+	var err error
+	if p.Origin, err = callerOrigin("origin", p.Origin); err != nil {
+		return nil, err
 	}
 	if err := p.clean(); err != nil {
 		return nil, err
 	}
+	if err := e.syncQueue(); err != nil {
+		return nil, err
+	}
 	out := &AddReviewOut{}
-	err := e.Store.Update(func(tx *store.Tx) error {
+	err = e.Store.Update(func(tx *store.Tx) error {
 		r, outcome, err := enqueue(tx, p, e.now())
 		if err != nil {
 			return err
@@ -72,16 +77,19 @@ func init() {
 		for _, s := range ReviewStatuses {
 			out.Reviews[s] = counts[s]
 		}
+		out.ReviewsDecidedBy = tx.ReviewDeciderCounts()
+		out.ReviewJournal = journalStatus(tx, vaultfs.For(out.Vault))
 		return nil
 	})
 }
 
-// onPageWritten is write_page's producer (SPEC §4.2): an idempotent
-// missing-page item (origin rule) per dangling target, and pending
-// missing-page items that the page satisfies by title or alias become
-// auto_resolved. A target that cannot be a review title (too long) is
-// skipped rather than failing the write. It returns the targets filed as
-// new items.
+// onPageWritten is write_page's producer: an idempotent missing-page item
+// (origin rule) per dangling target, and the pending missing-page items
+// whose target a link now reaches, as Obsidian resolves it, through any
+// of the page's names (its title, an alias, its file name, its path or a
+// path suffix: pageNames) become auto_resolved, decided by rule. A target
+// that cannot be a review title (too long) is skipped rather than failing
+// the write. It returns the targets filed as new items.
 func onPageWritten(tx *store.Tx, page *store.PageRec, dangling []string, now time.Time) ([]string, error) {
 	var filed []string
 	for _, t := range dangling {
@@ -99,21 +107,58 @@ func onPageWritten(tx *store.Tx, page *store.PageRec, dangling []string, now tim
 			filed = append(filed, t)
 		}
 	}
-	for _, name := range append([]string{page.Title}, page.Aliases...) {
-		if _, err := autoResolveMissing(tx, name, "page written: "+page.Path, now); err != nil {
+	for _, name := range pageNames(page) {
+		r, err := tx.ReviewByKey(ReviewKey(TypeMissingPage, name))
+		if err != nil {
+			return nil, err
+		}
+		if r == nil || r.Terminal() || claimed(r, now) {
+			continue
+		}
+		// the name is one of the page's, but a link by it may reach
+		// another page first (a shorter path): either way no page is
+		// missing; a name that reaches nothing (a path suffix shared by
+		// two folders) stays pending
+		if p, err := pageAnswering(tx, ProposedTitle(r.Title)); err != nil {
+			return nil, err
+		} else if p == nil {
+			continue
+		}
+		if err := decide(tx, r, StatusAutoResolved, "page written: "+page.Path, OriginRule, now); err != nil {
 			return nil, err
 		}
 	}
 	return filed, nil
 }
 
+// pageNames are the names by which a link can reach a page: its title, its
+// aliases, its vault path and every suffix of it down to the file name
+// (without ".md": wiki/concepts/work-folders, concepts/work-folders,
+// work-folders), each once.
+func pageNames(p *store.PageRec) []string {
+	names := append([]string{p.Title}, p.Aliases...)
+	parts := strings.Split(strings.TrimSuffix(p.Path, path.Ext(p.Path)), "/")
+	for i := range parts {
+		names = append(names, strings.Join(parts[i:], "/"))
+	}
+	seen := map[uint64]bool{}
+	out := names[:0]
+	for _, n := range names {
+		if k := ReviewKey(TypeMissingPage, n); n != "" && !seen[k] {
+			seen[k] = true
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
 // autoResolveMissing marks the pending missing-page item for name
-// auto_resolved, unless a command is acting on it. It reports whether an
-// item changed.
-func autoResolveMissing(tx *store.Tx, name, resolution string, now time.Time) (bool, error) {
+// auto_resolved, decided by a producer (by: rule or lint), unless a
+// command is acting on it. It reports whether an item changed.
+func autoResolveMissing(tx *store.Tx, name, by, resolution string, now time.Time) (bool, error) {
 	r, err := tx.ReviewByKey(ReviewKey(TypeMissingPage, name))
 	if err != nil || r == nil || r.Terminal() || claimed(r, now) {
 		return false, err
 	}
-	return true, decide(tx, r, StatusAutoResolved, resolution, now)
+	return true, decide(tx, r, StatusAutoResolved, resolution, by, now)
 }

@@ -15,6 +15,8 @@ import (
 type BulkResolveIn struct {
 	IDs    []string `json:"ids" arg:"0" required:"true" cli:"stdin-list" desc:"Review item ids (at most 200); \"-\" reads them from standard input"`
 	Action string   `json:"action" required:"true" desc:"skip, dismiss or resolve (alias mark-resolved)"`
+	// DecidedBy: as resolve_review's
+	DecidedBy string `json:"decided_by,omitempty" flag:"by" enum:"user,agent" tty:"user" desc:"Who decides: user (a person) or agent (default agent; the CLI's default is user when its standard input is a terminal); each item records it as decided_by"`
 }
 
 // TerminalRef names an item that was already decided.
@@ -41,13 +43,15 @@ var opBulkResolve = register(Op{
 	Limits:     "at most 200 ids, more is refused before anything changes (REST 422); actions skip, dismiss, resolve",
 	RESTStatus: map[errs.Code]int{errs.TooLarge: 422},
 }, func(ctx context.Context, e *Env, in *BulkResolveIn) (*BulkResolveOut, error) {
-	return bulkResolve(ctx, e, in.IDs, in.Action)
+	return bulkResolve(ctx, e, in.IDs, in.Action, in.DecidedBy)
 })
 
 // BulkIn is the body of the UI bulk route.
 type BulkIn struct {
 	IDs    []string `json:"ids" required:"true" desc:"Review item ids (at most 200)"`
 	Action string   `json:"action" required:"true" enum:"skip,dismiss,mark-resolved" desc:"skip, dismiss or mark-resolved"`
+	// DecidedBy defaults to a person: this is the web UI's form
+	DecidedBy string `json:"decided_by,omitempty" default:"user" enum:"user,agent" desc:"Who decides: user (default: the form of a UI a person uses) or agent; each item records it as decided_by"`
 }
 
 // BulkOut is the result of the UI bulk route: counts only.
@@ -64,7 +68,7 @@ var opBulk = register(Op{
 	Limits:     "at most 200 ids, more is refused before anything changes (REST 400); actions skip, dismiss, mark-resolved",
 	RESTStatus: map[errs.Code]int{errs.TooLarge: 400},
 }, func(ctx context.Context, e *Env, in *BulkIn) (*BulkOut, error) {
-	r, err := bulkResolve(ctx, e, in.IDs, in.Action)
+	r, err := bulkResolve(ctx, e, in.IDs, in.Action, in.DecidedBy)
 	if err != nil {
 		return nil, err
 	}
@@ -72,15 +76,18 @@ var opBulk = register(Op{
 })
 
 // bulkResolve applies a status-only action to up to MaxBulkIDs items in one
-// transaction. Duplicate ids count once. Errors: too_large (more than 200
+// transaction, recording who decided (by: user or agent; "" is an agent). Duplicate ids count once. Errors: too_large (more than 200
 // ids; nothing changes), invalid (no ids, an unknown action, or create /
 // deep-research, which act on one item at a time).
-func bulkResolve(ctx context.Context, e *Env, ids []string, action string) (*BulkResolveOut, error) {
+func bulkResolve(ctx context.Context, e *Env, ids []string, action, by string) (*BulkResolveOut, error) {
 	if len(ids) > MaxBulkIDs {
 		return nil, errs.E(errs.TooLarge, "%d ids given; a bulk request takes at most %d (nothing was changed)", len(ids), MaxBulkIDs)
 	}
 	act, err := parseAction(action, ReviewActions)
 	if err != nil {
+		return nil, err
+	}
+	if by, err = callerOrigin("decided_by", by); err != nil {
 		return nil, err
 	}
 	if !slices.Contains(bulkActions, act) {
@@ -96,6 +103,9 @@ func bulkResolve(ctx context.Context, e *Env, ids []string, action string) (*Bul
 	}
 	if len(uniq) == 0 {
 		return nil, errs.E(errs.Invalid, "no review ids given")
+	}
+	if err := e.syncQueue(); err != nil {
+		return nil, err
 	}
 	out := &BulkResolveOut{Status: actionStatus[act], Resolved: []string{}, AlreadyTerminal: []TerminalRef{}, NotFound: []string{}}
 	err = e.Store.Update(func(tx *store.Tx) error {
@@ -116,7 +126,7 @@ func bulkResolve(ctx context.Context, e *Env, ids []string, action string) (*Bul
 			case claimed(r, now):
 				return decidable(r, now)
 			default:
-				if err := decide(tx, r, actionStatus[act], simpleResolution[act], now); err != nil {
+				if err := decide(tx, r, actionStatus[act], simpleResolution[act], by, now); err != nil {
 					return err
 				}
 				out.Resolved = append(out.Resolved, r.ID)

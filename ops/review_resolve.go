@@ -23,6 +23,7 @@ import (
 type ResolveReviewIn struct {
 	ID     string `json:"id" arg:"0" required:"true" several:"synapse review bulk-resolve --action ACTION ID..." desc:"Review item id (from list_reviews)"`
 	Action string `json:"action" required:"true" desc:"skip, dismiss, resolve (alias mark-resolved), create (a stub page for a missing-page item or a suggestion titled 'Create page: Title'; a purpose/schema suggestion is appended to purpose.md/schema.md; other items refuse it) or deep-research (run $SYNAPSE_RESEARCH_CMD)"`
+	DecidedBy string `json:"decided_by,omitempty" flag:"by" enum:"user,agent" tty:"user" desc:"Who decides: user (a person) or agent (default agent; the CLI's default is user when its standard input is a terminal); the item records it as decided_by"`
 }
 
 // ResolveReviewOut is the decided item, with the pages a create wrote.
@@ -40,7 +41,7 @@ var opResolveReview = register(Op{
 	// (conflict), so it has no further effect
 	OpenWorld: true, Idempotent: true,
 }, func(ctx context.Context, e *Env, in *ResolveReviewIn) (*ResolveReviewOut, error) {
-	return resolveReview(ctx, e, in.ID, in.Action)
+	return resolveReview(ctx, e, in.ID, in.Action, in.DecidedBy)
 })
 
 // PatchReviewIn is the body of PATCH /review/queue/{id}: an action, or the
@@ -49,6 +50,7 @@ type PatchReviewIn struct {
 	ID     string `json:"id" required:"true" desc:"Review item id"`
 	Action string `json:"action,omitempty" desc:"skip, dismiss, resolve (alias mark-resolved), create or deep-research"`
 	Status string `json:"status,omitempty" desc:"created, skipped, dismissed, deep_researched or auto_resolved (the action leading to it is taken)"`
+	DecidedBy string `json:"decided_by,omitempty" flag:"by" enum:"user,agent" tty:"user" desc:"Who decides: user (a person) or agent (default agent; the CLI's default is user when its standard input is a terminal); the item records it as decided_by"`
 }
 
 // review.patch is REST only: the generic table cannot express "one of two
@@ -63,7 +65,7 @@ var opPatchReview = register(Op{
 	case in.Action != "" && in.Status != "":
 		return nil, errs.E(errs.Invalid, "give either action or status, not both")
 	case in.Action != "":
-		return resolveReview(ctx, e, in.ID, in.Action)
+		return resolveReview(ctx, e, in.ID, in.Action, in.DecidedBy)
 	case in.Status == "":
 		return nil, errs.E(errs.Invalid, "give an action (%s) or a status (%s)",
 			strings.Join(ReviewActions, ", "), strings.Join(ReviewStatuses[1:], ", "))
@@ -71,24 +73,31 @@ var opPatchReview = register(Op{
 	st := strings.ToLower(in.Status)
 	for _, a := range ReviewActions {
 		if actionStatus[a] == st {
-			return resolveReview(ctx, e, in.ID, a)
+			return resolveReview(ctx, e, in.ID, a, in.DecidedBy)
 		}
 	}
 	return nil, errs.E(errs.Invalid, "status %q is not a decision; valid statuses: %s", in.Status, strings.Join(ReviewStatuses[1:], ", "))
 })
 
-// resolveReview decides one item. Errors: invalid (unknown action),
+// resolveReview decides one item, recording who decided (by: user or
+// agent; "" is an agent). Errors: invalid (unknown action or decider),
 // not_found (unknown id), conflict (the item is decided, naming its
 // status, or another command is acting on it), unavailable (deep-research
 // without SYNAPSE_RESEARCH_CMD, or the research command failed), and the
 // errors of write_page for create.
-func resolveReview(ctx context.Context, e *Env, id, action string) (*ResolveReviewOut, error) {
+func resolveReview(ctx context.Context, e *Env, id, action, by string) (*ResolveReviewOut, error) {
 	act, err := parseAction(action, ReviewActions)
 	if err != nil {
 		return nil, err
 	}
+	if by, err = callerOrigin("decided_by", by); err != nil {
+		return nil, err
+	}
+	if err := e.syncQueue(); err != nil {
+		return nil, err
+	}
 	if act == ActionCreate || act == ActionDeepResearch {
-		return resolveWithEffect(ctx, e, id, act)
+		return resolveWithEffect(ctx, e, id, act, by)
 	}
 	out := &ResolveReviewOut{}
 	err = e.Store.Update(func(tx *store.Tx) error {
@@ -100,7 +109,7 @@ func resolveReview(ctx context.Context, e *Env, id, action string) (*ResolveRevi
 		if err := decidable(r, now); err != nil {
 			return err
 		}
-		if err := decide(tx, r, actionStatus[act], simpleResolution[act], now); err != nil {
+		if err := decide(tx, r, actionStatus[act], simpleResolution[act], by, now); err != nil {
 			return err
 		}
 		out.ReviewItem = itemOf(r)
@@ -121,7 +130,7 @@ const claimForCreate = 2 * time.Minute
 // alone — write_page's hook would otherwise auto-resolve the very item
 // whose page create is writing), act, then decide it; if the act fails the
 // claim is released and the item stays pending, unchanged.
-func resolveWithEffect(ctx context.Context, e *Env, id, act string) (*ResolveReviewOut, error) {
+func resolveWithEffect(ctx context.Context, e *Env, id, act, by string) (*ResolveReviewOut, error) {
 	var research researchConfig
 	var rec *store.ReviewRec
 	err := e.Store.Update(func(tx *store.Tx) error {
@@ -145,9 +154,11 @@ func resolveWithEffect(ctx context.Context, e *Env, id, act string) (*ResolveRev
 			}
 			hold = research.timeout + time.Minute
 		}
-		r.ClaimNS = now.Add(hold).UnixNano()
+		if err := claim(tx, r, now.Add(hold), now); err != nil {
+			return err
+		}
 		rec = r
-		return tx.PutReview(r)
+		return nil
 	})
 	if err != nil {
 		return nil, err
@@ -184,10 +195,9 @@ func resolveWithEffect(ctx context.Context, e *Env, id, act string) (*ResolveRev
 			return errs.E(errs.Conflict, "review item %s became %s while this command acted on it", r.ID, r.Status)
 		}
 		if err != nil {
-			r.ClaimNS = 0
-			return tx.PutReview(r)
+			return claim(tx, r, time.Time{}, e.now())
 		}
-		if derr := decide(tx, r, actionStatus[act], resolution, e.now()); derr != nil {
+		if derr := decide(tx, r, actionStatus[act], resolution, by, e.now()); derr != nil {
 			return derr
 		}
 		out.ReviewItem = itemOf(r)
