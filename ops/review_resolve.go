@@ -21,8 +21,8 @@ import (
 
 // ResolveReviewIn is the input of resolve_review.
 type ResolveReviewIn struct {
-	ID     string `json:"id" arg:"0" required:"true" several:"synapse review bulk-resolve --action ACTION ID..." desc:"Review item id (from list_reviews)"`
-	Action string `json:"action" required:"true" desc:"skip, dismiss, resolve (alias mark-resolved), create (a stub page for a missing-page item or a suggestion titled 'Create page: Title'; a purpose/schema suggestion is appended to purpose.md/schema.md; other items refuse it) or deep-research (run $SYNAPSE_RESEARCH_CMD)"`
+	ID        string `json:"id" arg:"0" required:"true" several:"synapse review bulk-resolve --action ACTION ID..." desc:"Review item id (from list_reviews)"`
+	Action    string `json:"action" required:"true" desc:"skip, dismiss, resolve (alias mark-resolved), create (a stub page for a missing-page item or a suggestion titled 'Create page: Title'; a purpose/schema suggestion is appended to purpose.md/schema.md; other items refuse it) or deep-research (run $SYNAPSE_RESEARCH_CMD)"`
 	DecidedBy string `json:"decided_by,omitempty" flag:"by" enum:"user,agent" tty:"user" desc:"Who decides: user (a person) or agent (default agent; the CLI's default is user when its standard input is a terminal); the item records it as decided_by"`
 }
 
@@ -47,9 +47,9 @@ var opResolveReview = register(Op{
 // PatchReviewIn is the body of PATCH /review/queue/{id}: an action, or the
 // terminal status to move to (which names its action).
 type PatchReviewIn struct {
-	ID     string `json:"id" required:"true" desc:"Review item id"`
-	Action string `json:"action,omitempty" desc:"skip, dismiss, resolve (alias mark-resolved), create or deep-research"`
-	Status string `json:"status,omitempty" desc:"created, skipped, dismissed, deep_researched or auto_resolved (the action leading to it is taken)"`
+	ID        string `json:"id" required:"true" desc:"Review item id"`
+	Action    string `json:"action,omitempty" desc:"skip, dismiss, resolve (alias mark-resolved), create or deep-research"`
+	Status    string `json:"status,omitempty" desc:"created, skipped, dismissed, deep_researched or auto_resolved (the action leading to it is taken)"`
 	DecidedBy string `json:"decided_by,omitempty" flag:"by" enum:"user,agent" tty:"user" desc:"Who decides: user (a person) or agent (default agent; the CLI's default is user when its standard input is a terminal); the item records it as decided_by"`
 }
 
