@@ -22,9 +22,9 @@ import (
 // compactLinesPerItem lines per item is compacted by the next command that
 // brings the queue in step (most of its lines are then superseded
 // proposals: the compacted journal is a quarter of it or less).
-const (
-	compactBytes        = 4 << 20
-	compactLinesPerItem = 4
+var (
+	compactBytes        int64 = 4 << 20 // a variable: tests lower it
+	compactLinesPerItem       = 4
 )
 
 // CompactReviewsIn is the (empty) input of review compact.
@@ -76,7 +76,7 @@ func compactTx(tx *store.Tx, l *vaultfs.FS, now time.Time) (*CompactReviewsOut, 
 	f := foldEvents(p.events)
 	var buf bytes.Buffer
 	for _, r := range f.items {
-		line, err := itemLine(r, f.decisions[r.Key], now)
+		line, err := f.line(r, now)
 		if err != nil {
 			return nil, err
 		}
@@ -156,7 +156,7 @@ func exportReviews(ctx context.Context, e *Env, in *ExportReviewsIn) (*ExportRev
 				return true
 			}
 			var line []byte
-			if line, lerr = itemLine(r, nil, now); lerr == nil {
+			if line, lerr = itemLine(r, nil, false, now); lerr == nil {
 				out.Lines = append(out.Lines, json.RawMessage(bytes.TrimSuffix(line, []byte("\n"))))
 			}
 			return lerr == nil

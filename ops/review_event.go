@@ -314,18 +314,23 @@ func marshalLine(l *journalLine) ([]byte, error) {
 // a claim that has not ended. Folded, it makes the item again; beside the
 // events it came from (a git merge of a compacted journal with one that
 // was not), its decisions are the same events and its proposal leaves the
-// fields as they were.
-func itemLine(r *store.ReviewRec, decisions []*revEvent, now time.Time) ([]byte, error) {
+// fields as they were. An item that no proposal made (bare: only its
+// decisions are in the journal) gets no proposal (no by), so that a
+// proposal that comes later makes it as it would have.
+func itemLine(r *store.ReviewRec, decisions []*revEvent, bare bool, now time.Time) ([]byte, error) {
 	l := journalLine{V: journalVersion, T: fmtNS(r.CreatedNS), Ev: evItem, ID: r.ID, Key: fmt.Sprintf("%016x", r.Key),
 		Type: r.Type, Title: r.Title, Rationale: r.Rationale, Page: r.Page, Source: r.Source,
 		Refs: r.Referenced, Queries: r.Queries, By: r.Origin}
+	if bare {
+		l.Rationale, l.Page, l.Source, l.Refs, l.Queries, l.By = "", "", "", nil, nil, ""
+	}
 	fo := fieldOrigins{Title: r.TitleBy, Rationale: r.RationaleBy, Page: r.PageBy, Source: r.SourceBy}
 	for _, p := range []*string{&fo.Title, &fo.Rationale, &fo.Page, &fo.Source} {
 		if *p == r.Origin {
 			*p = ""
 		}
 	}
-	if fo != (fieldOrigins{}) {
+	if fo != (fieldOrigins{}) && !bare {
 		l.FieldBy = &fo
 	}
 	if len(decisions) == 0 && r.Terminal() {

@@ -173,7 +173,7 @@ func (j *reviewJournal) recreate(tx *store.Tx, l *vaultfs.FS, lines [][]byte, m 
 	n := int64(0)
 	if have && m.Size > 0 {
 		err := tx.EachReview(func(r *store.ReviewRec) bool {
-			line, err := itemLine(r, nil, time.Now())
+			line, err := itemLine(r, nil, false, time.Now())
 			if err == nil {
 				data.Write(line)
 				n++

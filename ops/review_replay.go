@@ -147,7 +147,7 @@ func decodeLine(b []byte) ([]*revEvent, error) {
 	default:
 		return nil, errBadLine
 	}
-	if strings.TrimSpace(l.Title) == "" || l.By == "" {
+	if strings.TrimSpace(l.Title) == "" || l.By == "" && l.Ev != evItem {
 		return nil, errBadLine
 	}
 	ev.Rationale, ev.Page, ev.Source, ev.Refs, ev.Queries = l.Rationale, l.Page, l.Source, l.Refs, l.Queries
@@ -171,6 +171,9 @@ func expandItem(l *journalLine, ev *revEvent) ([]*revEvent, error) {
 		}
 	}
 	out := []*revEvent{ev}
+	if l.By == "" {
+		out = nil // an item no proposal made: its decisions only
+	}
 	for _, d := range l.Decisions {
 		t, err := parseNS(d.T)
 		if err != nil || !slices.Contains(ReviewStatuses[1:], d.Status) || (d.By != "" && !slices.Contains(Origins, d.By)) {
@@ -197,14 +200,17 @@ type folded struct {
 	conflicts []decisionConflict           // second decisions that disagree, in queue order
 	latest    int64                        // the latest event time
 	events    int                          // distinct events folded
+	bare      map[uint64]bool              // items no proposal made
 	byKey     map[uint64]*store.ReviewRec  // the items by key
 	seen      map[uint64]map[[16]byte]bool // each item's event identities
 }
 
-// foldEvents folds events, in any order and with repeats, into the queue.
+// foldEvents folds events, in any order and with repeats, into the queue:
+// each item's events by time, its first proposal first.
 func foldEvents(evs []*revEvent) *folded {
 	groups := map[uint64][]*revEvent{}
-	f := &folded{decisions: map[uint64][]*revEvent{}, byKey: map[uint64]*store.ReviewRec{}, seen: map[uint64]map[[16]byte]bool{}}
+	f := &folded{decisions: map[uint64][]*revEvent{}, byKey: map[uint64]*store.ReviewRec{},
+		seen: map[uint64]map[[16]byte]bool{}, bare: map[uint64]bool{}}
 	for _, ev := range evs {
 		ids := f.seen[ev.Key]
 		if ids == nil {
@@ -218,6 +224,16 @@ func foldEvents(evs []*revEvent) *folded {
 	}
 	for k, g := range groups {
 		slices.SortFunc(g, func(a, b *revEvent) int { return a.before(b) })
+		// an item exists from its first proposal on: a decision or claim
+		// that a machine with a clock behind stamped earlier comes after
+		// it, so that the item keeps its id, text and origin
+		i := slices.IndexFunc(g, func(ev *revEvent) bool { return ev.class() == 0 })
+		if i > 0 {
+			first := g[i]
+			copy(g[1:i+1], g[:i])
+			g[0] = first
+		}
+		f.bare[k] = i < 0
 		var r *store.ReviewRec
 		for _, ev := range g {
 			var c *decisionConflict
@@ -241,6 +257,11 @@ func foldEvents(evs []*revEvent) *folded {
 		return cmp.Or(cmp.Compare(a.Kept.CreatedNS, b.Kept.CreatedNS), cmp.Compare(a.Kept.Key, b.Kept.Key), cmp.Compare(a.Other.T, b.Other.T))
 	})
 	return f
+}
+
+// line is the compacted line of one of f's items.
+func (f *folded) line(r *store.ReviewRec, now time.Time) ([]byte, error) {
+	return itemLine(r, f.decisions[r.Key], f.bare[r.Key], now)
 }
 
 // report adds the conflicts to probs.
@@ -424,7 +445,7 @@ func queueLines(tx *store.Tx, now time.Time) ([][]byte, error) {
 			r.DecidedBy = inferDecider(r)
 		}
 		var line []byte
-		line, lerr = itemLine(r, nil, now)
+		line, lerr = itemLine(r, nil, false, now)
 		lines = append(lines, line)
 		return lerr == nil
 	})
