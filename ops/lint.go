@@ -158,7 +158,11 @@ type LintOut struct {
 	// (named pipes, devices, symlinks out of the vault: SPEC §2), as status
 	// lists them; vault-wide only.
 	RefusedFiles []index.Refused `json:"refused_files"`
-	Filed        *LintFiled      `json:"filed,omitempty"` // with to_review
+	// ReviewJournal is what the last replay of the review journal found
+	// (lines skipped, items two machines decided differently), vault-wide
+	// only, absent when nothing.
+	ReviewJournal *JournalProblems `json:"review_journal,omitempty"`
+	Filed         *LintFiled       `json:"filed,omitempty"` // with to_review
 	// Failed is set with fail_on_findings when there are findings.
 	Failed bool `json:"failed,omitempty"`
 }
@@ -209,6 +213,7 @@ func lint(ctx context.Context, e *Env, in *LintIn) (*LintOut, error) {
 		err = e.Store.View(func(tx *store.Tx) error { return lintPage(tx, in.Page, w, out) })
 	} else {
 		err = lintVault(ctx, e, w, out)
+		out.ReviewJournal = journalProblems(e)
 	}
 	if err != nil {
 		return nil, err

@@ -336,3 +336,16 @@ func journalStatus(tx *store.Tx, l *vaultfs.FS) *JournalStatus {
 	}
 	return js
 }
+
+// journalProblems is what the last replay of the journal found, nil when
+// nothing (lint reports it).
+func journalProblems(e *Env) *JournalProblems {
+	var p *JournalProblems
+	_ = e.Store.View(func(tx *store.Tx) error {
+		if m, ok := readMark(tx); ok && !m.Problems.empty() {
+			p = m.Problems
+		}
+		return nil
+	})
+	return p
+}

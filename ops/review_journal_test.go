@@ -341,7 +341,11 @@ func keyOf(t testing.TB, e *Env, id string) uint64 {
 // each item is inferred from its resolution.
 func TestJournal_UpgradeWritesTheStoreQueue(t *testing.T) {
 	v := testvault.New(t)
-	other := linesOf(t, proposal(1, 0, OriginAgent, "from the other machine"))[0]
+	// the journal knows one item of its own, one of the store's as it is
+	// (W, pending) and one pending that the store holds decided (Z)
+	other := bytes.Join(linesOf(t, proposal(1, 0, OriginAgent, "from the other machine"),
+		&revEvent{Kind: evFiled, T: evT0 + 2, Key: 14, Type: TypeConfirm, Title: "W", By: OriginUser},
+		&revEvent{Kind: evFiled, T: evT0 + 1, Key: 13, Type: TypeSuggestion, Title: "Z", By: OriginAgent}), nil)
 	if err := os.WriteFile(v.Abs(vault.ReviewJournal), other, 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -392,11 +396,11 @@ func TestJournal_UpgradeWritesTheStoreQueue(t *testing.T) {
 			t.Errorf("item %d after the upgrade: %+v, was %+v", i, it, r)
 		}
 	}
-	if len(notes) != 1 || !strings.Contains(notes[0], "(4 items) was written to reviews.jsonl") {
+	if len(notes) != 1 || !strings.Contains(notes[0], "3 review items the store held were written to reviews.jsonl") {
 		t.Errorf("notes %q", notes)
 	}
-	if n := len(journalLines(t, e)); n != 5 {
-		t.Errorf("the journal has %d lines, want 1 + 4", n)
+	if n := len(journalLines(t, e)); n != 6 {
+		t.Errorf("the journal has %d lines, want 3 + X, Y and Z", n)
 	}
 	// the next open finds them in step: nothing more is written
 	data, _ := os.ReadFile(v.Abs(vault.ReviewJournal))
@@ -484,5 +488,8 @@ func TestJournal_ForeignLinesReplayed(t *testing.T) {
 	p := st.ReviewJournal.Problems
 	if p == nil || p.Conflicts != 1 || p.ConflictList[0].ID != b.ID || p.ConflictList[0].Other.Status != StatusDismissed || p.ConflictList[0].Other.Line != 3 {
 		t.Errorf("conflicts %+v", p)
+	}
+	if l := mustCall[LintOut](t, e, opLint, obj{}); !reflect.DeepEqual(l.ReviewJournal, p) {
+		t.Errorf("lint reports %+v", l.ReviewJournal)
 	}
 }

@@ -278,14 +278,8 @@ func (f *folded) report(probs *JournalProblems) {
 // recorded them, salted on a collision) and moves the event clock past
 // the journal's latest event.
 func storeFolded(tx *store.Tx, f *folded) error {
-	if err := tx.ResetReviews(); err != nil {
+	if err := tx.ReplaceReviews(f.items); err != nil {
 		return err
-	}
-	for _, r := range f.items {
-		r.Seq = 0
-		if err := tx.PutReview(r); err != nil {
-			return err
-		}
 	}
 	if f.latest > tx.ReviewClock() {
 		return tx.SetReviewClock(f.latest)
@@ -371,9 +365,9 @@ func queueStale(tx *store.Tx, l *vaultfs.FS) (bool, error) {
 //   - the journal is missing while the store holds items: it is written
 //     again from the queue (compacted lines);
 //   - the store holds a queue that no journal recorded (kept by an older
-//     synapse): its items are appended to the journal as compacted lines,
-//     then the journal is replayed (what the journal held already merges
-//     with them);
+//     synapse, or salvaged from a damaged store): what the journal lacks
+//     of it is appended as compacted lines, then the journal is replayed
+//     (what the journal held already merges with them);
 //   - otherwise the journal is replayed.
 func syncTx(tx *store.Tx, l *vaultfs.FS, now time.Time, force bool) (*ReplayReport, error) {
 	stale, err := queueStale(tx, l)
@@ -403,16 +397,18 @@ func syncTx(tx *store.Tx, l *vaultfs.FS, now time.Time, force bool) (*ReplayRepo
 		}
 		return &ReplayReport{Items: n, Lines: nm.Lines, Events: n, Restored: n, Problems: &JournalProblems{}}, nil
 	case !have && n > 0:
-		lines, err := queueLines(tx, now)
+		lines, err := linesJournalLacks(tx, l, now)
 		if err != nil {
 			return nil, err
 		}
-		if err := upgradeAppend(l, end, lines); err != nil {
-			return nil, err
+		if len(lines) > 0 {
+			if err := upgradeAppend(l, end, lines); err != nil {
+				return nil, err
+			}
 		}
 		rep, err := replayTx(tx, l, now)
 		if rep != nil {
-			rep.Upgraded = n
+			rep.Upgraded = len(lines)
 		}
 		return rep, err
 	}
@@ -434,18 +430,48 @@ func upgradeAppend(l *vaultfs.FS, end journalEnd, lines [][]byte) error {
 	return nil
 }
 
+// linesJournalLacks are the compacted lines of the items in tx that the
+// journal does not know, or knows pending while tx holds them decided:
+// what a queue that no journal recorded (an older synapse's, or what was
+// salvaged from a damaged store) adds to the journal, in queue order.
+func linesJournalLacks(tx *store.Tx, l *vaultfs.FS, now time.Time) ([][]byte, error) {
+	data, err := readJournal(l)
+	if err != nil {
+		return nil, err
+	}
+	known := foldEvents(parseLines(data).events).byKey
+	var lines [][]byte
+	var lerr error
+	err = tx.EachReview(func(r *store.ReviewRec) bool {
+		if j := known[r.Key]; j != nil && (j.Terminal() || !r.Terminal()) {
+			return true
+		}
+		var line []byte
+		if line, lerr = queueLine(r, now); lerr == nil {
+			lines = append(lines, line)
+		}
+		return lerr == nil
+	})
+	return lines, cmp.Or(err, lerr)
+}
+
+// queueLine is the compacted line of an item of the store. An item an
+// older synapse decided has no decider: it is inferred from its
+// resolution (inferDecider).
+func queueLine(r *store.ReviewRec, now time.Time) ([]byte, error) {
+	if r.Terminal() && r.DecidedBy == "" {
+		r.DecidedBy = inferDecider(r)
+	}
+	return itemLine(r, nil, false, now)
+}
+
 // queueLines are the compacted lines of every item in tx, in queue order.
-// An item an older synapse decided has no decider: it is inferred from
-// its resolution (inferDecider).
 func queueLines(tx *store.Tx, now time.Time) ([][]byte, error) {
 	var lines [][]byte
 	var lerr error
 	err := tx.EachReview(func(r *store.ReviewRec) bool {
-		if r.Terminal() && r.DecidedBy == "" {
-			r.DecidedBy = inferDecider(r)
-		}
 		var line []byte
-		line, lerr = itemLine(r, nil, false, now)
+		line, lerr = queueLine(r, now)
 		lines = append(lines, line)
 		return lerr == nil
 	})
@@ -536,7 +562,7 @@ func (r *ReplayReport) String() string {
 	case r.Restored > 0:
 		fmt.Fprintf(&b, "%s was missing: written again from the review queue (%d items)", vault.ReviewJournal, r.Restored)
 	case r.Upgraded > 0:
-		fmt.Fprintf(&b, "the review queue (%d items) was written to %s, which now keeps it; the queue replayed from it has %d items", r.Upgraded, vault.ReviewJournal, r.Items)
+		fmt.Fprintf(&b, "%d review items the store held were written to %s, which keeps the queue now; the queue replayed from it has %d items", r.Upgraded, vault.ReviewJournal, r.Items)
 	default:
 		fmt.Fprintf(&b, "the review queue was replayed from %s: %d items from %d lines", vault.ReviewJournal, r.Items, r.Lines)
 	}

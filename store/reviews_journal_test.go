@@ -3,8 +3,10 @@ package store
 import (
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/synapse-wiki/synapse/errs"
@@ -223,4 +225,75 @@ func TestReview_StampsIncrease(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// ReplaceReviews builds the same queue as putting the items one by one.
+func TestReview_ReplaceReviews(t *testing.T) {
+	var recs []*ReviewRec
+	for k := uint64(1); k <= 300; k++ {
+		r := &ReviewRec{Key: k * 7919, Type: []string{"confirm", "suggestion", "missing-page"}[k%3], Status: []string{ReviewPending, "skipped", "auto_resolved"}[k%5%3],
+			Title: fmt.Sprint("item ", k), ID: fmt.Sprintf("a%05d", k%250), CreatedNS: int64(k)}
+		if r.Status != ReviewPending {
+			r.DecidedBy = []string{"user", "rule"}[k%2]
+		}
+		recs = append(recs, r)
+	}
+	copyOf := func() []*ReviewRec {
+		out := make([]*ReviewRec, len(recs))
+		for i, r := range recs {
+			c := *r
+			out[i] = &c
+		}
+		return out
+	}
+	dump := func(s *Store) string {
+		var b strings.Builder
+		_ = s.View(func(tx *Tx) error {
+			list, total, err := tx.ListReviews(ReviewFilter{Class: ReviewClassAll, Limit: 1000})
+			fmt.Fprintln(&b, total, err)
+			for _, r := range list {
+				byID, _ := tx.ReviewByID(r.ID)
+				byKey, _ := tx.ReviewByKey(r.Key)
+				fmt.Fprintf(&b, "%+v %v %v\n", *r, byID.Seq, byKey.Seq)
+			}
+			for _, typ := range []string{"", "confirm"} {
+				for _, class := range []string{ReviewPending, ReviewClassResolved, "skipped"} {
+					l, n, _ := tx.ListReviews(ReviewFilter{Type: typ, Class: class, Limit: 1000})
+					fmt.Fprintln(&b, typ, class, n, len(l))
+				}
+			}
+			fmt.Fprintln(&b, tx.ReviewStatusCounts(), tx.ReviewDeciderCounts())
+			return nil
+		})
+		return b.String()
+	}
+	one, many := openTestStore(t), openTestStore(t)
+	if err := one.Update(func(tx *Tx) error {
+		for _, r := range copyOf() {
+			if err := tx.PutReview(r); err != nil {
+				return err
+			}
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := many.Update(func(tx *Tx) error {
+		put(t, tx, 1, "confirm") // replaced
+		return tx.ReplaceReviews(copyOf())
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if a, b := dump(one), dump(many); a != b {
+		t.Errorf("ReplaceReviews differs from PutReview:\n%s\n---\n%s", a, b)
+	}
+	// the next new item comes after them
+	if err := many.Update(func(tx *Tx) error {
+		if r := put(t, tx, 1, "confirm"); r.Seq != 301 {
+			t.Errorf("next position %d", r.Seq)
+		}
+		return tx.ReplaceReviews([]*ReviewRec{{Key: 5, Type: "confirm", Status: ReviewPending}, {Key: 5, Type: "confirm", Status: ReviewPending}})
+	}); !errs.Is(err, errs.Internal) {
+		t.Errorf("two items with one key: %v", err)
+	}
 }
