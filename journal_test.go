@@ -24,6 +24,16 @@ import (
 // vault merged by git keep both sides' decisions; decisions acknowledged
 // before a SIGKILL are never lost. See docs/review.md.
 
+// emptyVault makes a new vault in a temporary folder.
+func emptyVault(t *testing.T) *vault.Vault {
+	t.Helper()
+	v, _, err := vault.Init(filepath.Join(t.TempDir(), "v"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
 // runIn runs the binary in a vault and returns its stdout, failing the
 // test on an error.
 func runIn(t *testing.T, bin, dir string, args ...string) string {
@@ -110,11 +120,7 @@ func TestJournalCLI_QueueSurvivesTheStore(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary and a queue of 500 items")
 	}
-	bin := synapseBinary(t)
-	v, _, err := vault.Init(filepath.Join(t.TempDir(), "v"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	bin, v := synapseBinary(t), emptyVault(t)
 	fillQueue(t, v, 500)
 	want := queueOf(t, bin, v.Root)
 	count := map[string]int{}
@@ -266,11 +272,7 @@ func TestJournalCLI_KillDuringDecisions(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary, runs it 200 times")
 	}
-	bin := synapseBinary(t)
-	v, _, err := vault.Init(filepath.Join(t.TempDir(), "v"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	bin, v := synapseBinary(t), emptyVault(t)
 	var ids []string
 	for i := 0; i < 150; i++ {
 		var added ops.AddReviewOut

@@ -359,6 +359,17 @@ func decidable(r *store.ReviewRec, now time.Time) error {
 	return nil
 }
 
+// findDecidable returns the item with a public id when it can be decided
+// now: not_found, or a conflict naming its status or its claim
+// (decidable).
+func findDecidable(tx *store.Tx, id string, now time.Time) (*store.ReviewRec, error) {
+	r, err := findReview(tx, id)
+	if err != nil {
+		return nil, err
+	}
+	return r, decidable(r, now)
+}
+
 // decide moves a pending item to a terminal status, saying who decided
 // (by: an origin), and journals it. r is updated to the decided item.
 func decide(tx *store.Tx, r *store.ReviewRec, status, resolution, by string, now time.Time) error {

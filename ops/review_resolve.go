@@ -101,12 +101,9 @@ func resolveReview(ctx context.Context, e *Env, id, action, by string) (*Resolve
 	}
 	out := &ResolveReviewOut{}
 	err = e.Store.Update(func(tx *store.Tx) error {
-		r, err := findReview(tx, id)
-		if err != nil {
-			return err
-		}
 		now := e.now()
-		if err := decidable(r, now); err != nil {
+		r, err := findDecidable(tx, id, now)
+		if err != nil {
 			return err
 		}
 		if err := decide(tx, r, actionStatus[act], simpleResolution[act], by, now); err != nil {
@@ -134,12 +131,9 @@ func resolveWithEffect(ctx context.Context, e *Env, id, act, by string) (*Resolv
 	var research researchConfig
 	var rec *store.ReviewRec
 	err := e.Store.Update(func(tx *store.Tx) error {
-		r, err := findReview(tx, id)
-		if err != nil {
-			return err
-		}
 		now := e.now()
-		if err := decidable(r, now); err != nil {
+		r, err := findDecidable(tx, id, now)
+		if err != nil {
 			return err
 		}
 		if act == ActionCreate {

@@ -1,7 +1,6 @@
 package store
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"reflect"
@@ -13,22 +12,15 @@ import (
 )
 
 // encodeReviewV1 is a record as synapse wrote it before deciders and the
-// fields' origins were kept.
+// fields' origins were kept: today's encoding without them (five empty
+// strings at the end), marked version 1.
 func encodeReviewV1(r *ReviewRec) []byte {
-	b := []byte{1}
-	b = binary.BigEndian.AppendUint64(b, r.Key)
-	for _, s := range []string{r.ID, r.Type, r.Status, r.Resolution, r.Title, r.Rationale, r.Page, r.Source, r.Origin} {
-		b = appendStr(b, s)
-	}
-	for _, l := range [][]string{r.Referenced, r.Queries} {
-		b = binary.AppendUvarint(b, uint64(len(l)))
-		for _, s := range l {
-			b = appendStr(b, s)
-		}
-	}
-	b = binary.AppendVarint(b, r.CreatedNS)
-	b = binary.AppendVarint(b, r.ReviewedNS)
-	return binary.AppendVarint(b, r.ClaimNS)
+	c := *r
+	c.DecidedBy, c.TitleBy, c.RationaleBy, c.PageBy, c.SourceBy = "", "", "", "", ""
+	b := encodeReview(&c)
+	b = b[:len(b)-5]
+	b[0] = 1
+	return b
 }
 
 func TestReview_DecodesVersion1(t *testing.T) {
