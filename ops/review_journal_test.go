@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -491,5 +492,41 @@ func TestJournal_ForeignLinesReplayed(t *testing.T) {
 	}
 	if l := mustCall[LintOut](t, e, opLint, obj{}); !reflect.DeepEqual(l.ReviewJournal, p) {
 		t.Errorf("lint reports %+v", l.ReviewJournal)
+	}
+}
+
+// Commands running at once in one process (a server) append whole lines
+// in their commit order: the journal replays to the queue they left.
+func TestJournal_ConcurrentWriters(t *testing.T) {
+	v := testvault.New(t)
+	e := newTestEnv(t, v)
+	e.Now = time.Now
+	var wg sync.WaitGroup
+	for w := 0; w < 8; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 15; i++ {
+				out, err := call[AddReviewOut](t, e, opAddReview, obj{"type": TypeConfirm, "title": fmt.Sprintf("W%d item %d", w, i%10), "rationale": fmt.Sprint(i)})
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if i%3 == 0 {
+					if _, err := call[ResolveReviewOut](t, e, opResolveReview, obj{"id": out.Item.ID, "action": "skip"}); err != nil && !strings.Contains(err.Error(), "already") {
+						t.Error(err)
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	want := allItems(t, e)
+	journalLines(t, e) // no bad line
+	e.Close()
+	os.Remove(v.Abs(vault.DBFile))
+	e = newTestEnv(t, v)
+	if got := allItems(t, e); !reflect.DeepEqual(got, want) {
+		t.Errorf("replayed queue differs:\n got %+v\nwant %+v", got, want)
 	}
 }
