@@ -422,6 +422,11 @@ var opListReviews = register(Op{
 	Name: "review.list", Summary: "List review items, oldest first",
 	CLI: "review list", MCP: "list_reviews", REST: []Route{{Method: "GET", Path: "/review/queue"}},
 	Access: Read, Limits: "limit 1..100 (default 50)",
+	Title: "List review items",
+	Examples: []Example{
+		{`synapse review list`, "pending items, oldest first"},
+		{`synapse review list --type missing-page --status all --json`, "every missing-page item, decided ones too"},
+	},
 }, listReviews)
 
 // listStatuses is the status vocabulary of list_reviews, for messages.

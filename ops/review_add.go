@@ -38,6 +38,7 @@ var opAddReview = register(Op{
 	Name: "review.add", Summary: "Propose a review item (idempotent: the same type and title never pile up)",
 	CLI: "review add", REST: []Route{{Method: "POST", Path: "/review/queue", Body: "*"}},
 	Access: Write, Limits: "title ≤ 200 characters, rationale ≤ 16 KiB, referenced pages ≤ 8, search queries ≤ 3 (lists clamped)",
+	Examples: []Example{{`synapse review add --type contradiction --title "Two dates for the launch" --rationale "Plan says May, memo says June" --ref Plan --ref Memo`, "propose work (adding it again refreshes it)"}},
 }, addReview)
 
 func addReview(ctx context.Context, e *Env, in *AddReviewIn) (*AddReviewOut, error) {

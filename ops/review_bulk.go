@@ -42,6 +42,11 @@ var opBulkResolve = register(Op{
 	Access:     Write,
 	Limits:     "at most 200 ids, more is refused before anything changes (REST 422); actions skip, dismiss, resolve",
 	RESTStatus: map[errs.Code]int{errs.TooLarge: 422},
+	Examples: []Example{
+		{`synapse review bulk-resolve --action skip k3j9xq p0w2mm`, "decide several items in one transaction"},
+		{`synapse review list --json | jq -r '.items[].id' | synapse review bulk-resolve --action dismiss -`, "ids from standard input"},
+	},
+	Exits: map[int]string{2: "invalid: more than 200 ids, or an action other than skip, dismiss, resolve"},
 }, func(ctx context.Context, e *Env, in *BulkResolveIn) (*BulkResolveOut, error) {
 	return bulkResolve(ctx, e, in.IDs, in.Action, in.DecidedBy)
 })

@@ -40,6 +40,17 @@ var opResolveReview = register(Op{
 	// deep-research runs $SYNAPSE_RESEARCH_CMD; a repeated call is refused
 	// (conflict), so it has no further effect
 	OpenWorld: true, Idempotent: true,
+	Title: "Decide a review item",
+	Examples: []Example{
+		{`synapse review resolve k3j9xq --action create`, "write the stub page the item proposes"},
+		{`synapse review resolve k3j9xq --action dismiss --json`, "decide it; the item as JSON"},
+		{`synapse review resolve k3j9xq --action skip --by agent`, "decide it as an agent (decided_by; a terminal's default is user)"},
+	},
+	Exits: map[int]string{
+		3: "not found: no item has this id",
+		4: "conflict: the item is already decided (the message names its status)",
+		5: "unavailable: deep-research without $SYNAPSE_RESEARCH_CMD, or the research command failed",
+	},
 }, func(ctx context.Context, e *Env, in *ResolveReviewIn) (*ResolveReviewOut, error) {
 	return resolveReview(ctx, e, in.ID, in.Action, in.DecidedBy)
 })
