@@ -47,6 +47,8 @@ var opCompactReviews = register(Op{
 	Name: "review.compact", Summary: "Rewrite the review journal as one line per item, keeping each item's decisions",
 	CLI:    "review compact",
 	Access: Write, Limits: "atomic: a crash leaves the journal before or after; lines that do not parse are moved to .synapse/",
+	Examples: []Example{{`synapse review compact`, "rewrite reviews.jsonl as one line per item (also done on its own past 4 MiB)"}},
+	VerbHelp: "Each item's line keeps who wrote its fields and every decision it had. The queue replayed from the compacted journal is the same (docs/review.md).",
 }, func(ctx context.Context, e *Env, in *CompactReviewsIn) (*CompactReviewsOut, error) {
 	if err := e.syncQueue(); err != nil {
 		return nil, err
@@ -137,6 +139,10 @@ var opExportReviews = register(Op{
 	Name: "review.export", Summary: "Print the review queue as journal lines (one per item), for review import in another vault",
 	CLI:    "review export",
 	Access: Read,
+	Examples: []Example{
+		{`synapse review export > queue.jsonl`, "the whole queue, one JSON line per item"},
+		{`synapse review export --status resolved > decided.jsonl`, "only the decided items"},
+	},
 }, exportReviews)
 
 func exportReviews(ctx context.Context, e *Env, in *ExportReviewsIn) (*ExportReviewsOut, error) {
@@ -189,7 +195,7 @@ func inClass(r *store.ReviewRec, class string) bool {
 
 // ImportReviewsIn is the input of review import.
 type ImportReviewsIn struct {
-	Journal string `json:"journal" required:"true" cli:"stdin" raw:"true" desc:"Journal lines to import: what review export prints (JSON Lines, or its --json object), or another vault's reviews.jsonl"`
+	Journal string `json:"journal" arg:"0" required:"true" cli:"stdin" raw:"true" desc:"Journal lines to import: what review export prints (JSON Lines, or its --json object), or another vault's reviews.jsonl"`
 }
 
 // ImportReviewsOut says what an import did.
@@ -212,6 +218,10 @@ var opImportReviews = register(Op{
 	Name: "review.import", Summary: "Merge journal lines from another vault into the review queue (idempotent; this vault's decisions stand)",
 	CLI:    "review import",
 	Access: Write, Limits: "lines about items decided here are left out; lines already in the journal are not added again",
+	Examples: []Example{
+		{`synapse review import decided.jsonl`, "merge another vault's export into this queue"},
+		{`synapse review export --vault ../other | synapse review import -`, "from standard input"},
+	},
 }, importReviews)
 
 func importReviews(ctx context.Context, e *Env, in *ImportReviewsIn) (*ImportReviewsOut, error) {
