@@ -374,7 +374,7 @@ func syncTx(tx *store.Tx, l *vaultfs.FS, now time.Time, force bool) (*ReplayRepo
 	if err != nil || (!stale && !force) {
 		return nil, err
 	}
-	m, have := readMark(tx)
+	_, have := readMark(tx)
 	end, err := readEnd(l)
 	if err != nil {
 		return nil, journalError(err, "read")
@@ -386,16 +386,19 @@ func syncTx(tx *store.Tx, l *vaultfs.FS, now time.Time, force bool) (*ReplayRepo
 		if err != nil {
 			return nil, err
 		}
-		data := bytes.Join(lines, nil)
-		if err := createJournal(l, data); err != nil {
+		if err := createJournal(l, bytes.Join(lines, nil)); err != nil {
 			return nil, err
 		}
-		nm := markOf(data, int64(len(lines)))
-		nm.CompactedNS = m.CompactedNS
-		if err := writeMark(tx, nm); err != nil {
-			return nil, err
+		// replayed at once: the store's items gain what the lines
+		// inferred (who decided what an older synapse decided)
+		rep, err := replayTx(tx, l, now)
+		switch {
+		case rep != nil && have:
+			rep.Restored = n
+		case rep != nil:
+			rep.Upgraded = n // an older synapse's vault, without a journal
 		}
-		return &ReplayReport{Items: n, Lines: nm.Lines, Events: n, Restored: n, Problems: &JournalProblems{}}, nil
+		return rep, err
 	case !have && n > 0:
 		lines, err := linesJournalLacks(tx, l, now)
 		if err != nil {
