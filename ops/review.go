@@ -13,7 +13,7 @@ import (
 	"github.com/synapse-wiki/synapse/store"
 )
 
-// The review queue (SPEC §5): typed proposals from producers (write_page,
+// The review queue (docs/review.md): typed proposals from producers (write_page,
 // lint, agents, users) that a human decides. Two promises hold on every
 // path: a decided (terminal) item is never changed again, and the same
 // proposal never piles up twice (idempotent enqueue by ReviewKey).
@@ -95,7 +95,7 @@ var actionStatus = map[string]string{
 // the status, so that a whole batch commits in one transaction.
 var bulkActions = []string{ActionSkip, ActionDismiss, ActionResolve, ActionMarkResolved}
 
-// Caps of review items (SPEC §5). Lists beyond their cap are clamped.
+// Caps of review items. Lists beyond their cap are clamped.
 const (
 	MaxReviewTitle     = 200      // characters; longer titles are invalid
 	MaxReviewRationale = 16 << 10 // bytes; longer is too_large
@@ -171,7 +171,7 @@ func ProposedTitle(title string) string {
 	}
 }
 
-// ReviewKey is the idempotency key of a proposal (SPEC §5): FNV-1a 64 of
+// ReviewKey is the idempotency key of a proposal (docs/review.md): FNV-1a 64 of
 // type, 0x1f and the normalized title (ProposedTitle, NFC, lowercased).
 func ReviewKey(typ, title string) uint64 {
 	h := fnv.New64a()

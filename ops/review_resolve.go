@@ -233,7 +233,7 @@ func proposesPage(title string) bool {
 	return len(t) > 4 && strings.HasPrefix(t, "[[") && strings.HasSuffix(t, "]]") && !strings.Contains(t[2:len(t)-2], "]]")
 }
 
-// createApplies says whether create applies to an item (SPEC §5: create
+// createApplies says whether create applies to an item (create
 // writes a stub page per proposed title): a missing-page item, a
 // suggestion whose title proposes a page, a purpose or schema suggestion
 // (appended instead). For any other item the title is no page title (lint's
@@ -250,8 +250,8 @@ func createApplies(r *store.ReviewRec) error {
 		r.ID, r.Type, r.Title)
 }
 
-// createStub writes the stub page of a create through write_page (SPEC
-// §5): "# Title", the pages linking to it as wikilinks, the item's
+// createStub writes the stub page of a create through write_page: "#
+// Title", the pages linking to it as wikilinks, the item's
 // rationale and search queries as context, tagged stub (stubBody). A page
 // that already answers to the title (as a link would resolve it) is a
 // conflict: create never overwrites.
