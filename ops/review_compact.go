@@ -67,8 +67,10 @@ var opCompactReviews = register(Op{
 
 // compactTx rewrites the journal as one line per item (itemLine: the
 // item's fields with who wrote them, every decision it had, a live
-// claim), atomically, and stores the queue it folds to. Unparseable lines
-// go to a file under .synapse/ rather than away.
+// claim), atomically, and stores the queue it folds to. Lines of a later
+// format are kept as they are (a newer synapse sharing the vault reads
+// them); other unparseable lines go to a file under .synapse/ rather than
+// away.
 func compactTx(tx *store.Tx, l *vaultfs.FS, now time.Time) (*CompactReviewsOut, error) {
 	data, err := readJournal(l)
 	if err != nil {
@@ -84,8 +86,13 @@ func compactTx(tx *store.Tx, l *vaultfs.FS, now time.Time) (*CompactReviewsOut, 
 		}
 		buf.Write(line)
 	}
+	// lines a newer synapse wrote stay, as they are: it reads them
+	for _, line := range p.newer {
+		buf.Write(line)
+		buf.WriteByte('\n')
+	}
 	out := &CompactReviewsOut{Items: len(f.items), LinesBefore: p.lines, BytesBefore: int64(len(data)),
-		Lines: int64(len(f.items)), Bytes: int64(buf.Len()), Dropped: len(p.bad)}
+		Lines: int64(len(f.items) + len(p.newer)), Bytes: int64(buf.Len()), Dropped: len(p.bad)}
 	if len(p.bad) > 0 {
 		name := fmt.Sprintf("reviews-dropped-%d.jsonl", now.UnixNano())
 		if err := writeStateFile(l.Root(), name, append(bytes.Join(p.bad, []byte("\n")), '\n')); err != nil {
@@ -107,6 +114,12 @@ func compactTx(tx *store.Tx, l *vaultfs.FS, now time.Time) (*CompactReviewsOut, 
 	m.CompactedNS, m.ReplayedNS = now.UnixNano(), now.UnixNano()
 	probs := &JournalProblems{BadLineNumbers: []int{}, ConflictList: []JournalConflict{}}
 	f.report(probs)
+	for i := range p.newer { // still lines this synapse does not read
+		probs.BadLines++
+		if i < maxReported {
+			probs.BadLineNumbers = append(probs.BadLineNumbers, len(f.items)+i+1)
+		}
+	}
 	if !probs.empty() {
 		m.Problems = probs
 	}

@@ -71,7 +71,8 @@ type parsedLines struct {
 	probs  *JournalProblems
 	raw    [][]byte      // the good lines, without their '\n'
 	byLine [][]*revEvent // the events of each good line
-	bad    [][]byte      // the lines that did not parse
+	bad    [][]byte      // the lines that did not parse (but newer ones)
+	newer  [][]byte      // lines of a later format (a newer synapse wrote them)
 }
 
 // parseLines reads the events of every line it can, and says which lines
@@ -95,7 +96,11 @@ func parseLines(data []byte) *parsedLines {
 			if len(p.probs.BadLineNumbers) < maxReported {
 				p.probs.BadLineNumbers = append(p.probs.BadLineNumbers, int(p.lines))
 			}
-			p.bad = append(p.bad, line)
+			if errors.Is(err, errNewerLine) {
+				p.newer = append(p.newer, line)
+			} else {
+				p.bad = append(p.bad, line)
+			}
 			continue
 		}
 		for _, ev := range got {
@@ -108,7 +113,10 @@ func parseLines(data []byte) *parsedLines {
 	return p
 }
 
-var errBadLine = errors.New("not a journal line")
+var (
+	errBadLine   = errors.New("not a journal line")
+	errNewerLine = errors.New("a line of a later journal format")
+)
 
 // decodeLine parses one line into its events (a compacted item line holds
 // several). Anything it does not understand is an error.
@@ -116,6 +124,9 @@ func decodeLine(b []byte) ([]*revEvent, error) {
 	var l journalLine
 	if err := json.Unmarshal(b, &l); err != nil {
 		return nil, err
+	}
+	if l.V > journalVersion {
+		return nil, fmt.Errorf("%w: version %d", errNewerLine, l.V)
 	}
 	if l.V != journalVersion {
 		return nil, fmt.Errorf("%w: version %d", errBadLine, l.V)
