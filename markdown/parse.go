@@ -47,10 +47,13 @@ type Heading struct {
 // Page is a parsed page.
 type Page struct {
 	Frontmatter *Frontmatter
-	FMError     string // non-empty when the frontmatter block is not valid YAML (then ignored): "line N: what"
-	FMLine      int    // the 1-based line of the file FMError is about (0 unknown)
-	HasFM       bool   // a frontmatter block was present
-	Body        string // the document after the frontmatter block
+	// FMError is non-empty when the frontmatter block is not valid YAML
+	// ("line N: what"): the block has no keys then, but its plain title,
+	// type, aliases and tags lines are still read (recoverKeys).
+	FMError string
+	FMLine  int    // the 1-based line of the file FMError is about (0 unknown)
+	HasFM   bool   // a frontmatter block was present
+	Body    string // the document after the frontmatter block
 
 	Title    string
 	Type     string // from frontmatter; "" when absent (the caller infers from the folder)
@@ -114,7 +117,27 @@ func Parse(rel string, data []byte) *Page {
 	}
 	tags = append(tags, inlineTags(masked)...)
 	p.Tags = NormalizeTags(tags)
+	if p.FMError != "" {
+		p.recover(d.FM)
+	}
 	return p
+}
+
+// recover fills in the title, type, aliases and tags of a page whose
+// frontmatter is not valid YAML from the block's plain lines for those keys
+// (recoverKeys); the page still reports FMError and has no frontmatter keys.
+func (p *Page) recover(fm string) {
+	r := recoverKeys(fm)
+	if r.title != "" {
+		p.Title = r.title
+	}
+	p.Type = r.typ
+	p.Aliases = dedupe(r.aliases, false)
+	var tags []string
+	for _, t := range r.tags {
+		tags = append(tags, strings.Fields(t)...)
+	}
+	p.Tags = NormalizeTags(append(tags, p.Tags...))
 }
 
 // NormalizeTags trims, strips a leading '#', lowercases and deduplicates.
