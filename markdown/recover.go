@@ -11,7 +11,8 @@ import (
 // `summary: Note: read this first`) still usually says plainly what the
 // page is called and what it is: its `title:`, `type:`, `aliases:` and
 // `tags:` lines are each valid YAML on their own. recoverKeys reads those
-// keys one by one, so the page keeps its title and type; everything else
+// keys one by one, each only where its own lines are valid YAML, so the
+// page keeps its title and type; everything else
 // about the block stays as it is (kept byte for byte, no keys, the error
 // reported).
 
@@ -31,9 +32,10 @@ const (
 // recoverKeys reads the plain top-level title, type, aliases (or alias) and
 // tags of a frontmatter text that does not parse as a whole. A key is read
 // from its own line and the indented or "- " lines under it, parsed alone;
-// a title or type whose line does not parse alone (an unquoted ": ") is its
-// text after the colon, quotes stripped. The first occurrence of a key
-// counts. Line endings may be CRLF.
+// a key whose lines do not parse alone (the broken line itself, such as
+// `title: Note: read`) is not read: the page falls back as it would without
+// it (the title to the file name, the type to the folder's). The first
+// occurrence of a key counts. Line endings may be CRLF.
 func recoverKeys(text string) recovered {
 	var r recovered
 	seen := map[string]bool{}
@@ -43,7 +45,7 @@ func recoverKeys(text string) recovered {
 	}
 	for i := 0; i < len(lines); i++ {
 		line := strings.TrimSuffix(lines[i], "\r")
-		key, value, ok := topLevelKey(line)
+		key, ok := topLevelKey(line)
 		if !ok || seen[key] {
 			continue
 		}
@@ -66,33 +68,32 @@ func recoverKeys(text string) recovered {
 		node := parseKeyBlock(strings.Join(block, "\n"))
 		switch key {
 		case "title", "type":
-			s := scalarText(node, value)
+			s := scalarText(node)
 			if key == "title" {
 				r.title = s
 			} else {
 				r.typ = strings.ToLower(s)
 			}
 		case "aliases", "alias":
-			r.aliases = append(r.aliases, listItems(node, value)...)
+			r.aliases = append(r.aliases, listItems(node)...)
 		case "tags":
-			r.tags = append(r.tags, listItems(node, value)...)
+			r.tags = append(r.tags, listItems(node)...)
 		}
 	}
 	return r
 }
 
-// topLevelKey splits a "key: value" line that starts at column 0 (a plain
-// or quoted key).
-func topLevelKey(line string) (key, value string, ok bool) {
+// topLevelKey is the key of a "key: value" line that starts at column 0
+// (a plain or quoted key).
+func topLevelKey(line string) (key string, ok bool) {
 	if line == "" || line[0] == ' ' || line[0] == '\t' || line[0] == '#' || line[0] == '-' {
-		return "", "", false
+		return "", false
 	}
 	c := keyEnd(line)
 	if c <= 0 {
-		return "", "", false
+		return "", false
 	}
-	key = strings.TrimSpace(strings.Trim(strings.TrimSpace(line[:c]), `"'`))
-	return key, strings.TrimSpace(line[c+1:]), true
+	return strings.TrimSpace(strings.Trim(strings.TrimSpace(line[:c]), `"'`)), true
 }
 
 // parseKeyBlock parses one key's lines as YAML and returns the value node
@@ -109,27 +110,17 @@ func parseKeyBlock(text string) *yaml.Node {
 	return m.Content[1]
 }
 
-// scalarText is a scalar node's value, or, when the line did not parse
-// alone, its raw value with surrounding quotes and a trailing comment
-// removed.
-func scalarText(n *yaml.Node, raw string) string {
-	if n != nil {
-		if n.Kind == yaml.ScalarNode && n.ShortTag() != "!!null" {
-			return strings.TrimSpace(n.Value)
-		}
-		return ""
+// scalarText is a scalar node's value ("" for anything else).
+func scalarText(n *yaml.Node) string {
+	if n != nil && n.Kind == yaml.ScalarNode && n.ShortTag() != "!!null" {
+		return strings.TrimSpace(n.Value)
 	}
-	raw = strings.TrimSpace(uncomment(raw, 0))
-	if len(raw) >= 2 && (raw[0] == '"' || raw[0] == '\'') && raw[len(raw)-1] == raw[0] {
-		raw = raw[1 : len(raw)-1]
-	}
-	return strings.TrimSpace(raw)
+	return ""
 }
 
-// listItems reads a list value (a sequence of scalars, or one scalar split
-// on commas); raw is used when the block did not parse alone and holds a
-// single value.
-func listItems(n *yaml.Node, raw string) []string {
+// listItems reads a list value: a sequence of scalars, or one scalar
+// split on commas.
+func listItems(n *yaml.Node) []string {
 	var out []string
 	add := func(s string) {
 		if s = strings.TrimSpace(s); s != "" && len(out) < recoverMaxItems {
@@ -138,11 +129,6 @@ func listItems(n *yaml.Node, raw string) []string {
 	}
 	switch {
 	case n == nil:
-		if s := scalarText(nil, raw); s != "" && !strings.HasPrefix(s, "[") {
-			for _, p := range strings.Split(s, ",") {
-				add(p)
-			}
-		}
 	case n.Kind == yaml.SequenceNode:
 		for _, c := range n.Content {
 			if c.Kind == yaml.ScalarNode && c.ShortTag() != "!!null" {

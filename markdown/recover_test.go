@@ -51,7 +51,7 @@ func TestRecoverKeys(t *testing.T) {
 		typ     string
 		aliases []string
 	}{
-		{"title: A: B\nx: [\n", "A: B", "", nil},
+		{"title: A: B\nx: [\n", "", "", nil},
 		{"title: \"Quoted: yes\"\nbad: a: b\n", "Quoted: yes", "", nil},
 		{"title: 'It''s'\nbad: a: b\n", "It's", "", nil},
 		{"title: T # a comment\nbad: a: b\n", "T", "", nil},

@@ -496,6 +496,9 @@ func resolveReview(ctx context.Context, e *Env, id, action string) (*ResolveRevi
 	if err != nil {
 		return nil, err
 	}
+	if err := checkLogWritable(e.Vault); err != nil { // decisions are logged
+		return nil, err
+	}
 	if act == ActionCreate || act == ActionDeepResearch {
 		return resolveWithEffect(ctx, e, id, act)
 	}
@@ -518,7 +521,7 @@ func resolveReview(ctx context.Context, e *Env, id, action string) (*ResolveRevi
 	if err != nil {
 		return nil, err
 	}
-	return out, nil
+	return out, logDecisions(ctx, e, []ReviewItem{out.ReviewItem})
 }
 
 // claimForCreate bounds how long a create may hold an item.
@@ -608,7 +611,7 @@ func resolveWithEffect(ctx context.Context, e *Env, id, act string) (*ResolveRev
 	if uerr != nil {
 		return nil, uerr
 	}
-	return out, nil
+	return out, logDecisions(ctx, e, []ReviewItem{out.ReviewItem})
 }
 
 // pageProposals are the title prefixes by which a suggestion proposes a
@@ -909,6 +912,10 @@ func bulkResolve(ctx context.Context, e *Env, ids []string, action string) (*Bul
 	if len(uniq) == 0 {
 		return nil, errs.E(errs.Invalid, "no review ids given")
 	}
+	if err := checkLogWritable(e.Vault); err != nil { // decisions are logged
+		return nil, err
+	}
+	var decided []ReviewItem
 	out := &BulkResolveOut{Status: actionStatus[act], Resolved: []string{}, AlreadyTerminal: []TerminalRef{}, NotFound: []string{}}
 	err = e.Store.Update(func(tx *store.Tx) error {
 		now := e.now()
@@ -932,6 +939,7 @@ func bulkResolve(ctx context.Context, e *Env, ids []string, action string) (*Bul
 					return err
 				}
 				out.Resolved = append(out.Resolved, r.ID)
+				decided = append(decided, itemOf(r))
 			}
 			if r != nil {
 				seen[r.ID] = true
@@ -943,7 +951,7 @@ func bulkResolve(ctx context.Context, e *Env, ids []string, action string) (*Bul
 		return nil, err
 	}
 	out.Count = len(out.Resolved)
-	return out, nil
+	return out, logDecisions(ctx, e, decided)
 }
 
 // ---- review.add -----------------------------------------------------------

@@ -54,6 +54,9 @@ func (w *pageWrite) commit(ctx context.Context, t *target, r *rendered) (res *Wr
 	w.mark("file")
 	out.Path = p
 	title := r.m.fm.String("title")
+	if title == "" && t.rec != nil && r.m.keepFM {
+		title = t.rec.Title // a broken block's plain title line
+	}
 	if title == "" {
 		title = store.Stem(p)
 	}
@@ -63,7 +66,7 @@ func (w *pageWrite) commit(ctx context.Context, t *target, r *rendered) (res *Wr
 	}
 	var logged *logAppend
 	if !out.Unchanged {
-		if logged, err = appendLog(e.Vault, w.now, title); err != nil {
+		if logged, err = appendLog(e.Vault, w.now, w.writeRecord(t, r.m, title)); err != nil {
 			return nil, after("appending to "+vault.LogPage, err)
 		}
 		// log.md's fsync runs while the page is re-indexed; the write

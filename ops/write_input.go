@@ -37,6 +37,9 @@ type writeCall struct {
 	keys    []string
 	parts   map[string][]part
 	ifMatch string // lowercase hex, "" = none
+
+	logNote string  // the writer's line for log.md ("" = none)
+	kind    LogKind // the log entry's kind ("" = created or updated)
 }
 
 // part is one place that gives a key a value.
@@ -127,6 +130,11 @@ func decodeWrite(in *WritePageIn) (*writeCall, error) {
 	if err := c.checkCounts(); err != nil {
 		return nil, err
 	}
+	var err error
+	if c.logNote, err = checkLogNote(in.Log); err != nil {
+		return nil, err
+	}
+	c.kind = in.Kind
 	if m := strings.ToLower(strings.TrimSpace(in.IfMatch)); m != "" {
 		if len(m) != 64 || !isHex(m) {
 			return nil, errs.E(errs.Invalid, "%s must be the sha256 of the page's file (64 hex characters, as %s gives it), not %q", errs.Param("if_match"), errs.Cmd("page.get"), in.IfMatch)
