@@ -883,7 +883,7 @@ func TestWritePage_Concurrent(t *testing.T) {
 	if len(g.Backlinks) != 8 {
 		t.Fatalf("backlinks %d", len(g.Backlinks))
 	}
-	if n := strings.Count(readFile(t, v, vault.LogPage), "] created | ")+strings.Count(readFile(t, v, vault.LogPage), "] updated | "); n != 16 {
+	if n := strings.Count(readFile(t, v, vault.LogPage), "] created | ") + strings.Count(readFile(t, v, vault.LogPage), "] updated | "); n != 16 {
 		t.Fatalf("log has %d entries", n)
 	}
 	files, _ := filepath.Glob(v.Abs("wiki/concepts/*.md"))
