@@ -78,10 +78,13 @@ type WritePageOut struct {
 	SHA256   string   `json:"sha256"`
 	Created  bool     `json:"created"`  // true when the page is new
 	Dangling []string `json:"dangling"` // link targets in the content that match no page
-	// Filed are the dangling targets this write filed as new missing-page
-	// review items; the others were in the queue already (pending or
-	// decided).
-	Filed []string `json:"filed,omitempty" desc:"Dangling targets this write filed as new missing-page review items (the others were already in the queue)"`
+	// Filed are the dangling targets this write added (the previous
+	// version did not link to them) and filed as new missing-page review
+	// items; the others were in the queue already (pending or decided).
+	Filed []string `json:"filed,omitempty" desc:"Dangling targets this write added and filed as new missing-page review items (links the page already had, and targets already in the queue, file nothing)"`
+	// NotFiled counts the dangling targets this write added beyond the
+	// first MaxFiledPerWrite, which it does not file.
+	NotFiled int `json:"not_filed,omitempty" desc:"Dangling targets this write added beyond the first 50, not filed as review items; lint --page TITLE --to-review files them"`
 	// LinksToFiles are the [[links]] written as page links (a bare name)
 	// that no page answers and a file that is no page does, by its file
 	// name: a clipped source raw/sources/X.md takes [[X]], as in Obsidian.

@@ -38,6 +38,13 @@ type target struct {
 	// title is refused unless nothing changes)
 	others []string
 	stale  string // a stored path whose file is gone (re-scanned away)
+	// linked holds the link keys of the page as last indexed: a dangling
+	// link the previous version already had files no review item. The
+	// index, not the file, is the previous version here because a write
+	// records its review items in the transaction that indexes it: a write
+	// killed before that commit left the links unfiled, and its retry
+	// files them.
+	linked map[string]bool
 }
 
 // locate finds the page the call writes: an existing page resolved by its
@@ -122,6 +129,10 @@ func (w *pageWrite) locate() (*target, error) {
 	parsed := markdown.Parse(t.path, data)
 	t.doc = markdown.SplitDocument(string(data))
 	t.fm, t.fmErr = parsed.Frontmatter, parsed.FMError
+	t.linked = make(map[string]bool, len(t.rec.Links))
+	for _, l := range t.rec.Links {
+		t.linked[l.Key] = true
+	}
 	return t, nil
 }
 

@@ -895,7 +895,7 @@ func TestWritePage_Concurrent(t *testing.T) {
 
 // TestWritePage_ReviewHookContract checks this side of the review-queue
 // contract: the hook runs after the re-index with the page record, the
-// dangling targets of the new content and the write's time.
+// dangling targets the new content adds and the write's time.
 func TestWritePage_ReviewHookContract(t *testing.T) {
 	type call struct {
 		title, path string
