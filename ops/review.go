@@ -654,8 +654,9 @@ func createApplies(r *store.ReviewRec) error {
 // conflict: create never overwrites.
 func createStub(ctx context.Context, e *Env, r *store.ReviewRec) (*PageRef, error) {
 	title := ProposedTitle(r.Title)
-	var body string
+	var body, at string
 	err := e.Store.View(func(tx *store.Tx) error {
+		at = stubPath(tx, title) // beside the pages that link to it
 		p, err := pageAnswering(tx, title)
 		if err != nil {
 			return err
@@ -669,7 +670,7 @@ func createStub(ctx context.Context, e *Env, r *store.ReviewRec) (*PageRef, erro
 	if err != nil {
 		return nil, err
 	}
-	w, err := WritePage(ctx, e, &WritePageIn{Title: title, Content: body, Tags: []string{"stub"}})
+	w, err := WritePage(ctx, e, &WritePageIn{Title: title, Content: body, Tags: []string{"stub"}, Path: at})
 	if err != nil {
 		return nil, err
 	}

@@ -38,6 +38,7 @@ type writeCall struct {
 	parts   map[string][]part
 	ifMatch string // lowercase hex, "" = none
 
+	path    string  // the path the caller chose (checkPagePath), "" = none
 	logNote string  // the writer's line for log.md ("" = none)
 	kind    LogKind // the log entry's kind ("" = created or updated)
 }
@@ -133,6 +134,11 @@ func decodeWrite(in *WritePageIn) (*writeCall, error) {
 	var err error
 	if c.logNote, err = checkLogNote(in.Log); err != nil {
 		return nil, err
+	}
+	if strings.TrimSpace(in.Path) != "" {
+		if c.path, err = checkPagePath(errs.Param("path"), in.Path); err != nil {
+			return nil, err
+		}
 	}
 	c.kind = in.Kind
 	if m := strings.ToLower(strings.TrimSpace(in.IfMatch)); m != "" {

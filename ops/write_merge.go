@@ -157,6 +157,9 @@ func (w *pageWrite) newPageKeys(m *merged) error {
 		m.title = r
 	}
 	m.typ = "concept"
+	if c.path != "" {
+		m.typ = vault.TypeFromPath(c.path) // a chosen folder says the type (note outside the type folders)
+	}
 	if typ, ok, err := w.typeOf(); err != nil {
 		return err
 	} else if ok {
