@@ -39,6 +39,7 @@ type writeCall struct {
 	ifMatch string // lowercase hex, "" = none
 
 	path    string  // the path the caller chose (checkPagePath), "" = none
+	section *markdown.SectionSpec // the section the content replaces; nil = the whole body
 	logNote string  // the writer's line for log.md ("" = none)
 	kind    LogKind // the log entry's kind ("" = created or updated)
 }
@@ -135,6 +136,11 @@ func decodeWrite(in *WritePageIn) (*writeCall, error) {
 	if c.logNote, err = checkLogNote(in.Log); err != nil {
 		return nil, err
 	}
+	if strings.TrimSpace(in.Section) != "" {
+		if err := c.decodeSection(in.Section); err != nil {
+			return nil, err
+		}
+	}
 	if strings.TrimSpace(in.Path) != "" {
 		if c.path, err = checkPagePath(errs.Param("path"), in.Path); err != nil {
 			return nil, err
@@ -190,6 +196,24 @@ func (c *writeCall) decodeContent(content string) error {
 	for _, k := range fm.Keys() {
 		c.give(k, fm.Node(k), fromBlock, false)
 	}
+	return nil
+}
+
+// decodeSection checks a section name: one line, a heading's text
+// (optionally with its level), and content that is the section's text (no
+// frontmatter block: keys are given with the other parameters).
+func (c *writeCall) decodeSection(name string) error {
+	spec := markdown.ParseSectionSpec(name)
+	if err := checkTitle(errs.Param("section"), spec.Raw); err != nil {
+		return err
+	}
+	if spec.Path[0] == "" {
+		return errs.E(errs.Invalid, "%s names no heading (%q)", errs.Param("section"), name)
+	}
+	if c.hasBlock {
+		return errs.E(errs.Invalid, "with %s, content is the section's text and cannot start with a frontmatter block; give frontmatter keys with the other parameters", errs.Param("section"))
+	}
+	c.section = &spec
 	return nil
 }
 
