@@ -38,10 +38,10 @@ type writeCall struct {
 	parts   map[string][]part
 	ifMatch string // lowercase hex, "" = none
 
-	path    string  // the path the caller chose (checkPagePath), "" = none
+	path    string                // the path the caller chose (checkPagePath), "" = none
 	section *markdown.SectionSpec // the section the content replaces; nil = the whole body
-	logNote string  // the writer's line for log.md ("" = none)
-	kind    LogKind // the log entry's kind ("" = created or updated)
+	logNote string                // the writer's line for log.md ("" = none)
+	kind    LogKind               // the log entry's kind ("" = created or updated)
 }
 
 // part is one place that gives a key a value.
