@@ -113,6 +113,14 @@ func OpenEnv(ctx context.Context, v *vault.Vault, o OpenOptions) (*Env, error) {
 			s, err, needScan = s2, nil, true
 		}
 	}
+	if err == nil && o.ReadOnly && pendingMove(v) {
+		// a move a crash interrupted is finished first, which takes the
+		// write lock (a holder of it finished it when it opened)
+		s.Close()
+		if s, err = open(false); err != nil {
+			s, err = open(true)
+		}
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -126,6 +134,12 @@ func OpenEnv(ctx context.Context, v *vault.Vault, o OpenOptions) (*Env, error) {
 	e.Progress = o.Progress
 	e.Index.Progress = o.Progress
 	e.Index.Notify = o.Notify
+	if !s.ReadOnly() {
+		if err := recoverMoves(ctx, e); err != nil {
+			s.Close()
+			return nil, err
+		}
+	}
 	if (needScan || rebuild) && !o.NoInitialScan {
 		gcmode.Long() // a scan of the whole vault
 		if _, err := e.Index.Scan(ctx, index.ScanOptions{}); err != nil {

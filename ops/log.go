@@ -145,9 +145,14 @@ const maxReservedRead = 256 << 20
 // log.md that is a symlink, a named pipe or another special file is
 // refused (a vaultfs.Refusal), never opened, waited on or written through.
 func appendLog(v *vault.Vault, now time.Time, rec logRecord) (*logAppend, error) {
+	return appendLogText(v, rec.text(now), true)
+}
+
+// appendLogText appends entry to wiki/log.md, after a blank line when sep
+// is set (else as it is: the rest of an entry a crash cut short).
+func appendLogText(v *vault.Vault, entry string, sep bool) (*logAppend, error) {
 	abs := v.Abs(vault.LogPage)
 	l := vaultfs.For(v.Root)
-	entry := rec.text(now)
 	la := &logAppend{plain: true}
 	if err := l.CheckWrite(vault.LogPage); err != nil {
 		return nil, err
@@ -168,11 +173,13 @@ func appendLog(v *vault.Vault, now time.Time, rec logRecord) (*logAppend, error)
 		return nil, err
 	}
 	la.before = before
-	sep, err := separator(l, before.Size())
-	if err != nil {
-		return nil, err
+	gap := ""
+	if sep {
+		if gap, err = separator(l, before.Size()); err != nil {
+			return nil, err
+		}
 	}
-	wait, err := appendSyncing(abs, []byte(sep+entry))
+	wait, err := appendSyncing(abs, []byte(gap+entry))
 	if err != nil {
 		return nil, err
 	}
@@ -315,8 +322,13 @@ func (w *pageWrite) writeRecord(t *target, m *merged, title string) logRecord {
 // decision) to wiki/log.md, waits for it to be durable and brings the
 // store's record of log.md in step (re-indexing it when the record was
 // behind the file already).
-func logEvent(ctx context.Context, e *Env, rec logRecord) error {
-	la, err := appendLog(e.Vault, e.now(), rec)
+func logEvent(ctx context.Context, e *Env, now time.Time, rec logRecord) error {
+	return logText(ctx, e, rec.text(now), true)
+}
+
+// logText is logEvent of an entry's text (sep: see appendLogText).
+func logText(ctx context.Context, e *Env, entry string, sep bool) error {
+	la, err := appendLogText(e.Vault, entry, sep)
 	if err != nil {
 		return err
 	}
@@ -368,7 +380,7 @@ func logDecisions(ctx context.Context, e *Env, items []ReviewItem) error {
 		}
 		rec.list("items", names)
 	}
-	if err := logEvent(ctx, e, rec); err != nil {
+	if err := logEvent(ctx, e, e.now(), rec); err != nil {
 		return errs.Wrap(errs.Internal, err, "the review decision is recorded (%s), but appending it to %s failed: %s", rec.title, vault.LogPage, errs.Raw(err))
 	}
 	return nil
