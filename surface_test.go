@@ -22,6 +22,7 @@ var update = flag.Bool("update", false, "rewrite testdata/surface.golden")
 var specTools = []string{
 	"get_graph_neighborhood", "get_page", "list_pages", "list_reviews", "read_source_file",
 	"resolve_review", "search_wiki", "trigger_source_rescan", "write_page",
+	"move_page", "get_context",
 }
 
 // surface renders every CLI path with its flags, every MCP tool with its
