@@ -2,11 +2,9 @@ package main
 
 import (
 	"bytes"
-	"io/fs"
 	"maps"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -14,26 +12,6 @@ import (
 	"github.com/synapse-wiki/synapse/internal/testvault"
 	"github.com/synapse-wiki/synapse/vault"
 )
-
-// wikiFiles reads every file under wiki/ but temporary ones.
-func wikiFiles(t *testing.T, v *vault.Vault) map[string]string {
-	t.Helper()
-	out := map[string]string{}
-	root := v.Abs(vault.WikiDir)
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() || strings.HasSuffix(p, ".tmp") {
-			return err
-		}
-		data, err := os.ReadFile(p)
-		rel, _ := filepath.Rel(root, p)
-		out[filepath.ToSlash(rel)] = string(data)
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
-}
 
 // TestCrash_KillDuringMove kills `synapse page move` (Settings, 64 pages
 // linking to it, renamed) with SIGKILL at moments spread over its run, and
@@ -62,11 +40,11 @@ func TestCrash_KillDuringMove(t *testing.T) {
 	}
 	moveArgs := []string{"page", "move", "Settings", "--to", "Preferences"}
 	ref := fresh()
-	before := wikiFiles(t, ref)
+	before := testvault.WikiFiles(t, ref)
 	start := time.Now()
 	run(ref, moveArgs...)
 	took := time.Since(start)
-	after := wikiFiles(t, ref)
+	after := testvault.WikiFiles(t, ref)
 	if maps.Equal(before, after) {
 		t.Fatal("the move changed nothing")
 	}
@@ -84,7 +62,7 @@ func TestCrash_KillDuringMove(t *testing.T) {
 		_ = cmd.Process.Kill()
 		killed := cmd.Wait() != nil
 		_, notes := run(v, "page", "list", "--limit", "1")
-		got := wikiFiles(t, v)
+		got := testvault.WikiFiles(t, v)
 		switch {
 		case maps.Equal(got, before):
 			outcomes["before"]++

@@ -2,10 +2,8 @@ package ops
 
 import (
 	"context"
-	"io/fs"
 	"maps"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -28,25 +26,6 @@ func moveVault(t *testing.T) *vault.Vault {
 	return v
 }
 
-// vaultFiles reads every file of wiki/ but temporary ones.
-func vaultFiles(t *testing.T, v *vault.Vault) map[string]string {
-	out := map[string]string{}
-	root := v.Abs(vault.WikiDir)
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() || strings.HasSuffix(p, ".tmp") {
-			return err
-		}
-		data, err := os.ReadFile(p)
-		rel, _ := filepath.Rel(root, p)
-		out[filepath.ToSlash(rel)] = string(data)
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
-}
-
 var crashMove = MovePageIn{Title: "Target", To: "Goal", Path: "wiki/archive/goal.md"}
 
 // TestMove_CrashAtEveryStep stops a move at each of its file-system steps
@@ -58,12 +37,12 @@ func TestMove_CrashAtEveryStep(t *testing.T) {
 	ctx := context.Background()
 	// the vault before and after a move that is not interrupted
 	v0 := moveVault(t)
-	before := vaultFiles(t, v0)
+	before := testvault.WikiFiles(t, v0)
 	e0 := newTestEnv(t, v0)
 	if _, err := movePage(ctx, e0, &crashMove); err != nil {
 		t.Fatal(err)
 	}
-	after := vaultFiles(t, v0)
+	after := testvault.WikiFiles(t, v0)
 	outcomes := map[string]int{}
 	for n := 1; n < 200; n++ {
 		v := moveVault(t)
@@ -99,7 +78,7 @@ func TestMove_CrashAtEveryStep(t *testing.T) {
 			t.Fatalf("step %d: open after the crash: %v", n, err)
 		}
 		e.Now = e0.Now
-		got := vaultFiles(t, v)
+		got := testvault.WikiFiles(t, v)
 		switch {
 		case maps.Equal(got, before):
 			outcomes["before"]++

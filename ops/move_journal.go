@@ -103,14 +103,19 @@ func stateDir(v *vault.Vault) (string, error) {
 // private state; its error fails it (a crash simulated there).
 var privateStep func() error
 
-// writePrivate writes a file of .synapse/ atomically and durably.
-func writePrivate(v *vault.Vault, rel string, data []byte) error {
+// privateDir is stateDir for a change of private state, after privateStep.
+func privateDir(v *vault.Vault) (string, error) {
 	if privateStep != nil {
 		if err := privateStep(); err != nil {
-			return err
+			return "", err
 		}
 	}
-	dir, err := stateDir(v)
+	return stateDir(v)
+}
+
+// writePrivate writes a file of .synapse/ atomically and durably.
+func writePrivate(v *vault.Vault, rel string, data []byte) error {
+	dir, err := privateDir(v)
 	if err != nil {
 		return err
 	}
@@ -153,12 +158,7 @@ func readPrivate(v *vault.Vault, rel string) ([]byte, error) {
 
 // removePrivate removes a file of .synapse/ durably.
 func removePrivate(v *vault.Vault, rel string) error {
-	if privateStep != nil {
-		if err := privateStep(); err != nil {
-			return err
-		}
-	}
-	dir, err := stateDir(v)
+	dir, err := privateDir(v)
 	if err != nil {
 		return err
 	}

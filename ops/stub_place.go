@@ -1,7 +1,6 @@
 package ops
 
 import (
-	"fmt"
 	"path"
 
 	"github.com/synapse-wiki/synapse/index"
@@ -37,12 +36,7 @@ func stubPath(tx *store.Tx, title string) string {
 	}
 	slug := Slug(title)
 	for i := 1; i <= 1000; i++ {
-		name := slug
-		if i > 1 {
-			name = fmt.Sprintf("%s-%d", slug, i)
-		}
-		p := best + "/" + name + ".md"
-		if !vault.IsReserved(p) && tx.DocByPath(p) == 0 {
+		if p := numberedPath(best, slug, i); !vault.IsReserved(p) && tx.DocByPath(p) == 0 {
 			return p
 		}
 	}

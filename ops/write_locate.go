@@ -259,11 +259,7 @@ func (w *pageWrite) create(data []byte, t *target, title, typ string) (string, e
 	w.folders.Before(dir)
 	slug := Slug(title)
 	for n := 1; n <= 1000; n++ {
-		name := slug
-		if n > 1 {
-			name = fmt.Sprintf("%s-%d", slug, n)
-		}
-		p := dir + "/" + name + ".md"
+		p := numberedPath(dir, slug, n)
 		if vault.IsReserved(p) {
 			continue
 		}
@@ -288,6 +284,15 @@ func (w *pageWrite) create(data []byte, t *target, title, typ string) (string, e
 		return "", fileError(err, "write %s: %v (nothing was written)", p, err)
 	}
 	return "", errs.E(errs.Conflict, "no free file name for %q under %s/ (tried %s.md to %s-1000.md)", title, dir, slug, slug)
+}
+
+// numberedPath is the n-th file name tried for a slug in dir: slug.md,
+// then slug-2.md, slug-3.md…
+func numberedPath(dir, slug string, n int) string {
+	if n > 1 {
+		slug = fmt.Sprintf("%s-%d", slug, n)
+	}
+	return dir + "/" + slug + ".md"
 }
 
 // createAt writes a new page at the path the caller chose; an existing

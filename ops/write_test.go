@@ -274,21 +274,7 @@ func TestWritePage_IfMatch(t *testing.T) {
 // snapshot maps every file under wiki/ to its content.
 func snapshot(t testing.TB, v *vault.Vault) map[string]string {
 	t.Helper()
-	out := map[string]string{}
-	root := v.Abs(vault.WikiDir)
-	err := filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		data, err := os.ReadFile(p)
-		rel, _ := filepath.Rel(root, p)
-		out[filepath.ToSlash(rel)] = string(data)
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
+	return testvault.AllWikiFiles(t, v)
 }
 
 func TestWritePage_Invalid(t *testing.T) {
