@@ -1,6 +1,7 @@
 package markdown
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 )
@@ -150,7 +151,7 @@ func Lines(secs []Section) string {
 // A first line of text that is sec's own heading (as a section read with
 // its heading is sent back) is dropped.
 func ReplaceSection(body string, sec Section, text string) string {
-	text = dropOwnHeading(text, sec.Text)
+	text, _ = dropOwnHeading(text, sec.Text, sec.Level)
 	old := body[sec.BodyStart:sec.End]
 	lead, trail := blankEdges(old)
 	if strings.TrimSpace(old) == "" {
@@ -178,10 +179,10 @@ func ReplaceSection(body string, sec Section, text string) string {
 // AppendSection returns body with a new section at its end: a blank line,
 // the heading at level (2 when 0), a blank line, text.
 func AppendSection(body string, level int, heading, text string) string {
+	text, own := dropOwnHeading(text, heading, level)
 	if level == 0 {
-		level = 2
+		level = cmp.Or(own, 2) // the level of the heading sent, else 2
 	}
-	text = dropOwnHeading(text, heading)
 	var b strings.Builder
 	b.WriteString(body)
 	if body != "" {
@@ -202,17 +203,19 @@ func AppendSection(body string, level int, heading, text string) string {
 	return b.String()
 }
 
-// dropOwnHeading drops a first line of text that is an ATX heading with
-// the given text (any level).
-func dropOwnHeading(text, heading string) string {
+// dropOwnHeading drops a first line of text that is the section's own
+// heading: an ATX heading with the given text, at the given level (any
+// level when level is 0). It returns the rest and the level dropped (0
+// when nothing was).
+func dropOwnHeading(text, heading string, level int) (string, int) {
 	first, rest, _ := strings.Cut(strings.TrimLeft(text, "\r\n"), "\n")
-	if _, s, e, ok := atxHeading(strings.TrimRight(first, "\r")); ok {
+	if n, s, e, ok := atxHeading(strings.TrimRight(first, "\r")); ok && (level == 0 || n == level) {
 		h := strings.TrimRight(strings.TrimRight(first[s:e], "#"), " \t")
 		if headingKey(h) == headingKey(heading) {
-			return rest
+			return rest, n
 		}
 	}
-	return text
+	return text, 0
 }
 
 // blankEdges returns the blank lines at the start and at the end of s.

@@ -92,9 +92,43 @@ func TestAppendSection(t *testing.T) {
 		{"Intro.\n\n", "S", "x", 0, "Intro.\n\n## S\n\nx\n"},
 		{"", "S", "x", 0, "## S\n\nx\n"},
 		{"Intro.\n", "S", "## S\nx\n", 0, "Intro.\n\n## S\n\nx\n"},
+		{"Intro.\n", "S", "### S\nx\n", 0, "Intro.\n\n### S\n\nx\n"},
+		{"Intro.\n", "S", "### S\nx\n", 2, "Intro.\n\n## S\n\n### S\nx\n"},
 	} {
 		if got := AppendSection(c.body, c.level, c.heading, c.text); got != c.want {
 			t.Errorf("%q + %q: got %q, want %q", c.body, c.heading, got, c.want)
 		}
 	}
+}
+
+// FuzzSections: every section lies within the body, starts on its heading
+// line and ends at or before the next heading of its level or above;
+// replacing a section with its own text changes nothing.
+func FuzzSections(f *testing.F) {
+	f.Add(sectionDoc)
+	f.Add("## A\r\n\r\nx\r\n### B\r\ny\r\n## C")
+	f.Add("# A\n```\n# B\n```\n#C\n# D #\n")
+	f.Fuzz(func(t *testing.T, body string) {
+		secs := Sections(body)
+		for i, s := range secs {
+			if s.Start < 0 || s.Start >= s.BodyStart || s.BodyStart > s.End || s.End > len(body) {
+				t.Fatalf("section %d %+v out of a %d-byte body", i, s, len(body))
+			}
+			if i > 0 && secs[i-1].Start >= s.Start {
+				t.Fatalf("sections out of order: %+v, %+v", secs[i-1], s)
+			}
+			for _, o := range secs[i+1:] {
+				if o.Level <= s.Level {
+					if s.End != o.Start {
+						t.Fatalf("section %q ends at %d, the next of its level starts at %d", s.Text, s.End, o.Start)
+					}
+					break
+				}
+			}
+			own := body[s.BodyStart:s.End]
+			if got := ReplaceSection(body, s, own); strings.TrimSpace(own) != "" && got != body && strings.HasSuffix(body, "\n") {
+				t.Fatalf("replacing %q with its own text changed the body:\n%q\n%q", s.Text, body, got)
+			}
+		}
+	})
 }
