@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io/fs"
 	"path"
 	"sort"
 	"strings"
@@ -88,8 +89,11 @@ func movePage(ctx context.Context, e *Env, in *MovePageIn) (*MovePageOut, error)
 		if err != nil {
 			return nil, err
 		}
-		if len(stale) == 0 || attempt == 1 {
+		if len(stale) == 0 {
 			break
+		}
+		if attempt == 1 {
+			return nil, errs.E(errs.Conflict, "%s changed while the move was planned (another program is writing it); nothing was moved, try again", stale[0])
 		}
 		// files changed since they were indexed: index them, plan again
 		if _, err := e.Index.Scan(ctx, index.ScanOptions{Paths: stale}); err != nil {
@@ -287,10 +291,10 @@ func (m *movePlan) rewrite(e *Env, tx *store.Tx, pl *planner) (stale []string, e
 			continue
 		}
 		data, err := readVaultFile(e.Vault.Abs(rec.Path))
-		if err != nil {
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return nil, fileError(err, "read %s: %v (nothing was moved)", rec.Path, err)
 		}
-		if sumHex(data) != rec.SHA256 {
+		if err != nil || sumHex(data) != rec.SHA256 {
 			stale = append(stale, rec.Path)
 			continue
 		}

@@ -167,3 +167,17 @@ func TestMove_TitleFollowsFileName(t *testing.T) {
 		t.Fatalf("backlinks %d", n)
 	}
 }
+
+// TestMove_RereadsFilesChangedSinceIndexed: a linking page edited by hand
+// after it was indexed is indexed again and rewritten as it is now.
+func TestMove_RereadsFilesChangedSinceIndexed(t *testing.T) {
+	v := testvault.New(t)
+	testvault.Write(t, v, "wiki/target.md", "Target.\n")
+	testvault.Write(t, v, "wiki/a.md", "[[target]]\n")
+	e, _ := openEnv(t, v)
+	testvault.Write(t, v, "wiki/a.md", "[[target]] and, added by hand, [[target|again]]\n")
+	move(t, e, &MovePageIn{Title: "target", To: "Goal"})
+	if got := readFile(t, v, "wiki/a.md"); got != "[[goal]] and, added by hand, [[goal|again]]\n" { // written in lower case, it stays so
+		t.Fatalf("a.md: %q", got)
+	}
+}
