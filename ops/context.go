@@ -65,6 +65,12 @@ var opContext = register(Op{
 	Name: "context", Summary: "A page (or the best hits for a query) and the pages around it, packed into a budget",
 	CLI: "context", MCP: "get_context", REST: []Route{{Method: "GET", Path: "/context"}},
 	Access: Read, Limits: "budget 1024..65536 bytes (default 8192) for the whole answer; at most 5 hits and 40 neighbours considered",
+	Title: "Page context within a budget",
+	Examples: []Example{
+		{`synapse context "Spaced repetition"`, "the page, then its neighbours with summaries and the lines that link them, in 8 KB"},
+		{`synapse context --query "how do I review old notes" --budget 4096 --json`, "the best hits and the pages around them, in 4 KB"},
+	},
+	Exits: map[int]string{2: "invalid input: both or neither of TITLE and --query", 3: "not found: no page answers to TITLE"},
 }, getContext)
 
 // Caps of get_context's search.

@@ -67,6 +67,16 @@ var opMovePage = register(Op{
 	Name: "page.move", Summary: "Move or rename a page, rewriting every link to it",
 	CLI: "page move", MCP: "move_page", REST: []Route{{Method: "POST", Path: "/pages/{title}/move", Body: "*"}},
 	Access: Write, Limits: "at most 10,000 pages rewritten; refused when the new path exists or another page has the new name",
+	Title: "Move or rename a wiki page",
+	Examples: []Example{
+		{`synapse page move "Spaced repetition" --to "Spaced practice"`, "rename: the title, the file (in its naming style) and every link to it"},
+		{`synapse page move "Spaced repetition" --path wiki/learning/spaced-repetition.md`, "move the file; links that still reach it are left as they are"},
+	},
+	Exits: map[int]string{
+		2: "invalid input: no --to or --path, a path outside wiki/, a reserved title, nothing to move",
+		3: "not found: no page answers to TITLE",
+		4: "conflict: the new path exists, another page answers to the new title, or a file changed during the move (nothing was moved)",
+	},
 }, movePage)
 
 func movePage(ctx context.Context, e *Env, in *MovePageIn) (*MovePageOut, error) {
