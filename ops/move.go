@@ -220,7 +220,14 @@ func (m *movePlan) destination(tx *store.Tx, in *MovePageIn) error {
 		r := index.Resolve(tx, index.LinkKey(m.toTitle), "", false)
 		if r.Doc != 0 && r.Doc != p.Doc {
 			q, _ := tx.Page(r.Doc)
-			return errs.E(errs.Conflict, "another page answers to %q already (%s, by its %s); choose another title", m.toTitle, pathOf(q), r.By)
+			by := map[string]string{"file": "file name", "title": "title", "alias": "alias"}[r.By]
+			if by == "" {
+				by = "path"
+				if !strings.Contains(m.toTitle, "/") {
+					by = "file name" // a bare name found at wiki/NAME.md
+				}
+			}
+			return errs.E(errs.Conflict, "another page answers to %q already (%s, by its %s); choose another title", m.toTitle, pathOf(q), by)
 		}
 	}
 	if m.toPath != p.Path {
