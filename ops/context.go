@@ -325,7 +325,7 @@ func (b *contextBuilder) centerLines(centers []*store.PageRec) map[uint32][]stri
 		text := b.fileLines(c.Path)
 		for _, l := range c.Links {
 			if l.To != 0 && l.Line > 0 && l.Line <= len(text) && len(out[l.To]) < linkLinesEach {
-				out[l.To] = appendLine(out[l.To], "out: "+clip(text[l.Line-1], linkLineChars))
+				out[l.To] = appendLine(out[l.To], "out: "+clipWords(text[l.Line-1], linkLineChars))
 			}
 		}
 	}
@@ -349,7 +349,7 @@ func (b *contextBuilder) neighbor(p *store.PageRec, centers []*store.PageRec, is
 	in := 0
 	for _, l := range p.Links {
 		if isCenter[l.To] && l.Line > 0 && l.Line <= len(text) && in < linkLinesEach {
-			n.Links = appendLine(n.Links, "in: "+clip(text[l.Line-1], linkLineChars))
+			n.Links = appendLine(n.Links, "in: "+clipWords(text[l.Line-1], linkLineChars))
 			in++
 		}
 	}
@@ -381,7 +381,7 @@ func (b *contextBuilder) fileLines(p string) []string {
 func summaryOf(p *markdown.Page) string {
 	for _, k := range []string{"summary", "description"} {
 		if s := p.Frontmatter.String(k); s != "" {
-			return clip(s, summaryChars)
+			return clipWords(s, summaryChars)
 		}
 	}
 	masked := markdown.Mask(p.Body)
@@ -393,21 +393,21 @@ func summaryOf(p *markdown.Page) string {
 		switch {
 		case t == "" || m == "":
 			if len(para) > 0 {
-				return clip(strings.Join(para, " "), summaryChars)
+				return clipWords(strings.Join(para, " "), summaryChars)
 			}
 		case strings.HasPrefix(t, "#"), strings.HasPrefix(t, "|"), strings.HasPrefix(t, ">"), strings.HasPrefix(t, "!["):
 			if len(para) > 0 {
-				return clip(strings.Join(para, " "), summaryChars)
+				return clipWords(strings.Join(para, " "), summaryChars)
 			}
 		default:
 			para = append(para, t)
 		}
 	}
-	return clip(strings.Join(para, " "), summaryChars)
+	return clipWords(strings.Join(para, " "), summaryChars)
 }
 
-// clip shortens s to at most n characters, at a word end, with "…".
-func clip(s string, n int) string {
+// clipWords shortens s to at most n characters, at a word end, with "…".
+func clipWords(s string, n int) string {
 	s = strings.TrimSpace(strings.TrimSuffix(s, "\r"))
 	if utf8.RuneCountInString(s) <= n {
 		return s
