@@ -15,14 +15,7 @@ func TestReview_MissingPageResolvedByAnyName(t *testing.T) {
 	e := newTestEnv(t, testvault.New(t))
 	mustCall[WritePageOut](t, e, opWritePage, obj{"title": "Hub",
 		"content": "[[work-folders]], [[concepts/deep-dive|dive]], [[wiki/concepts/full-path]], [[Other Name]], [[Still Missing]].\n"})
-	byTitle := func() map[string]ReviewItem {
-		out := map[string]ReviewItem{}
-		for _, it := range allItems(t, e) {
-			out[it.Title] = it
-		}
-		return out
-	}
-	if n := len(byTitle()); n != 5 {
+	if n := len(itemsByTitle(t, e)); n != 5 {
 		t.Fatalf("%d items filed, want 5", n)
 	}
 	for _, w := range []obj{
@@ -33,7 +26,7 @@ func TestReview_MissingPageResolvedByAnyName(t *testing.T) {
 	} {
 		mustCall[WritePageOut](t, e, opWritePage, w)
 	}
-	got := byTitle()
+	got := itemsByTitle(t, e)
 	for title, page := range map[string]string{"work-folders": "work-folders", "concepts/deep-dive": "deep-dive",
 		"wiki/concepts/full-path": "full-path", "Other Name": "named"} {
 		it := got[title]
@@ -115,14 +108,7 @@ func TestReview_MissingPageResolvedByMoveAliasOrLint(t *testing.T) {
 	mustCall[WritePageOut](t, e, opWritePage, obj{"title": "Person", "content": "Someone.\n"})
 	mustCall[WritePageOut](t, e, opWritePage, obj{"title": "Hub",
 		"content": "[[Old Guard]], [[Nickname]], [[archive/relic]], [[Moniker]], [[Still Missing]].\n"})
-	byTitle := func() map[string]ReviewItem {
-		out := map[string]ReviewItem{}
-		for _, it := range allItems(t, e) {
-			out[it.Title] = it
-		}
-		return out
-	}
-	if n := len(byTitle()); n != 5 {
+	if n := len(itemsByTitle(t, e)); n != 5 {
 		t.Fatalf("%d items filed, want 5", n)
 	}
 	moved := mustCall[MovePageOut](t, e, opMovePage, obj{"title": "Guard", "to": "Old Guard"})
@@ -130,7 +116,7 @@ func TestReview_MissingPageResolvedByMoveAliasOrLint(t *testing.T) {
 	testvault.Write(t, e.Vault, "wiki/archive/relic.md", "# Relic\n")
 	testvault.Write(t, e.Vault, "wiki/other.md", "---\ntitle: Other\naliases: [Moniker]\n---\nBy hand.\n")
 	mustCall[LintOut](t, e, opLint, obj{"to_review": true})
-	got := byTitle()
+	got := itemsByTitle(t, e)
 	for _, w := range []struct{ title, by, resolution string }{
 		{"Old Guard", OriginRule, "page written: " + moved.Path},
 		{"Nickname", OriginRule, "page written: wiki/concepts/person.md"},
@@ -144,4 +130,14 @@ func TestReview_MissingPageResolvedByMoveAliasOrLint(t *testing.T) {
 	if it := got["Still Missing"]; it.Status != StatusPending {
 		t.Errorf("Still Missing is %s", it.Status)
 	}
+}
+
+// itemsByTitle is the whole queue by item title.
+func itemsByTitle(t *testing.T, e *Env) map[string]ReviewItem {
+	t.Helper()
+	out := map[string]ReviewItem{}
+	for _, it := range allItems(t, e) {
+		out[it.Title] = it
+	}
+	return out
 }
