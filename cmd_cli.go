@@ -437,6 +437,7 @@ func runOp(c *cli.Context, op *ops.Op, raw []byte) error {
 	}
 	o := newOutput(c.App.Writer, c.App.ErrWriter)
 	o.in = raw
+	configNote(v, o.ew, "")
 	if in, err := op.Decode(raw); err == nil {
 		for _, n := range ops.ClampNotes(in) {
 			o.note("%s", n)

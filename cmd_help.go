@@ -157,7 +157,7 @@ var verbDocs = map[string]verbDoc{
 	},
 	"embed": {
 		examples: []example{
-			{`synapse embed`, "embed new and changed pages with the provider in .synapse/config.yaml (embeddings: url, model)"},
+			{`synapse embed`, "embed new and changed pages with the provider of ~/.config/synapse/config.yaml or a trusted .synapse/config.yaml (embeddings: url, model)"},
 			{`SYNAPSE_EMBED_URL=http://127.0.0.1:11434/v1/embeddings SYNAPSE_EMBED_MODEL=nomic-embed-text synapse embed --json`, "a provider from the environment; the run's report as JSON"},
 			{`synapse embed --rebuild`, "drop every vector and embed all pages again"},
 		},
@@ -172,6 +172,14 @@ var verbDocs = map[string]verbDoc{
 			{`synapse init ~/wiki`, "create a vault (running it again is harmless)"},
 			{`synapse init --json`, "make the working directory a vault; the created paths as JSON"},
 		},
+	},
+	"trust": {
+		examples: []example{
+			{`synapse trust --show`, "what in this vault's .synapse/config.yaml needs trust (URLs, key variable names), and whether it has it"},
+			{`synapse trust`, "trust the file as it is now; a later change makes it untrusted again"},
+			{`synapse trust --revoke`, "forget this vault's trust"},
+		},
+		exits: map[int]string{3: "not found: the vault has no .synapse/config.yaml"},
 	},
 	"serve": {
 		examples: []example{

@@ -110,6 +110,7 @@ func serveAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	configNote(v, c.App.ErrWriter, "synapse: ")
 	var tok string
 	if cfg.http {
 		// resolve the token before taking the store, so a bad token file

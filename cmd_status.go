@@ -26,6 +26,9 @@ func init() {
 			pairs = append(pairs, [2]string{"changes", freshLine(f)})
 		}
 		pairs = append(pairs, [2]string{"embeddings", embedSummary(s.Embeddings)})
+		if c := s.Config; c != nil {
+			pairs = append(pairs, [2]string{"config", c.Note})
+		}
 		if len(s.Reviews) > 0 {
 			pairs = append(pairs, [2]string{"reviews", reviewsLine(s.Reviews)})
 		}

@@ -15,6 +15,7 @@ import (
 	"github.com/synapse-wiki/synapse/index"
 	"github.com/synapse-wiki/synapse/search"
 	"github.com/synapse-wiki/synapse/store"
+	"github.com/synapse-wiki/synapse/vault"
 )
 
 // Optional embeddings (issue 16): the provider's configuration, the embed
@@ -169,7 +170,7 @@ func embedPages(ctx context.Context, e *Env, in *EmbedIn) (*EmbedOut, error) {
 		return nil, err
 	}
 	if !ok {
-		return nil, errs.E(errs.Unavailable, "no embedding provider is configured: set embeddings.url and embeddings.model in %s (or $%s and $%s)", ".synapse/config.yaml", EnvEmbedURL, EnvEmbedModel)
+		return nil, errs.E(errs.Unavailable, "no embedding provider is configured: set embeddings.url and embeddings.model in ~/.config/synapse/config.yaml, or in %s and run `synapse trust` (or $%s and $%s)", vault.ConfigFile, EnvEmbedURL, EnvEmbedModel)
 	}
 	rep, err := runEmbedding(ctx, e, c, in.Rebuild, e.Progress)
 	if rep == nil {

@@ -54,6 +54,20 @@ type StatusOut struct {
 	// first (ops/fresh.go): set when the CLI opened the store itself,
 	// absent from a server (its watcher keeps the index current).
 	Freshness *Freshness `json:"freshness,omitempty"`
+	// Config names the settings of the vault's own config that were
+	// ignored because the user has not trusted the file as it is
+	// (docs/security.md); absent when none was.
+	Config *ConfigStatus `json:"config,omitempty"`
+}
+
+// ConfigStatus is the part of status that says which settings of the
+// vault's .synapse/config.yaml were ignored, and how to use them.
+type ConfigStatus struct {
+	// Trust is "untrusted" (never trusted) or "changed" (changed since it
+	// was trusted).
+	Trust   string   `json:"trust"`
+	Ignored []string `json:"ignored"`
+	Note    string   `json:"note"`
 }
 
 // MaxStatusRefused caps the refused files status lists.
@@ -102,6 +116,9 @@ func status(ctx context.Context, e *Env, in *StatusIn) (*StatusOut, error) {
 	})
 	if err != nil {
 		return nil, err
+	}
+	if cfg, err := e.Vault.LoadConfig(); err == nil && len(cfg.Ignored) > 0 {
+		out.Config = &ConfigStatus{Trust: cfg.TrustState, Ignored: cfg.Ignored, Note: cfg.UntrustedNote()}
 	}
 	embedStatus(ctx, e, out)
 	out.ReservedFiles = reservedFiles(e)
