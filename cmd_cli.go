@@ -3,8 +3,10 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"reflect"
 	"slices"
@@ -347,7 +349,12 @@ func readContent(c *cli.Context) (string, bool, error) {
 	var r io.Reader
 	if name := c.String("file"); name != "" && name != "-" {
 		f, err := os.Open(name)
-		if err != nil {
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			return "", false, errs.Wrap(errs.NotFound, err, "--file %s: no such file", name)
+		case errors.Is(err, fs.ErrPermission):
+			return "", false, errs.Wrap(errs.Forbidden, err, "--file %s: permission denied", name)
+		case err != nil:
 			return "", false, errs.Wrap(errs.Invalid, err, "--file: %v", err)
 		}
 		defer f.Close()

@@ -61,8 +61,9 @@ var verbDocs = map[string]verbDoc{
 		},
 		exits: map[int]string{
 			2: "invalid input: a rule of write_page is broken (the message names the field), or the content is over 1 MiB",
+			3: "not found: --file FILE does not exist",
 			4: "conflict: --if-match is stale, the title is ambiguous, or the existing file's frontmatter is not valid YAML",
-			5: "forbidden or unavailable: a read-only server, or the store held by another process",
+			5: "forbidden or unavailable: a read-only server, the store held by another process, or --file FILE unreadable",
 		},
 	},
 	"graph neighbors": {
