@@ -26,12 +26,13 @@ import (
 // is untrusted again. The user's own config (UserConfigFile) and the
 // environment are always trusted. docs/security.md tells the whole model.
 
-// UserConfigName and TrustName are the files of the user's config folder
-// (UserConfigDir): the user's own configuration, whose sections apply to
-// every vault, and the record of the vault configs the user trusted.
+// UserConfigName and RecordName are the files of the user's config
+// folder (UserConfigDir): the user's own configuration, whose sections
+// apply to every vault, and synapse's record of the vault configs the user
+// trusted and of the HTTP tokens it created.
 const (
 	UserConfigName = "config.yaml"
-	TrustName      = "trusted-vaults.json"
+	RecordName     = "vaults.json"
 )
 
 // UserConfigDir is the user's synapse config folder: $XDG_CONFIG_HOME/synapse
@@ -76,25 +77,32 @@ const (
 	TrustNone      = "none"
 )
 
-// trustRecord is one vault's entry in the trust file.
+// trustRecord is one vault's entry in the record file.
 type trustRecord struct {
 	SHA256    string `json:"sha256"`
 	TrustedAt string `json:"trusted_at"`
 }
 
-// trustFile is the trust file's content.
-type trustFile struct {
-	Vaults map[string]trustRecord `json:"vaults"`
+// tokenRecord is a token synapse created (keyed by its sha256).
+type tokenRecord struct {
+	Vault     string `json:"vault"`
+	CreatedAt string `json:"created_at"`
 }
 
-// trustMu serializes this process's changes of the trust file (its
+// trustFile is the record file's content.
+type trustFile struct {
+	Vaults map[string]trustRecord `json:"vaults"`
+	Tokens map[string]tokenRecord `json:"tokens,omitempty"`
+}
+
+// trustMu serializes this process's changes of the record file (its
 // read-modify-write); the file itself is replaced atomically.
 var trustMu sync.Mutex
 
-// maxTrustBytes bounds the trust file (a few hundred bytes a vault).
+// maxTrustBytes bounds the record file (a few hundred bytes a vault).
 const maxTrustBytes = 4 << 20
 
-// trustKey is the key of v in the trust file: its root with symlinks
+// trustKey is the key of v in the record file: its root with symlinks
 // resolved, so that every path leading to the vault finds one record.
 func (v *Vault) trustKey() string {
 	if r, err := filepath.EvalSymlinks(v.Root); err == nil {
@@ -108,18 +116,18 @@ func hashHex(data []byte) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// readTrust reads the trust file of dir; a missing one is empty.
+// readTrust reads the record file of dir; a missing one is empty.
 func readTrust(dir string) (*trustFile, error) {
 	tf := &trustFile{Vaults: map[string]trustRecord{}}
-	data, err := readSmallFile(filepath.Join(dir, TrustName), maxTrustBytes)
+	data, err := readSmallFile(filepath.Join(dir, RecordName), maxTrustBytes)
 	if errors.Is(err, fs.ErrNotExist) {
 		return tf, nil
 	}
 	if err != nil {
-		return nil, errs.Wrap(errs.Invalid, err, "%s: %v", filepath.Join(dir, TrustName), err)
+		return nil, errs.Wrap(errs.Invalid, err, "%s: %v", filepath.Join(dir, RecordName), err)
 	}
 	if err := json.Unmarshal(data, tf); err != nil {
-		return nil, errs.Wrap(errs.Invalid, err, "%s: %v (remove it to trust vaults again)", filepath.Join(dir, TrustName), err)
+		return nil, errs.Wrap(errs.Invalid, err, "%s: %v (remove it to trust vaults again)", filepath.Join(dir, RecordName), err)
 	}
 	if tf.Vaults == nil {
 		tf.Vaults = map[string]trustRecord{}
@@ -127,7 +135,7 @@ func readTrust(dir string) (*trustFile, error) {
 	return tf, nil
 }
 
-// writeTrust replaces the trust file of dir atomically (0600, in a 0700
+// writeTrust replaces the record file of dir atomically (0600, in a 0700
 // folder created if needed).
 func writeTrust(dir string, tf *trustFile) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
@@ -150,10 +158,10 @@ func writeTrust(dir string, tf *trustFile) error {
 		err = cerr
 	}
 	if err == nil {
-		err = os.Rename(f.Name(), filepath.Join(dir, TrustName))
+		err = os.Rename(f.Name(), filepath.Join(dir, RecordName))
 	}
 	if err != nil {
-		return errs.Wrap(errs.Internal, err, "write %s: %v", filepath.Join(dir, TrustName), err)
+		return errs.Wrap(errs.Internal, err, "write %s: %v", filepath.Join(dir, RecordName), err)
 	}
 	return nil
 }
@@ -177,7 +185,7 @@ func (v *Vault) TrustState() (*TrustState, error) {
 }
 
 func (v *Vault) trustState(dir string, tf *trustFile, c *Config, data []byte) *TrustState {
-	st := &TrustState{Vault: v.Root, Config: ConfigFile, Record: filepath.Join(dir, TrustName), Settings: c.Sensitive(), State: TrustNone}
+	st := &TrustState{Vault: v.Root, Config: ConfigFile, Record: filepath.Join(dir, RecordName), Settings: c.Sensitive(), State: TrustNone}
 	if data == nil {
 		return st
 	}
@@ -225,28 +233,66 @@ func (v *Vault) Revoke() (*TrustState, error) {
 }
 
 func (v *Vault) changeTrust(change func(st *TrustState, tf *trustFile) error) (*TrustState, error) {
-	dir, err := UserConfigDir()
-	if err != nil {
-		return nil, err
-	}
 	c, data, err := v.readVaultConfig()
 	if err != nil {
 		return nil, err
+	}
+	var st *TrustState
+	err = updateRecords(func(dir string, tf *trustFile) error {
+		st = v.trustState(dir, tf, c, data)
+		return change(st, tf)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return st, nil
+}
+
+// updateRecords applies change to the record file and writes it back.
+func updateRecords(change func(dir string, tf *trustFile) error) error {
+	dir, err := UserConfigDir()
+	if err != nil {
+		return err
 	}
 	trustMu.Lock()
 	defer trustMu.Unlock()
 	tf, err := readTrust(dir)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	st := v.trustState(dir, tf, c, data)
-	if err := change(st, tf); err != nil {
-		return nil, err
+	if err := change(dir, tf); err != nil {
+		return err
 	}
-	if err := writeTrust(dir, tf); err != nil {
-		return nil, err
+	return writeTrust(dir, tf)
+}
+
+// RecordToken notes in the user's record file that synapse created token
+// for v (only the token's sha256 is kept), so that a token file synapse
+// did not create — one shipped with a cloned vault — is never mistaken
+// for one it did. Call it before the token file is written.
+func (v *Vault) RecordToken(token string, now time.Time) error {
+	return updateRecords(func(_ string, tf *trustFile) error {
+		if tf.Tokens == nil {
+			tf.Tokens = map[string]tokenRecord{}
+		}
+		tf.Tokens[hashHex([]byte(token))] = tokenRecord{Vault: v.Root, CreatedAt: now.UTC().Format(time.RFC3339)}
+		return nil
+	})
+}
+
+// TokenCreated reports whether the user's record file says synapse
+// created token (for any vault: a moved vault keeps its token).
+func TokenCreated(token string) (bool, error) {
+	dir, err := UserConfigDir()
+	if err != nil {
+		return false, err
 	}
-	return st, nil
+	tf, err := readTrust(dir)
+	if err != nil {
+		return false, err
+	}
+	_, ok := tf.Tokens[hashHex([]byte(token))]
+	return ok, nil
 }
 
 // Sensitive lists the settings of c that reach the network or name a

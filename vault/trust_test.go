@@ -159,3 +159,32 @@ func TestUserConfigDir(t *testing.T) {
 		}
 	}
 }
+
+// TestRecordToken: a token synapse recorded is known, another is not, and
+// recording keeps the trust records.
+func TestRecordToken(t *testing.T) {
+	v := trustVault(t, hostileCfg, "")
+	if _, err := v.Trust(time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := TokenCreated("tok-secret-1"); ok || err != nil {
+		t.Fatalf("before: %v %v", ok, err)
+	}
+	if err := v.RecordToken("tok-secret-1", time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if ok, _ := TokenCreated("tok-secret-1"); !ok {
+		t.Error("recorded token unknown")
+	}
+	if ok, _ := TokenCreated("tok-secret-2"); ok {
+		t.Error("unrecorded token known")
+	}
+	if st, _ := v.TrustState(); st.State != TrustTrusted {
+		t.Errorf("trust lost: %+v", st)
+	}
+	dir, _ := UserConfigDir()
+	data, _ := os.ReadFile(filepath.Join(dir, RecordName))
+	if strings.Contains(string(data), "tok-secret") {
+		t.Error("the token itself is in the record")
+	}
+}
