@@ -1,0 +1,43 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"testing"
+	"time"
+)
+
+// TestHostileVault_Quick replays the attacks against a synapse built from
+// this tree (the quick variant: servers held for a second, not eight) and
+// fails on every one that still does harm.
+func TestHostileVault_Quick(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the replay reads Linux behaviour (peer credentials, /proc)")
+	}
+	if testing.Short() {
+		t.Skip("builds synapse and runs it many times")
+	}
+	dir := t.TempDir()
+	bin = filepath.Join(dir, "synapse")
+	build := exec.Command("go", "build", "-o", bin, ".")
+	build.Dir = filepath.Join("..", "..")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("build synapse: %v\n%s", err, out)
+	}
+	quick, hang = true, 30*time.Second
+	os.Unsetenv("SYNAPSE_VAULT")
+	bad, err := run("", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rows {
+		if !r.ok {
+			t.Errorf("%s: %s", r.name, r.now)
+		}
+	}
+	if bad > 0 {
+		t.Errorf("%d of %d attacks still do harm", bad, len(rows))
+	}
+}
