@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strconv"
 	"sync"
 	"time"
@@ -251,9 +250,11 @@ func (e *Env) embedState() *EmbedState {
 	return e.Embed
 }
 
-// readPage reads a page's text by vault path, at most maxSnippetRead bytes.
+// readPage reads a page's text by vault path, at most maxSnippetRead
+// bytes, through the vault's file layer (a page swapped for a symlink out
+// of the vault or a named pipe is refused, as everywhere).
 func (e *Env) readPage(p string) ([]byte, error) {
-	f, err := os.Open(e.Vault.Abs(p))
+	f, _, err := e.files().Open(p)
 	if err != nil {
 		return nil, err
 	}

@@ -3,6 +3,7 @@ package ops
 import (
 	"context"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -73,5 +74,27 @@ func TestTrust_HostileVaultConfig(t *testing.T) {
 	run()
 	if n := f.requests.Load() - before; n != 0 {
 		t.Fatalf("a config changed after trust sent %d requests", n)
+	}
+}
+
+// TestEmbed_ReadsOnlyInsideTheVault: a page swapped for a symlink to a
+// file outside the vault after it was indexed is not read by embed (main
+// opened the path as is and sent the outside file to the provider).
+func TestEmbed_ReadsOnlyInsideTheVault(t *testing.T) {
+	f := newFakeProvider(t)
+	v, e := embedVault(t, f, map[string]string{"wiki/concepts/dog.md": "# Dog\n\nA hound.\n"})
+	outside := filepath.Join(t.TempDir(), "secret.md")
+	os.WriteFile(outside, []byte("# Secret\n\nOUTSIDE-SECRET-TEXT\n"), 0o600)
+	os.Remove(v.Abs("wiki/concepts/dog.md"))
+	if err := os.Symlink(outside, v.Abs("wiki/concepts/dog.md")); err != nil {
+		t.Skip(err)
+	}
+	callEmbed(t, e, `{}`)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, s := range f.seen {
+		if strings.Contains(s, "OUTSIDE-SECRET-TEXT") {
+			t.Fatalf("the outside file reached the provider: %q", s)
+		}
 	}
 }
