@@ -61,6 +61,7 @@ var checks = []struct {
 	{"config", configExfil},
 	{"config-serve", configServe},
 	{"dot-synapse", dotSynapse},
+	{"state-files", stateFiles},
 	{"socket-symlink", socketSymlink},
 	{"socket-foreign", socketForeign},
 	{"token", shippedToken},

@@ -203,3 +203,25 @@ func dotSynapse() {
 	req, _, _ := l.counts()
 	record("`.synapse` → another folder: requests to its config's URL, all verbs", "(its config used)", req == 0, "%d requests", req)
 }
+
+// stateFiles: the store and its holder file in .synapse are symlinks out
+// of the vault.
+func stateFiles() {
+	v := newVault("state-files")
+	cli(v, "", "status")
+	outside := filepath.Join(filepath.Dir(string(v)), "users-file.txt")
+	must(os.WriteFile(outside, []byte("the user's own file\n"), 0o644))
+	must(os.Symlink(outside, v.abs(".synapse/synapse.db.holder")))
+	r := cli(v, "a page\n", "page", "write", "Holder check")
+	data, _ := os.ReadFile(outside)
+	record("`.synapse/synapse.db.holder` → a file of the user's, then `page write`", "the file overwritten with the holder's JSON",
+		string(data) == "the user's own file\n" && r.code == 0, "file unchanged: %v; %s", string(data) == "the user's own file\n", r)
+
+	v = newVault("state-files")
+	created := filepath.Join(filepath.Dir(string(v)), "created-outside.db")
+	must(os.RemoveAll(v.abs(".synapse/synapse.db")))
+	must(os.Symlink(created, v.abs(".synapse/synapse.db")))
+	r = cli(v, "", "status")
+	record("`.synapse/synapse.db` → a path outside the vault, then `status`", "a 16 MiB store created outside the vault",
+		!exists(created) && r.code == 5 && strings.Contains(r.stderr, "symlink"), "created outside: %v; %s", exists(created), r)
+}
