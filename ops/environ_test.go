@@ -14,8 +14,8 @@ func TestForwardEnviron(t *testing.T) {
 		"SYNAPSE_TOKEN=tok", "SYNAPSE_RESEARCH_CMD=r", "OPENAI_API_KEY=sk", "MY_KEY=k", "BROKEN"}
 	cases := []struct {
 		name, op, keyVar string
-		extra           []string
-		want            []string
+		extra            []string
+		want             []string
 	}{
 		{"read", "search", "", nil, []string{"SYNAPSE_EMBED_URL=http://x", "SYNAPSE_RESEARCH_CMD=r"}},
 		{"key from the config", "search", "OPENAI_API_KEY", nil, []string{"SYNAPSE_EMBED_URL=http://x", "SYNAPSE_RESEARCH_CMD=r", "OPENAI_API_KEY=sk"}},
