@@ -102,16 +102,16 @@ func bearer(r *http.Request) (string, bool) {
 }
 
 // requireToken answers 401 with WWW-Authenticate unless the request carries
-// the token.
+// the token (oauth.go: what the challenge says, and why).
 func requireToken(token string, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		got, ok := bearer(r)
 		switch {
 		case !ok:
-			w.Header().Set("WWW-Authenticate", `Bearer realm="synapse"`)
+			w.Header().Set("WWW-Authenticate", challenge(r, false))
 			writeError(w, http.StatusUnauthorized, errs.E(errs.Unauthorized, "missing 'Authorization: Bearer <token>'; the token is in $%s or %s", TokenEnv, vault.TokenFile))
 		case !tokenMatch(got, token):
-			w.Header().Set("WWW-Authenticate", `Bearer realm="synapse", error="invalid_token"`)
+			w.Header().Set("WWW-Authenticate", challenge(r, true))
 			writeError(w, http.StatusUnauthorized, errs.E(errs.Unauthorized, "wrong bearer token; the token is in $%s or %s", TokenEnv, vault.TokenFile))
 		default:
 			next.ServeHTTP(w, r)

@@ -102,3 +102,50 @@ func TestREST_UnparsableAndBadUTF8(t *testing.T) {
 		t.Errorf("a page titled U+FFFD exists: %d %s", r.Status, r.Raw)
 	}
 }
+
+// TestHTTP_WrongTokenSaysSo: a missing or wrong token is a 401 whose
+// challenge says which and names protected-resource metadata, fetched
+// without a token, that names no authorization server; the registration
+// an MCP client tries next answers an OAuth error saying to send the
+// token, so that the client reports that instead of opening a login (the
+// metadata was 404 behind the token, and /register 401).
+func TestHTTP_WrongTokenSaysSo(t *testing.T) {
+	s, _ := newTestService(t, ops.Table())
+	ts := newTestHTTP(t, s, false)
+
+	for _, tc := range []struct {
+		name, auth, path, want string
+	}{
+		{"wrong token on /mcp", "Bearer nope", "/mcp", `error="invalid_token", error_description="wrong bearer token; the token is in $SYNAPSE_TOKEN or the vault's .synapse/token", resource_metadata="` + ts.URL + `/.well-known/oauth-protected-resource/mcp"`},
+		{"no token on /mcp", "", "/mcp", `error_description="no bearer token; the token is in $SYNAPSE_TOKEN or the vault's .synapse/token", resource_metadata="` + ts.URL + `/.well-known/oauth-protected-resource/mcp"`},
+		{"wrong token on REST", "Bearer nope", "/status", `resource_metadata="` + ts.URL + `/.well-known/oauth-protected-resource"`},
+	} {
+		r := servertest.REST(t, ts.URL, "POST", tc.path, `{}`, "Authorization", tc.auth)
+		if r.Status != 401 || !strings.Contains(r.Header.Get("WWW-Authenticate"), tc.want) || r.Body["error"] == nil {
+			t.Errorf("%s: %d %q %s", tc.name, r.Status, r.Header.Get("WWW-Authenticate"), r.Raw)
+		}
+	}
+	for _, tc := range []struct{ path, resource string }{
+		{"/.well-known/oauth-protected-resource/mcp", ts.URL + "/mcp"},
+		{"/.well-known/oauth-protected-resource", ts.URL},
+	} {
+		r := servertest.REST(t, ts.URL, "GET", tc.path, "", "Authorization", "")
+		if r.Status != 200 || r.Body["resource"] != tc.resource || r.Body["authorization_servers"] != nil || !strings.Contains(fmt.Sprint(r.Body["resource_name"]), "not OAuth") {
+			t.Errorf("%s: %d %s", tc.path, r.Status, r.Raw)
+		}
+	}
+	r := servertest.REST(t, ts.URL, "POST", "/register", `{"redirect_uris":["http://127.0.0.1:1/cb"]}`, "Authorization", "")
+	if r.Status != 400 || r.Body["error"] != "invalid_request" || !strings.Contains(fmt.Sprint(r.Body["error_description"]), "Authorization: Bearer <token>") {
+		t.Errorf("/register: %d %s", r.Status, r.Raw)
+	}
+	for _, p := range []string{"/.well-known/oauth-authorization-server", "/.well-known/openid-configuration"} {
+		r := servertest.REST(t, ts.URL, "GET", p, "", "Authorization", "")
+		if r.Status != 404 || r.Header.Get("Content-Type") != "application/json" {
+			t.Errorf("%s: %d %s", p, r.Status, r.Raw)
+		}
+	}
+	// the Host guard still applies to them
+	if r := servertest.REST(t, ts.URL, "GET", "/.well-known/oauth-protected-resource", "", "Authorization", "", "Host", "evil.example"); r.Status != 403 {
+		t.Errorf("metadata for a rebinding host: %d", r.Status)
+	}
+}

@@ -104,6 +104,9 @@ func (s *Service) httpHandler(cfg Config, token string, mcpHandler http.Handler)
 			writeJSON(w, http.StatusOK, map[string]string{"status": "ok", "version": s.version})
 			return
 		}
+		if discovery(w, r) {
+			return
+		}
 		authed.ServeHTTP(w, r)
 	})
 	var h http.Handler = root
