@@ -41,7 +41,7 @@ func invokeVerb(c *cli.Context, v *vault.Vault, op *ops.Op, raw []byte, o *outpu
 			case err == nil:
 				return out, nil
 			case errors.Is(err, sock.ErrUnsafe) && why == nil:
-				o.note("synapse: %s; running `synapse %s` in this process", errs.Message(err), op.CLI)
+				o.note("synapse: %v; running `synapse %s` in this process", err, op.CLI)
 				why = err
 			case ctx.Err() != nil:
 				return nil, interrupted(op, err)

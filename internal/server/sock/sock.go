@@ -127,10 +127,18 @@ var (
 	ErrUnsafe = errors.New("not this user's server")
 )
 
-// unsafe is the error of a socket that fails a check.
-func unsafe(why string) error {
-	return fmt.Errorf("%w: %w: %s %s, so nothing was sent to it", ErrNoServer, ErrUnsafe, File, why)
+// UnsafeError is the error of a socket that fails a check: it matches
+// ErrUnsafe and ErrNoServer (errors.Is).
+type UnsafeError struct{ Why string }
+
+func (e *UnsafeError) Error() string {
+	return "not using " + File + ": it " + e.Why + ", so nothing was sent to it"
 }
+
+// Is makes an UnsafeError match ErrUnsafe and ErrNoServer.
+func (e *UnsafeError) Is(target error) bool { return target == ErrUnsafe || target == ErrNoServer }
+
+func unsafe(why string) error { return &UnsafeError{Why: why} }
 
 // checkFile says why the socket file st (from Lstat) is not one to
 // connect to ("" when it is): a vault arrives from anywhere, and its
