@@ -95,11 +95,12 @@ func configExfil() {
 		before string
 	}{
 		{[]string{"status"}, "1 POST with $GITHUB_TOKEN as bearer"},
+		{[]string{"embed"}, "every page sent, with the token"},
+		// after embed: a search then embeds its query
 		{[]string{"search", "dog"}, "the query sent, with the token"},
 		{[]string{"search", "--mode", "semantic", "hound"}, "the query sent, with the token"},
 		{[]string{"search", "--mode", "hybrid", "hound"}, "the query sent, with the token"},
 		{[]string{"page", "list"}, "nothing sent"},
-		{[]string{"embed"}, "every page sent, with the token"},
 	}
 	for _, vb := range verbs {
 		req, n, sec, what := l.measure(func() string { return cli(v, "", vb.args...).String() })

@@ -9,6 +9,16 @@ import (
 	"time"
 )
 
+// TestMain lets this test binary be the fake server socketForeign runs as
+// another user, as the command itself is.
+func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == fakeServerArg {
+		fakeServerMain(os.Args[2:])
+		return
+	}
+	os.Exit(m.Run())
+}
+
 // TestHostileVault_Quick replays the attacks against a synapse built from
 // this tree (the quick variant: servers held for a second, not eight) and
 // fails on every one that still does harm.

@@ -140,7 +140,7 @@ func socketForeign() {
 	data, err := os.ReadFile(exe)
 	must(err)
 	must(os.WriteFile(self, data, 0o755))
-	for _, owner := range []string{"owned by uid 65534", "chowned to us"} {
+	for _, owner := range []string{"owned by uid 65534", "chowned to us, mode 0600"} {
 		v := newVault("socket-foreign")
 		sock, rec := filepath.Join(dir, "s.sock"), filepath.Join(dir, "seen.jsonl")
 		os.Remove(sock)
@@ -152,8 +152,10 @@ func socketForeign() {
 			time.Sleep(20 * time.Millisecond)
 		}
 		must(os.Rename(sock, v.abs(".synapse/serve.sock")))
-		if owner == "chowned to us" {
+		if owner == "chowned to us, mode 0600" {
+			// the file passes every check: only the peer's uid tells
 			must(os.Lchown(v.abs(".synapse/serve.sock"), os.Getuid(), os.Getgid()))
+			must(os.Chmod(v.abs(".synapse/serve.sock"), 0o600))
 		}
 		sockVerbs(v, ".synapse/serve.sock served by uid 65534, the file "+owner,
 			"not measured (the peer uid was not checked by the client)", func() []seen { return readSeen(rec) })

@@ -1026,13 +1026,51 @@ func tokenMode() {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, "--vault", string(v), "serve", "--http", "--addr", "127.0.0.1:0")
 	cmd.Env = os.Environ() // no SYNAPSE_TOKEN: the file is used
-	out, err := cmd.CombinedOutput()
+	out := &syncWriter{w: &strings.Builder{}}
+	cmd.Stdout, cmd.Stderr = out, out
+	must(cmd.Start())
+	// refused (exit 5, "chmod 600"), or replaced by a new token (the
+	// server then runs: stopped once it says so)
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	var err error
+	for deadline := time.Now().Add(hang); ; time.Sleep(20 * time.Millisecond) {
+		select {
+		case err = <-done:
+		default:
+			if s := out.String(); !strings.Contains(s, "serving http://") && time.Now().Before(deadline) {
+				continue
+			}
+			cmd.Process.Signal(syscall.SIGTERM)
+			err = <-done
+		}
+		break
+	}
 	code := 0
 	if ee, ok := err.(*exec.ExitError); ok {
 		code = ee.ExitCode()
 	}
-	ok := code == 5 && strings.Contains(string(out), "chmod 600")
-	record("serve with .synapse/token mode 0644", before, ok, "exit %d: %s", code, clip(string(out), 120))
+	log := out.String()
+	ok := (code == 5 && strings.Contains(log, "chmod 600")) || strings.Contains(log, "replaced the token file")
+	record("serve with .synapse/token mode 0644", before, ok, "exit %d: %s", code, clip(log, 120))
+}
+
+// syncWriter is a strings.Builder for a child's output, read meanwhile.
+type syncWriter struct {
+	mu sync.Mutex
+	w  *strings.Builder
+}
+
+func (s *syncWriter) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.Write(p)
+}
+
+func (s *syncWriter) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.String()
 }
 
 func permission() {
