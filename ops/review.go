@@ -376,6 +376,8 @@ var simpleResolution = map[string]string{
 type ListReviewsIn struct {
 	Status string `json:"status,omitempty" default:"pending" desc:"pending (default; open is an alias), created, skipped, dismissed, deep_researched, auto_resolved, resolved (every decided item) or all"`
 	Type   string `json:"type,omitempty" desc:"Only items of this type (missing-page, suggestion, contradiction, duplicate, confirm, purpose-suggestion, schema-suggestion)"`
+	Origin string `json:"origin,omitempty" desc:"Only items from this origin (rule, lint, agent, user)"`
+	Text   string `json:"text,omitempty" desc:"Only items whose id, title, rationale, page, source or referenced pages contain this text (case-insensitive)"`
 	Limit  int    `json:"limit,omitempty" default:"50" min:"1" max:"100" desc:"Maximum items to return (1..100, default 50; larger values are clamped)"`
 	Offset int    `json:"offset,omitempty" min:"0" desc:"Items to skip"`
 }
@@ -395,6 +397,7 @@ var opListReviews = register(Op{
 	Examples: []Example{
 		{`synapse review list`, "pending items, oldest first"},
 		{`synapse review list --type missing-page --status all --json`, "every missing-page item, decided ones too"},
+		{`synapse review list --origin lint --text coffee`, "pending items lint filed that mention coffee"},
 	},
 }, listReviews)
 
@@ -413,9 +416,13 @@ func listReviews(ctx context.Context, e *Env, in *ListReviewsIn) (*ListReviewsOu
 	if typ != "" && !slices.Contains(ReviewTypes, typ) {
 		return nil, errs.E(errs.Invalid, "unknown review type %q; valid types: %s", in.Type, strings.Join(ReviewTypes, ", "))
 	}
+	match, err := reviewMatch(in.Origin, in.Text)
+	if err != nil {
+		return nil, err
+	}
 	out := &ListReviewsOut{Items: []ReviewItem{}}
-	err := e.Store.View(func(tx *store.Tx) error {
-		recs, total, err := tx.ListReviews(store.ReviewFilter{Type: typ, Class: class, Offset: in.Offset, Limit: in.Limit})
+	err = e.Store.View(func(tx *store.Tx) error {
+		recs, total, err := tx.ListReviews(store.ReviewFilter{Type: typ, Class: class, Offset: in.Offset, Limit: in.Limit, Match: match})
 		if err != nil {
 			return err
 		}
