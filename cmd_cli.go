@@ -366,15 +366,7 @@ func readContent(c *cli.Context) (string, bool, error) {
 	// checked here: the JSON encoding below would turn bad bytes into U+FFFD
 	// (content over the cap is refused as too large by the operation)
 	if len(data) < maxStdin && !utf8.Valid(data) {
-		off := 0
-		for off < len(data) {
-			r, n := utf8.DecodeRune(data[off:])
-			if r == utf8.RuneError && n <= 1 {
-				break
-			}
-			off += n
-		}
-		return "", false, errs.E(errs.Invalid, "content is not valid UTF-8 (bad byte at offset %d)", off)
+		return "", false, errs.E(errs.Invalid, "content is not valid UTF-8 (bad byte at offset %d)", ops.BadUTF8Offset(data))
 	}
 	return string(data), true, nil
 }

@@ -14,7 +14,7 @@ import (
 // written over MCP or REST kept U+FFFD where the CLI refuses the bytes.
 func checkParamText(raw []byte) error {
 	if !utf8.Valid(raw) {
-		return errs.E(errs.Invalid, "parameters are not valid UTF-8 (bad byte at offset %d); send text as UTF-8", badUTF8(raw))
+		return errs.E(errs.Invalid, "parameters are not valid UTF-8 (bad byte at offset %d); send text as UTF-8", BadUTF8Offset(raw))
 	}
 	for i := 0; i < len(raw); i++ {
 		if raw[i] != '\\' {
@@ -51,8 +51,9 @@ func hex4(raw []byte, i int) int {
 	return int(n)
 }
 
-// badUTF8 is the offset of the first byte that is not UTF-8.
-func badUTF8(b []byte) int {
+// BadUTF8Offset is the offset of the first byte of b that is not UTF-8
+// (len(b) when all are).
+func BadUTF8Offset(b []byte) int {
 	off := 0
 	for off < len(b) {
 		r, n := utf8.DecodeRune(b[off:])

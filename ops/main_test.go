@@ -10,9 +10,4 @@ import (
 // TestMain gives the tests a user config folder of their own, so that no
 // test reads or writes the user's real one (the vault configs the tests
 // trust are recorded there).
-func TestMain(m *testing.M) {
-	cleanup := testvault.PrivateUserConfig()
-	code := m.Run()
-	cleanup()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { os.Exit(testvault.RunPrivate(m)) }

@@ -103,11 +103,10 @@ func (v *Vault) LoadConfig() (*Config, error) {
 	if len(vc.Sensitive()) > 0 {
 		state := TrustUntrusted
 		if dir, err := UserConfigDir(); err == nil {
-			tf, err := readTrust(dir)
-			if err != nil {
-				return nil, err
+			// a record that cannot be read trusts nothing
+			if tf, err := readTrust(dir); err == nil {
+				state = v.trustState(dir, tf, vc, data).State
 			}
-			state = v.trustState(dir, tf, vc, data).State
 		}
 		if state != TrustTrusted {
 			c.Ignored, c.TrustState = vc.withoutSensitive(), state
@@ -127,7 +126,8 @@ func loadUserConfig() (*Config, error) {
 	}
 	p := filepath.Join(dir, UserConfigName)
 	data, err := readSmallFile(p, maxConfigBytes)
-	if errors.Is(err, fs.ErrNotExist) {
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) {
+		// none, or another user's folder (XDG_CONFIG_HOME kept by sudo)
 		return c, nil
 	}
 	if err == nil {

@@ -6,6 +6,7 @@ import (
 	"crypto/subtle"
 	"encoding/hex"
 	"errors"
+	"io"
 	"io/fs"
 	"log"
 	"net"
@@ -103,6 +104,19 @@ func createToken(v *vault.Vault, path string, logger *log.Logger) (string, error
 
 // maxTokenBytes bounds what is read of a token file.
 const maxTokenBytes = 4096
+
+// tokenIn reads an opened token file: the token, or why the file must be
+// replaced (it is empty).
+func tokenIn(r io.Reader, path string) (tok, why string, err error) {
+	data, err := io.ReadAll(io.LimitReader(r, maxTokenBytes))
+	if err != nil {
+		return "", "", errs.Wrap(errs.Internal, err, "read the token file %s: %v", path, err)
+	}
+	if tok = strings.TrimSpace(string(data)); tok == "" {
+		return "", "it is empty", nil
+	}
+	return tok, "", nil
+}
 
 // tokenMatch compares a presented token with the expected one in constant
 // time (hashing first, so the length does not leak either).

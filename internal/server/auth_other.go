@@ -4,10 +4,8 @@ package server
 
 import (
 	"errors"
-	"io"
 	"io/fs"
 	"os"
-	"strings"
 
 	"github.com/synapse-wiki/synapse/errs"
 )
@@ -25,12 +23,5 @@ func readToken(path string) (tok, why string, err error) {
 		return "", "", errs.Wrap(errs.Internal, err, "open the token file %s: %v", path, err)
 	}
 	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, maxTokenBytes))
-	if err != nil {
-		return "", "", errs.Wrap(errs.Internal, err, "read the token file %s: %v", path, err)
-	}
-	if tok = strings.TrimSpace(string(data)); tok == "" {
-		return "", "it is empty", nil
-	}
-	return tok, "", nil
+	return tokenIn(f, path)
 }

@@ -5,10 +5,8 @@ package server
 import (
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
-	"strings"
 	"syscall"
 
 	"github.com/synapse-wiki/synapse/errs"
@@ -50,14 +48,7 @@ func readToken(path string) (tok, why string, err error) {
 	if err := syscallSetBlock(f); err != nil {
 		return "", "", errs.Wrap(errs.Internal, err, "open the token file %s: %v", path, err)
 	}
-	data, err := io.ReadAll(io.LimitReader(f, maxTokenBytes))
-	if err != nil {
-		return "", "", errs.Wrap(errs.Internal, err, "read the token file %s: %v", path, err)
-	}
-	if tok = strings.TrimSpace(string(data)); tok == "" {
-		return "", "it is empty", nil
-	}
-	return tok, "", nil
+	return tokenIn(f, path)
 }
 
 func syscallSetBlock(f *os.File) error {

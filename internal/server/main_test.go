@@ -9,9 +9,4 @@ import (
 
 // TestMain gives the tests a user config folder of their own: the tokens
 // serve creates are recorded there, never in the user's real one.
-func TestMain(m *testing.M) {
-	cleanup := testvault.PrivateUserConfig()
-	code := m.Run()
-	cleanup()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { os.Exit(testvault.RunPrivate(m)) }

@@ -97,3 +97,10 @@ func PrivateUserConfig() func() {
 	os.Setenv("XDG_CONFIG_HOME", dir)
 	return func() { os.RemoveAll(dir) }
 }
+
+// RunPrivate runs a package's tests with a user config folder of their
+// own (PrivateUserConfig), for its TestMain: os.Exit(testvault.RunPrivate(m)).
+func RunPrivate(m *testing.M) int {
+	defer PrivateUserConfig()()
+	return m.Run()
+}

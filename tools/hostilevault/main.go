@@ -24,6 +24,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/synapse-wiki/synapse/internal/replay"
 )
 
 var (
@@ -36,21 +38,10 @@ var (
 // canary is the value of the secret variables the attacks try to steal.
 const canary = "CANARY-SECRET-0f7e3d"
 
-type row struct {
-	name, before, now string
-	ok                bool
-}
-
-var rows []row
+var table replay.Table
 
 func record(name, before string, ok bool, format string, args ...any) {
-	r := row{name: name, before: before, now: fmt.Sprintf(format, args...), ok: ok}
-	rows = append(rows, r)
-	mark := "ok  "
-	if !ok {
-		mark = "FAIL"
-	}
-	fmt.Fprintf(os.Stderr, "%s %s: %s\n", mark, name, r.now)
+	table.Record(name, before, ok, format, args...)
 }
 
 // checks are the attacks, by name.
@@ -84,15 +75,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, "hostilevault:", err)
 		os.Exit(1)
 	}
-	fmt.Println("| attack | before (main before the fix) | now | harm |")
-	fmt.Println("|---|---|---|---|")
-	for _, r := range rows {
-		verdict := "none"
-		if !r.ok {
-			verdict = "**YES**"
-		}
-		fmt.Printf("| %s | %s | %s | %s |\n", r.name, r.before, strings.ReplaceAll(r.now, "|", "/"), verdict)
-	}
+	table.Markdown(os.Stdout, "attack", "before (main before the fix)", "now")
 	if bad > 0 {
 		fmt.Fprintf(os.Stderr, "%d attack(s) still do harm\n", bad)
 		os.Exit(1)
@@ -120,7 +103,7 @@ func run(only string, keep bool) (int, error) {
 			want[n] = true
 		}
 	}
-	rows = nil
+	table = replay.Table{}
 	for _, c := range checks {
 		if len(want) > 0 && !want[c.name] {
 			continue
@@ -128,13 +111,7 @@ func run(only string, keep bool) (int, error) {
 		fmt.Fprintf(os.Stderr, "== %s\n", c.name)
 		c.fn()
 	}
-	bad := 0
-	for _, r := range rows {
-		if !r.ok {
-			bad++
-		}
-	}
-	return bad, nil
+	return table.Harm(), nil
 }
 
 // ---- vaults and the binary

@@ -42,12 +42,12 @@ func TestHostileVault_Quick(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, r := range rows {
-		if !r.ok {
-			t.Errorf("%s: %s", r.name, r.now)
+	for _, r := range table.Rows {
+		if !r.OK {
+			t.Errorf("%s: %s", r.Name, r.Now)
 		}
 	}
 	if bad > 0 {
-		t.Errorf("%d of %d attacks still do harm", bad, len(rows))
+		t.Errorf("%d of %d attacks still do harm", bad, len(table.Rows))
 	}
 }

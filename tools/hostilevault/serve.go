@@ -7,20 +7,17 @@ import (
 	"net"
 	"net/http"
 	"os/exec"
-	"regexp"
 	"strings"
-	"sync"
-	"syscall"
 	"time"
+
+	"github.com/synapse-wiki/synapse/internal/replay"
 )
 
-// server is a running `synapse serve --http`.
+// server is a running `synapse serve --http`; base is "" when it did
+// not start.
 type server struct {
-	cmd    *exec.Cmd
-	base   string
-	mu     sync.Mutex
-	logs   strings.Builder
-	exited chan struct{}
+	*replay.Server
+	base string
 }
 
 // serve starts `serve --http --write` on v; token "" leaves SYNAPSE_TOKEN
@@ -31,51 +28,17 @@ func serve(v vaultDir, token string) *server {
 	if token != "" {
 		cmd.Env = append(cmd.Env, "SYNAPSE_TOKEN="+token)
 	}
-	stderr, err := cmd.StderrPipe()
-	must(err)
-	must(cmd.Start())
-	s := &server{cmd: cmd, exited: make(chan struct{})}
-	urlc := make(chan string, 1)
-	go func() {
-		re := regexp.MustCompile(`serving http://(127\.0\.0\.1:\d+)`)
-		sc := bufio.NewScanner(stderr)
-		for sc.Scan() {
-			s.mu.Lock()
-			s.logs.WriteString(sc.Text() + "\n")
-			s.mu.Unlock()
-			if m := re.FindStringSubmatch(sc.Text()); m != nil {
-				urlc <- m[1]
-			}
-		}
-		cmd.Wait()
-		close(s.exited)
-	}()
-	select {
-	case addr := <-urlc:
-		s.base = "http://" + addr
-	case <-s.exited:
-	case <-time.After(60 * time.Second):
-		cmd.Process.Kill()
-		<-s.exited
+	rs, err := replay.StartServer(cmd, 60*time.Second)
+	s := &server{Server: rs}
+	if err == nil && rs.Addr != "" {
+		s.base = "http://" + rs.Addr
 	}
 	return s
 }
 
-func (s *server) log() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.logs.String()
-}
+func (s *server) log() string { return s.Log() }
 
-func (s *server) stop() {
-	s.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-s.exited:
-	case <-time.After(30 * time.Second):
-		s.cmd.Process.Kill()
-		<-s.exited
-	}
-}
+func (s *server) stop() { s.Stop(30 * time.Second) }
 
 type resp struct {
 	status int

@@ -33,6 +33,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/synapse-wiki/synapse/internal/replay"
 )
 
 var (
@@ -46,21 +48,10 @@ var (
 
 const token = "repro13-token-0123456789"
 
-type row struct {
-	name, before, now string
-	ok                bool
-}
-
-var rows []row
+var table replay.Table
 
 func record(name, before string, ok bool, format string, args ...any) {
-	r := row{name: name, before: before, now: fmt.Sprintf(format, args...), ok: ok}
-	rows = append(rows, r)
-	mark := "ok  "
-	if !ok {
-		mark = "FAIL"
-	}
-	fmt.Fprintf(os.Stderr, "%s %s: %s\n", mark, name, r.now)
+	table.Record(name, before, ok, format, args...)
 }
 
 func main() {
@@ -133,17 +124,8 @@ func main() {
 		c.fn()
 	}
 	fmt.Printf("machine: %d-core load average %s\n\n", numCPU(), loadavg())
-	fmt.Println("| reproduction | before (issue 13, old main) | now | harm |")
-	fmt.Println("|---|---|---|---|")
-	bad := 0
-	for _, r := range rows {
-		verdict := "none"
-		if !r.ok {
-			verdict = "**YES**"
-			bad++
-		}
-		fmt.Printf("| %s | %s | %s | %s |\n", r.name, r.before, r.now, verdict)
-	}
+	table.Markdown(os.Stdout, "reproduction", "before (issue 13, old main)", "now")
+	bad := table.Harm()
 	if bad > 0 {
 		fmt.Fprintf(os.Stderr, "%d reproduction(s) still do harm\n", bad)
 		cleanup()
@@ -251,12 +233,8 @@ func quick(r result) bool { return !r.hung && r.took < 10*time.Second }
 // ---- a server
 
 type server struct {
-	cmd    *exec.Cmd
-	base   string
-	addr   string
-	mu     sync.Mutex
-	logs   strings.Builder
-	exited chan struct{}
+	*replay.Server
+	base string
 }
 
 // serve starts `serve --http --write`; nofile > 0 runs it with that
@@ -270,59 +248,24 @@ func serve(v vaultDir, nofile int) *server {
 		cmd = exec.Command(bin, args...)
 	}
 	cmd.Env = append(os.Environ(), "SYNAPSE_TOKEN="+token)
-	stderr, err := cmd.StderrPipe()
+	rs, err := replay.StartServer(cmd, 60*time.Second)
 	must(err)
-	must(cmd.Start())
-	s := &server{cmd: cmd, exited: make(chan struct{})}
-	urlc := make(chan string, 1)
-	go func() {
-		re := regexp.MustCompile(`serving http://(127\.0\.0\.1:\d+)`)
-		sc := bufio.NewScanner(stderr)
-		for sc.Scan() {
-			s.mu.Lock()
-			s.logs.WriteString(sc.Text() + "\n")
-			s.mu.Unlock()
-			if m := re.FindStringSubmatch(sc.Text()); m != nil {
-				urlc <- m[1]
-			}
-		}
-		cmd.Wait()
-		close(s.exited)
-	}()
-	select {
-	case s.addr = <-urlc:
-	case <-time.After(60 * time.Second):
-		cmd.Process.Kill()
-		fail(fmt.Errorf("serve did not start: %s", s.log()))
+	if rs.Addr == "" {
+		fail(fmt.Errorf("serve exited: %s", rs.Log()))
 	}
-	s.base = "http://" + s.addr
+	s := &server{Server: rs, base: "http://" + rs.Addr}
 	for i := 0; i < 100 && !exists(v.abs(".synapse/serve.sock")); i++ {
 		time.Sleep(50 * time.Millisecond)
 	}
 	return s
 }
 
-func (s *server) log() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.logs.String()
-}
+func (s *server) log() string { return s.Log() }
 
-func (s *server) pid() int { return s.cmd.Process.Pid }
+func (s *server) pid() int { return s.Cmd.Process.Pid }
 
 // stop sends SIGTERM and returns the time to exit (killed after 60 s).
-func (s *server) stop() (time.Duration, bool) {
-	t0 := time.Now()
-	s.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-s.exited:
-		return time.Since(t0), true
-	case <-time.After(60 * time.Second):
-		s.cmd.Process.Kill()
-		<-s.exited
-		return time.Since(t0), false
-	}
-}
+func (s *server) stop() (time.Duration, bool) { return s.Stop(60 * time.Second) }
 
 type resp struct {
 	status int
@@ -672,11 +615,11 @@ func slowBodies() {
 	var mu sync.Mutex
 	t0 := time.Now()
 	for i := 0; i < n; i++ {
-		c, err := net.DialTimeout("tcp", s.addr, 5*time.Second)
+		c, err := net.DialTimeout("tcp", s.Addr, 5*time.Second)
 		if err != nil {
 			continue
 		}
-		fmt.Fprintf(c, "POST /status HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{\"a\":", s.addr)
+		fmt.Fprintf(c, "POST /status HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{\"a\":", s.Addr)
 		mu.Lock()
 		conns = append(conns, c)
 		mu.Unlock()
@@ -718,11 +661,11 @@ func slowBodies() {
 	// does not wait for them
 	var held []net.Conn
 	for i := 0; i < 300; i++ {
-		c, err := net.DialTimeout("tcp", s.addr, 5*time.Second)
+		c, err := net.DialTimeout("tcp", s.Addr, 5*time.Second)
 		if err != nil {
 			continue
 		}
-		fmt.Fprintf(c, "PUT /pages/Slow%d HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer %s\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{\"content\":\"", i, s.addr, token)
+		fmt.Fprintf(c, "PUT /pages/Slow%d HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer %s\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{\"content\":\"", i, s.Addr, token)
 		held = append(held, c)
 	}
 	time.Sleep(time.Second)
