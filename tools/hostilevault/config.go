@@ -166,7 +166,11 @@ func stdioSession(v vaultDir, hold time.Duration) string {
 		return "HANG after stdin closed"
 	}
 	answered := strings.Contains(out.String(), `"id":2`)
-	return fmt.Sprintf("search answered: %v; stderr: %s", answered, firstLine(errb.String()))
+	forged := ""
+	if strings.Contains(out.String(), "FORGED") {
+		forged = " (a FORGED answer)"
+	}
+	return fmt.Sprintf("search answered: %v%s; stderr: %s", answered, forged, firstLine(errb.String()))
 }
 
 type syncWriter struct {

@@ -89,9 +89,19 @@ func sockVerbs(v vaultDir, name, before string, got func() []seen) {
 		{[]string{"search", "dog", "--json"}, ""},
 		{[]string{"page", "write", "Private plans"}, "PRIVATE-PAGE-TEXT " + canary + "\n"},
 		{[]string{"status", "--json"}, ""},
+		{[]string{"page", "list", "--json"}, ""},
+		{[]string{"embed", "--json"}, ""},
+		{[]string{"serve", "--mcp-stdio"}, ""},
 	} {
 		n0 := len(got())
-		r := cli(v, vb.stdin, vb.args...)
+		var r result
+		if vb.args[0] == "serve" {
+			// an MCP client's session: a search, held a second
+			r.stdout = stdioSession(v, time.Second)
+			r.stderr = r.stdout
+		} else {
+			r = cli(v, vb.stdin, vb.args...)
+		}
 		list := got()[n0:]
 		vars, secret, content := 0, false, false
 		for _, s := range list {
@@ -101,6 +111,9 @@ func sockVerbs(v vaultDir, name, before string, got func() []seen) {
 		}
 		forged := strings.Contains(r.stdout, "FORGED")
 		ran := r.code == 0 && !forged
+		if vb.args[0] == "serve" {
+			ran = strings.Contains(r.stdout, "search answered: true")
+		}
 		record(fmt.Sprintf("%s: `%s`", name, strings.Join(vb.args, " ")), before,
 			vars == 0 && !secret && !content && !forged && (ran || r.code == 5),
 			"listener got %d connections, %d environment variables (secret: %v, page text: %v); forged answer shown: %v; %s",
