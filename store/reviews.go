@@ -1,6 +1,6 @@
 package store
 
-// The review queue (SPEC §5) is the one thing in the store that exists
+// The review queue (docs/review.md) is the one thing in the store that exists
 // nowhere else, so its buckets are kept: reindex and ResetDerived never
 // touch them. Layout ("·" is a 0x00 separator, seq is 8 bytes big-endian):
 //
