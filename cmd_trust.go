@@ -17,11 +17,12 @@ import (
 func init() {
 	extraCommands = append(extraCommands, &cli.Command{
 		Name:      "trust",
-		Usage:     "Let this vault's .synapse/config.yaml use its network and secret settings",
+		Usage:     "Let this vault's .synapse/config.yaml use its network, program and secret settings",
 		UsageText: "synapse trust [--show | --revoke] [--json] [--vault DIR]",
 		Description: "A vault arrives from anywhere, so the settings of its .synapse/config.yaml that reach the\n" +
-			"network or name a secret (embeddings.url, embeddings.api_key_env) are ignored until you\n" +
-			"trust the file as it is: its sha256 is recorded outside the vault, in\n" +
+			"network, run a program or name a secret (embeddings.url, embeddings.api_key_env,\n" +
+			"history.git) are ignored until you trust the file as it is: its sha256 is recorded\n" +
+			"outside the vault, in\n" +
 			"$XDG_CONFIG_HOME/synapse/ (~/.config/synapse/), and a changed file is untrusted again.\n" +
 			"Settings in ~/.config/synapse/config.yaml and the environment are always yours.",
 		Flags: []cli.Flag{

@@ -60,9 +60,8 @@ type HistoryConfig struct {
 	// TotalMB is the most megabytes (MiB) the whole history takes.
 	TotalMB int `yaml:"total_mb,omitempty"`
 	// Git, when true and the vault is in a git work tree, makes each
-	// write commit the files it changed. It runs the git program, so
-	// it is read through one function (ops.gitWanted), where a trust
-	// check applies.
+	// write commit the files it changed. It runs the git program, so in
+	// a vault's own config it needs trust (Sensitive).
 	Git bool `yaml:"git,omitempty"`
 }
 

@@ -295,21 +295,45 @@ func TokenCreated(token string) (bool, error) {
 	return ok, nil
 }
 
-// Sensitive lists the settings of c that reach the network or name a
-// secret, as "key: value", in a fixed order. Only these need trust.
+// Sensitive lists the settings of c that reach the network, run a
+// program or name a secret, as "key: value", in a fixed order. Only these
+// need trust.
 func (c *Config) Sensitive() []string {
 	out := []string{}
 	for _, s := range c.sensitive() {
-		if *s.val != "" {
-			out = append(out, s.key+": "+*s.val)
+		if v := s.value(); v != "" {
+			out = append(out, s.key+": "+v)
 		}
 	}
 	return out
 }
 
+// setting is one sensitive setting: its key and a pointer to its value
+// (text or switch).
 type setting struct {
-	key string
-	val *string
+	key  string
+	text *string
+	on   *bool
+}
+
+// value is the setting as written ("" when unset or off).
+func (s setting) value() string {
+	if s.text != nil {
+		return *s.text
+	}
+	if *s.on {
+		return "true"
+	}
+	return ""
+}
+
+// clear unsets the setting.
+func (s setting) clear() {
+	if s.text != nil {
+		*s.text = ""
+	} else {
+		*s.on = false
+	}
 }
 
 // sensitive names the settings that need trust, with a pointer to each.
@@ -317,8 +341,11 @@ type setting struct {
 // secret belongs here.
 func (c *Config) sensitive() []setting {
 	return []setting{
-		{"embeddings.url", &c.Embeddings.URL},
-		{"embeddings.api_key_env", &c.Embeddings.APIKeyEnv},
+		{key: "embeddings.url", text: &c.Embeddings.URL},
+		{key: "embeddings.api_key_env", text: &c.Embeddings.APIKeyEnv},
+		// runs the git program in the vault, whose own .git/config
+		// (fsmonitor, filters) can run anything
+		{key: "history.git", on: &c.History.Git},
 	}
 }
 
@@ -326,9 +353,9 @@ func (c *Config) sensitive() []setting {
 func (c *Config) withoutSensitive() []string {
 	var keys []string
 	for _, s := range c.sensitive() {
-		if *s.val != "" {
+		if s.value() != "" {
 			keys = append(keys, s.key)
-			*s.val = ""
+			s.clear()
 		}
 	}
 	sort.Strings(keys)

@@ -46,6 +46,7 @@ func TestConfig_UntrustedSettingsIgnored(t *testing.T) {
 		trust            bool
 		edit             string // appended after trusting
 		wantURL, wantKey string
+		wantGit          bool
 		wantIgnored      []string
 		wantState        string
 	}{
@@ -60,6 +61,12 @@ func TestConfig_UntrustedSettingsIgnored(t *testing.T) {
 			wantURL: "http://127.0.0.1:11434/v1/embeddings", wantKey: "MY_KEY",
 			wantIgnored: []string{"embeddings.api_key_env", "embeddings.url"}, wantState: TrustUntrusted},
 		{name: "harmless only", cfg: "search:\n  language: german\nembeddings:\n  model: m\n  batch: 3\n"},
+		{name: "git commits untrusted", cfg: hostileCfg + "history:\n  git: true\n  page_mb: 2\n",
+			wantIgnored: []string{"embeddings.api_key_env", "embeddings.url", "history.git"}, wantState: TrustUntrusted},
+		{name: "git commits trusted", cfg: hostileCfg + "history:\n  git: true\n  page_mb: 2\n", trust: true,
+			wantURL: "http://attacker.example/v1/embeddings", wantKey: "GITHUB_TOKEN", wantGit: true},
+		{name: "git commits from the user's config", cfg: hostileCfg, user: "history:\n  git: true\n",
+			wantGit: true, wantIgnored: []string{"embeddings.api_key_env", "embeddings.url"}, wantState: TrustUntrusted},
 		{name: "user config alone", user: "embeddings:\n  url: http://u/v1\n  model: m\n  batch: 3\n", wantURL: "http://u/v1"},
 	}
 	for _, tc := range cases {
@@ -81,6 +88,12 @@ func TestConfig_UntrustedSettingsIgnored(t *testing.T) {
 			}
 			if c.Embeddings.URL != tc.wantURL || c.Embeddings.APIKeyEnv != tc.wantKey {
 				t.Errorf("url %q key %q, want %q %q", c.Embeddings.URL, c.Embeddings.APIKeyEnv, tc.wantURL, tc.wantKey)
+			}
+			if c.History.Git != tc.wantGit {
+				t.Errorf("history.git %v, want %v", c.History.Git, tc.wantGit)
+			}
+			if strings.Contains(tc.cfg, "page_mb") && c.History.PageMB != 2 {
+				t.Errorf("history.page_mb lost: %+v", c.History)
 			}
 			if !slices.Equal(c.Ignored, tc.wantIgnored) || c.TrustState != tc.wantState {
 				t.Errorf("ignored %v (%s), want %v (%s)", c.Ignored, c.TrustState, tc.wantIgnored, tc.wantState)

@@ -1,10 +1,11 @@
 // Command hostilevault replays the attacks of a vault that arrives from
 // anywhere (git clone, a sync tool, a download) on what synapse keeps in
-// .synapse/ — a hostile config.yaml, a serve.sock that leads to someone
-// else, a shipped token, .synapse itself as a symlink — and the protocol
-// conformance cases found with them, against a built synapse binary. It
-// prints a table: each attack, what it did on main before the fix, what
-// happens now, and whether it did harm (exit 1 if any did).
+// .synapse/ — a hostile config.yaml (embeddings, history.git), a
+// serve.sock that leads to someone else, a shipped token, .synapse itself
+// as a symlink — and the protocol conformance cases found with them,
+// against a built synapse binary. It prints a table: each attack, what it
+// did on main before the fix, what happens now, and whether it did harm
+// (exit 1 if any did).
 //
 //	go build -o /tmp/synapse . && go run ./tools/hostilevault -bin /tmp/synapse
 //
@@ -51,6 +52,7 @@ var checks = []struct {
 }{
 	{"config", configExfil},
 	{"config-serve", configServe},
+	{"config-git", configGit},
 	{"dot-synapse", dotSynapse},
 	{"state-files", stateFiles},
 	{"socket-symlink", socketSymlink},
