@@ -27,7 +27,7 @@ import (
 var openAPIValues = map[string]any{
 	"title": "Home", "q": "create a vault", "path": "notes/meeting.md", "action": "skip",
 	"content": "A page written by the OpenAPI test, linking [[Home]].\n", "type": "suggestion",
-	"rationale": "checked by the OpenAPI test",
+	"rationale": "checked by the OpenAPI test", "rev": 1,
 }
 
 // openAPIDoc is the server's document and a compiler holding it.
