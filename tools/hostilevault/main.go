@@ -58,6 +58,7 @@ var checks = []struct {
 	{"socket-symlink", socketSymlink},
 	{"socket-foreign", socketForeign},
 	{"token", shippedToken},
+	{"token-symlink", tokenSymlink},
 	{"conformance", conformance},
 }
 

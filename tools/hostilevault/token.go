@@ -40,6 +40,31 @@ func shippedToken() {
 	}
 }
 
+// tokenSymlink: a cloned vault's .synapse/token is a symlink to a file of
+// the user's outside the vault, whose content the attacker may know (or
+// wants overwritten). serve --http must neither accept it nor write
+// through the link.
+func tokenSymlink() {
+	v := newVault("token-symlink")
+	target := v.abs("../users-file.txt")
+	const content = "a file of the user's, outside the vault 0123456789\n"
+	must(os.WriteFile(target, []byte(content), 0o600))
+	must(os.Symlink(target, v.abs(".synapse/token")))
+	s := serve(v, "")
+	old := s.do("GET", "/status", strings.TrimSpace(content), "")
+	st, err := os.Lstat(v.abs(".synapse/token"))
+	regular := err == nil && st.Mode().IsRegular()
+	data, _ := os.ReadFile(v.abs(".synapse/token"))
+	now := s.do("GET", "/status", strings.TrimSpace(string(data)), "")
+	s.stop()
+	after, _ := os.ReadFile(target)
+	record("a shipped .synapse/token as a symlink to a file of the user's, then `serve --http`",
+		"(not in the report)",
+		old.status == 401 && regular && now.status == 200 && string(after) == content,
+		"the target's content as token: %d; the link replaced by a file: %v; the new token: %d; the target unchanged: %v",
+		old.status, regular, now.status, string(after) == content)
+}
+
 func modeString(m os.FileMode) string { return fmt.Sprintf("%04o", m.Perm()) }
 
 // grepLine is the first line of s holding word.
