@@ -144,6 +144,9 @@ func opCommand(op *ops.Op, name string) *cli.Command {
 		}
 		if f.Arg >= 0 {
 			an := strings.ToUpper(f.Name)
+			if f.CLI == "stdin" {
+				an = "FILE | -" // read from the file named, or standard input
+			}
 			if f.Type.Kind() == reflect.Slice {
 				an += "..."
 			}
@@ -225,6 +228,18 @@ func cliInput(c *cli.Context, op *ops.Op, fields []ops.Field) ([]byte, error) {
 		if f.CLI == "-" {
 			continue
 		}
+		if f.Arg >= 0 && f.CLI == "stdin" {
+			name := ""
+			if f.Arg < len(args) {
+				name, maxArg = args[f.Arg], max(maxArg, f.Arg)
+			}
+			v, err := readFrom(c, name, "")
+			if err != nil {
+				return nil, err
+			}
+			in[f.Name] = v
+			continue
+		}
 		if f.Arg >= 0 {
 			if f.Arg > maxArg {
 				maxArg = f.Arg
@@ -285,6 +300,9 @@ func cliInput(c *cli.Context, op *ops.Op, fields []ops.Field) ([]byte, error) {
 			if f.Required {
 				return nil, errs.E(errs.Invalid, "--%s is required (usage: %s)", f.Flag, c.Command.UsageText)
 			}
+			if stdin, ok := c.App.Reader.(*os.File); f.TTY != "" && ok && isTerminal(stdin) {
+				in[f.Name] = f.TTY // a person typed it
+			}
 			continue
 		}
 		if f.Required && f.Type.Kind() == reflect.String && strings.TrimSpace(c.String(f.Flag)) == "" {
@@ -340,35 +358,56 @@ func isLastArg(fields []ops.Field, f ops.Field) bool {
 const maxStdin = ops.MaxInputBytes + 1
 
 func readContent(c *cli.Context) (string, bool, error) {
+	v, err := readFrom(c, c.String("file"), "--file")
+	return v, err == nil, err
+}
+
+// readFrom reads a value from the file name ("" or "-": standard input,
+// which must not be a terminal); flag names the flag that gave the name
+// ("" for an argument), for messages.
+func readFrom(c *cli.Context, name, flag string) (string, error) {
 	var r io.Reader
-	if name := c.String("file"); name != "" && name != "-" {
+	if name != "" && name != "-" {
 		f, err := os.Open(name)
-		switch {
-		case errors.Is(err, fs.ErrNotExist):
-			return "", false, errs.Wrap(errs.NotFound, err, "--file %s: no such file", name)
-		case errors.Is(err, fs.ErrPermission):
-			return "", false, errs.Wrap(errs.Forbidden, err, "--file %s: permission denied", name)
-		case err != nil:
-			return "", false, errs.Wrap(errs.Invalid, err, "--file: %v", err)
+		if err != nil {
+			return "", openFromError(err, name, flag)
 		}
 		defer f.Close()
 		r = f
 	} else {
 		if f, ok := c.App.Reader.(*os.File); ok && isTerminal(f) {
-			return "", false, errs.E(errs.Invalid, "content is read from standard input or --file FILE; nothing was piped in")
+			if flag == "" {
+				return "", errs.E(errs.Invalid, "content is read from FILE or standard input; nothing was piped in (usage: %s)", c.Command.UsageText)
+			}
+			return "", errs.E(errs.Invalid, "content is read from standard input or --file FILE; nothing was piped in")
 		}
 		r = c.App.Reader
 	}
 	data, err := io.ReadAll(io.LimitReader(r, maxStdin))
 	if err != nil {
-		return "", false, errs.Wrap(errs.Invalid, err, "read content: %v", err)
+		return "", errs.Wrap(errs.Invalid, err, "read content: %v", err)
 	}
 	// checked here: the JSON encoding below would turn bad bytes into U+FFFD
 	// (content over the cap is refused as too large by the operation)
 	if len(data) < maxStdin && !utf8.Valid(data) {
-		return "", false, errs.E(errs.Invalid, "content is not valid UTF-8 (bad byte at offset %d)", ops.BadUTF8Offset(data))
+		return "", errs.E(errs.Invalid, "content is not valid UTF-8 (bad byte at offset %d)", ops.BadUTF8Offset(data))
 	}
-	return string(data), true, nil
+	return string(data), nil
+}
+
+// openFromError is the error of opening the file name that flag gave
+// ("" for an argument): for a flag, not found (exit 3) and forbidden
+// (exit 5) as the verb's help says; else invalid.
+func openFromError(err error, name, flag string) error {
+	switch {
+	case flag == "":
+		return errs.Wrap(errs.Invalid, err, "%v", err)
+	case errors.Is(err, fs.ErrNotExist):
+		return errs.Wrap(errs.NotFound, err, "%s %s: no such file", flag, name)
+	case errors.Is(err, fs.ErrPermission):
+		return errs.Wrap(errs.Forbidden, err, "%s %s: permission denied", flag, name)
+	}
+	return errs.Wrap(errs.Invalid, err, "%s: %v", flag, err)
 }
 
 // readList replaces a "-" among list arguments with the whitespace-separated

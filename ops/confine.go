@@ -57,10 +57,6 @@ import (
 // MaxSourcePathBytes bounds the length of a requested source path.
 const MaxSourcePathBytes = 4096
 
-// maxNameBytes is the longest name of one file or folder the file systems
-// synapse runs on allow (NAME_MAX): a longer one names no file.
-const maxNameBytes = 255
-
 // textExtensions are the file extensions read_source_file serves (lower
 // case, with the dot). A file without an extension is served when its
 // first bytes sniff as text.
