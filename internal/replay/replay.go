@@ -7,6 +7,8 @@ package replay
 
 import (
 	"bufio"
+	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -61,6 +63,41 @@ func (t *Table) Markdown(w io.Writer, what, before, now string) {
 		cell := func(s string) string { return strings.ReplaceAll(s, "|", "/") }
 		fmt.Fprintf(w, "| %s | %s | %s | %s |\n", cell(r.Name), cell(r.Before), cell(r.Now), verdict)
 	}
+}
+
+// Result is one run of the binary: its exit code (-1 when it hung or did
+// not start), output and time.
+type Result struct {
+	Code           int
+	Stdout, Stderr string
+	Took           time.Duration
+	Hung           bool // killed after the hang limit
+}
+
+// Exec runs bin with args, environment env and stdin; a run longer than
+// hang is killed and marked Hung.
+func Exec(bin string, env []string, stdin string, hang time.Duration, args ...string) Result {
+	ctx, cancel := context.WithTimeout(context.Background(), hang)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Env = env
+	cmd.Stdin = strings.NewReader(stdin)
+	cmd.WaitDelay = time.Second
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	t0 := time.Now()
+	err := cmd.Run()
+	r := Result{Stdout: out.String(), Stderr: errb.String(), Took: time.Since(t0)}
+	if ctx.Err() != nil {
+		r.Hung, r.Code = true, -1
+		return r
+	}
+	if ee, ok := err.(*exec.ExitError); ok {
+		r.Code = ee.ExitCode()
+	} else if err != nil {
+		r.Code, r.Stderr = -1, err.Error()
+	}
+	return r
 }
 
 // Server is a `synapse serve --http` child process.

@@ -16,12 +16,9 @@
 package main
 
 import (
-	"bytes"
-	"context"
 	"flag"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
@@ -196,27 +193,8 @@ func cli(v vaultDir, stdin string, args ...string) result {
 	if v != "" {
 		args = append([]string{"--vault", string(v)}, args...)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), hang)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, args...)
-	cmd.Env = env(v)
-	cmd.Stdin = strings.NewReader(stdin)
-	cmd.WaitDelay = time.Second
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	t0 := time.Now()
-	err := cmd.Run()
-	r := result{stdout: out.String(), stderr: errb.String(), took: time.Since(t0)}
-	if ctx.Err() != nil {
-		r.hung, r.code = true, -1
-		return r
-	}
-	if ee, ok := err.(*exec.ExitError); ok {
-		r.code = ee.ExitCode()
-	} else if err != nil {
-		r.code, r.stderr = -1, err.Error()
-	}
-	return r
+	r := replay.Exec(bin, env(v), stdin, hang, args...)
+	return result{code: r.Code, stdout: r.Stdout, stderr: r.Stderr, took: r.Took, hung: r.Hung}
 }
 
 func exists(p string) bool { _, err := os.Lstat(p); return err == nil }

@@ -203,29 +203,8 @@ func cli(v vaultDir, stdin string, args ...string) result {
 	if v != "" {
 		args = append([]string{"--vault", string(v)}, args...)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), hang)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, args...)
-	cmd.Env = append(os.Environ(), "NO_COLOR=1")
-	cmd.Stdin = strings.NewReader(stdin)
-	cmd.WaitDelay = time.Second
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	t0 := time.Now()
-	err := cmd.Run()
-	r := result{stdout: out.String(), stderr: errb.String(), took: time.Since(t0)}
-	if ctx.Err() != nil {
-		r.hung = true
-		r.code = -1
-		return r
-	}
-	if ee, ok := err.(*exec.ExitError); ok {
-		r.code = ee.ExitCode()
-	} else if err != nil {
-		r.code = -1
-		r.stderr = err.Error()
-	}
-	return r
+	r := replay.Exec(bin, append(os.Environ(), "NO_COLOR=1"), stdin, hang, args...)
+	return result{code: r.Code, stdout: r.Stdout, stderr: r.Stderr, took: r.Took, hung: r.Hung}
 }
 
 func quick(r result) bool { return !r.hung && r.took < 10*time.Second }
