@@ -453,3 +453,48 @@ func TestHistory_RefusesBadIDs(t *testing.T) {
 		}
 	}
 }
+
+// A page edited again and again refers to a whole revision less than ten
+// records back (deltaRun, as docs/history.md says), before pruning and
+// after it, so that a prune re-encodes at most one run; every kept
+// revision still decodes.
+func TestHistory_DeltaRunsAreBounded(t *testing.T) {
+	s, _ := newStore(t)
+	s.SetLimits(Limits{PageRevisions: 30})
+	text := pageText(5, 3000)
+	var want []string
+	for i := 0; i < 75; i++ {
+		text += fmt.Sprintf("edit %d\n", i) // a small edit: always a delta if allowed
+		want = append(want, text)
+		save(t, s, "runs0001", text)
+		p, err := s.Read("runs0001")
+		if err != nil {
+			t.Fatal(err)
+		}
+		whole := 0
+		for k, r := range p.recs {
+			if r.keyframe() {
+				whole = k
+			}
+			if !r.keyframe() && r.h.Enc != encSame && (k-whole >= 10 || p.find(r.h.Base) != p.recs[whole]) {
+				t.Fatalf("after write %d: revision %d refers to revision %d, %d records back", i+1, r.h.Rev, r.h.Base, k-whole)
+			}
+		}
+	}
+	p, _ := s.Read("runs0001")
+	if n := len(p.recs); n < 27 || n > 30 {
+		t.Fatalf("%d revisions kept, want 27..30", n)
+	}
+	wholes := 0
+	for _, r := range p.recs {
+		if r.keyframe() {
+			wholes++
+		}
+		if c, err := p.Content(r.h.Rev); err != nil || string(c) != want[r.h.Rev-1] {
+			t.Fatalf("revision %d: %v", r.h.Rev, err)
+		}
+	}
+	if max := (len(p.recs) + 9) / 10; wholes > max+1 {
+		t.Errorf("%d whole revisions among %d: more than one per run", wholes, len(p.recs))
+	}
+}

@@ -305,7 +305,8 @@ func (p *Page) frame(h packHeader, payload []byte, off int64) ([]byte, *record, 
 // otherwise the content is stored as its line edits from the page's
 // newest whole revision (a delta) when those are small or at least twice
 // as small as the content compressed on its own, else on its own (raw
-// when compressing saves nothing).
+// when compressing saves nothing). A delta's whole revision is less than
+// deltaRun records back: see deltaRun.
 func (p *Page) encodeContent(h *packHeader, content []byte) []byte {
 	for i := len(p.recs) - 1; i >= 0; i-- {
 		if r := p.recs[i]; r.h.SHA256 == h.SHA256 {
@@ -320,6 +321,9 @@ func (p *Page) encodeContent(h *packHeader, content []byte) []byte {
 	denc, base := encDelta, 0
 	for i := len(p.recs) - 1; i >= 0; i-- {
 		if k := p.recs[i]; k.keyframe() {
+			if len(p.recs)-i >= deltaRun {
+				break // a whole revision starts the next run
+			}
 			if kc, err := p.content(k); err == nil {
 				delta, base = makeDelta(kc, content), k.h.Rev
 				if len(delta) > 128 {
@@ -347,6 +351,17 @@ func (p *Page) encodeContent(h *packHeader, content []byte) []byte {
 	}
 	return whole
 }
+
+// deltaRun bounds a run of records that refer to one whole revision: the
+// whole revision and at most deltaRun-1 records after it. When pruning
+// drops a whole revision, the records that referred to it are encoded
+// anew (decoded, then diffed against the first one kept), so the run is
+// what one prune re-encodes at most; without the bound a page edited all
+// day refers to one old revision, and a prune re-encoded every revision
+// kept (90 diffs, some milliseconds of CPU). Pruning drops a tenth of the
+// revisions at a time, so a tenth is also what a run costs in bytes: one
+// whole revision, compressed, per ten.
+const deltaRun = 10
 
 // write appends b to the pack, creating it (and its folder) when absent.
 func (p *Page) write(b []byte) error {
