@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/synapse-wiki/synapse/vaultfs"
 )
 
 // newStore makes a vault folder with .synapse/ and its history.
@@ -496,5 +498,56 @@ func TestHistory_DeltaRunsAreBounded(t *testing.T) {
 	}
 	if max := (len(p.recs) + 9) / 10; wholes > max+1 {
 		t.Errorf("%d whole revisions among %d: more than one per run", wholes, len(p.recs))
+	}
+}
+
+// A pack's folder is flushed while the pack's entry may not be on disk:
+// by the write that follows a new page's unflushed first revision, and
+// by the scan that gives such a pack its second revision; an edit of a
+// pack of two revisions or more flushes the pack alone.
+func TestHistory_FolderFlushedUntilTheEntryIsOnDisk(t *testing.T) {
+	var n int
+	orig := syncDir
+	syncDir = func(fs *vaultfs.FS, dir string) error { n++; return orig(fs, dir) }
+	t.Cleanup(func() { syncDir = orig })
+	s, _ := newStore(t)
+	edit := func(id, content string, sync bool) int {
+		t.Helper()
+		n = 0
+		p, err := s.Edit(id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := p.Append(Entry{Content: []byte(content), Op: OpWrite, Origin: OriginSynapse, Path: "wiki/x.md"}); err != nil {
+			t.Fatal(err)
+		}
+		if sync {
+			if err := p.Sync()(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := p.Close(); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	for _, tc := range []struct {
+		name  string
+		id    string
+		text  string
+		sync  bool
+		flush int
+	}{
+		{"a new page: unflushed", "flush001", "one", false, 0},
+		{"its first write: the folder too", "flush001", "two", true, 1},
+		{"a later write: the pack alone", "flush001", "three", true, 0},
+		{"another new page", "flush002", "one", false, 0},
+		{"a scan's second revision: the folder", "flush002", "edited", false, 1},
+		{"then a write: the pack alone", "flush002", "two", true, 0},
+		{"a pack made and flushed by one write", "flush003", "one", true, 1},
+	} {
+		if got := edit(tc.id, tc.text, tc.sync); got != tc.flush {
+			t.Errorf("%s: %d folder flushes, want %d", tc.name, got, tc.flush)
+		}
 	}
 }
