@@ -289,6 +289,10 @@ type Tx struct {
 	deg *degTable // the degree table as this transaction sees it (degrees.go)
 }
 
+// Commits returns the number of the last write transaction committed
+// (bbolt's transaction id: it grows with every commit of this file).
+func (tx *Tx) Commits() uint64 { return uint64(tx.tx.ID()) }
+
 // View runs fn in a read-only transaction.
 func (s *Store) View(fn func(tx *Tx) error) error {
 	return s.db.View(func(btx *bolt.Tx) error { return fn(&Tx{tx: btx, s: s}) })
