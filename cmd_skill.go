@@ -72,7 +72,7 @@ type SkillInstallOut struct {
 func init() {
 	// a group like those built from the table: an unknown subcommand is a
 	// usage error (exit 2)
-	group := groupCommand("skill")
+	group := groupCommand("skill", "The agent skill: install or print it")
 	group.Subcommands = []*cli.Command{
 		{
 			Name:         "print",

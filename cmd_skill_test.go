@@ -15,6 +15,7 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 	"github.com/synapse-wiki/synapse/errs"
+	"github.com/synapse-wiki/synapse/internal/cliargs"
 	"github.com/urfave/cli/v2"
 	"go.yaml.in/yaml/v3"
 )
@@ -335,12 +336,12 @@ func checkCommandLine(app *cli.App, line string) error {
 		w := rest[i]
 		if strings.HasPrefix(w, "-") && w != "-" { // "-" is standard input, an argument
 			name, _, _ := strings.Cut(strings.TrimLeft(w, "-"), "=")
-			known := knownFlag(flags, w) || knownFlag(app.Flags, w)
+			known := cliargs.KnownFlag(flags, w) || cliargs.KnownFlag(app.Flags, w)
 			if !known {
 				return errs.E(errs.Invalid, "`synapse %s` has no flag -%s", strings.Join(path, " "), name)
 			}
 			// a global flag's value before the verb (--vault DIR) is no command word
-			if cmd == nil && knownFlag(app.Flags, w) && flagArity(app.Flags, w) == 1 {
+			if cmd == nil && cliargs.KnownFlag(app.Flags, w) && cliargs.FlagArity(app.Flags, w) == 1 {
 				i++
 			}
 			continue
@@ -348,7 +349,7 @@ func checkCommandLine(app *cli.App, line string) error {
 		if cmd != nil && len(cmd.Subcommands) == 0 {
 			continue // an argument
 		}
-		c := findCommand(cmds, w)
+		c := cliargs.FindCommand(cmds, w)
 		if c == nil {
 			return errs.E(errs.Invalid, "synapse has no command %q", strings.Join(append(path, w), " "))
 		}

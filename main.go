@@ -14,6 +14,7 @@ import (
 	"syscall"
 
 	"github.com/synapse-wiki/synapse/errs"
+	"github.com/synapse-wiki/synapse/internal/cliargs"
 	"github.com/synapse-wiki/synapse/internal/gcmode"
 	"github.com/synapse-wiki/synapse/ops"
 	"github.com/urfave/cli/v2"
@@ -77,11 +78,11 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	defer stop()
 	app := newApp(stdin, stdout, stderr)
 	app.Metadata = map[string]any{typedArgsKey: args}
-	err := app.RunContext(ctx, permuteArgs(app, args))
+	err := app.RunContext(ctx, cliargs.Permute(app, args))
 	if err == nil {
 		return 0
 	}
-	return reportError(stderr, err, wantsJSON(args))
+	return reportError(stderr, err, cliargs.WantsJSON(args))
 }
 
 func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
@@ -115,12 +116,12 @@ VAULT:
 	applyVerbHelp("", app.Commands)
 	app.Action = func(c *cli.Context) error {
 		if c.NArg() > 0 {
-			return unknownCommand(c.Args().First(), nil, c.App.Commands)
+			return cliargs.UnknownCommand(c.Args().First(), nil, c.App.Commands)
 		}
 		return cli.ShowAppHelp(c)
 	}
 	app.OnUsageError = func(c *cli.Context, err error, _ bool) error {
-		return flagError(err, "synapse", c.App.Flags, typedArgs(c))
+		return cliargs.FlagError(err, "synapse", c.App.Flags, typedArgs(c))
 	}
 	return app
 }
@@ -155,7 +156,7 @@ func reportError(w io.Writer, err error, asJSON bool) int {
 			return ec.ExitCode()
 		}
 	}
-	if isUsageError(err) {
+	if cliargs.IsUsageError(err) {
 		code = errs.Invalid
 		err = errs.E(errs.Invalid, "%v", err)
 	}

@@ -184,6 +184,10 @@ var opLint = register(Op{
 	CLI: "lint", REST: []Route{{Method: "GET", Path: "/lint"}, {Method: "POST", Path: "/lint", Body: "*"}},
 	Access: Read, WriteWith: "to_review", Rescans: true,
 	Limits: "rescans changed files first; limit 1..1000 findings listed per category (default 50), counts cover all; --to-review files only the listed findings",
+	Examples: []Example{
+		{`synapse lint`, "broken links, orphans, pages without outlinks, missing sources, duplicate titles"},
+		{`synapse lint --to-review --json`, "file every finding in the review queue (a write)"},
+	},
 }, lint)
 
 // lint first brings the index up to date with the files (the incremental

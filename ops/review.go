@@ -391,6 +391,11 @@ var opListReviews = register(Op{
 	Name: "review.list", Summary: "List review items, oldest first",
 	CLI: "review list", MCP: "list_reviews", REST: []Route{{Method: "GET", Path: "/review/queue"}},
 	Access: Read, Limits: "limit 1..100 (default 50)",
+	Title: "List review items",
+	Examples: []Example{
+		{`synapse review list`, "pending items, oldest first"},
+		{`synapse review list --type missing-page --status all --json`, "every missing-page item, decided ones too"},
+	},
 }, listReviews)
 
 // listStatuses is the status vocabulary of list_reviews, for messages.
@@ -448,6 +453,16 @@ var opResolveReview = register(Op{
 	// deep-research runs $SYNAPSE_RESEARCH_CMD; a repeated call is refused
 	// (conflict), so it has no further effect
 	OpenWorld: true, Idempotent: true,
+	Title: "Decide a review item",
+	Examples: []Example{
+		{`synapse review resolve k3j9xq --action create`, "write the stub page the item proposes"},
+		{`synapse review resolve k3j9xq --action dismiss --json`, "decide it; the item as JSON"},
+	},
+	Exits: map[int]string{
+		3: "not found: no item has this id",
+		4: "conflict: the item is already decided (the message names its status)",
+		5: "unavailable: deep-research without $SYNAPSE_RESEARCH_CMD, or the research command failed",
+	},
 }, func(ctx context.Context, e *Env, in *ResolveReviewIn) (*ResolveReviewOut, error) {
 	return resolveReview(ctx, e, in.ID, in.Action)
 })
@@ -852,6 +867,11 @@ var opBulkResolve = register(Op{
 	Access:     Write,
 	Limits:     "at most 200 ids, more is refused before anything changes (REST 422); actions skip, dismiss, resolve",
 	RESTStatus: map[errs.Code]int{errs.TooLarge: 422},
+	Examples: []Example{
+		{`synapse review bulk-resolve --action skip k3j9xq p0w2mm`, "decide several items in one transaction"},
+		{`synapse review list --json | jq -r '.items[].id' | synapse review bulk-resolve --action dismiss -`, "ids from standard input"},
+	},
+	Exits: map[int]string{2: "invalid: more than 200 ids, or an action other than skip, dismiss, resolve"},
 }, func(ctx context.Context, e *Env, in *BulkResolveIn) (*BulkResolveOut, error) {
 	return bulkResolve(ctx, e, in.IDs, in.Action)
 })
@@ -973,6 +993,7 @@ var opAddReview = register(Op{
 	Name: "review.add", Summary: "Propose a review item (idempotent: the same type and title never pile up)",
 	CLI: "review add", REST: []Route{{Method: "POST", Path: "/review/queue", Body: "*"}},
 	Access: Write, Limits: "title ≤ 200 characters, rationale ≤ 16 KiB, referenced pages ≤ 8, search queries ≤ 3 (lists clamped)",
+	Examples: []Example{{`synapse review add --type contradiction --title "Two dates for the launch" --rationale "Plan says May, memo says June" --ref Plan --ref Memo`, "propose work (adding it again refreshes it)"}},
 }, addReview)
 
 func addReview(ctx context.Context, e *Env, in *AddReviewIn) (*AddReviewOut, error) {

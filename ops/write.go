@@ -126,6 +126,17 @@ var opWritePage = register(Op{
 	REST:   []Route{{Method: "PUT", Path: "/pages/{title}", Body: "*"}},
 	Access: Write, Limits: "title ≤ 200 characters; the page as written ≤ 1 MiB (frontmatter included); ≤ 100 aliases, ≤ 100 tags, ≤ 500 sources, ≤ 200 frontmatter keys (refused past them)",
 	Idempotent: true, // the same call again finds the same bytes: unchanged, nothing written
+	Title:      "Write a wiki page",
+	Examples: []Example{
+		{`synapse page write "Spaced repetition" --type concept --source notes/srs.md --file draft.md`, "a new page from a file, citing a raw source"},
+		{`echo "Body text with a [[Link]]." | synapse page write "Spaced repetition" --tag memory`, "the body on standard input (--file - says so too)"},
+		{`synapse page write "Spaced repetition" --if-match SHA256 --file - < draft.md`, "an edit that fails (exit 4) if the page changed since you read its sha256"},
+	},
+	Exits: map[int]string{
+		2: "invalid input: a rule of write_page is broken (the message names the field), or the content is over 1 MiB",
+		4: "conflict: --if-match is stale, the title is ambiguous, or the existing file's frontmatter is not valid YAML",
+		5: "forbidden or unavailable: a read-only server, or the store held by another process",
+	},
 }, WritePage)
 
 // writeMu serializes writes within a process (serve answers requests

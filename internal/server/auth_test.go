@@ -1,4 +1,4 @@
-package main
+package server
 
 import (
 	"bytes"
@@ -14,7 +14,7 @@ import (
 )
 
 func TestAuth_TokenFile(t *testing.T) {
-	t.Setenv(tokenEnv, "")
+	t.Setenv(TokenEnv, "")
 	v := testvault.New(t)
 	var logs bytes.Buffer
 	lg := log.New(&logs, "", 0)
@@ -60,7 +60,7 @@ func TestAuth_TokenFile(t *testing.T) {
 
 func TestAuth_TokenEnv(t *testing.T) {
 	v := testvault.New(t)
-	t.Setenv(tokenEnv, "  from-env  ")
+	t.Setenv(TokenEnv, "  from-env  ")
 	tok, err := loadToken(v, log.New(&bytes.Buffer{}, "", 0))
 	if err != nil || tok != "from-env" {
 		t.Fatalf("%q %v", tok, err)
@@ -68,7 +68,7 @@ func TestAuth_TokenEnv(t *testing.T) {
 	if _, err := os.Stat(v.Abs(vault.TokenFile)); err == nil {
 		t.Error("a token file was created although $SYNAPSE_TOKEN is set")
 	}
-	t.Setenv(tokenEnv, " ")
+	t.Setenv(TokenEnv, " ")
 	if tok, err := loadToken(v, log.New(&bytes.Buffer{}, "", 0)); err != nil || len(tok) != 64 {
 		t.Errorf("an empty $SYNAPSE_TOKEN falls back to the token file: %q %v", tok, err)
 	}
@@ -119,7 +119,7 @@ func TestAuth_HostGuard(t *testing.T) {
 // A token file that is a symlink or a named pipe is refused at once (a
 // pipe would have hung serve).
 func TestAuth_TokenFileNotRegular(t *testing.T) {
-	t.Setenv(tokenEnv, "")
+	t.Setenv(TokenEnv, "")
 	v := testvault.New(t)
 	lg := log.New(&bytes.Buffer{}, "", 0)
 	other := v.Abs("elsewhere")

@@ -1,4 +1,4 @@
-package main
+package server
 
 import (
 	"context"
@@ -13,7 +13,6 @@ import (
 	mcpserver "github.com/mark3labs/mcp-go/server"
 	"github.com/synapse-wiki/synapse/errs"
 	"github.com/synapse-wiki/synapse/ops"
-	"github.com/synapse-wiki/synapse/search"
 )
 
 // mcpInstructions tell an agent how the tools fit together.
@@ -28,14 +27,14 @@ const mcpInstructions = "synapse serves a markdown wiki (wiki/) compiled from ra
 // readOnly, write tools are left out of tools/list and the environment
 // refuses them when called anyway (a client may call a tool it was never
 // shown): the read-only filter applies at listing and at dispatch.
-func (s *service) newMCPServer(readOnly bool) *mcpserver.MCPServer {
+func (s *Service) newMCPServer(readOnly bool) *mcpserver.MCPServer {
 	hooks := &mcpserver.Hooks{}
 	if readOnly {
 		hooks.AddAfterListTools(func(_ context.Context, _ any, _ *mcp.ListToolsRequest, res *mcp.ListToolsResult) {
 			res.Tools = readOnlyTools(s.ops, res.Tools)
 		})
 	}
-	srv := mcpserver.NewMCPServer("synapse", version,
+	srv := mcpserver.NewMCPServer("synapse", s.version,
 		mcpserver.WithToolCapabilities(false),
 		mcpserver.WithInstructions(mcpInstructions),
 		mcpserver.WithRecovery(),
@@ -77,29 +76,11 @@ func toolOp(list []*ops.Op, name string) *ops.Op {
 func mcpTool(op *ops.Op) mcp.Tool {
 	schema, _ := json.Marshal(inputSchema(op, false))
 	t := mcp.NewToolWithRawSchema(op.MCP, toolDescription(op), schema)
-	t.Title = toolTitles[op.MCP]
+	t.Title = op.Title
 	t.RawOutputSchema, _ = json.Marshal(outputSchema(op.Out))
 	t.Annotations = toolAnnotations(op)
 	t.Annotations.Title = t.Title // where 2025-03-26 clients look for it
 	return t
-}
-
-// toolMore is what a tool's description adds to its row: the query
-// language of search_wiki, as package search states it.
-var toolMore = map[string]string{"search_wiki": search.SyntaxHelp}
-
-// toolTitles are the display names of the tools (SPEC §7: every tool has
-// a title); a test checks that no tool lacks one.
-var toolTitles = map[string]string{
-	"get_graph_neighborhood": "Explore the link graph around a page",
-	"get_page":               "Read a wiki page",
-	"list_pages":             "List wiki pages",
-	"list_reviews":           "List review items",
-	"read_source_file":       "Read a raw source file",
-	"resolve_review":         "Decide a review item",
-	"search_wiki":            "Search the wiki",
-	"trigger_source_rescan":  "Rescan the vault for changed files",
-	"write_page":             "Write a wiki page",
 }
 
 func toolDescription(op *ops.Op) string {
@@ -107,7 +88,7 @@ func toolDescription(op *ops.Op) string {
 	if op.Limits != "" {
 		d += " Limits: " + op.Limits + "."
 	}
-	if more := toolMore[op.MCP]; more != "" {
+	if more := op.ToolHelp; more != "" {
 		d += "\n\n" + more
 	}
 	if op.Access == ops.Write {
@@ -210,7 +191,7 @@ func typedDefault(f ops.Field) any {
 // go to op.Call unchanged, so unknown parameters are rejected by the strict
 // decoder, naming them; so are fields that are not MCP parameters
 // (mcp:"-"), which the strict decoder would take.
-func (s *service) toolHandler(op *ops.Op, env *ops.Env) mcpserver.ToolHandlerFunc {
+func (s *Service) toolHandler(op *ops.Op, env *ops.Env) mcpserver.ToolHandlerFunc {
 	hidden := map[string]bool{}
 	for _, f := range ops.Fields(op.In) {
 		if f.NoMCP {

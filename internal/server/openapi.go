@@ -1,4 +1,4 @@
-package main
+package server
 
 import (
 	"bytes"
@@ -11,45 +11,22 @@ import (
 
 	"github.com/synapse-wiki/synapse/errs"
 	"github.com/synapse-wiki/synapse/ops"
-	"github.com/urfave/cli/v2"
 )
 
-func init() {
-	extraCommands = append(extraCommands, &cli.Command{
-		Name:         "openapi",
-		Usage:        "Print the OpenAPI 3.1 description of the REST routes",
-		UsageText:    "synapse openapi",
-		Description:  "Prints the same document that `synapse serve --http` serves at /openapi.json.",
-		Flags:        []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "accepted for symmetry; the output is always JSON"}},
-		OnUsageError: usageError,
-		Action: func(c *cli.Context) error {
-			if c.NArg() > 0 {
-				return errs.E(errs.Invalid, "unexpected argument %q (usage: synapse openapi)", c.Args().First())
-			}
-			doc, err := openAPIJSON(ops.Table())
-			if err != nil {
-				return err
-			}
-			_, err = c.App.Writer.Write(doc)
-			return err
-		},
-	})
-}
-
 // openAPIJSON renders the OpenAPI document, indented, with a final newline.
-func openAPIJSON(list []*ops.Op) ([]byte, error) {
+func openAPIJSON(list []*ops.Op, version string) ([]byte, error) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
 	enc.SetIndent("", "  ")
-	if err := enc.Encode(openAPI(list)); err != nil {
+	if err := enc.Encode(openAPI(list, version)); err != nil {
 		return nil, errs.Wrap(errs.Internal, err, "encode the OpenAPI document: %v", err)
 	}
 	return buf.Bytes(), nil
 }
 
 // openAPI describes the REST routes of the operation table (SPEC §4, §7).
-func openAPI(list []*ops.Op) map[string]any {
+func openAPI(list []*ops.Op, version string) map[string]any {
 	defs := newSchemaDefs()
 	defs.defs["ErrorBody"] = map[string]any{
 		"type":     "object",
@@ -103,7 +80,7 @@ func openAPI(list []*ops.Op) map[string]any {
 				"($SYNAPSE_TOKEN or .synapse/token). Routes marked x-synapse-access: write answer 403 unless the server " +
 				"runs with --write. Out-of-range limits are clamped, not refused.",
 		},
-		"servers":  []any{map[string]any{"url": "http://" + defaultAddr}},
+		"servers":  []any{map[string]any{"url": "http://" + DefaultAddr}},
 		"security": []any{map[string]any{"bearer": []string{}}},
 		"paths":    paths,
 		"components": map[string]any{

@@ -1,7 +1,6 @@
-package main
+package server
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -20,6 +19,7 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/synapse-wiki/synapse/errs"
+	"github.com/synapse-wiki/synapse/internal/server/servertest"
 	"github.com/synapse-wiki/synapse/internal/testvault"
 	"github.com/synapse-wiki/synapse/ops"
 	"github.com/synapse-wiki/synapse/store"
@@ -92,44 +92,26 @@ func newTestRows() *testRows {
 	return tr
 }
 
-// syncBuffer is a log sink safe for concurrent writers.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
-const testToken = "test-token-0123456789"
+const testToken = servertest.Token
 
 // newTestService opens the corpus vault with the given rows.
-func newTestService(t *testing.T, list []*ops.Op) (*service, *syncBuffer) {
+func newTestService(t *testing.T, list []*ops.Op) (*Service, *servertest.SyncBuffer) {
 	t.Helper()
 	v := testvault.WithCorpus(t)
 	env, err := ops.OpenEnv(context.Background(), v, ops.OpenOptions{Holder: "synapse serve (test)"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	logs := &syncBuffer{}
-	s := newService(list, env, log.New(logs, "synapse: ", 0))
+	logs := &servertest.SyncBuffer{}
+	s := Open(list, env, Config{}, log.New(logs, "synapse: ", 0))
 	t.Cleanup(s.close)
 	return s, logs
 }
 
 // newTestHTTP serves the full HTTP stack (guards, auth, MCP, REST).
-func newTestHTTP(t *testing.T, s *service, write bool) *httptest.Server {
+func newTestHTTP(t *testing.T, s *Service, write bool) *httptest.Server {
 	t.Helper()
-	hs := s.newHTTPServer(serveConfig{http: true, write: write}, testToken)
+	hs := s.newHTTPServer(Config{HTTP: true, Write: write}, testToken)
 	ts := httptest.NewServer(hs.srv.Handler)
 	t.Cleanup(func() {
 		hs.shutdown()
@@ -147,37 +129,8 @@ type restResult struct {
 
 func doREST(t *testing.T, ts *httptest.Server, method, path, body string, hdr ...string) restResult {
 	t.Helper()
-	var rd io.Reader
-	if body != "" {
-		rd = strings.NewReader(body)
-	}
-	req, err := http.NewRequest(method, ts.URL+path, rd)
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Authorization", "Bearer "+testToken)
-	if body != "" {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	for i := 0; i+1 < len(hdr); i += 2 {
-		if hdr[i+1] == "" {
-			req.Header.Del(hdr[i])
-			continue
-		}
-		req.Header.Set(hdr[i], hdr[i+1])
-	}
-	if h := req.Header.Get("Host"); h != "" {
-		req.Host = h
-	}
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Body.Close()
-	data, _ := io.ReadAll(res.Body)
-	r := restResult{status: res.StatusCode, header: res.Header, raw: string(data)}
-	_ = json.Unmarshal(data, &r.body)
-	return r
+	r := servertest.REST(t, ts.URL, method, path, body, hdr...)
+	return restResult{status: r.Status, header: r.Header, body: r.Body, raw: r.Raw}
 }
 
 func TestServe_REST(t *testing.T) {
@@ -318,60 +271,6 @@ func TestServe_OpenAPIListsEveryRoute(t *testing.T) {
 	}
 }
 
-// mcpCall calls a tool and returns the decoded text result and isError.
-func mcpCall(t *testing.T, c *client.Client, tool string, args any) (map[string]any, bool) {
-	t.Helper()
-	req := mcp.CallToolRequest{}
-	req.Params.Name = tool
-	req.Params.Arguments = args
-	res, err := c.CallTool(context.Background(), req)
-	if err != nil {
-		t.Fatalf("%s: %v", tool, err)
-	}
-	if len(res.Content) != 1 {
-		t.Fatalf("%s: %d content items", tool, len(res.Content))
-	}
-	text := res.Content[0].(mcp.TextContent).Text
-	var out map[string]any
-	if err := json.Unmarshal([]byte(text), &out); err != nil {
-		t.Fatalf("%s: text is not JSON: %s", tool, text)
-	}
-	// a result carries structuredContent (matching the output schema); an
-	// error result does not, the schema being that of a success
-	if (res.StructuredContent == nil) != res.IsError {
-		t.Errorf("%s: isError %v with structuredContent %v", tool, res.IsError, res.StructuredContent != nil)
-	}
-	return out, res.IsError
-}
-
-func startClient(t *testing.T, c *client.Client) {
-	t.Helper()
-	ctx := context.Background()
-	if err := c.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	init := mcp.InitializeRequest{}
-	init.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
-	init.Params.ClientInfo = mcp.Implementation{Name: "synapse-test", Version: "1"}
-	if _, err := c.Initialize(ctx, init); err != nil {
-		t.Fatal(err)
-	}
-}
-
-func toolNames(t *testing.T, c *client.Client) map[string]mcp.Tool {
-	t.Helper()
-	res, err := c.ListTools(context.Background(), mcp.ListToolsRequest{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := map[string]mcp.Tool{}
-	for _, tl := range res.Tools {
-		out[tl.Name] = tl
-	}
-	return out
-}
-
 func tableTools(list []*ops.Op, access ops.Access) []string {
 	var out []string
 	for _, op := range list {
@@ -399,8 +298,8 @@ func TestServe_MCPStdioServerListsEveryTool(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	startClient(t, c)
-	tools := toolNames(t, c)
+	servertest.StartClient(t, c)
+	tools := servertest.ToolNames(t, c)
 	if got, want := strings.Join(keys(tools), ","), strings.Join(tableTools(tr.list, ""), ","); got != want {
 		t.Fatalf("tools %s; want every tool of the table: %s", got, want)
 	}
@@ -434,31 +333,31 @@ func TestServe_MCPStdioServerListsEveryTool(t *testing.T) {
 		t.Errorf("echo_test schema lacks the range or default: %s", echo)
 	}
 
-	out, isErr := mcpCall(t, c, "get_graph_neighborhood", map[string]any{"title": "Home", "depth": 5})
+	out, isErr := servertest.MCPCall(t, c, "get_graph_neighborhood", map[string]any{"title": "Home", "depth": 5})
 	if isErr || out["depth"] != float64(2) {
 		t.Errorf("depth=5: %v (error %v); want depth 2", out, isErr)
 	}
-	out, isErr = mcpCall(t, c, "get_page", map[string]any{"title": "Home", "bogus": 1})
+	out, isErr = servertest.MCPCall(t, c, "get_page", map[string]any{"title": "Home", "bogus": 1})
 	if !isErr || out["code"] != "invalid" || !strings.Contains(fmt.Sprint(out["error"]), `unknown parameter "bogus"`) {
 		t.Errorf("unknown parameter: %v", out)
 	}
-	out, isErr = mcpCall(t, c, "get_page", map[string]any{"title": "No such page at all"})
+	out, isErr = servertest.MCPCall(t, c, "get_page", map[string]any{"title": "No such page at all"})
 	if !isErr || out["code"] != "not_found" || !strings.HasPrefix(fmt.Sprint(out["error"]), "not_found: ") {
 		t.Errorf("not found: %v", out)
 	}
-	out, isErr = mcpCall(t, c, "get_page", map[string]any{"title": 7})
+	out, isErr = servertest.MCPCall(t, c, "get_page", map[string]any{"title": 7})
 	if !isErr || !strings.Contains(fmt.Sprint(out["error"]), `"title" must be a string`) {
 		t.Errorf("wrong type: %v", out)
 	}
-	out, isErr = mcpCall(t, c, "trigger_source_rescan", map[string]any{})
+	out, isErr = servertest.MCPCall(t, c, "trigger_source_rescan", map[string]any{})
 	if isErr || out["scanned"] == nil {
 		t.Errorf("rescan on stdio: %v", out)
 	}
-	out, isErr = mcpCall(t, c, "boom_test", nil)
+	out, isErr = servertest.MCPCall(t, c, "boom_test", nil)
 	if !isErr || out["code"] != "internal" {
 		t.Errorf("panic: %v", out)
 	}
-	out, isErr = mcpCall(t, c, "echo_test", map[string]any{"name": "x", "limit": 999})
+	out, isErr = servertest.MCPCall(t, c, "echo_test", map[string]any{"name": "x", "limit": 999})
 	if isErr || out["got"].(map[string]any)["limit"] != float64(10) {
 		t.Errorf("clamp: %v", out)
 	}
@@ -474,12 +373,12 @@ func TestServe_MCPHTTPReadOnly(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			startClient(t, c)
+			servertest.StartClient(t, c)
 			want := tableTools(tr.list, ops.Read)
 			if write {
 				want = tableTools(tr.list, "")
 			}
-			if got := keys(toolNames(t, c)); strings.Join(got, ",") != strings.Join(want, ",") {
+			if got := keys(servertest.ToolNames(t, c)); strings.Join(got, ",") != strings.Join(want, ",") {
 				t.Fatalf("tools %v; want %v", got, want)
 			}
 			for _, tool := range tableTools(tr.list, ops.Write) {
@@ -488,7 +387,7 @@ func TestServe_MCPHTTPReadOnly(t *testing.T) {
 					args = map[string]any{"ids": []string{"a"}, "action": "skip"}
 				}
 				before := tr.writes
-				out, isErr := mcpCall(t, c, tool, args)
+				out, isErr := servertest.MCPCall(t, c, tool, args)
 				if write {
 					if tool == "bulk_test" && (isErr || tr.writes != before+1) {
 						t.Errorf("%s with --write: %v", tool, out)
@@ -515,7 +414,7 @@ func TestServe_ShutdownFinishesInFlight(t *testing.T) {
 	ln.Close()
 	done := make(chan error, 1)
 	go func() {
-		done <- s.run(ctx, serveConfig{http: true, write: true, addr: addr}, testToken, nil, io.Discard)
+		done <- s.run(ctx, Config{HTTP: true, Write: true, Addr: addr}, testToken, nil, io.Discard)
 	}()
 	url := "http://" + addr
 	for i := 0; ; i++ {
@@ -579,7 +478,7 @@ func BenchmarkServe_GetPage(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	s := newService(ops.Table(), env, log.New(io.Discard, "", 0))
+	s := Open(ops.Table(), env, Config{}, log.New(io.Discard, "", 0))
 	defer s.close()
 	op := ops.ByTool("get_page")
 	raw := []byte(`{"title":"Home"}`)
@@ -591,7 +490,7 @@ func BenchmarkServe_GetPage(b *testing.B) {
 		}
 	})
 	b.Run("REST", func(b *testing.B) {
-		h := s.newHTTPServer(serveConfig{http: true}, testToken).srv.Handler
+		h := s.newHTTPServer(Config{HTTP: true}, testToken).srv.Handler
 		for b.Loop() {
 			req := httptest.NewRequest("GET", "http://127.0.0.1:7411/pages/Home", nil)
 			req.Header.Set("Authorization", "Bearer "+testToken)
@@ -604,7 +503,7 @@ func BenchmarkServe_GetPage(b *testing.B) {
 	})
 	b.Run("MCP", func(b *testing.B) {
 		c, _ := client.NewInProcessClient(s.newMCPServer(false))
-		startClient(&testing.T{}, c)
+		servertest.StartClient(&testing.T{}, c)
 		req := mcp.CallToolRequest{}
 		req.Params.Name, req.Params.Arguments = "get_page", map[string]any{"title": "Home"}
 		for b.Loop() {

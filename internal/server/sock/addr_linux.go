@@ -1,6 +1,6 @@
 //go:build linux
 
-package main
+package sock
 
 import (
 	"fmt"
@@ -10,15 +10,15 @@ import (
 	"syscall"
 )
 
-// maxSockPath is the longest socket path bind and connect take (sun_path
+// MaxPath is the longest socket path bind and connect take (sun_path
 // holds 108 bytes with the terminating NUL).
-const maxSockPath = 107
+const MaxPath = 107
 
-// sockAddr returns an address for the socket file at path that fits
+// Addr returns an address for the socket file at path that fits
 // sun_path. A longer path is reached through /proc/self/fd/N/NAME, N being
 // its folder held open until release is called (after bind or connect).
-func sockAddr(path string) (addr string, release func(), err error) {
-	if len(path) <= maxSockPath {
+func Addr(path string) (addr string, release func(), err error) {
+	if len(path) <= MaxPath {
 		return path, func() {}, nil
 	}
 	d, err := os.Open(filepath.Dir(path))
@@ -28,9 +28,9 @@ func sockAddr(path string) (addr string, release func(), err error) {
 	return fmt.Sprintf("/proc/self/fd/%d/%s", d.Fd(), filepath.Base(path)), func() { d.Close() }, nil
 }
 
-// checkPeer refuses a connection from another user (SO_PEERCRED), on top
+// CheckPeer refuses a connection from another user (SO_PEERCRED), on top
 // of the socket's 0600 mode inside the 0700 .synapse folder.
-func checkPeer(c net.Conn) error {
+func CheckPeer(c net.Conn) error {
 	uc, ok := c.(*net.UnixConn)
 	if !ok {
 		return nil

@@ -1,4 +1,4 @@
-package main
+package server
 
 import (
 	"crypto/rand"
@@ -20,8 +20,8 @@ import (
 	"github.com/synapse-wiki/synapse/vault"
 )
 
-// tokenEnv names the environment variable that overrides .synapse/token.
-const tokenEnv = "SYNAPSE_TOKEN"
+// TokenEnv names the environment variable that overrides .synapse/token.
+const TokenEnv = "SYNAPSE_TOKEN"
 
 // loadToken returns the bearer token every HTTP route but /healthz needs:
 // $SYNAPSE_TOKEN (when not empty), else the vault's .synapse/token, created (0600, 32 random
@@ -31,7 +31,7 @@ const tokenEnv = "SYNAPSE_TOKEN"
 // pipe) is refused, saying how to fix it: serve does not start with a
 // token others may have seen.
 func loadToken(v *vault.Vault, logger *log.Logger) (string, error) {
-	if t := strings.TrimSpace(os.Getenv(tokenEnv)); t != "" {
+	if t := strings.TrimSpace(os.Getenv(TokenEnv)); t != "" {
 		return t, nil
 	}
 	path := v.Abs(vault.TokenFile)
@@ -109,10 +109,10 @@ func requireToken(token string, next http.Handler) http.Handler {
 		switch {
 		case !ok:
 			w.Header().Set("WWW-Authenticate", `Bearer realm="synapse"`)
-			writeError(w, http.StatusUnauthorized, errs.E(errs.Unauthorized, "missing 'Authorization: Bearer <token>'; the token is in $%s or %s", tokenEnv, vault.TokenFile))
+			writeError(w, http.StatusUnauthorized, errs.E(errs.Unauthorized, "missing 'Authorization: Bearer <token>'; the token is in $%s or %s", TokenEnv, vault.TokenFile))
 		case !tokenMatch(got, token):
 			w.Header().Set("WWW-Authenticate", `Bearer realm="synapse", error="invalid_token"`)
-			writeError(w, http.StatusUnauthorized, errs.E(errs.Unauthorized, "wrong bearer token; the token is in $%s or %s", tokenEnv, vault.TokenFile))
+			writeError(w, http.StatusUnauthorized, errs.E(errs.Unauthorized, "wrong bearer token; the token is in $%s or %s", TokenEnv, vault.TokenFile))
 		default:
 			next.ServeHTTP(w, r)
 		}

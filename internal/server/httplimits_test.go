@@ -1,4 +1,4 @@
-package main
+package server
 
 import (
 	"bufio"
@@ -8,20 +8,22 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/synapse-wiki/synapse/internal/server/servertest"
 )
 
 // limitServer serves the full HTTP stack on a loopback port through the
 // real listener (connection caps included), with lim.
-func limitServer(t *testing.T, lim httpLimits) (*httpServer, string) {
+func limitServer(t *testing.T, lim Limits) (*httpServer, string) {
 	hs, addr, _ := limitServerRows(t, lim)
 	return hs, addr
 }
 
-func limitServerRows(t *testing.T, lim httpLimits) (*httpServer, string, *testRows) {
+func limitServerRows(t *testing.T, lim Limits) (*httpServer, string, *testRows) {
 	t.Helper()
 	tr := newTestRows()
 	s, _ := newTestService(t, tr.list)
-	hs := s.newHTTPServer(serveConfig{http: true, write: true, limits: &lim}, testToken)
+	hs := s.newHTTPServer(Config{HTTP: true, Write: true, Limits: &lim}, testToken)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -119,7 +121,7 @@ func TestHTTP_PerClientCap(t *testing.T) {
 	for i := 0; i < lim.PerClient; i++ {
 		hold = append(hold, raw(t, addr, "GET /status HTTP/1.1\r\nHost: 127.0.0.1\r\n")) // headers never end
 	}
-	eventually(t, "the held connections", func() bool { return hs.conns.open() == lim.PerClient })
+	servertest.Eventually(t, "the held connections", func() bool { return hs.conns.open() == lim.PerClient })
 	get := func(path string, token bool) int {
 		req := "GET " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\n"
 		if token {
@@ -143,7 +145,7 @@ func TestHTTP_PerClientCap(t *testing.T) {
 	for i := 0; i < lim.Overflow; i++ {
 		over = append(over, raw(t, addr, ""))
 	}
-	eventually(t, "the overflow connections", func() bool { return hs.conns.open() == lim.PerClient+lim.Overflow })
+	servertest.Eventually(t, "the overflow connections", func() bool { return hs.conns.open() == lim.PerClient+lim.Overflow })
 	c := raw(t, addr, "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
 	c.SetReadDeadline(time.Now().Add(wantQuick))
 	if n, err := c.Read(make([]byte, 1)); n > 0 || err == nil {
@@ -152,7 +154,7 @@ func TestHTTP_PerClientCap(t *testing.T) {
 	for _, c := range append(hold, over...) {
 		c.Close()
 	}
-	eventually(t, "the released connections", func() bool { return hs.conns.open() == 0 })
+	servertest.Eventually(t, "the released connections", func() bool { return hs.conns.open() == 0 })
 	res, err := http.Get("http://" + addr + "/healthz")
 	if err != nil || res.StatusCode != http.StatusOK {
 		t.Fatalf("after the attack: %v %v", res, err)
@@ -174,7 +176,7 @@ func TestHTTP_ShutdownBounded(t *testing.T) {
 	if st, _ := answerKeep(t, idle); st != http.StatusOK {
 		t.Fatalf("healthz: %d", st)
 	}
-	eventually(t, "four connections", func() bool { return hs.conns.open() == 4 })
+	servertest.Eventually(t, "four connections", func() bool { return hs.conns.open() == 4 })
 	done := make(chan error, 1)
 	start := time.Now()
 	go func() { done <- hs.shutdown() }()
@@ -188,7 +190,7 @@ func TestHTTP_ShutdownBounded(t *testing.T) {
 		t.Fatalf("shutdown still waiting after %s", wantQuick)
 	}
 	t.Logf("shutdown took %s", time.Since(start).Round(time.Millisecond))
-	eventually(t, "every connection closed", func() bool { return hs.conns.open() == 0 })
+	servertest.Eventually(t, "every connection closed", func() bool { return hs.conns.open() == 0 })
 }
 
 // answerKeep reads one response and leaves the connection open.

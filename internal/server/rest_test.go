@@ -1,4 +1,4 @@
-package main
+package server
 
 import (
 	"context"
@@ -23,9 +23,9 @@ func FuzzServe_RESTRouter(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	s := newService(ops.Table(), env, log.New(io.Discard, "", 0))
+	s := Open(ops.Table(), env, Config{}, log.New(io.Discard, "", 0))
 	f.Cleanup(s.close)
-	h := s.newHTTPServer(serveConfig{http: true}, testToken).srv.Handler
+	h := s.newHTTPServer(Config{HTTP: true}, testToken).srv.Handler
 	for _, seed := range [][3]string{
 		{"GET", "/pages/Home", ""}, {"GET", "/pages?limit=5&type=note", ""}, {"GET", "/graph/neighborhood?title=Home&depth=9", ""},
 		{"POST", "/sources/rescan", "{}"}, {"GET", "/pages/%2e%2e%2Fetc", ""}, {"PATCH", "/status?x", "[1]"}, {"GET", "/pages?limit=1&limit=2", ""},

@@ -1,4 +1,4 @@
-package main
+package server
 
 import (
 	"context"
@@ -12,11 +12,11 @@ import (
 	"github.com/synapse-wiki/synapse/errs"
 )
 
-// httpLimits bounds what one HTTP client can hold of the server (SPEC §7:
+// Limits bounds what one HTTP client can hold of the server (SPEC §7:
 // slow clients time out before and after the handler; unauthenticated
 // requests are answered before their body is read). The defaults are the
 // product's; tests shrink them.
-type httpLimits struct {
+type Limits struct {
 	// ReadHeader bounds the request line and headers (http.Server's
 	// ReadHeaderTimeout); Body bounds reading the body, whoever reads it;
 	// Idle bounds a keep-alive connection between requests.
@@ -33,7 +33,7 @@ type httpLimits struct {
 	Grace, Stop time.Duration
 }
 
-var defaultLimits = httpLimits{
+var defaultLimits = Limits{
 	ReadHeader: 10 * time.Second,
 	Body:       30 * time.Second,
 	Idle:       120 * time.Second,
@@ -48,7 +48,7 @@ var defaultLimits = httpLimits{
 // that a shutdown can cut off the ones still reading a request.
 type connLimiter struct {
 	net.Listener
-	lim httpLimits
+	lim Limits
 
 	mu       sync.Mutex
 	perIP    map[string]int
@@ -56,7 +56,7 @@ type connLimiter struct {
 	conns    map[*limitedConn]struct{}
 }
 
-func newConnLimiter(ln net.Listener, lim httpLimits) *connLimiter {
+func newConnLimiter(ln net.Listener, lim Limits) *connLimiter {
 	return &connLimiter{Listener: ln, lim: lim, perIP: map[string]int{}, conns: map[*limitedConn]struct{}{}}
 }
 

@@ -1,4 +1,4 @@
-package main
+package server
 
 import (
 	"container/list"
@@ -159,7 +159,7 @@ type mcpHTTP struct {
 	log      *log.Logger
 }
 
-func (s *service) newMCPHTTP(readOnly bool) *mcpHTTP {
+func (s *Service) newMCPHTTP(readOnly bool) *mcpHTTP {
 	return &mcpHTTP{sessions: newSessionTable(s.newMCPServer(readOnly), maxMCPSessions, mcpSessionIdle), log: s.log}
 }
 

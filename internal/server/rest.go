@@ -1,4 +1,4 @@
-package main
+package server
 
 import (
 	"bytes"
@@ -24,7 +24,7 @@ import (
 	"github.com/synapse-wiki/synapse/ops"
 )
 
-// HTTP limits (the timeouts and connection caps are httpLimits').
+// HTTP limits (the timeouts and connection caps are Limits').
 const (
 	maxBodyBytes   = 4 << 20 // write_page content is ≤ 1 MiB; JSON escaping may grow it
 	maxHeaderBytes = 64 << 10
@@ -37,7 +37,7 @@ const (
 type httpServer struct {
 	srv *http.Server
 	mcp *mcpHTTP
-	lim httpLimits
+	lim Limits
 	log interface{ Printf(string, ...any) }
 	// conns is the listener (set by serve): per-client caps, and the
 	// connections a shutdown cuts off.
@@ -49,10 +49,10 @@ type httpServer struct {
 	active     atomic.Int64 // handlers running
 }
 
-func (s *service) newHTTPServer(cfg serveConfig, token string) *httpServer {
+func (s *Service) newHTTPServer(cfg Config, token string) *httpServer {
 	hs := &httpServer{lim: defaultLimits, log: s.log}
-	if cfg.limits != nil {
-		hs.lim = *cfg.limits
+	if cfg.Limits != nil {
+		hs.lim = *cfg.Limits
 	}
 	hs.base, hs.cancelBase = context.WithCancel(context.Background())
 	hs.srv = &http.Server{
@@ -64,7 +64,7 @@ func (s *service) newHTTPServer(cfg serveConfig, token string) *httpServer {
 		ConnContext:       connContext,
 		BaseContext:       func(net.Listener) context.Context { return hs.base },
 	}
-	hs.mcp = s.newMCPHTTP(!cfg.write)
+	hs.mcp = s.newMCPHTTP(!cfg.Write)
 	hs.srv.Handler = hs.guard(s.httpHandler(cfg, token, hs.mcp))
 	return hs
 }
@@ -78,9 +78,9 @@ func (hs *httpServer) listen(ln net.Listener) { hs.conns = newConnLimiter(ln, hs
 func (hs *httpServer) serve() error { return hs.srv.Serve(hs.conns) }
 
 // httpHandler composes the routes and the guards around them.
-func (s *service) httpHandler(cfg serveConfig, token string, mcpHandler http.Handler) http.Handler {
-	env := s.envFor(!cfg.write)
-	doc, _ := openAPIJSON(s.ops)
+func (s *Service) httpHandler(cfg Config, token string, mcpHandler http.Handler) http.Handler {
+	env := s.envFor(!cfg.Write)
+	doc, _ := openAPIJSON(s.ops, s.version)
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", mcpHandler)
 	mux.HandleFunc("/openapi.json", func(w http.ResponseWriter, r *http.Request) {
@@ -100,15 +100,15 @@ func (s *service) httpHandler(cfg serveConfig, token string, mcpHandler http.Han
 				methodNotAllowed(w, r.Method, r.URL.Path, []string{"GET"})
 				return
 			}
-			writeJSON(w, http.StatusOK, map[string]string{"status": "ok", "version": version})
+			writeJSON(w, http.StatusOK, map[string]string{"status": "ok", "version": s.version})
 			return
 		}
 		authed.ServeHTTP(w, r)
 	})
 	var h http.Handler = root
-	h = newHostGuard(cfg.allowHosts).wrap(h)
+	h = newHostGuard(cfg.AllowHosts).wrap(h)
 	h = s.recoverHTTP(h)
-	if cfg.logRequests {
+	if cfg.LogRequests {
 		h = s.logHTTP(h)
 	}
 	return h
@@ -144,7 +144,7 @@ func limitBody(next http.Handler) http.Handler {
 	})
 }
 
-func (s *service) recoverHTTP(next http.Handler) http.Handler {
+func (s *Service) recoverHTTP(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		defer func() {
 			if v := recover(); v != nil {
@@ -187,7 +187,7 @@ func (w *statusWriter) Flush() {
 }
 
 // logHTTP logs one line per request: never headers, so never the token.
-func (s *service) logHTTP(next http.Handler) http.Handler {
+func (s *Service) logHTTP(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		t0 := time.Now()
 		sw := &statusWriter{ResponseWriter: w}
@@ -269,12 +269,12 @@ func restRoutes(list []*ops.Op) []*restRoute {
 // input field of the same name, the query string the others (GET), a JSON
 // body on POST, PUT and PATCH. Everything goes through service.call.
 type restRouter struct {
-	s      *service
+	s      *Service
 	env    *ops.Env
 	routes []*restRoute
 }
 
-func (s *service) restRouter(env *ops.Env) *restRouter {
+func (s *Service) restRouter(env *ops.Env) *restRouter {
 	return &restRouter{s: s, env: env, routes: restRoutes(s.ops)}
 }
 

@@ -1,4 +1,4 @@
-package main
+package server
 
 import (
 	"bufio"
@@ -18,7 +18,7 @@ import (
 	mcpserver "github.com/mark3labs/mcp-go/server"
 )
 
-// The MCP transports (stdio here, streamable HTTP in cmd_mcp_http.go) are
+// The MCP transports (stdio here, streamable HTTP in mcp_http.go) are
 // synapse's own, over mcp-go's protocol core (MCPServer.HandleMessage):
 // mcp-go's transports answer requests before initialize, refuse JSON-RPC
 // batches as invalid JSON, answer cancelled requests and keep no real
@@ -337,7 +337,7 @@ const maxMessageBytes = maxBodyBytes
 // the client closes stdin or ctx ends; either way every request read is
 // answered (or, when cancelled, dropped) before it returns. Only JSON-RPC
 // goes to stdout, one message per line.
-func (s *service) serveStdio(ctx context.Context, stdin io.Reader, stdout io.Writer) error {
+func (s *Service) serveStdio(ctx context.Context, stdin io.Reader, stdout io.Writer) error {
 	c := newMCPConn("stdio", s.newMCPServer(false))
 	var wmu sync.Mutex
 	var werr error
