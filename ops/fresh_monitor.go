@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/synapse-wiki/synapse/errs"
 	"github.com/synapse-wiki/synapse/index"
@@ -72,6 +73,7 @@ type freshCheck struct {
 // when one is to be used and answers, else index.Check.
 func (e *Env) check(ctx context.Context, o OpenOptions, cfg *vault.Config, maxFiles int) (*freshCheck, error) {
 	fc := &freshCheck{}
+	start := time.Now()
 	if why := e.monitorUnused(o, cfg); why != "" {
 		fc.monitor = why
 	} else {
@@ -91,6 +93,9 @@ func (e *Env) check(ctx context.Context, o OpenOptions, cfg *vault.Config, maxFi
 		default:
 			fc.token, fc.pid = ans.Token, ans.PID
 			st, err := e.Index.CheckPaths(ctx, ans.Paths)
+			if err == nil {
+				st.DurationUS = time.Since(start).Microseconds() // the question included
+			}
 			fc.st = st
 			return fc, err
 		}
