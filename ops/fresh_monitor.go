@@ -87,8 +87,14 @@ func (e *Env) check(ctx context.Context, o OpenOptions, cfg *vault.Config, maxFi
 			fc.monitor = err.Error()
 		case ans.Full:
 			// a monitor that started since the index was last current: one
-			// last check by stat, then its token holds
-			fc.token, fc.pid = ans.Token, ans.PID
+			// last check by stat, then its token holds — once a read verb
+			// has made that check (a write verb checks folders only, so
+			// an edit in place made before the monitor ran would be
+			// vouched for unseen)
+			fc.pid = ans.PID
+			if o.ReadOnly {
+				fc.token = ans.Token
+			}
 			fc.monitor = "started since the last command: every file checked once more"
 		default:
 			fc.token, fc.pid = ans.Token, ans.PID

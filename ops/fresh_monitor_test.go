@@ -101,3 +101,41 @@ func TestFresh_Monitor(t *testing.T) {
 		t.Fatalf("a bad setting: %v, want invalid", err)
 	}
 }
+
+// TestFresh_MonitorFullWrite: a new monitor's token is saved only after
+// a read verb's check (of every file, in a vault this size); a write
+// verb checks folders only, so its check cannot vouch for edits in place
+// made before the monitor ran.
+func TestFresh_MonitorFullWrite(t *testing.T) {
+	t.Setenv(envMonitor, "on")
+	v := testvault.New(t)
+	testvault.Write(t, v, "wiki/concepts/loom.md", "# Loom\nA weaving machine.\n")
+	e, err := OpenEnv(context.Background(), v, OpenOptions{Holder: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.Close()
+	m := &fakeMonitor{full: true}
+	w, err := OpenEnv(context.Background(), v, OpenOptions{Holder: "test write", Fresh: true, Monitor: m})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok := w.Index.MonitorToken()
+	w.Close()
+	if tok != "" {
+		t.Fatalf("a write verb saved the new monitor's token %q", tok)
+	}
+	m.full = true
+	monitoredRead(t, v, m, "loom")
+	if want := []string{"", ""}; !slices.Equal(m.asked, want) {
+		t.Fatalf("tokens asked %q, want %q", m.asked, want)
+	}
+	r, err := OpenEnv(context.Background(), v, OpenOptions{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if tok := r.Index.MonitorToken(); tok != "run:2" {
+		t.Fatalf("after a read verb's check: token %q, want run:2", tok)
+	}
+}
