@@ -155,6 +155,9 @@ func (d *daemon) wait(ctx context.Context, root string, ino uint64) string {
 			}
 			return "stopped"
 		case <-d.w.stopped:
+			if errors.As(d.w.why, new(cannotWatch)) {
+				writeOff(root, d.w.why.Error())
+			}
 			return fmt.Sprintf("the watch ended: %v", d.w.why)
 		case <-tick.C:
 		}

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 )
@@ -259,5 +260,25 @@ func TestChangeLog(t *testing.T) {
 	}
 	if tok, p, full := l.since(l.token()); full || len(p) != 0 || tok == t1 {
 		t.Errorf("after the loss: %v %v %s", p, full, tok)
+	}
+}
+
+// TestMonitor_SymlinkedFolderLater: a symlinked folder made while the
+// monitor runs stops it (it could not vouch for edits behind the link),
+// and the reason is kept.
+func TestMonitor_SymlinkedFolderLater(t *testing.T) {
+	root := newVault(t)
+	_, done := start(t, root, time.Minute)
+	if err := os.Symlink(filepath.Join(root, "raw/sources"), filepath.Join(root, "wiki/linked")); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-done:
+		done <- nil
+	case <-time.After(20 * time.Second):
+		t.Fatal("the monitor still runs beside a symlinked folder")
+	}
+	if why, ok := OffReason(root); !ok || !strings.Contains(why, "wiki/linked") {
+		t.Errorf("reason %q (%v)", why, ok)
 	}
 }

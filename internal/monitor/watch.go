@@ -23,6 +23,14 @@ const cookiePrefix = "monitor-cookie-"
 // errStopped is the error of a flush after the watcher stopped.
 var errStopped = errors.New("the monitor has stopped")
 
+// cannotWatch is an error that keeps the monitor from vouching for the
+// vault: a folder that cannot be watched, a symlinked folder. Run keeps
+// its reason in OffFile, so that the CLI does not start a monitor again
+// for a while.
+type cannotWatch struct{ error }
+
+func (e cannotWatch) Unwrap() error { return e.error }
+
 // watcher watches a vault's tracked trees — wiki/ and raw/ recursively,
 // the vault's own folder (schema.md, purpose.md) and .synapse/ (for the
 // flush cookies) — and records each change in its log. One goroutine
@@ -88,7 +96,7 @@ func (w *watcher) addTree(dir string) error {
 		}
 		if d.Type()&fs.ModeSymlink != 0 {
 			if st, err := os.Stat(p); err == nil && st.IsDir() {
-				return fmt.Errorf("%s is a symlinked folder: edits behind it are not seen by a watch", w.rel(p))
+				return cannotWatch{fmt.Errorf("%s is a symlinked folder: edits behind it are not seen by a watch", w.rel(p))}
 			}
 			return nil
 		}
@@ -99,7 +107,7 @@ func (w *watcher) addTree(dir string) error {
 			return filepath.SkipDir
 		}
 		if err := w.fsw.Add(p); err != nil {
-			return fmt.Errorf("watch %s: %w", w.rel(p), err)
+			return cannotWatch{fmt.Errorf("watch %s: %w", w.rel(p), err)}
 		}
 		w.dirs[p] = true
 		return nil
@@ -203,7 +211,7 @@ func (w *watcher) event(ev fsnotify.Event) error {
 				}
 			case st.Mode()&fs.ModeSymlink != 0:
 				if t, err := os.Stat(ev.Name); err == nil && t.IsDir() {
-					return fmt.Errorf("%s is a symlinked folder: edits behind it are not seen by a watch", rel)
+					return cannotWatch{fmt.Errorf("%s is a symlinked folder: edits behind it are not seen by a watch", rel)}
 				}
 			}
 		}
