@@ -3,8 +3,6 @@ package index
 import (
 	"context"
 	"path"
-	"sort"
-	"time"
 
 	"github.com/synapse-wiki/synapse/store"
 	"github.com/synapse-wiki/synapse/vault"
@@ -23,15 +21,8 @@ const CheckMonitor = "monitor"
 // folder mtimes are left as they are (a later Check lists the folders
 // that changed meanwhile).
 func (ix *Indexer) CheckPaths(ctx context.Context, paths []string) (*Staleness, error) {
-	start := time.Now()
-	st, err := openStatter(ix.Vault.Root)
-	if err != nil {
-		return nil, err
-	}
-	defer st.close()
-	c := &checker{ix: ix, st: st, now: start.UnixNano(), dirs: map[string]*dirInfo{},
-		out: &Staleness{Mode: CheckMonitor}, seen: map[string]*int{}}
-	err = ix.Store.View(func(tx *store.Tx) error {
+	return ix.check(ctx, func(c *checker, tx *store.Tx) error {
+		c.out.Mode = CheckMonitor
 		for _, p := range paths {
 			if err := ctx.Err(); err != nil {
 				return err
@@ -40,19 +31,9 @@ func (ix *Indexer) CheckPaths(ctx context.Context, paths []string) (*Staleness, 
 				return err
 			}
 		}
+		c.out.stale = false // no folder was stat'ed as a whole: nothing to remember
 		return nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	if err := c.verifyRacy(ctx); err != nil {
-		return nil, err
-	}
-	c.deferBig()
-	c.out.stale = false // no folder was stat'ed as a whole: nothing to remember
-	sort.Strings(c.out.Paths)
-	c.out.DurationUS = time.Since(start).Microseconds()
-	return c.out, nil
 }
 
 // path compares one reported path with the records: a recorded file by

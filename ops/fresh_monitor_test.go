@@ -33,6 +33,24 @@ func (m *fakeMonitor) Changes(_ context.Context, token string) (*MonitorAnswer, 
 	return a, nil
 }
 
+// monitoredVault is an indexed vault holding the page Loom (and the page
+// Engine when engine is not empty), with freshness.monitor on.
+func monitoredVault(t *testing.T, engine string) *vault.Vault {
+	t.Helper()
+	t.Setenv(envMonitor, "on")
+	v := testvault.New(t)
+	testvault.Write(t, v, "wiki/concepts/loom.md", "# Loom\nA weaving machine.\n")
+	if engine != "" {
+		testvault.Write(t, v, "wiki/concepts/engine.md", engine)
+	}
+	e, err := OpenEnv(context.Background(), v, OpenOptions{Holder: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.Close()
+	return v
+}
+
 // monitoredRead is freshRead with a file monitor.
 func monitoredRead(t *testing.T, v *vault.Vault, m FreshMonitor, query string) (int, *Freshness) {
 	t.Helper()
@@ -56,15 +74,7 @@ func monitoredRead(t *testing.T, v *vault.Vault, m FreshMonitor, query string) (
 // that cannot answer fall back to the check of every file; below
 // MonitorMinPages "auto" does not ask.
 func TestFresh_Monitor(t *testing.T) {
-	t.Setenv(envMonitor, "on")
-	v := testvault.New(t)
-	testvault.Write(t, v, "wiki/concepts/loom.md", "# Loom\nA weaving machine.\n")
-	testvault.Write(t, v, "wiki/concepts/engine.md", "# Engine\nA calculating machine.\n")
-	e, err := OpenEnv(context.Background(), v, OpenOptions{Holder: "test"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	e.Close()
+	v := monitoredVault(t, "# Engine\nA calculating machine.\n")
 	m := &fakeMonitor{full: true}
 	if _, f := monitoredRead(t, v, m, "loom"); f.Mode != "files" || f.MonitorPID != 42 || f.Monitor == "" {
 		t.Fatalf("a new monitor's answer: %+v; want every file checked", f)
@@ -107,14 +117,7 @@ func TestFresh_Monitor(t *testing.T) {
 // verb checks folders only, so its check cannot vouch for edits in place
 // made before the monitor ran.
 func TestFresh_MonitorFullWrite(t *testing.T) {
-	t.Setenv(envMonitor, "on")
-	v := testvault.New(t)
-	testvault.Write(t, v, "wiki/concepts/loom.md", "# Loom\nA weaving machine.\n")
-	e, err := OpenEnv(context.Background(), v, OpenOptions{Holder: "test"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	e.Close()
+	v := monitoredVault(t, "")
 	m := &fakeMonitor{full: true}
 	w, err := OpenEnv(context.Background(), v, OpenOptions{Holder: "test write", Fresh: true, Monitor: m})
 	if err != nil {
