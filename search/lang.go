@@ -242,7 +242,10 @@ type detectTables struct {
 	stopMaxLen int
 }
 
-var detection = sync.OnceValue(func() *detectTables {
+var detection = sync.OnceValue(buildDetection)
+
+// buildDetection builds the tables detection looks function words up in.
+func buildDetection() *detectTables {
 	// the words of the shared list that detection counts for English
 	// and German
 	m := make(map[string]uint32, 2048)
@@ -268,7 +271,7 @@ var detection = sync.OnceValue(func() *detectTables {
 	}
 	d.stopMaxLen = min(d.stopMaxLen, maxStopBytes)
 	return d
-})
+}
 
 // maxStopBytes bounds the function words detection looks up.
 const maxStopBytes = 16
