@@ -50,6 +50,13 @@ func docOf(path string) (verbDoc, bool) {
 // extraDocs documents the commands that are no operation row, by CLI
 // path.
 var extraDocs = map[string]verbDoc{
+	"desk": {
+		examples: []example{
+			{`synapse desk`, "decide the queue and check recent writes in a full-screen terminal UI (keys: ?)"},
+			{`NO_COLOR=1 synapse desk --mouse`, "without colour; the wheel scrolls and a click moves the cursor"},
+		},
+		exits: map[int]string{2: "invalid: standard output is not a terminal", 130: "SIGINT or SIGTERM ended it (the terminal is restored)"},
+	},
 	"init": {
 		examples: []example{
 			{`synapse init ~/wiki`, "create a vault (running it again is harmless)"},

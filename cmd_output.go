@@ -41,8 +41,9 @@ var renderers = byResult(
 	renders(renderPageGet), renders(renderPageList), renders(renderPageWrite),
 	renders(renderGraphNeighbors), renders(renderGraphBacklinks), renders(renderGraphOrphans), renders(renderGraphMissing),
 	renders(renderSourceRead), renders(renderSourceList), renders(renderSourceRescan),
-	renders(renderReviewList), renders(renderReviewResolve), renders(renderReviewBulkResolve), renders(renderReviewAdd),
+	renders(renderReviewList), renders(renderReviewResolve), renders(renderReviewBulkResolve), renders(renderReviewAdd), renders(renderReviewShow),
 	renders(renderLint), renders(renderStatus), renders(renderReindex), renders(renderEmbed),
+	renders(renderPageHistory), renders(renderPageDiff), renders(renderPageRestore), renders(renderRecent),
 )
 
 func byResult(list ...typedRenderer) map[reflect.Type]renderer {

@@ -77,3 +77,56 @@ func renderReviewAdd(o *output, a *ops.AddReviewOut) error {
 	}
 	return nil
 }
+
+// renderReviewShow prints an item with its context, as the desk shows it.
+func renderReviewShow(o *output, s *ops.ShowReviewOut) error {
+	it := s.Item
+	o.printf("%s  %s  %s  from %s  %s\n", o.st.Title.Render(it.ID), it.Type, it.Status, it.Origin, dateOf(it.CreatedAt))
+	o.printf("%s\n", it.Title)
+	if it.Rationale != "" {
+		o.printf("%s\n", it.Rationale)
+	}
+	if it.Source != "" {
+		o.printf("source: %s\n", it.Source)
+	}
+	lines := func(ls []ops.LineText) {
+		for _, l := range ls {
+			o.printf("  %6d  %s\n", l.Line, l.Text)
+		}
+	}
+	if len(s.Linkers) > 0 {
+		o.printf("\nLinked from (%d):\n", s.LinkersTotal)
+		for _, l := range s.Linkers {
+			o.printf("  %s  %s\n", l.Title, o.st.Dim.Render(l.Path))
+			lines(l.Lines)
+		}
+		if more := s.LinkersTotal - len(s.Linkers); more > 0 {
+			o.printf("  and %d more\n", more)
+		}
+	}
+	if len(s.Pages) > 0 {
+		o.printf("\nPages:\n")
+		for _, p := range s.Pages {
+			if !p.Found {
+				o.printf("  %s  %s\n", p.Name, o.st.Dim.Render("(no such page)"))
+				continue
+			}
+			o.printf("  %s  %s\n", p.Title, o.st.Dim.Render(p.Path))
+			lines(p.Lines)
+		}
+	}
+	if st := s.Stub; st != nil {
+		what := "create writes " + st.Path
+		if st.Append {
+			what = "create appends to " + st.Path
+		}
+		o.printf("\n%s:\n", strings.ToUpper(what[:1])+what[1:])
+		for _, l := range strings.Split(strings.TrimRight(st.Content, "\n"), "\n") {
+			o.printf("  | %s\n", l)
+		}
+	}
+	if len(s.Actions) > 0 {
+		o.note("actions: %s (synapse review resolve %s --action ACTION)", strings.Join(s.Actions, ", "), it.ID)
+	}
+	return nil
+}

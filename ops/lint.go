@@ -155,7 +155,7 @@ type LintOut struct {
 	FrontmatterErrors []LintFrontmatter `json:"frontmatter_errors"` // pages whose frontmatter does not parse
 	ReservedFiles     []ReservedFile    `json:"reserved_files"`     // top files synapse leaves alone (a hand-written index.md), vault-wide only
 	// RefusedFiles are the files the last scans skipped instead of reading
-	// (named pipes, devices, symlinks out of the vault: SPEC §2), as status
+	// (named pipes, devices, symlinks out of the vault: docs/vault.md#the-file-layer), as status
 	// lists them; vault-wide only.
 	RefusedFiles []index.Refused `json:"refused_files"`
 	Filed        *LintFiled      `json:"filed,omitempty"` // with to_review

@@ -254,7 +254,7 @@ var opListPages = register(Op{
 
 func listPages(ctx context.Context, e *Env, in *ListPagesIn) (*ListPagesOut, error) {
 	if in.Type != "" {
-		// open types (SPEC §2.1): a well-formed type no page has matches
+		// open types (docs/vault.md#pages): a well-formed type no page has matches
 		// nothing (the result lists the vault's types); a malformed one,
 		// upper case included, is invalid
 		in.Type = strings.TrimSpace(in.Type)
@@ -283,7 +283,7 @@ func listPages(ctx context.Context, e *Env, in *ListPagesIn) (*ListPagesOut, err
 // updatedOf is when the page was last updated, always as a date
 // (YYYY-MM-DD): the frontmatter `updated` (the date of a timestamp), else
 // the file's modification time (UTC). One format on every surface, whatever
-// format each page writes (issue 14: dates and timestamps were mixed).
+// format each page writes (dates and timestamps must not be mixed).
 func updatedOf(p *store.PageRec) string {
 	if d, ok := dateOfValue(p.Updated); ok {
 		return d

@@ -11,6 +11,7 @@ import (
 
 	"github.com/synapse-wiki/synapse/errs"
 	bolt "go.etcd.io/bbolt"
+	berrors "go.etcd.io/bbolt/errors"
 )
 
 // SchemaVersion is the layout version this build reads and writes.
@@ -152,7 +153,7 @@ func Open(path string, opts Options) (*Store, error) {
 		FreelistType:    bolt.FreelistMapType,
 	})
 	if err != nil {
-		if errors.Is(err, bolt.ErrTimeout) {
+		if errors.Is(err, berrors.ErrTimeout) {
 			return nil, lockedError(path)
 		}
 		if errors.Is(err, fs.ErrPermission) {
