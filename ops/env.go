@@ -127,6 +127,14 @@ func OpenEnv(ctx context.Context, v *vault.Vault, o OpenOptions) (*Env, error) {
 			s, err, needScan = s2, nil, true
 		}
 	}
+	if err == nil && o.ReadOnly && pendingMove(v) {
+		// a move a crash interrupted is finished first, which takes the
+		// write lock (a holder of it finished it when it opened)
+		s.Close()
+		if s, err = open(false); err != nil {
+			s, err = open(true)
+		}
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -152,6 +160,12 @@ func OpenEnv(ctx context.Context, v *vault.Vault, o OpenOptions) (*Env, error) {
 	// which say why, not every command
 	if err := e.syncQueue(); err != nil && o.Notify != nil {
 		o.Notify("the review queue could not be brought in step with " + vault.ReviewJournal + ": " + errs.Message(err))
+	}
+	if !s.ReadOnly() {
+		if err := recoverMoves(ctx, e); err != nil {
+			s.Close()
+			return nil, err
+		}
 	}
 	if (needScan || rebuild) && !o.NoInitialScan {
 		gcmode.Long() // a scan of the whole vault
