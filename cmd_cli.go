@@ -27,7 +27,7 @@ var extraCommands []*cli.Command
 
 // commandOrder is the order of the commands in --help and in the docs:
 // the way a user meets them. Commands not named come last, in table order.
-var commandOrder = []string{"init", "search", "page", "graph", "source", "review", "desk", "lint", "status", "reindex", "embed", "serve", "openapi", "skill", "version", "help"}
+var commandOrder = []string{"init", "search", "page", "recent", "graph", "source", "review", "desk", "lint", "status", "reindex", "backup", "embed", "serve", "openapi", "skill", "version", "help"}
 
 // commandRank is a command's place in commandOrder (the first word of a
 // path counts).

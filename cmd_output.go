@@ -43,6 +43,7 @@ var renderers = byResult(
 	renders(renderSourceRead), renders(renderSourceList), renders(renderSourceRescan),
 	renders(renderReviewList), renders(renderReviewResolve), renders(renderReviewBulkResolve), renders(renderReviewAdd), renders(renderReviewShow),
 	renders(renderLint), renders(renderStatus), renders(renderReindex), renders(renderEmbed),
+	renders(renderPageHistory), renders(renderPageDiff), renders(renderPageRestore), renders(renderRecent),
 )
 
 func byResult(list ...typedRenderer) map[reflect.Type]renderer {

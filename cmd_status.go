@@ -143,6 +143,7 @@ func renderStatus(o *output, s *ops.StatusOut) error {
 	if len(s.Reviews) > 0 {
 		pairs = append(pairs, [2]string{"reviews", reviewsLine(s.Reviews)})
 	}
+	pairs = append(pairs, [2]string{"history", historyLine(s.History)}, [2]string{"git", gitLine(s.History)})
 	if s.PendingLinks+s.PendingGraph > 0 {
 		pairs = append(pairs, [2]string{"pending", fmt.Sprintf("%d link resolutions, %d graph updates", s.PendingLinks, s.PendingGraph)})
 	}

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/synapse-wiki/synapse/errs"
+	"github.com/synapse-wiki/synapse/history"
 	"github.com/synapse-wiki/synapse/index"
 	"github.com/synapse-wiki/synapse/internal/gcmode"
 	"github.com/synapse-wiki/synapse/search"
@@ -36,6 +37,11 @@ type Env struct {
 	// Fresh is what OpenOptions.Fresh found and did (ops/fresh.go); nil
 	// when not checked.
 	Fresh *Freshness
+	// History is the vault's page history (package history).
+	History *history.Store
+	// git: each write commits the files it changed (history.git in the
+	// vault's config, read by gitWanted)
+	git bool
 	// reopen opens the store again (OpenOptions.Detachable), waiting for
 	// its lock up to the given time.
 	reopen func(readOnly bool, wait time.Duration) (*store.Store, error)
@@ -117,6 +123,8 @@ func OpenEnv(ctx context.Context, v *vault.Vault, o OpenOptions) (*Env, error) {
 		return nil, err
 	}
 	e := NewEnv(v, s)
+	e.History.SetLimits(historyLimits(cfg))
+	e.git = gitWanted(cfg)
 	if o.Detachable {
 		e.reopen = func(ro bool, wait time.Duration) (*store.Store, error) {
 			return store.Open(v.Abs(vault.DBFile), store.Options{ReadOnly: ro, Timeout: wait, Holder: o.Holder})
@@ -146,6 +154,9 @@ func NewEnv(v *vault.Vault, s *store.Store) *Env {
 	vaultfs.For(v.Root) // the write primitives find the vault's file layer by path
 	e := &Env{Vault: v, Store: s, Now: time.Now, Embed: newEmbedState()}
 	e.Index = &index.Indexer{Vault: v, Store: s, Pages: vectorPages{search.Indexer{}}, Now: e.now}
+	e.History = history.For(v.Root)
+	e.History.SetClock(e.now)
+	e.Index.OnChanged = e.recordEdits
 	return e
 }
 

@@ -54,6 +54,9 @@ type StatusOut struct {
 	// first (ops/fresh.go): set when the CLI opened the store itself,
 	// absent from a server (its watcher keeps the index current).
 	Freshness *Freshness `json:"freshness,omitempty"`
+	// History is the page history's use and bounds, and whether writes
+	// commit to git (ops/history_write.go).
+	History *HistoryStatus `json:"history"`
 }
 
 // MaxStatusRefused caps the refused files status lists.
@@ -106,6 +109,7 @@ func status(ctx context.Context, e *Env, in *StatusIn) (*StatusOut, error) {
 	}
 	embedStatus(ctx, e, out)
 	out.ReservedFiles = reservedFiles(e)
+	out.History = historyStatus(ctx, e)
 	if a, ok := e.Index.Activity(); ok && a.Rebuild {
 		out.Indexing = &a
 	}

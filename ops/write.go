@@ -93,6 +93,16 @@ type WritePageOut struct {
 	// to this one first.
 	NewType bool        `json:"new_type,omitempty"`
 	Types   []TypeCount `json:"types,omitempty"`
+	// Revision is the number of the page's history revision this write
+	// made (page history); 0 when the write changed nothing or the
+	// history could not record it (Notes says why).
+	Revision int `json:"revision,omitempty" desc:"The page's history revision this write made (page history, page diff, page restore)"`
+	// Commit is the git commit this write made (history.git in the
+	// vault's config).
+	Commit string `json:"commit,omitempty" desc:"The git commit this write made, when the vault commits writes to git"`
+	// Notes are problems beside the write that did not fail it: the
+	// history could not record a version, git did not commit.
+	Notes []string `json:"notes,omitempty" desc:"Problems beside the write that did not fail it (the page history, git)"`
 }
 
 // WasCreated reports a new page (REST: 201 Created).
@@ -184,6 +194,16 @@ type pageWrite struct {
 	cited []string
 	// folders are the folders this write changes (commit)
 	folders *index.FolderMark
+	// hist is the history's share of the write (history_write.go); op,
+	// restoreFrom and movedFrom describe the revision it records (op ""
+	// is write, or create for a new page)
+	hist        histWrite
+	op          string
+	restoreFrom int
+	movedFrom   string
+	// exact, when set, is the file to write byte for byte instead of a
+	// merge of the call (a restore)
+	exact []byte
 }
 
 // stageHook, when set (by benchmarks), receives how long each stage of a
@@ -234,11 +254,15 @@ func (w *pageWrite) attempt(ctx context.Context) (*WritePageOut, error) {
 	if err != nil {
 		return nil, err
 	}
-	page, err := w.merge(t) // stage 3
-	if err != nil {
-		return nil, err
+	var r *rendered
+	if w.exact != nil {
+		r, err = w.exactRender(t) // a restore: the bytes as they were
+	} else {
+		var page *merged
+		if page, err = w.merge(t); err == nil { // stage 3
+			r, err = w.render(t, page) // stage 4
+		}
 	}
-	r, err := w.render(t, page) // stage 4
 	if err != nil {
 		return nil, err
 	}

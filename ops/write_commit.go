@@ -21,6 +21,7 @@ import (
 
 func (w *pageWrite) commit(ctx context.Context, t *target, r *rendered) (res *WritePageOut, rerr error) {
 	e := w.e
+	defer w.historyClose()
 	out := &WritePageOut{SHA256: r.sha256, Created: t.rec == nil, Dangling: []string{}, Unchanged: r.unchanged}
 	var p string // the page's vault path
 	var err error
@@ -43,7 +44,9 @@ func (w *pageWrite) commit(ctx context.Context, t *target, r *rendered) (res *Wr
 		if st, err := statVaultFile(abs); err != nil || st.Size() != t.info.Size() || !st.ModTime().Equal(t.info.ModTime()) {
 			return nil, errs.E(errs.Conflict, "%s changed while it was being written; read it again and retry", p)
 		}
-		if err := writeAtomic(abs, r.data, t.info.Mode().Perm(), false); err != nil {
+		// the bytes replaced are in the history before they are replaced
+		kept := w.historyBefore(t)
+		if _, err := writeAtomicHook(abs, [][]byte{r.data}, t.info.Mode().Perm(), false, kept); err != nil {
 			return nil, fileError(err, "write %s: %v (the file is unchanged)", p, err)
 		}
 	default:
@@ -56,6 +59,9 @@ func (w *pageWrite) commit(ctx context.Context, t *target, r *rendered) (res *Wr
 	title := r.m.fm.String("title")
 	if title == "" {
 		title = store.Stem(p)
+	}
+	if t.rec != nil && !out.Unchanged {
+		w.historyAfter(t.rec.ID, p, title, r.data, false)
 	}
 	// from here on the page is on disk: a failure says so
 	after := func(step string, err error) error {
@@ -111,6 +117,10 @@ func (w *pageWrite) commit(ctx context.Context, t *target, r *rendered) (res *Wr
 		}
 		out.ID, out.Title, out.Type = rec.ID, rec.Title, rec.Type
 		out.Dangling, out.LinksToFiles = linkTargets(rec)
+		if t.rec == nil && !out.Unchanged && w.hist.rev == 0 && len(w.hist.notes) == 0 {
+			// a new page: its id is known now
+			w.historyAfter(rec.ID, p, title, r.data, true)
+		}
 		w.mark("reindex")
 		step = "regenerating " + vault.IndexPage
 		if cat, err = regenerateIndexTx(e, tx); err != nil {
@@ -191,6 +201,8 @@ func (w *pageWrite) commit(ctx context.Context, t *target, r *rendered) (res *Wr
 			return nil, after("recording the write in the review queue", err)
 		}
 	}
+	w.historyDone(out)
+	w.gitAfterWrite(ctx, out, t)
 	return out, nil
 }
 
@@ -220,7 +232,7 @@ func (w *pageWrite) rescan(ctx context.Context, paths []string) error {
 // rescanThen is rescan, running then in the transaction that applies the
 // paths (index.ScanOptions.Then).
 func (w *pageWrite) rescanThen(ctx context.Context, paths []string, then func(tx *store.Tx) error) error {
-	_, err := w.e.Index.Scan(ctx, index.ScanOptions{Paths: paths, Then: then})
+	_, err := w.e.Index.Scan(ctx, index.ScanOptions{Paths: paths, Then: then, OwnWrite: true})
 	return err
 }
 
