@@ -45,6 +45,23 @@ type Env struct {
 	// reopen opens the store again (OpenOptions.Detachable), waiting for
 	// its lock up to the given time.
 	reopen func(readOnly bool, wait time.Duration) (*store.Store, error)
+	// observe lets tests and benchmarks watch the write path (nil: no one
+	// watches).
+	observe observers
+}
+
+// observers are the points where a test or benchmark watches the write
+// path of one Env; each is nil unless one set it.
+type observers struct {
+	// stage receives how long each stage of a page write took: prepare,
+	// file, log, reindex, index.md, commit, rescan.
+	stage func(stage string, d time.Duration)
+	// reserved receives the reserved files whose store records a page
+	// write had the scanner re-parse (nil or empty: none).
+	reserved func(rescanned []string)
+	// indexMD learns whether each index.md a write regenerated was
+	// spliced (true) or rendered whole.
+	indexMD func(spliced bool)
 }
 
 // OpenOptions tune OpenEnv.

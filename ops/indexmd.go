@@ -158,10 +158,6 @@ func readIndexMD(e *Env) ([]byte, error) {
 	return data, err
 }
 
-// testHookIndexMD, when set by a test, learns whether each index.md
-// rendered was spliced (true) or rendered whole.
-var testHookIndexMD func(spliced bool)
-
 // regenerateIndex rewrites wiki/index.md from the store when its catalogue
 // changed (atomically, like a page) and returns what it wrote; nil when the
 // file already holds the catalogue, or is hand-written (left as it is:
@@ -220,8 +216,8 @@ func regenerateIndexTx(e *Env, tx *store.Tx) (*catalogWrite, error) {
 		if data == nil {
 			data = [][]byte{Catalog(tx)}
 		}
-		if testHookIndexMD != nil {
-			testHookIndexMD(cw.spliced)
+		if hook := e.observe.indexMD; hook != nil {
+			hook(cw.spliced)
 		}
 		return nil
 	}()

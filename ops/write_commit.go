@@ -173,8 +173,8 @@ func (w *pageWrite) commit(ctx context.Context, t *target, r *rendered) (res *Wr
 		return nil, after(step, err)
 	}
 	w.mark("commit")
-	if testHookReserved != nil {
-		testHookReserved(rescan)
+	if hook := e.observe.reserved; hook != nil {
+		hook(rescan)
 	}
 	if len(rescan) > 0 {
 		if err := w.rescan(ctx, rescan); err != nil {
@@ -217,10 +217,6 @@ func reservedLinks(rec *store.PageRec) bool {
 	}
 	return false
 }
-
-// testHookReserved, when set by a test, receives the reserved files whose
-// store records the scanner had to re-parse (nil or empty: none).
-var testHookReserved func(rescanned []string)
 
 // rescan re-indexes paths through the scanner. A rewrite that keeps the
 // size within the file system's mtime granularity is still read: the

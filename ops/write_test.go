@@ -497,8 +497,7 @@ func TestWritePage_StoreInStep(t *testing.T) {
 	v := testvault.WithCorpus(t)
 	e, _ := openEnv(t, v)
 	var rescanned []string
-	testHookReserved = func(p []string) { rescanned = append(rescanned, p...) }
-	t.Cleanup(func() { testHookReserved = nil })
+	e.observe.reserved = func(p []string) { rescanned = append(rescanned, p...) }
 	titles := []string{"Alan Turing (mathematician)", "Ünïcödé ☃ page", "100% pure", "Mixed Case", "mixed case"}
 	for i, title := range titles {
 		typ := []string{"entity", "concept", "note", "synthesis", "query"}[i]
