@@ -443,9 +443,6 @@ func searchEdge(es []store.Edge, to uint32) int {
 	return -1
 }
 
-// graphEpsilon is how far a stored weight may lag a node's degree change
-// (store.GraphEpsilon; tests raise it to exercise the lag).
-var graphEpsilon = store.GraphEpsilon
 
 type edgePair struct{ a, b uint32 }
 
@@ -592,7 +589,7 @@ func (u *updater) applyGraphEvents() error {
 		if a == nil || int(a.Deg) == len(a.Edges) {
 			continue
 		}
-		if math.Abs(1.5*(aaTerm(len(a.Edges))-aaTerm(int(a.Deg)))) < graphEpsilon {
+		if math.Abs(1.5*(aaTerm(len(a.Edges))-aaTerm(int(a.Deg)))) < or(u.tune.graphEpsilon, store.GraphEpsilon) {
 			continue
 		}
 		if u.fewOldEdges(c, a) {

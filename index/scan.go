@@ -31,13 +31,31 @@ const (
 )
 
 // drainBatch bounds the pages whose links one settle transaction
-// resolves (a variable only so that tests can make it small). Each commit
+// resolves (tuning.drainBatch lowers it for a test). Each commit
 // rewrites the leaves of the dangling-link and page buckets its pages
 // touched, so fewer, larger transactions cost less: measured on the
 // recovery of a killed 100k reindex (links + graph), 20000 against 5000
 // saved ~0.5 s of CPU and ~0.7 s of wall time, at the same peak RSS (the
 // scan's store.GovernMapped bounds the mapped pages a drain reads).
-var drainBatch = 20000
+const drainBatch = 20000
+
+// tuning overrides an Indexer's batch bounds and graph lag; the zero
+// value keeps the defaults. Tests set it to exercise the boundaries
+// (several batches, a lagging degree) on their own Indexer.
+type tuning struct {
+	drainBatch   int     // 0: drainBatch
+	drainChunk   int     // 0: drainChunk
+	reparseBatch int     // 0: batchFiles
+	graphEpsilon float64 // 0: store.GraphEpsilon
+}
+
+// or is n, or def when n is 0.
+func or[T int | float64](n, def T) T {
+	if n == 0 {
+		return def
+	}
+	return n
+}
 
 // graphBatch bounds the graph-dirty nodes one settle transaction
 // re-weighs.
@@ -82,6 +100,8 @@ type Indexer struct {
 
 	// act is the progress of the scan running now (nil when none)
 	act atomic.Pointer[Activity]
+
+	tune tuning
 }
 
 // Activity is the progress of a running scan (status shows it).
@@ -324,14 +344,14 @@ func (ix *Indexer) settle(ctx context.Context, full bool) error {
 			return err
 		}
 		err := ix.Store.Update(func(tx *store.Tx) error {
-			u := newUpdater(tx)
+			u := ix.newUpdater(tx)
 			u.keyCache, u.fileKeyCache = keyCache, fileKeyCache
-			n, err := u.drainLinks(drainBatch)
+			n, err := u.drainLinks(or(ix.tune.drainBatch, drainBatch))
 			if err != nil {
 				return err
 			}
 			more = n > 0
-			resolved += drainBatch
+			resolved += or(ix.tune.drainBatch, drainBatch)
 			return u.finish(nil)
 		})
 		if err != nil {
@@ -362,7 +382,7 @@ func (ix *Indexer) settle(ctx context.Context, full bool) error {
 			return err
 		}
 		err := ix.Store.Update(func(tx *store.Tx) error {
-			u := newUpdater(tx)
+			u := ix.newUpdater(tx)
 			var err error
 			more, err = u.drainGraph(graphBatch)
 			return err

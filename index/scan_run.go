@@ -191,7 +191,7 @@ func (s *scanRun) removeGone() error {
 	for i := 0; i < len(s.gone); i += batchFiles {
 		chunk := s.gone[i:min(i+batchFiles, len(s.gone))]
 		err := ix.Store.Update(func(tx *store.Tx) error {
-			u := newUpdater(tx)
+			u := s.ix.newUpdater(tx)
 			for _, p := range chunk {
 				if err := u.removePage(p); err != nil {
 					return err
@@ -276,7 +276,7 @@ func (s *scanRun) applyChanged() error {
 func (s *scanRun) readAhead(ctx context.Context, batches chan<- preparedBatch, stop <-chan struct{}) {
 	limit := batchFiles
 	if s.rp != nil {
-		limit = reparseBatch
+		limit = or(s.ix.tune.reparseBatch, batchFiles)
 	}
 	todo := s.todo
 	for i := 0; i < len(todo); {
@@ -302,7 +302,7 @@ func (s *scanRun) readAhead(ctx context.Context, batches chan<- preparedBatch, s
 // changed on disk (for Indexer.OnChanged).
 func (s *scanRun) applyBatch(tx *store.Tx, pb preparedBatch) ([]ChangedPage, error) {
 	var changed []ChangedPage
-	u := newUpdater(tx)
+	u := s.ix.newUpdater(tx)
 	u.bulk = s.bulk
 	u.track = !s.bulk && len(pb.items) <= smallSettle
 	for _, it := range pb.items {
