@@ -23,9 +23,13 @@
 //	required:"true"         must be present and non-empty
 //	raw:"true"              kept byte for byte (string fields are trimmed otherwise)
 //	mcp:"-"                 not an MCP parameter: absent from the tool schema and refused when sent
-//	cli:"-"                 not a CLI flag; cli:"stdin" reads the value from --file or stdin;
-//	                        cli:"stdin-list" on a []string argument reads the list from
-//	                        stdin (whitespace-separated) when the argument is "-"
+//	cli:"-"                 not a CLI flag; cli:"stdin" reads the value from --file or stdin
+//	                        (on a positional argument: from the file it names, stdin when
+//	                        it is "-" or absent); cli:"stdin-list" on a []string argument
+//	                        reads the list from stdin (whitespace-separated) when the
+//	                        argument is "-"
+//	tty:"user"              CLI: the value of a flag not given when standard input is a
+//	                        terminal (a person typed the command); otherwise the default
 //	query:"q"               REST query parameter name when it differs from the json name
 //	                        (GET /search?q= fills the field `query`); body fields keep json names
 //
@@ -149,7 +153,7 @@ type Group struct{ Name, Usage string }
 // multi-word CLI path has one.
 func Groups() []Group {
 	return []Group{
-		{"page", "Read, list and write wiki pages"},
+		{"page", "Read, list, write and move wiki pages"},
 		{"graph", "The link graph: neighbours, backlinks, orphans, missing pages"},
 		{"review", "The review queue of proposed work"},
 		{"source", "Raw sources: read, list, rescan"},
@@ -420,6 +424,7 @@ type Field struct {
 	Raw      bool   // raw:"true": the value is kept byte for byte (not trimmed)
 	Words    bool   // words:"true": a last CLI argument of several words is their join
 	Several  string // several:"…": the CLI command that takes several values
+	TTY      string // tty:"…": the CLI's value when the flag is absent and stdin is a terminal
 }
 
 // Fields returns the described fields of an input struct type.
@@ -440,7 +445,8 @@ func Fields(t reflect.Type) []Field {
 		f := Field{Index: i, Name: name, Type: sf.Type, Desc: sf.Tag.Get("desc"), Arg: -1,
 			Flag: sf.Tag.Get("flag"), Short: sf.Tag.Get("short"), Default: sf.Tag.Get("default"),
 			Required: sf.Tag.Get("required") == "true", NoMCP: sf.Tag.Get("mcp") == "-", CLI: sf.Tag.Get("cli"),
-			Raw: sf.Tag.Get("raw") == "true", Words: sf.Tag.Get("words") == "true", Several: sf.Tag.Get("several")}
+			Raw: sf.Tag.Get("raw") == "true", Words: sf.Tag.Get("words") == "true", Several: sf.Tag.Get("several"),
+			TTY: sf.Tag.Get("tty")}
 		if a := sf.Tag.Get("arg"); a != "" {
 			f.Arg, _ = strconv.Atoi(a)
 		}
