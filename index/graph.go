@@ -443,7 +443,6 @@ func searchEdge(es []store.Edge, to uint32) int {
 	return -1
 }
 
-
 type edgePair struct{ a, b uint32 }
 
 func edgeKey(x, y uint32) edgePair {

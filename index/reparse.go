@@ -20,7 +20,6 @@ import (
 
 const metaReparseAfter = "reparse_after"
 
-
 // reparse is the state of a re-parse in progress during one scan.
 type reparse struct {
 	after string // pages at or before this path were re-parsed by an earlier scan
