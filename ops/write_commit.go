@@ -103,7 +103,7 @@ func (w *pageWrite) commit(ctx context.Context, t *target, r *rendered) (res *Wr
 		cat    *catalogWrite
 		rescan []string
 	)
-	hook := reviewHooks.OnPageWritten
+	hook := e.pageWritten
 	hookLater := false // after the reserved files are re-indexed
 	step := "re-indexing"
 	then := func(tx *store.Tx) error {
@@ -293,18 +293,4 @@ func linkTargets(rec *store.PageRec) (dangling []string, files []FileTarget) {
 		}
 	}
 	return dangling, files
-}
-
-// ---- the review queue ----
-
-// reviewHooks connect the write path to the review queue without an import
-// cycle of intent: the review queue sets them in an init function.
-var reviewHooks struct {
-	// OnPageWritten runs in a write transaction after a page was written
-	// and re-indexed: it files an idempotent missing-page item (origin
-	// "rule") for each dangling target it is given (those the write adds,
-	// at most MaxFiledPerWrite: fileMissing) and marks pending missing-page items
-	// that the page satisfies (by title or alias) auto_resolved. It returns
-	// the targets it filed as new items (not those already in the queue).
-	OnPageWritten func(tx *store.Tx, page *store.PageRec, dangling []string, now time.Time) (filed []string, err error)
 }

@@ -889,8 +889,9 @@ func TestWritePage_ReviewHookContract(t *testing.T) {
 		writable    bool
 	}
 	var calls []call
-	old := reviewHooks.OnPageWritten
-	reviewHooks.OnPageWritten = func(tx *store.Tx, page *store.PageRec, dangling []string, now time.Time) ([]string, error) {
+	v := testvault.New(t)
+	e, _ := openEnv(t, v)
+	e.pageWritten = func(tx *store.Tx, page *store.PageRec, dangling []string, now time.Time) ([]string, error) {
 		// the page is indexed: it resolves by title in this transaction
 		r := index.Resolve(tx, index.LinkKey(page.Title), "", false)
 		if r.Doc != page.Doc {
@@ -899,9 +900,6 @@ func TestWritePage_ReviewHookContract(t *testing.T) {
 		calls = append(calls, call{page.Title, page.Path, slices.Clone(dangling), now, tx.Writable()})
 		return nil, nil
 	}
-	t.Cleanup(func() { reviewHooks.OnPageWritten = old })
-	v := testvault.New(t)
-	e, _ := openEnv(t, v)
 	write(t, e, &WritePageIn{Title: "Birdsong", Content: "See [[Songbird Neurology]], [[songbird neurology#HVC]] and [[Birdsong]].\n"})
 	write(t, e, &WritePageIn{Title: "Songbird Neurology", Content: "HVC.\n"})
 	want := []call{
@@ -912,7 +910,7 @@ func TestWritePage_ReviewHookContract(t *testing.T) {
 		t.Fatalf("hook calls:\n%+v\nwant:\n%+v", calls, want)
 	}
 	// a failing hook fails the command, naming the written page
-	reviewHooks.OnPageWritten = func(*store.Tx, *store.PageRec, []string, time.Time) ([]string, error) {
+	e.pageWritten = func(*store.Tx, *store.PageRec, []string, time.Time) ([]string, error) {
 		return nil, errors.New("queue broken")
 	}
 	_, err := WritePage(context.Background(), e, &WritePageIn{Title: "Third", Content: "x\n"})
@@ -925,11 +923,11 @@ func TestWritePage_ReviewHookContract(t *testing.T) {
 // with the real review queue.
 func TestWritePage_MissingPageReview(t *testing.T) {
 	lr := ByTool("list_reviews")
-	if reviewHooks.OnPageWritten == nil || lr == nil {
-		t.Fatal("the review queue is not wired to the write path")
-	}
 	v := testvault.New(t)
 	e, _ := openEnv(t, v)
+	if e.pageWritten == nil || lr == nil {
+		t.Fatal("the review queue is not wired to the write path")
+	}
 	reviews := func(status string) []map[string]any {
 		t.Helper()
 		out, err := lr.Call(context.Background(), e, []byte(`{"status":"`+status+`","limit":100}`))
