@@ -207,7 +207,7 @@ func semanticReady(s *store.Store, o SearchOptions) (dim int, note string, ok bo
 	case o.Embed == nil && o.Mode == Auto:
 		return 0, "", false
 	case o.Embed == nil:
-		return 0, "no embedding provider is configured (.synapse/config.yaml embeddings: url and model); lexical results", false
+		return 0, "no embedding provider is configured (embeddings: url and model, in ~/.config/synapse/config.yaml or a trusted .synapse/config.yaml); lexical results", false
 	}
 	var model string
 	var embedded bool
