@@ -67,7 +67,8 @@ func (s *Service) listenSocket(v *vault.Vault) (*sockServer, error) {
 		return nil, err
 	}
 	ln.(*net.UnixListener).SetUnlinkOnClose(false) // removed by path in shutdown
-	if err := os.Chmod(tmp, 0o600); err == nil {
+	err = os.Chmod(tmp, 0o600)
+	if err == nil {
 		err = os.Rename(tmp, path)
 	}
 	if err != nil {
