@@ -245,42 +245,11 @@ func cliInput(c *cli.Context, op *ops.Op, fields []ops.Field) ([]byte, error) {
 			continue
 		}
 		if f.Arg >= 0 {
-			if f.Arg > maxArg {
-				maxArg = f.Arg
+			last, err := argInput(c, in, fields, f, args)
+			if err != nil {
+				return nil, err
 			}
-			if f.Arg >= len(args) {
-				if f.Required {
-					return nil, errs.E(errs.Invalid, "missing %s (usage: %s)", strings.ToUpper(f.Name), c.Command.UsageText)
-				}
-				continue
-			}
-			last := isLastArg(fields, f)
-			switch {
-			case f.Type.Kind() == reflect.Slice:
-				vals := args[f.Arg:]
-				if f.CLI == "stdin-list" && slices.Contains(vals, "-") {
-					var err error
-					if vals, err = readList(c, vals); err != nil {
-						return nil, err
-					}
-				}
-				in[f.Name] = vals
-				maxArg = len(args) - 1
-			case last && f.Words && f.Type.Kind() == reflect.String:
-				// unquoted multi-word values: `synapse search how do I …`
-				in[f.Name] = strings.Join(args[f.Arg:], " ")
-				maxArg = len(args) - 1
-			case last && len(args) > f.Arg+1:
-				return nil, severalArgs(c, f, args[f.Arg:])
-			case f.Type.Kind() == reflect.Int:
-				n, err := strconv.Atoi(args[f.Arg])
-				if err != nil {
-					return nil, errs.E(errs.Invalid, "%s must be a number, not %q", strings.ToUpper(f.Name), args[f.Arg])
-				}
-				in[f.Name] = n
-			default:
-				in[f.Name] = args[f.Arg]
-			}
+			maxArg = max(maxArg, last)
 			continue
 		}
 		if f.CLI == "stdin" {
@@ -327,6 +296,45 @@ func cliInput(c *cli.Context, op *ops.Op, fields []ops.Field) ([]byte, error) {
 		return nil, errs.E(errs.Invalid, "unexpected argument %q (usage: %s)", args[maxArg+1], c.Command.UsageText)
 	}
 	return json.Marshal(in)
+}
+
+// argInput sets in[f.Name] from the positional arguments, from f.Arg on,
+// and returns the index of the last argument f takes.
+func argInput(c *cli.Context, in map[string]any, fields []ops.Field, f ops.Field, args []string) (int, error) {
+	if f.Arg >= len(args) {
+		if f.Required {
+			return f.Arg, errs.E(errs.Invalid, "missing %s (usage: %s)", strings.ToUpper(f.Name), c.Command.UsageText)
+		}
+		return f.Arg, nil
+	}
+	last := isLastArg(fields, f)
+	switch {
+	case f.Type.Kind() == reflect.Slice:
+		vals := args[f.Arg:]
+		if f.CLI == "stdin-list" && slices.Contains(vals, "-") {
+			var err error
+			if vals, err = readList(c, vals); err != nil {
+				return f.Arg, err
+			}
+		}
+		in[f.Name] = vals
+		return len(args) - 1, nil
+	case last && f.Words && f.Type.Kind() == reflect.String:
+		// unquoted multi-word values: `synapse search how do I …`
+		in[f.Name] = strings.Join(args[f.Arg:], " ")
+		return len(args) - 1, nil
+	case last && len(args) > f.Arg+1:
+		return f.Arg, severalArgs(c, f, args[f.Arg:])
+	case f.Type.Kind() == reflect.Int:
+		n, err := strconv.Atoi(args[f.Arg])
+		if err != nil {
+			return f.Arg, errs.E(errs.Invalid, "%s must be a number, not %q", strings.ToUpper(f.Name), args[f.Arg])
+		}
+		in[f.Name] = n
+	default:
+		in[f.Name] = args[f.Arg]
+	}
+	return f.Arg, nil
 }
 
 // severalArgs refuses several words for an argument that takes one (an

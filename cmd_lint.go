@@ -16,34 +16,48 @@ func lintPlural(n int, one, many string) string {
 }
 
 func renderLint(o *output, l *ops.LintOut) error {
-	counts := map[string]int{
-		ops.LintBrokenLinks: l.Counts.BrokenLinks, ops.LintBrokenFileLinks: l.Counts.BrokenFileLinks, ops.LintOrphans: l.Counts.Orphans,
-		ops.LintNoOutlinks: l.Counts.NoOutlinks, ops.LintMissingSources: l.Counts.MissingSources,
-		ops.LintDuplicateTitles: l.Counts.DuplicateTitles, ops.LintFrontmatterErrors: l.Counts.FrontmatterErrors,
-		ops.LintReservedFiles: l.Counts.ReservedFiles, ops.LintRefusedFiles: l.Counts.RefusedFiles,
-	}
 	// the counts on top, by the names --category takes
 	rows := [][]string{}
 	for _, c := range ops.LintCategories {
 		if l.Category == "" || l.Category == c {
-			rows = append(rows, []string{c, strconv.Itoa(counts[c])})
+			rows = append(rows, []string{c, strconv.Itoa(l.Counts.Of(c))})
 		}
 	}
 	o.table([]col{fixedCol("CATEGORY"), numCol("FINDINGS")}, rows)
-	section := func(category, title string, listed int) bool {
-		n := counts[category]
-		if listed == 0 {
-			return false
-		}
-		head := fmt.Sprintf("(%d)", n)
-		if listed < n {
-			head = fmt.Sprintf("(%d–%d of %d)", l.Offset+1, l.Offset+listed, n)
-		}
-		o.printf("\n%s %s\n", o.st.Title.Render(title), o.st.Dim.Render(head))
-		return true
+	v := lintView{o: o, l: l}
+	v.links()
+	v.pages()
+	v.files()
+	v.notes()
+	return nil
+}
+
+// lintView renders a lint report's sections, each under a heading with
+// its count.
+type lintView struct {
+	o *output
+	l *ops.LintOut
+}
+
+// section prints a category's heading, unless none of it is listed.
+func (v lintView) section(category, title string, listed int) bool {
+	n := v.l.Counts.Of(category)
+	if listed == 0 {
+		return false
 	}
-	if section(ops.LintBrokenLinks, "Broken links", len(l.BrokenLinks)) {
-		rows = rows[:0]
+	head := fmt.Sprintf("(%d)", n)
+	if listed < n {
+		head = fmt.Sprintf("(%d–%d of %d)", v.l.Offset+1, v.l.Offset+listed, n)
+	}
+	v.o.printf("\n%s %s\n", v.o.st.Title.Render(title), v.o.st.Dim.Render(head))
+	return true
+}
+
+// links renders the broken links and the links to missing files.
+func (v lintView) links() {
+	o, l := v.o, v.l
+	var rows [][]string
+	if v.section(ops.LintBrokenLinks, "Broken links", len(l.BrokenLinks)) {
 		for _, b := range l.BrokenLinks {
 			var from []string
 			for _, p := range b.Pages {
@@ -53,7 +67,7 @@ func renderLint(o *output, l *ops.LintOut) error {
 		}
 		o.table([]col{flexCol("TARGET"), numCol("LINKS"), flexCol("LINKED FROM")}, rows)
 	}
-	if section(ops.LintBrokenFileLinks, "Links to files that do not exist", len(l.BrokenFileLinks)) {
+	if v.section(ops.LintBrokenFileLinks, "Links to files that do not exist", len(l.BrokenFileLinks)) {
 		rows = rows[:0]
 		for _, b := range l.BrokenFileLinks {
 			var from []string
@@ -72,11 +86,18 @@ func renderLint(o *output, l *ops.LintOut) error {
 		}
 		o.table([]col{flexCol("TARGET"), numCol("LINKS"), flexCol("LINKED FROM (LINES)")}, rows)
 	}
+}
+
+// pages renders the orphans, the pages without outlinks, the missing
+// sources and the duplicate titles.
+func (v lintView) pages() {
+	o, l := v.o, v.l
+	var rows [][]string
 	for _, s := range []struct {
 		category, title string
 		refs            []ops.PageRef
 	}{{ops.LintOrphans, "Orphan pages", l.Orphans}, {ops.LintNoOutlinks, "Pages without outgoing links", l.NoOutlinks}} {
-		if section(s.category, s.title, len(s.refs)) {
+		if v.section(s.category, s.title, len(s.refs)) {
 			rows = rows[:0]
 			for _, r := range s.refs {
 				rows = append(rows, []string{r.Title, r.Path})
@@ -84,7 +105,7 @@ func renderLint(o *output, l *ops.LintOut) error {
 			o.table([]col{flexCol("TITLE"), pathCol("PATH")}, rows)
 		}
 	}
-	if section(ops.LintMissingSources, "Missing source files", len(l.MissingSources)) {
+	if v.section(ops.LintMissingSources, "Missing source files", len(l.MissingSources)) {
 		rows = rows[:0]
 		for _, s := range l.MissingSources {
 			var by []string
@@ -98,7 +119,7 @@ func renderLint(o *output, l *ops.LintOut) error {
 		}
 		o.table([]col{pathCol("SOURCE"), flexCol("CITED BY")}, rows)
 	}
-	if section(ops.LintDuplicateTitles, "Duplicate titles", len(l.DuplicateTitles)) {
+	if v.section(ops.LintDuplicateTitles, "Duplicate titles", len(l.DuplicateTitles)) {
 		rows = rows[:0]
 		for _, d := range l.DuplicateTitles {
 			for _, p := range d.Pages {
@@ -107,8 +128,14 @@ func renderLint(o *output, l *ops.LintOut) error {
 		}
 		o.table([]col{flexCol("TITLE"), pathCol("PATH")}, rows)
 	}
-	if section(ops.LintFrontmatterErrors, "Frontmatter that does not parse", len(l.FrontmatterErrors)) {
-		rows = rows[:0]
+}
+
+// files renders the frontmatter errors, the top files left alone and the
+// files refused.
+func (v lintView) files() {
+	o, l := v.o, v.l
+	var rows [][]string
+	if v.section(ops.LintFrontmatterErrors, "Frontmatter that does not parse", len(l.FrontmatterErrors)) {
 		for _, f := range l.FrontmatterErrors {
 			line := ""
 			if f.Line > 0 {
@@ -118,18 +145,23 @@ func renderLint(o *output, l *ops.LintOut) error {
 		}
 		o.table([]col{pathCol("PATH"), numCol("LINE"), flexCol("ERROR")}, rows)
 	}
-	if section(ops.LintReservedFiles, "Top files synapse leaves alone", len(l.ReservedFiles)) {
+	if v.section(ops.LintReservedFiles, "Top files synapse leaves alone", len(l.ReservedFiles)) {
 		for _, r := range l.ReservedFiles {
 			o.printf("%s: %s\n  fix: %s\n", r.Path, r.Problem, r.Fix)
 		}
 	}
-	if section(ops.LintRefusedFiles, "Files refused instead of read", len(l.RefusedFiles)) {
+	if v.section(ops.LintRefusedFiles, "Files refused instead of read", len(l.RefusedFiles)) {
 		rows = rows[:0]
 		for _, r := range l.RefusedFiles {
 			rows = append(rows, []string{r.Path, r.Reason, r.Message})
 		}
 		o.table([]col{pathCol("PATH"), fixedCol("REASON"), flexCol("WHY")}, rows)
 	}
+}
+
+// notes ends the report: the number of findings and what was filed.
+func (v lintView) notes() {
+	o, l := v.o, v.l
 	scope := ""
 	if l.Page != nil {
 		scope = fmt.Sprintf(" on or from %q (%s)", l.Page.Title, l.Page.Path)
@@ -143,5 +175,4 @@ func renderLint(o *output, l *ops.LintOut) error {
 				f.NotListed, lintPlural(f.NotListed, "finding", "findings"), l.Offset+l.Limit)
 		}
 	}
-	return nil
 }

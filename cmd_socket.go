@@ -24,7 +24,8 @@ import (
 // invokeVerb runs a CLI verb's operation: handed to the server that holds
 // the vault when one answers on its socket, else in this process. While
 // another process holds the store without a socket (a CLI verb, a server
-// starting or stopping) it polls both for up to sock.LockWait, then fails
+// starting or stopping) it polls both for up to the socket timing's
+// LockWait, then fails
 // naming the holder. It never waits on the lock alone.
 func invokeVerb(c *cli.Context, v *vault.Vault, op *ops.Op, raw []byte, o *output) (any, error) {
 	in, err := op.Decode(raw)
@@ -32,7 +33,8 @@ func invokeVerb(c *cli.Context, v *vault.Vault, op *ops.Op, raw []byte, o *outpu
 		return nil, err
 	}
 	ctx := c.Context
-	deadline := time.Now().Add(sock.LockWait)
+	timing := sockTiming(c)
+	deadline := time.Now().Add(timing.LockWait)
 	var why error // why the socket did not take the operation, if worth saying
 	for {
 		if !op.Local {
@@ -63,7 +65,7 @@ func invokeVerb(c *cli.Context, v *vault.Vault, op *ops.Op, raw []byte, o *outpu
 		}
 		e, err := ops.OpenEnv(ctx, v, ops.OpenOptions{
 			ReadOnly:      !op.Writes(in) && !op.Rescans,
-			Timeout:       sock.LockPoll,
+			Timeout:       timing.LockPoll,
 			Holder:        "synapse " + op.CLI,
 			Progress:      o.progress(),
 			Notify:        o.scanNote,
@@ -108,7 +110,7 @@ func interrupted(op *ops.Op, err error) error {
 // the form runOp prints: the server's JSON as is for --json (and for verbs
 // without a renderer), else the typed result.
 func forwardVerb(c *cli.Context, v *vault.Vault, op *ops.Op, raw []byte, o *output) (any, error) {
-	sc, err := sock.Dial(v)
+	sc, err := sock.Dial(v, sockTiming(c))
 	if err != nil {
 		return nil, err
 	}

@@ -67,9 +67,14 @@ type cliResult struct {
 
 // runCLI runs a synapse command line in this process against v.
 func runCLI(v *vault.Vault, stdin string, args ...string) cliResult {
+	return runCLITimed(v, sock.DefaultTiming(), stdin, args...)
+}
+
+// runCLITimed is runCLI with the given timing of the hand-off to a server.
+func runCLITimed(v *vault.Vault, timing sock.Timing, stdin string, args ...string) cliResult {
 	var out, errb bytes.Buffer
 	full := append([]string{"synapse", "--vault", v.Root}, args...)
-	code := run(full, strings.NewReader(stdin), &out, &errb)
+	code := runWith(timing, full, strings.NewReader(stdin), &out, &errb)
 	return cliResult{out.String(), errb.String(), code}
 }
 
@@ -410,8 +415,11 @@ func TestLive_StaleSocket(t *testing.T) {
 // Without a server to hand the verb to, a held store fails fast naming its
 // holder; a server that does not answer on its socket is named too.
 func TestLive_HeldStoreFailsFast(t *testing.T) {
-	defer func(h, w time.Duration) { sock.HelloTimeout, sock.LockWait = h, w }(sock.HelloTimeout, sock.LockWait)
-	sock.HelloTimeout, sock.LockWait = 200*time.Millisecond, 300*time.Millisecond
+	timing := sock.DefaultTiming()
+	timing.Hello, timing.LockWait = 200*time.Millisecond, 300*time.Millisecond
+	runCLI := func(v *vault.Vault, stdin string, args ...string) cliResult {
+		return runCLITimed(v, timing, stdin, args...)
+	}
 	v := servertest.LiveVault(t, filepath.Join(t.TempDir(), "v"))
 	st, err := store.Open(v.Abs(vault.DBFile), store.Options{Holder: "synapse reindex"})
 	if err != nil {

@@ -16,6 +16,7 @@ import (
 	"github.com/synapse-wiki/synapse/errs"
 	"github.com/synapse-wiki/synapse/internal/cliargs"
 	"github.com/synapse-wiki/synapse/internal/gcmode"
+	"github.com/synapse-wiki/synapse/internal/server/sock"
 	"github.com/synapse-wiki/synapse/ops"
 	"github.com/urfave/cli/v2"
 )
@@ -73,11 +74,17 @@ func cpuProfile(path string, stderr io.Writer) (stop func()) {
 
 // run runs the CLI and returns the exit code; only main calls os.Exit.
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	return runWith(sock.DefaultTiming(), args, stdin, stdout, stderr)
+}
+
+// runWith is run with the timing of the hand-off to a server's socket
+// (tests shorten it).
+func runWith(timing sock.Timing, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	ops.Version = version
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	app := newApp(stdin, stdout, stderr)
-	app.Metadata = map[string]any{typedArgsKey: args}
+	app.Metadata = map[string]any{typedArgsKey: args, sockTimingKey: timing}
 	err := app.RunContext(ctx, cliargs.Permute(app, args))
 	if err == nil {
 		return 0
@@ -129,6 +136,19 @@ VAULT:
 // typedArgsKey holds the command line as typed in the app's Metadata, so
 // that errors name flags the way the user wrote them.
 const typedArgsKey = "typed-args"
+
+// sockTimingKey holds the socket's timing (sock.Timing) in the app's
+// Metadata.
+const sockTimingKey = "sock-timing"
+
+// sockTiming is the timing of the hand-off to a server (runWith's).
+func sockTiming(c *cli.Context) sock.Timing {
+	if c == nil || c.App == nil {
+		return sock.DefaultTiming()
+	}
+	t, _ := c.App.Metadata[sockTimingKey].(sock.Timing)
+	return t.OrDefault()
+}
 
 func typedArgs(c *cli.Context) []string {
 	if c == nil || c.App == nil {

@@ -143,31 +143,9 @@ func Search(ctx context.Context, s *store.Store, query string, o SearchOptions) 
 		res.Mode, res.Hits, res.Note = Lexical, hits, note
 		return res, nil
 	}
-	if o.Mode == Lexical {
-		return lexical("")
-	}
-	if o.Off != "" {
-		return lexical("semantic search is off: " + o.Off + "; lexical results")
-	}
-	if o.Embed == nil {
-		if o.Mode == Auto {
-			return lexical("")
-		}
-		return lexical("no embedding provider is configured (embeddings: url and model, in ~/.config/synapse/config.yaml or a trusted .synapse/config.yaml); lexical results")
-	}
-	var model string
-	var dim int
-	var embedded bool
-	_ = s.View(func(tx *store.Tx) error {
-		model, dim = tx.VecModel()
-		embedded = tx.HasVecPages()
-		return nil
-	})
-	switch {
-	case !embedded:
-		return lexical("no page is embedded yet (run `synapse embed`); lexical results")
-	case model != o.Model:
-		return lexical(fmt.Sprintf("the pages were embedded with model %q, the configured model is %q (run `synapse embed`); lexical results", model, o.Model))
+	dim, note, ok := semanticReady(s, o)
+	if !ok {
+		return lexical(note)
 	}
 	text := QueryText(query)
 	if text == "" {
@@ -205,34 +183,76 @@ func Search(ctx context.Context, s *store.Store, query string, o SearchOptions) 
 			return nil, err
 		}
 	}
-	var sem []semHit
-	var extra map[string]semHit // cosines of lexical candidates the semantic ranking lacks
-	var terms map[string]float64
-	var filt *search.Filter
+	var c semCandidates
 	err = s.View(func(tx *store.Tx) error {
-		var err error
-		if filt, err = search.NewFilter(tx, q); err != nil {
-			return err
-		}
-		// phrases are confirmed on the text below: rank a few spares
-		n := depth
-		if filt.Phrases() {
-			n = depth * 2
-		}
-		if sem, err = rank(tx, dim, y, filt.Allow, n); err != nil {
-			return err
-		}
-		if f.Method == "max" && len(lexHits) > 0 {
-			extra = pageCosines(tx, dim, y, lexHits, sem)
-		}
-		terms = filt.Terms(tx)
-		return nil
+		c, err = semanticCandidates(tx, q, f, dim, y, depth, lexHits)
+		return err
 	})
 	if err != nil {
 		return nil, err
 	}
-	res.Hits, err = fuse(s, lexHits, sem, extra, f, depth, k, mode, terms, filt, o.ReadFile)
+	res.Hits, err = fuse(s, lexHits, c.sem, c.extra, f, depth, k, mode, c.terms, c.filt, o.ReadFile)
 	return res, err
+}
+
+// semanticReady says whether a search can rank semantically and, when it
+// cannot, the note its lexical answer carries (empty when lexical is what
+// was asked for). dim is the stored vectors' dimension.
+func semanticReady(s *store.Store, o SearchOptions) (dim int, note string, ok bool) {
+	switch {
+	case o.Mode == Lexical:
+		return 0, "", false
+	case o.Off != "":
+		return 0, "semantic search is off: " + o.Off + "; lexical results", false
+	case o.Embed == nil && o.Mode == Auto:
+		return 0, "", false
+	case o.Embed == nil:
+		return 0, "no embedding provider is configured (embeddings: url and model, in ~/.config/synapse/config.yaml or a trusted .synapse/config.yaml); lexical results", false
+	}
+	var model string
+	var embedded bool
+	_ = s.View(func(tx *store.Tx) error {
+		model, dim = tx.VecModel()
+		embedded = tx.HasVecPages()
+		return nil
+	})
+	switch {
+	case !embedded:
+		return dim, "no page is embedded yet (run `synapse embed`); lexical results", false
+	case model != o.Model:
+		return dim, fmt.Sprintf("the pages were embedded with model %q, the configured model is %q (run `synapse embed`); lexical results", model, o.Model), false
+	}
+	return dim, "", true
+}
+
+// semCandidates are the semantic ranking of a query and what fuse needs
+// beside it.
+type semCandidates struct {
+	sem   []semHit
+	extra map[string]semHit // cosines of lexical candidates the semantic ranking lacks
+	terms map[string]float64
+	filt  *search.Filter
+}
+
+// semanticCandidates ranks the pages the query's filters allow by cosine
+// to the query vector y.
+func semanticCandidates(tx *store.Tx, q *search.Query, f Fusion, dim int, y []float32, depth int, lexHits []search.Hit) (c semCandidates, err error) {
+	if c.filt, err = search.NewFilter(tx, q); err != nil {
+		return c, err
+	}
+	// phrases are confirmed on the text (fuse): rank a few spares
+	n := depth
+	if c.filt.Phrases() {
+		n = depth * 2
+	}
+	if c.sem, err = rank(tx, dim, y, c.filt.Allow, n); err != nil {
+		return c, err
+	}
+	if f.Method == "max" && len(lexHits) > 0 {
+		c.extra = pageCosines(tx, dim, y, lexHits, c.sem)
+	}
+	c.terms = c.filt.Terms(tx)
+	return c, nil
 }
 
 // fused is a page in the combined ranking.
@@ -246,22 +266,60 @@ type fused struct {
 	signals []string
 }
 
+// fusion is one fuse in progress: the candidates of both rankings by path,
+// the semantic candidates' page records and the page texts read so far.
+type fusion struct {
+	f      Fusion
+	depth  int
+	mode   Mode
+	filt   *search.Filter
+	read   func(string) ([]byte, error)
+	byPath map[string]*fused
+	all    []*fused
+	recs   map[uint32]*store.PageRec
+	texts  map[string][]byte
+	r      int // semantic candidates ranked
+}
+
 func fuse(s *store.Store, lex []search.Hit, sem []semHit, extra map[string]semHit, f Fusion, depth, k int, mode Mode,
 	terms map[string]float64, filt *search.Filter, read func(string) ([]byte, error)) ([]search.Hit, error) {
-	byPath := map[string]*fused{}
-	var all []*fused
+	fu := &fusion{f: f, depth: depth, mode: mode, filt: filt, read: read,
+		byPath: map[string]*fused{}, recs: map[uint32]*store.PageRec{}, texts: map[string][]byte{}}
 	for i := range lex {
 		if i >= depth {
 			break
 		}
 		h := &lex[i]
 		c := &fused{path: h.Path, lex: h, lr: i + 1}
-		byPath[h.Path] = c
-		all = append(all, c)
+		fu.byPath[h.Path] = c
+		fu.all = append(fu.all, c)
 	}
-	// semantic candidates: page records for their paths; phrases checked
-	var out []search.Hit
-	recs := map[uint32]*store.PageRec{}
+	if err := fu.semantic(s, sem); err != nil {
+		return nil, err
+	}
+	for _, c := range fu.all {
+		if h, ok := extra[c.path]; ok && c.sem == nil {
+			h := h
+			c.sem, c.doc = &h, h.doc
+		}
+	}
+	fu.score(lex)
+	return fu.hits(k, terms), nil
+}
+
+// readText reads a page's text once (nil when it cannot be read).
+func (fu *fusion) readText(p string) []byte {
+	if t, ok := fu.texts[p]; ok || fu.read == nil {
+		return t
+	}
+	t, _ := fu.read(p)
+	fu.texts[p] = t
+	return t
+}
+
+// semantic adds the semantic candidates, ranked from 1, with their page
+// records; a candidate whose text lacks the query's phrases is skipped.
+func (fu *fusion) semantic(s *store.Store, sem []semHit) error {
 	err := s.View(func(tx *store.Tx) error {
 		for _, h := range sem {
 			p, err := tx.Page(h.doc)
@@ -269,62 +327,53 @@ func fuse(s *store.Store, lex []search.Hit, sem []semHit, extra map[string]semHi
 				return err
 			}
 			if p != nil && !p.Reserved {
-				recs[h.doc] = p
+				fu.recs[h.doc] = p
 			}
 		}
 		return nil
 	})
 	if err != nil {
-		return nil, err
+		return err
 	}
-	texts := map[string][]byte{}
-	readText := func(p string) []byte {
-		if t, ok := texts[p]; ok || read == nil {
-			return t
-		}
-		t, _ := read(p)
-		texts[p] = t
-		return t
-	}
-	r := 0
 	for i := range sem {
 		h := &sem[i]
-		p := recs[h.doc]
+		p := fu.recs[h.doc]
 		if p == nil {
 			continue
 		}
-		if filt.Phrases() {
-			if t := readText(p.Path); t != nil && !filt.PhrasesOK(t) {
+		if fu.filt.Phrases() {
+			if t := fu.readText(p.Path); t != nil && !fu.filt.PhrasesOK(t) {
 				continue
 			}
 		}
-		if r++; r > depth {
+		if fu.r++; fu.r > fu.depth {
 			break
 		}
-		c := byPath[p.Path]
+		c := fu.byPath[p.Path]
 		if c == nil {
 			c = &fused{path: p.Path}
-			byPath[p.Path] = c
-			all = append(all, c)
+			fu.byPath[p.Path] = c
+			fu.all = append(fu.all, c)
 		}
-		c.doc, c.sem, c.sr = h.doc, h, r
+		c.doc, c.sem, c.sr = h.doc, h, fu.r
 	}
+	return nil
+}
+
+// score gives each candidate its fused score and signals (in semantic
+// mode, its cosine, and only semantic candidates are kept).
+func (fu *fusion) score(lex []search.Hit) {
+	f := fu.f
 	lexBest, cosBest, cosLast := 0.0, 0.0, 0.0
-	for _, c := range all {
+	for _, c := range fu.all {
 		if c.lr == 1 {
 			lexBest = c.lex.Score
 		}
 		if c.sr == 1 {
 			cosBest = c.sem.cos
 		}
-		if c.sr == r || (r > depth && c.sr == depth) {
+		if c.sr == fu.r || (fu.r > fu.depth && c.sr == fu.depth) {
 			cosLast = c.sem.cos
-		}
-	}
-	for _, c := range all {
-		if h, ok := extra[c.path]; ok && c.sem == nil {
-			h := h
-			c.sem, c.doc = &h, h.doc
 		}
 	}
 	wSem := f.Semantic
@@ -332,7 +381,7 @@ func fuse(s *store.Store, lex []search.Hit, sem []semHit, extra map[string]semHi
 		// a query that names the best lexical page is answered lexically
 		wSem *= math.Pow(max(0, 1-lex[0].NameMatch), f.Defer)
 	}
-	for _, c := range all {
+	for _, c := range fu.all {
 		if c.lr > 0 {
 			if f.Method == "rrf" {
 				c.score += f.Lexical / (f.K + float64(c.lr))
@@ -354,28 +403,31 @@ func fuse(s *store.Store, lex []search.Hit, sem []semHit, extra map[string]semHi
 		if c.sr > 0 {
 			c.signals = append(c.signals, SignalSemantic)
 		}
-		if mode == Semantic {
-			c.score = 0
-			if c.sem != nil {
-				c.score = c.sem.cos
-			}
+	}
+	if fu.mode != Semantic {
+		return
+	}
+	kept := fu.all[:0]
+	for _, c := range fu.all {
+		if c.sr > 0 {
+			c.score = c.sem.cos
+			kept = append(kept, c)
 		}
 	}
-	if mode == Semantic {
-		kept := all[:0]
-		for _, c := range all {
-			if c.sr > 0 {
-				kept = append(kept, c)
-			}
-		}
-		all = kept
-	}
+	fu.all = kept
+}
+
+// hits sorts the candidates by score and returns the best k as hits, each
+// with a snippet.
+func (fu *fusion) hits(k int, terms map[string]float64) []search.Hit {
+	all := fu.all
 	sort.SliceStable(all, func(i, j int) bool {
 		if all[i].score != all[j].score {
 			return all[i].score > all[j].score
 		}
 		return all[i].path < all[j].path
 	})
+	out := []search.Hit{}
 	for _, c := range all {
 		if len(out) == k {
 			break
@@ -384,23 +436,20 @@ func fuse(s *store.Store, lex []search.Hit, sem []semHit, extra map[string]semHi
 		if c.lex != nil {
 			h = *c.lex
 			if h.Snippet == "" {
-				if t := readText(h.Path); t != nil {
+				if t := fu.readText(h.Path); t != nil {
 					h.Snippet = search.Snippet(string(t), terms)
 				}
 			}
 		} else {
-			p := recs[c.doc]
+			p := fu.recs[c.doc]
 			h = search.Hit{ID: p.ID, Title: p.Title, Type: p.Type, Path: p.Path,
-				Snippet: sectionSnippet(readText(p.Path), c.sem.heading, terms)}
+				Snippet: sectionSnippet(fu.readText(p.Path), c.sem.heading, terms)}
 		}
 		h.Score = math.Round(c.score*10000) / 10000
 		h.Signals = c.signals
 		out = append(out, h)
 	}
-	if out == nil {
-		out = []search.Hit{}
-	}
-	return out, nil
+	return out
 }
 
 // sectionSnippet is the snippet of the chunk that matched: the page text

@@ -100,9 +100,29 @@ type DB interface {
 // another run is in progress; internal for store failures.
 func Run(ctx context.Context, s DB, o RunOptions) (rep *Report, err error) {
 	start := time.Now()
-	now := o.Now
-	if now == nil {
-		now = time.Now
+	r := &runner{s: s, o: o.withDefaults(), rep: &Report{Model: o.Model}}
+	mark, err := r.begin()
+	if err != nil {
+		return r.rep, err
+	}
+	defer func() { err = r.end(mark, start, err) }()
+	if err := r.findStale(); err != nil { // 1. what is stale
+		return r.rep, err
+	}
+	needs, err := r.chunkStale(ctx) // 2. chunks, and those that need the provider
+	if err != nil {
+		return r.rep, err
+	}
+	if err := r.embedMissing(ctx, needs); err != nil { // 3. the provider
+		return r.rep, err
+	}
+	return r.rep, r.sweep() // 4. vectors no page refers to
+}
+
+// withDefaults fills the options left zero.
+func (o RunOptions) withDefaults() RunOptions {
+	if o.Now == nil {
+		o.Now = time.Now
 	}
 	if o.Batch <= 0 {
 		o.Batch = DefaultBatch
@@ -116,48 +136,79 @@ func Run(ctx context.Context, s DB, o RunOptions) (rep *Report, err error) {
 	if o.Backoff <= 0 {
 		o.Backoff = DefaultBackoff
 	}
-	rep = &Report{Model: o.Model}
-	mark := &store.VecRunning{PID: os.Getpid(), Token: runToken(), Since: now().UTC(), What: o.What}
-	err = s.Update(func(tx *store.Tx) error {
-		if r, ok := tx.VecRunning(); ok && r.Token != mark.Token {
+	return o
+}
+
+// runner is one embedding run, step by step (Run).
+type runner struct {
+	s   DB
+	o   RunOptions
+	rep *Report
+	// storedModel and storedDim are what the store held when the run
+	// began; fresh says nothing stored is of use (a rebuild, another
+	// model)
+	storedModel string
+	storedDim   int
+	fresh       bool
+	work        []*pageWork // pages whose chunk list must be (re)written
+}
+
+// need is a chunk text the provider must embed, and the pages waiting
+// for its vector.
+type need struct {
+	key   store.ChunkKey
+	text  string
+	pages []*pageWork
+}
+
+// begin marks the store as embedding (one run at a time) and drops the
+// vector records of an older layout.
+func (r *runner) begin() (*store.VecRunning, error) {
+	mark := &store.VecRunning{PID: os.Getpid(), Token: runToken(), Since: r.o.Now().UTC(), What: r.o.What}
+	return mark, r.s.Update(func(tx *store.Tx) error {
+		if cur, ok := tx.VecRunning(); ok && cur.Token != mark.Token {
 			return errs.E(errs.Unavailable, "an embedding run is in progress (pid %d, %s, since %s); wait for it to finish",
-				r.PID, r.What, r.Since.Local().Format(time.DateTime))
+				cur.PID, cur.What, cur.Since.Local().Format(time.DateTime))
 		}
 		if _, err := tx.DropOldVecPages(); err != nil {
 			return err
 		}
 		return tx.SetVecRunning(mark)
 	})
-	if err != nil {
-		return rep, err
-	}
-	defer func() {
-		rep.DurationMS = time.Since(start).Milliseconds()
-		rec := store.VecRun{At: now().UTC(), Model: o.Model, Complete: rep.Complete && err == nil,
-			Embedded: rep.Chunks, Reused: rep.Reused, DurationM: rep.DurationMS}
-		if err != nil {
-			rec.Error = errs.Message(err)
-		}
-		werr := s.Update(func(tx *store.Tx) error {
-			if r, ok := tx.VecRunning(); ok && r.Token == mark.Token {
-				if err := tx.SetVecRunning(nil); err != nil {
-					return err
-				}
-			}
-			return tx.SetVecRun(rec)
-		})
-		if werr != nil && err == nil {
-			err = werr
-		}
-	}()
+}
 
-	// 1. what is stale (one read transaction, no file contents)
-	var work []*pageWork
+// end records the run and removes its mark; it returns err, or the
+// error of that record when err is nil.
+func (r *runner) end(mark *store.VecRunning, start time.Time, err error) error {
+	rep := r.rep
+	rep.DurationMS = time.Since(start).Milliseconds()
+	rec := store.VecRun{At: r.o.Now().UTC(), Model: r.o.Model, Complete: rep.Complete && err == nil,
+		Embedded: rep.Chunks, Reused: rep.Reused, DurationM: rep.DurationMS}
+	if err != nil {
+		rec.Error = errs.Message(err)
+	}
+	werr := r.s.Update(func(tx *store.Tx) error {
+		if cur, ok := tx.VecRunning(); ok && cur.Token == mark.Token {
+			if err := tx.SetVecRunning(nil); err != nil {
+				return err
+			}
+		}
+		return tx.SetVecRun(rec)
+	})
+	if werr != nil && err == nil {
+		return werr
+	}
+	return err
+}
+
+// findStale lists the pages whose chunk list is missing or stale (one
+// read transaction, no file contents) and removes the chunk lists of
+// pages that are gone.
+func (r *runner) findStale() error {
+	rep := r.rep
 	var gone []uint32
-	var storedModel string
-	var storedDim int
-	err = s.View(func(tx *store.Tx) error {
-		storedModel, storedDim = tx.VecModel()
+	err := r.s.View(func(tx *store.Tx) error {
+		r.storedModel, r.storedDim = tx.VecModel()
 		embedded := map[uint32]string{} // "" for a stale record
 		if err := tx.ScanVecPages(func(doc uint32, v *store.VecView) error {
 			embedded[doc] = v.SHA256
@@ -168,7 +219,7 @@ func Run(ctx context.Context, s DB, o RunOptions) (rep *Report, err error) {
 		}); err != nil {
 			return err
 		}
-		fresh := o.Rebuild || storedModel != o.Model
+		r.fresh = r.o.Rebuild || r.storedModel != r.o.Model
 		live := map[uint32]bool{}
 		err := tx.EachPage(func(p *store.PageRec) bool {
 			if p.Reserved {
@@ -176,11 +227,11 @@ func Run(ctx context.Context, s DB, o RunOptions) (rep *Report, err error) {
 			}
 			rep.Pages++
 			live[p.Doc] = true
-			if sha, ok := embedded[p.Doc]; ok && sha == p.SHA256 && !fresh {
+			if sha, ok := embedded[p.Doc]; ok && sha == p.SHA256 && !r.fresh {
 				rep.Current++
 				return true
 			}
-			work = append(work, &pageWork{doc: p.Doc, path: p.Path, sha: p.SHA256})
+			r.work = append(r.work, &pageWork{doc: p.Doc, path: p.Path, sha: p.SHA256})
 			return true
 		})
 		for doc := range embedded {
@@ -191,29 +242,32 @@ func Run(ctx context.Context, s DB, o RunOptions) (rep *Report, err error) {
 		return err
 	})
 	if err != nil {
-		return rep, err
+		return err
 	}
 	// a model change or a rebuild: nothing stored is of use; what is
 	// stored is dropped with the first good answer (a provider that fails
 	// from the start leaves the store as it was)
-	fresh := o.Rebuild || storedModel != o.Model
-	if fresh {
+	if r.fresh {
 		rep.Current = 0
 	}
 	if len(gone) > 0 {
-		if err := s.Update(func(tx *store.Tx) error { return tx.DeleteVecPages(gone) }); err != nil {
-			return rep, err
+		if err := r.s.Update(func(tx *store.Tx) error { return tx.DeleteVecPages(gone) }); err != nil {
+			return err
 		}
 		rep.Removed = len(gone)
 	}
+	return nil
+}
 
-	// 2. cut the stale pages into chunks (files read outside any
-	// transaction) and find the chunks that need the provider
-	for _, w := range work {
+// chunkStale cuts the stale pages into chunks (files read outside any
+// transaction), returns the chunks that need the provider, and links at
+// once the pages that need nothing new.
+func (r *runner) chunkStale(ctx context.Context) ([]*need, error) {
+	for _, w := range r.work {
 		if err := ctx.Err(); err != nil {
-			return rep, err
+			return nil, err
 		}
-		data, rerr := o.ReadFile(w.path)
+		data, rerr := r.o.ReadFile(w.path)
 		if rerr != nil {
 			continue // gone since the scan: the next scan removes it
 		}
@@ -222,23 +276,18 @@ func Run(ctx context.Context, s DB, o RunOptions) (rep *Report, err error) {
 		pg := markdown.Parse(w.path, data)
 		w.chunks = ChunkPage(pg.Title, pg)
 	}
-	type need struct {
-		key   store.ChunkKey
-		text  string
-		pages []*pageWork
-	}
 	var needs []*need
 	byKey := map[store.ChunkKey]*need{}
-	err = s.View(func(tx *store.Tx) error {
-		for _, w := range work {
+	err := r.s.View(func(tx *store.Tx) error {
+		for _, w := range r.work {
 			for _, c := range w.chunks {
 				if n, ok := byKey[c.Key]; ok {
 					n.pages = append(n.pages, w)
 					w.missing++
 					continue
 				}
-				if !fresh && tx.HasVector(c.Key) {
-					rep.Reused++
+				if !r.fresh && tx.HasVector(c.Key) {
+					r.rep.Reused++
 					continue
 				}
 				n := &need{key: c.Key, text: c.Text, pages: []*pageWork{w}}
@@ -250,40 +299,94 @@ func Run(ctx context.Context, s DB, o RunOptions) (rep *Report, err error) {
 		return nil
 	})
 	if err != nil {
-		return rep, err
+		return nil, err
 	}
-	// pages that need nothing new are linked at once
 	var ready []*pageWork
-	for _, w := range work {
+	for _, w := range r.work {
 		if w.chunks != nil && w.missing == 0 {
 			ready = append(ready, w)
 		}
 	}
 	for i := 0; i < len(ready); i += pagesPerCommit {
 		part := ready[i:min(i+pagesPerCommit, len(ready))]
-		if err := s.Update(func(tx *store.Tx) error { return linkPages(tx, part, rep) }); err != nil {
-			return rep, err
+		if err := r.s.Update(func(tx *store.Tx) error { return linkPages(tx, part, r.rep) }); err != nil {
+			return nil, err
 		}
 	}
+	return needs, nil
+}
 
-	// 3. embed what is missing: batches in flight on Concurrency workers,
-	// results committed in arrival order
+// answer is the provider's answer to one batch.
+type answer struct {
+	batch []*need
+	vecs  [][]float32
+	err   error
+	tries int
+}
+
+// embedMissing embeds what is missing: batches in flight on Concurrency
+// workers, results checked and committed in arrival order. The first
+// failure stops the run; what was committed stays.
+func (r *runner) embedMissing(ctx context.Context, needs []*need) error {
 	total := len(needs)
-	if o.Progress != nil {
-		o.Progress(0, total)
-	}
-	type result struct {
-		batch []*need
-		vecs  [][]float32
-		err   error
-		tries int
+	if r.o.Progress != nil {
+		r.o.Progress(0, total)
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	answers := r.ask(ctx, needs)
+	dim := r.storedDim
+	if r.fresh {
+		dim = 0
+	}
+	cleared := !r.fresh
+	done := 0
+	var runErr error
+	for a := range answers {
+		if runErr != nil {
+			continue // drain
+		}
+		r.rep.Requests += a.tries
+		r.rep.Retries += a.tries - 1
+		if a.err == nil {
+			var d int
+			if d, a.err = checkVectors(a.vecs, len(a.batch), dim); a.err == nil {
+				dim = d
+			}
+		}
+		if a.err == nil {
+			a.err = r.store(a, dim, &cleared)
+		}
+		if a.err != nil {
+			runErr = a.err
+			cancel()
+			continue
+		}
+		done += len(a.batch)
+		r.rep.Chunks += len(a.batch)
+		if r.o.Progress != nil {
+			r.o.Progress(done, total)
+		}
+	}
+	r.rep.Dim = dim
+	if runErr != nil {
+		if pe, ok := Failure(runErr); ok {
+			return errs.Wrap(errs.Unavailable, runErr, "%s; %d of %d chunks embedded, the rest next time", pe.Error(), done, total)
+		}
+		return runErr
+	}
+	return ctx.Err()
+}
+
+// ask sends needs in batches to the provider on Concurrency workers and
+// returns their answers, closed when every worker is done. A worker stops
+// after a failed batch, and all stop when ctx ends.
+func (r *runner) ask(ctx context.Context, needs []*need) <-chan answer {
+	total := len(needs)
 	jobs := make(chan []*need)
-	results := make(chan result)
+	answers := make(chan answer)
 	var wg sync.WaitGroup
-	for range min(o.Concurrency, max(1, (total+o.Batch-1)/o.Batch)) {
+	for range min(r.o.Concurrency, max(1, (total+r.o.Batch-1)/r.o.Batch)) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -295,9 +398,9 @@ func Run(ctx context.Context, s DB, o RunOptions) (rep *Report, err error) {
 				if ctx.Err() != nil {
 					return
 				}
-				vecs, tries, err := embedRetry(ctx, o, texts)
+				vecs, tries, err := embedRetry(ctx, r.o, texts)
 				select {
-				case results <- result{b, vecs, err, tries}:
+				case answers <- answer{b, vecs, err, tries}:
 				case <-ctx.Done():
 					return
 				}
@@ -309,111 +412,72 @@ func Run(ctx context.Context, s DB, o RunOptions) (rep *Report, err error) {
 	}
 	go func() {
 		defer close(jobs)
-		for i := 0; i < total; i += o.Batch {
+		for i := 0; i < total; i += r.o.Batch {
 			select {
-			case jobs <- needs[i:min(i+o.Batch, total)]:
+			case jobs <- needs[i:min(i+r.o.Batch, total)]:
 			case <-ctx.Done():
 				return
 			}
 		}
 	}()
-	go func() { wg.Wait(); close(results) }()
+	go func() { wg.Wait(); close(answers) }()
+	return answers
+}
 
-	dim := storedDim
-	if fresh {
-		dim = 0
-	}
-	cleared := !fresh
-	done := 0
-	var runErr error
-	for r := range results {
-		if runErr != nil {
-			continue // drain
-		}
-		rep.Requests += r.tries
-		rep.Retries += r.tries - 1
-		if r.err == nil {
-			var d int
-			d, r.err = checkVectors(r.vecs, len(r.batch), dim)
-			if r.err == nil {
-				dim = d
+// store commits one checked answer: its vectors, and the chunk lists of
+// the pages it completes. The first answer of a fresh run clears what the
+// store held (cleared records that it did).
+func (r *runner) store(a answer, dim int, cleared *bool) error {
+	model := r.o.Model
+	return r.s.Update(func(tx *store.Tx) error {
+		m, d := tx.VecModel()
+		switch {
+		case !*cleared:
+			if err := tx.ClearVectors(); err != nil {
+				return err
 			}
-		}
-		if r.err != nil {
-			runErr = r.err
-			cancel()
-			continue
+			if err := tx.SetVecModel(model, dim); err != nil {
+				return err
+			}
+			*cleared = true
+		case m == model && d != dim:
+			// another run stored this model at another dimension
+			return &ProviderError{Reason: BadAnswer, Msg: fmt.Sprintf("wrong dimension: %d, the store holds %d for %s", dim, d, model)}
+		case m != model:
+			if err := tx.SetVecModel(model, dim); err != nil {
+				return err
+			}
 		}
 		var linked []*pageWork
-		err := s.Update(func(tx *store.Tx) error {
-			m, d := tx.VecModel()
-			switch {
-			case !cleared:
-				if err := tx.ClearVectors(); err != nil {
-					return err
-				}
-				if err := tx.SetVecModel(o.Model, dim); err != nil {
-					return err
-				}
-				cleared = true
-			case m == o.Model && d != dim:
-				// another run stored this model at another dimension
-				return &ProviderError{Reason: BadAnswer, Msg: fmt.Sprintf("wrong dimension: %d, the store holds %d for %s", dim, d, o.Model)}
-			case m != o.Model:
-				if err := tx.SetVecModel(o.Model, dim); err != nil {
-					return err
+		for i, n := range a.batch {
+			if err := tx.PutVector(n.key, normalize(a.vecs[i])); err != nil {
+				return err
+			}
+			for _, w := range n.pages {
+				if w.missing--; w.missing == 0 {
+					linked = append(linked, w)
 				}
 			}
-			linked = linked[:0]
-			for i, n := range r.batch {
-				if err := tx.PutVector(n.key, normalize(r.vecs[i])); err != nil {
-					return err
-				}
-				for _, w := range n.pages {
-					if w.missing--; w.missing == 0 {
-						linked = append(linked, w)
-					}
-				}
-			}
-			return linkPages(tx, linked, rep)
-		})
-		if err != nil {
-			runErr = err
-			cancel()
-			continue
 		}
-		done += len(r.batch)
-		rep.Chunks += len(r.batch)
-		if o.Progress != nil {
-			o.Progress(done, total)
-		}
-	}
-	rep.Dim = dim
-	if runErr != nil {
-		if pe, ok := Failure(runErr); ok {
-			return rep, errs.Wrap(errs.Unavailable, runErr, "%s; %d of %d chunks embedded, the rest next time", pe.Error(), done, total)
-		}
-		return rep, runErr
-	}
-	if err := ctx.Err(); err != nil {
-		return rep, err
-	}
+		return linkPages(tx, linked, r.rep)
+	})
+}
 
-	// 4. a complete run removes the vectors no page refers to
-	err = s.Update(func(tx *store.Tx) error {
+// sweep ends a complete run: the vectors no page refers to are removed.
+func (r *runner) sweep() error {
+	return r.s.Update(func(tx *store.Tx) error {
 		st := tx.VecStats()
-		rep.Complete = st.Pages-st.Stale >= rep.Pages
-		if m, d := tx.VecModel(); m == o.Model {
-			rep.Dim = d
+		r.rep.Complete = st.Pages-st.Stale >= r.rep.Pages
+		if m, d := tx.VecModel(); m == r.o.Model {
+			r.rep.Dim = d
 		}
-		if !rep.Complete {
+		if !r.rep.Complete {
 			return nil
 		}
 		n, err := tx.SweepVectors()
-		rep.Swept = n
+		r.rep.Swept = n
 		return err
 	})
-	return rep, err
 }
 
 // runToken tells this run's mark from another's.

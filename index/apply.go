@@ -40,6 +40,7 @@ type PagePreparer interface {
 // updater applies changes inside one write transaction.
 type updater struct {
 	tx       *store.Tx
+	tune     tuning
 	reserved map[uint32]bool
 	adjCache map[uint32]*store.AdjRec // nil entry: node absent
 	adjDirty map[uint32]bool
@@ -71,8 +72,8 @@ type updater struct {
 	keyCache, fileKeyCache map[string]match
 }
 
-func newUpdater(tx *store.Tx) *updater {
-	u := &updater{tx: tx, reserved: map[uint32]bool{},
+func (ix *Indexer) newUpdater(tx *store.Tx) *updater {
+	u := &updater{tx: tx, tune: ix.tune, reserved: map[uint32]bool{},
 		adjCache: map[uint32]*store.AdjRec{}, adjDirty: map[uint32]bool{},
 		linksDirty: map[uint32]bool{}, graphDirty: map[uint32]bool{}, ev: newGraphEvents(),
 		dangling: map[linkCount]int{}, danglingRaw: map[linkCount]string{},

@@ -27,10 +27,8 @@ func TestSettle_LookupsSharedAcrossTransactions(t *testing.T) {
 	}
 	want, _ := storecheck.Fingerprint(ref.Store)
 
-	d := drainBatch
-	drainBatch = 3
-	t.Cleanup(func() { drainBatch = d })
 	ix := openIndexerAt(t, v, t.TempDir()+"/small.db")
+	ix.tune.drainBatch = 3
 	before := ix.Store.Commits()
 	if _, err := ix.Scan(context.Background(), ScanOptions{Full: true}); err != nil {
 		t.Fatal(err)
@@ -64,9 +62,6 @@ func TestSettle_LookupsSharedAcrossTransactions(t *testing.T) {
 // reindex and after changes (vaults where the folder decides: twins).
 func TestDrain_ChunkedLookupsResolveAsOneByOne(t *testing.T) {
 	for _, chunk := range []int{1, 4, 1000} {
-		dc := drainChunk
-		drainChunk = chunk
-		t.Cleanup(func() { drainChunk = dc })
 		for seed, dirs := range [][]string{randDirs, twinDirs} {
 			v := testvault.New(t)
 			r := newRandVaultIn(t, v, int64(40+seed), dirs, randNames[:4])
@@ -74,6 +69,7 @@ func TestDrain_ChunkedLookupsResolveAsOneByOne(t *testing.T) {
 				r.add()
 			}
 			ix := openIndexerAt(t, v, t.TempDir()+"/s.db")
+			ix.tune.drainChunk = chunk
 			if _, err := ix.Scan(context.Background(), ScanOptions{Full: true}); err != nil {
 				t.Fatal(err)
 			}

@@ -213,58 +213,96 @@ func (c *checker) run(ctx context.Context, tx *store.Tx, o CheckOptions) error {
 		c.out.Mode = CheckFiles
 	}
 	if c.files || !ok {
-		// the records' folders (all of them the first time), and in mode
-		// files every record against its file
-		records := 0
-		var lastDir []byte
-		var pool *statPool
-		if c.files {
-			pool = c.startPool()
-		}
-		err := tx.EachFileRaw(func(p []byte, f *store.FileRec) bool {
-			records++
-			if d := dirBytes(p); string(d) != string(lastDir) {
-				lastDir = append(lastDir[:0], d...)
-				if _, ok := c.dirs[string(d)]; !ok {
-					c.addDir(string(d))
-				}
-			}
-			if pool != nil {
-				pool.add(p, f)
-			}
-			return records%4096 != 0 || ctx.Err() == nil
-		})
-		if pool != nil {
-			pool.finish(c)
-		}
+		records, err := c.eachRecord(ctx, tx)
 		if err != nil {
-			return err
-		}
-		if err := ctx.Err(); err != nil {
 			return err
 		}
 		count = records
 	}
 	if !c.files {
-		// the files edited most lately, one by one
-		hot := tx.Meta(metaFreshHot)
-		if hot == nil {
-			c.out.stale = true // a reconcile remembers them
-		}
-		for _, p := range strings.Split(string(hot), "\n") {
-			if p == "" {
-				continue
-			}
-			if f, ok, err := tx.File(p); err != nil {
-				return err
-			} else if ok {
-				c.compare([]byte(p), &f)
-			}
+		if err := c.hotFiles(tx); err != nil {
+			return err
 		}
 	}
-	// every folder's mtime, then the changed ones listed (each stat'ed
-	// before it is listed, so an entry created meanwhile changes the
-	// mtime remembered after the reconcile: the next check sees it)
+	changed := c.changedDirs()
+	for _, p := range changed {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := c.list(tx, p); err != nil {
+			return err
+		}
+	}
+	c.out.count = count + c.out.New - c.out.Deleted
+	for p, d := range c.dirs {
+		if d.link || (!d.gone && d.cur != 0) {
+			c.out.dirs = append(c.out.dirs, dirStamp{path: p, mtimeNS: d.cur, racy: c.isRacy(d.cur), link: d.link})
+		}
+	}
+	slices.SortFunc(c.out.dirs, func(a, b dirStamp) int { return strings.Compare(a.path, b.path) })
+	return nil
+}
+
+// eachRecord walks the store's file records: it adds their folders (all
+// of them the first time) and, in mode files, compares every record with
+// its file. It returns how many records there are.
+func (c *checker) eachRecord(ctx context.Context, tx *store.Tx) (int, error) {
+	records := 0
+	var lastDir []byte
+	var pool *statPool
+	if c.files {
+		pool = c.startPool()
+	}
+	err := tx.EachFileRaw(func(p []byte, f *store.FileRec) bool {
+		records++
+		if d := dirBytes(p); string(d) != string(lastDir) {
+			lastDir = append(lastDir[:0], d...)
+			if _, ok := c.dirs[string(d)]; !ok {
+				c.addDir(string(d))
+			}
+		}
+		if pool != nil {
+			pool.add(p, f)
+		}
+		return records%4096 != 0 || ctx.Err() == nil
+	})
+	if pool != nil {
+		pool.finish(c)
+	}
+	if err != nil {
+		return 0, err
+	}
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	return records, nil
+}
+
+// hotFiles compares the files edited most lately, one by one (mode
+// folders).
+func (c *checker) hotFiles(tx *store.Tx) error {
+	hot := tx.Meta(metaFreshHot)
+	if hot == nil {
+		c.out.stale = true // a reconcile remembers them
+	}
+	for _, p := range strings.Split(string(hot), "\n") {
+		if p == "" {
+			continue
+		}
+		if f, ok, err := tx.File(p); err != nil {
+			return err
+		} else if ok {
+			c.compare([]byte(p), &f)
+		}
+	}
+	return nil
+}
+
+// changedDirs stats every folder and returns the changed ones, to list:
+// each is stat'ed before it is listed, so an entry created meanwhile
+// changes the mtime remembered after the reconcile (the next check sees
+// it).
+func (c *checker) changedDirs() []string {
 	names := make([]string, 0, len(c.dirs))
 	for p := range c.dirs {
 		names = append(names, p)
@@ -294,22 +332,7 @@ func (c *checker) run(ctx context.Context, tx *store.Tx, o CheckOptions) error {
 			}
 		}
 	}
-	for _, p := range changed {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		if err := c.list(tx, p); err != nil {
-			return err
-		}
-	}
-	c.out.count = count + c.out.New - c.out.Deleted
-	for p, d := range c.dirs {
-		if d.link || (!d.gone && d.cur != 0) {
-			c.out.dirs = append(c.out.dirs, dirStamp{path: p, mtimeNS: d.cur, racy: c.isRacy(d.cur), link: d.link})
-		}
-	}
-	slices.SortFunc(c.out.dirs, func(a, b dirStamp) int { return strings.Compare(a.path, b.path) })
-	return nil
+	return changed
 }
 
 // isRacy reports whether a folder stat'ed now with this mtime could still

@@ -20,10 +20,6 @@ import (
 
 const metaReparseAfter = "reparse_after"
 
-// reparseBatch bounds the files of one batch while re-parsing (tests
-// lower it to see several batches).
-var reparseBatch = batchFiles
-
 // reparse is the state of a re-parse in progress during one scan.
 type reparse struct {
 	after string // pages at or before this path were re-parsed by an earlier scan

@@ -123,9 +123,7 @@ func TestScan_ReparseResumes(t *testing.T) {
 	ix.Now = func() time.Time { return time.Now().Add(time.Hour) }
 	scan(t, ix)
 	staleParse(t, ix)
-	saved := reparseBatch
-	reparseBatch = 10
-	defer func() { reparseBatch = saved }()
+	ix.tune.reparseBatch = 10
 	ctx, cancel := context.WithCancel(context.Background())
 	batches := 0
 	ix.Progress = func(phase string, done, total int) {

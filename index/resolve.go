@@ -478,8 +478,9 @@ func (u *updater) drainLinks(max int) (int, error) {
 	if cache == nil {
 		cache, fileCache = map[string]match{}, map[string]match{}
 	}
-	for lo := 0; lo < len(docs); lo += drainChunk {
-		chunk := docs[lo:min(lo+drainChunk, len(docs))]
+	step := or(u.tune.drainChunk, drainChunk)
+	for lo := 0; lo < len(docs); lo += step {
+		chunk := docs[lo:min(lo+step, len(docs))]
 		pages := make([]*store.PageRec, 0, len(chunk))
 		for _, doc := range chunk {
 			p, err := tx.Page(doc)
@@ -616,8 +617,8 @@ func (u *updater) resolvePage(p *store.PageRec, cache, fileCache map[string]matc
 }
 
 // drainChunk is how many pages' links drainLinks reads and looks up
-// together; a variable for tests.
-var drainChunk = 1000
+// together (tuning.drainChunk changes it for a test).
+const drainChunk = 1000
 
 // putLinked stores a page whose links were just resolved. The raw
 // sources it cites follow its links (sourceKeys): when they changed, its

@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -32,13 +31,31 @@ const (
 )
 
 // drainBatch bounds the pages whose links one settle transaction
-// resolves (a variable only so that tests can make it small). Each commit
+// resolves (tuning.drainBatch lowers it for a test). Each commit
 // rewrites the leaves of the dangling-link and page buckets its pages
 // touched, so fewer, larger transactions cost less: measured on the
 // recovery of a killed 100k reindex (links + graph), 20000 against 5000
 // saved ~0.5 s of CPU and ~0.7 s of wall time, at the same peak RSS (the
 // scan's store.GovernMapped bounds the mapped pages a drain reads).
-var drainBatch = 20000
+const drainBatch = 20000
+
+// tuning overrides an Indexer's batch bounds and graph lag; the zero
+// value keeps the defaults. Tests set it to exercise the boundaries
+// (several batches, a lagging degree) on their own Indexer.
+type tuning struct {
+	drainBatch   int     // 0: drainBatch
+	drainChunk   int     // 0: drainChunk
+	reparseBatch int     // 0: batchFiles
+	graphEpsilon float64 // 0: store.GraphEpsilon
+}
+
+// or is n, or def when n is 0.
+func or[T int | float64](n, def T) T {
+	if n == 0 {
+		return def
+	}
+	return n
+}
 
 // graphBatch bounds the graph-dirty nodes one settle transaction
 // re-weighs.
@@ -83,6 +100,8 @@ type Indexer struct {
 
 	// act is the progress of the scan running now (nil when none)
 	act atomic.Pointer[Activity]
+
+	tune tuning
 }
 
 // Activity is the progress of a running scan (status shows it).
@@ -228,335 +247,6 @@ func (ix *Indexer) progress(phase string, done, total int) {
 	}
 }
 
-// mappedLimit is the resident set a bulk scan keeps to, as far as the
-// store's mapped pages make it up (store.GovernMapped): the Go heap runs
-// up to its 200 MiB limit, the pages of the store fill the rest, and a
-// reindex of 100,000 pages peaks under 400 MB.
-const mappedLimit = 300 << 20
-
-// Scan brings the store in step with the files (docs/vault.md#keeping-the-index-current): unchanged files
-// (same size and mtime) are not read; changed ones are read once, hashed,
-// and re-indexed only if the hash changed; vanished ones are removed.
-func (ix *Indexer) Scan(ctx context.Context, opts ScanOptions) (*Report, error) {
-	ix.mu.Lock()
-	defer ix.mu.Unlock()
-	start := time.Now()
-	rep := &Report{New: []string{}, Changed: []string{}, Deleted: []string{}, Refused: []Refused{}}
-	var rp *reparse
-	if !opts.Full {
-		// records parsed by another version of the parser are re-parsed
-		// in place, once, by a scan of the whole vault (reparse.go)
-		var err error
-		if rp, err = ix.startReparse(); err != nil {
-			return nil, err
-		} else if rp != nil {
-			opts.Paths = nil
-		}
-	}
-	if !opts.Full {
-		// a search index built by other rules is rebuilt alone (fillPages)
-		if err := ix.resetStalePages(); err != nil {
-			return nil, err
-		}
-	}
-	ix.act.Store(&Activity{Phase: "scan", Since: start})
-	defer ix.act.Store(nil)
-	if opts.Full {
-		// dropping the old index reads all of it
-		defer ix.Store.GovernMapped(mappedLimit)()
-	}
-	bulk, fresh, err := ix.begin(opts)
-	if err != nil {
-		return nil, err
-	}
-	if bulk {
-		ix.act.Store(&Activity{Phase: "scan", Rebuild: true, Since: start})
-		if !opts.Full {
-			defer ix.Store.GovernMapped(mappedLimit)()
-		}
-		// the index is built as a whole: its postings are staged
-		defer ix.Store.StageSearch()()
-	}
-	// postings a killed bulk left staged go into place before anything
-	// else changes the index
-	if err := ix.flushStage(ctx); err != nil {
-		return nil, err
-	}
-	rd, err := ix.openReaders()
-	if err != nil {
-		return nil, err
-	}
-	defer rd.close()
-	disk, roots, err := ix.walk(ctx, rd, rep, opts.Paths)
-	if err != nil {
-		return nil, err
-	}
-	rep.Scanned = len(disk)
-	// compare with the store (one read transaction, no file contents)
-	var todo []diskFile
-	var gone []string
-	known := map[string]store.FileRec{}
-	err = ix.Store.View(func(tx *store.Tx) error {
-		// disk is sorted by path, as are the records under each root: one
-		// ordered pass over those records finds the gone, the unchanged
-		// and the changed without a lookup per file; known holds only the
-		// records of files that will be read
-		checked := make([]bool, len(disk))
-		find := func(p string) int {
-			i := sort.Search(len(disk), func(i int) bool { return disk[i].path >= p })
-			if i < len(disk) && disk[i].path == p {
-				return i
-			}
-			return -1
-		}
-		compare := func(i int, f store.FileRec) {
-			checked[i] = true
-			d := disk[i]
-			if rp.wants(d.path, f) {
-				disk[i].reparse = true // read again, whatever its stat says
-			} else if f.Size == d.size && f.MtimeNS == d.mtimeNS && (!f.Racy() || f.Kind == store.KindAsset) {
-				rep.Unchanged++
-				return
-			}
-			known[d.path] = f
-		}
-		visit := func(p string, f store.FileRec) {
-			if i := find(p); i < 0 {
-				gone = append(gone, p)
-			} else if !checked[i] {
-				compare(i, f)
-			}
-		}
-		for _, root := range roots {
-			// the root itself when it was a file, and everything under it
-			if f, ok, err := tx.File(root); err != nil {
-				return err
-			} else if ok {
-				visit(root, f)
-			}
-			if err := tx.EachFile(root+"/", func(p string, f store.FileRec) bool {
-				visit(p, f)
-				return true
-			}); err != nil {
-				return err
-			}
-		}
-		for i, d := range disk {
-			if !checked[i] {
-				// no record under a root as spelled: look it up
-				f, ok, err := tx.File(d.path)
-				if err != nil {
-					return err
-				}
-				if !ok {
-					todo = append(todo, d) // new
-					continue
-				}
-				compare(i, f)
-			}
-			if _, ok := known[d.path]; ok {
-				todo = append(todo, disk[i]) // size or mtime changed, or re-parsed
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	sort.Strings(gone)
-	gone = dedupeSorted(gone)
-	total := len(todo) + len(gone)
-	done := 0
-	// deletions first, in one bounded pass
-	for i := 0; i < len(gone); i += batchFiles {
-		chunk := gone[i:min(i+batchFiles, len(gone))]
-		err := ix.Store.Update(func(tx *store.Tx) error {
-			u := newUpdater(tx)
-			for _, p := range chunk {
-				if err := u.removePage(p); err != nil {
-					return err
-				}
-				rep.add(&rep.Deleted, &rep.DeletedCount, p)
-			}
-			return u.finish(ix.Pages)
-		})
-		if err != nil {
-			return nil, err
-		}
-		done += len(chunk)
-		ix.progress("index", done, total)
-	}
-	// changed and new files, in batches: read and parse outside any
-	// transaction, then apply in one write transaction per batch
-	// the next batch is read and parsed while the current one is applied
-	type preparedBatch struct {
-		items []prepared
-		n     int
-	}
-	phase, limit := "index", batchFiles
-	if rp != nil {
-		phase, limit = "reparse", reparseBatch
-	}
-	// a scan that returns early (an error, a cancellation) stops the
-	// reader goroutine and waits for it: its reads go through rd, which
-	// is closed when Scan returns
-	stop := make(chan struct{})
-	pctx, pcancel := context.WithCancel(ctx)
-	readerDone := make(chan struct{})
-	defer func() {
-		close(stop)
-		pcancel()
-		<-readerDone
-	}()
-	// unbuffered: the reader parses one batch ahead of the one applied,
-	// never two (a parsed batch is tens of megabytes at 1000 pages, and a
-	// reindex of 100,000 pages runs with its heap near the memory limit,
-	// where every megabyte held makes the collector run more often)
-	batches := make(chan preparedBatch)
-	thenRan := false
-	go func() {
-		defer close(readerDone)
-		defer close(batches)
-		for i := 0; i < len(todo); {
-			j, bytes := i, int64(0)
-			for j < len(todo) && j-i < limit && bytes < batchBytes {
-				bytes += todo[j].size
-				j++
-			}
-			items := ix.prepare(pctx, rd, todo[i:j], known)
-			if bulk {
-				ix.preparePages(items)
-			}
-			select {
-			case batches <- preparedBatch{items, j - i}:
-			case <-stop:
-				return
-			}
-			i = j
-		}
-	}()
-	for pb := range batches {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		batch := pb.items
-		var changed []ChangedPage
-		err := ix.Store.Update(func(tx *store.Tx) error {
-			changed = changed[:0]
-			u := newUpdater(tx)
-			u.bulk = bulk
-			u.track = !bulk && len(batch) <= smallSettle
-			for _, it := range batch {
-				if it.err != nil {
-					// vanished or unreadable since the walk (a file swapped
-					// for a named pipe is refused): the next scan sees it
-					if !errors.Is(it.err, fs.ErrNotExist) && ctx.Err() == nil {
-						rep.refuse(it.d.path, it.err)
-					}
-					continue
-				}
-				old, had := known[it.d.path]
-				switch {
-				case had && old.SHA256 == it.file.SHA256 && old.Kind == it.file.Kind:
-					// touched, not changed: remember the new size and mtime
-					it.file.FirstSeen, it.file.LastChanged, it.file.Doc = old.FirstSeen, old.LastChanged, old.Doc
-					if it.parsed != nil {
-						rep.Reparsed++ // the same bytes, parsed again (reparse.go)
-						break
-					}
-					if err := tx.PutFile(it.d.path, it.file); err != nil {
-						return err
-					}
-					rep.Unchanged++
-					continue
-				case had:
-					it.file.FirstSeen = old.FirstSeen
-					// the bytes changed after the previous read, whatever
-					// the mtime says (cp -p and rsync -a keep old mtimes)
-					it.file.LastChanged = max(it.file.LastChanged, old.HashedNS)
-					rep.add(&rep.Changed, &rep.ChangedCount, it.d.path)
-					if it.data != nil && !opts.OwnWrite {
-						changed = append(changed, ChangedPage{Path: it.d.path, Data: it.data, MtimeNS: it.d.mtimeNS})
-					}
-				default:
-					rep.add(&rep.New, &rep.NewCount, it.d.path)
-				}
-				if it.parsed != nil {
-					if err := u.applyPage(pageChange{path: it.d.path, file: it.file, parsed: it.parsed, pre: it.pre}); err != nil {
-						return err
-					}
-				} else if err := u.putFile(it.d.path, it.file); err != nil {
-					return err
-				}
-			}
-			if !bulk {
-				// a small change settles in the same transaction: one
-				// commit for a page write or an editor's save
-				if err := u.settleSmall(); err != nil {
-					return err
-				}
-			}
-			if err := rp.committed(tx, batch); err != nil {
-				return err
-			}
-			if err := u.finish(ix.Pages); err != nil {
-				return err
-			}
-			if opts.Then != nil && !bulk && rp == nil && done+pb.n == total && tx.LinksDirtyCount() == 0 && tx.Meta(metaGraphStale) == nil {
-				thenRan = true
-				return opts.Then(tx)
-			}
-			return nil
-		})
-		if err != nil {
-			return nil, err
-		}
-		if len(changed) > 0 {
-			ix.OnChanged(changed)
-		}
-		done += pb.n
-		if bulk {
-			ix.Store.ReleaseMapped()
-		}
-		ix.progress(phase, done, total)
-	}
-	if err := ix.flushStage(ctx); err != nil {
-		return nil, err
-	}
-	if err := ix.settle(ctx, fresh); err != nil {
-		return nil, err
-	}
-	if err := ix.finishReparse(rp); err != nil {
-		return nil, err
-	}
-	if err := ix.fillPages(ctx, rd); err != nil {
-		return nil, err
-	}
-	// the refused list and the scan mark; a scan of a few paths that
-	// found nothing refused, where none was refused before, has nothing
-	// to record (an empty write transaction still costs two fdatasyncs)
-	record := len(opts.Paths) == 0 || len(rep.refused) > 0
-	if !record {
-		_ = ix.Store.View(func(tx *store.Tx) error {
-			old := RefusedFiles(tx)
-			record = len(old.Files) > 0 || old.Count > 0
-			return nil
-		})
-	}
-	if record {
-		if err := ix.recordScan(roots, rep, len(opts.Paths) == 0); err != nil {
-			return nil, err
-		}
-	}
-	if opts.Then != nil && !thenRan {
-		if err := ix.Store.Update(opts.Then); err != nil {
-			return nil, err
-		}
-	}
-	rep.DurationMS = time.Since(start).Milliseconds()
-	return rep, nil
-}
-
 // recordScan stores the refused files a scan found under roots and, for
 // a scan of everything, when it finished.
 func (ix *Indexer) recordScan(roots []string, rep *Report, whole bool) error {
@@ -654,14 +344,14 @@ func (ix *Indexer) settle(ctx context.Context, full bool) error {
 			return err
 		}
 		err := ix.Store.Update(func(tx *store.Tx) error {
-			u := newUpdater(tx)
+			u := ix.newUpdater(tx)
 			u.keyCache, u.fileKeyCache = keyCache, fileKeyCache
-			n, err := u.drainLinks(drainBatch)
+			n, err := u.drainLinks(or(ix.tune.drainBatch, drainBatch))
 			if err != nil {
 				return err
 			}
 			more = n > 0
-			resolved += drainBatch
+			resolved += or(ix.tune.drainBatch, drainBatch)
 			return u.finish(nil)
 		})
 		if err != nil {
@@ -692,7 +382,7 @@ func (ix *Indexer) settle(ctx context.Context, full bool) error {
 			return err
 		}
 		err := ix.Store.Update(func(tx *store.Tx) error {
-			u := newUpdater(tx)
+			u := ix.newUpdater(tx)
 			var err error
 			more, err = u.drainGraph(graphBatch)
 			return err

@@ -156,19 +156,23 @@ func TestScan_IncrementalMatchesRebuild(t *testing.T) {
 	}
 	// a large lag bound makes degree shifts lag often: the weights must
 	// stay exact with respect to the degrees they account for
-	saved := graphEpsilon
-	graphEpsilon = 0.3
-	defer func() { graphEpsilon = saved }()
 	for _, seed := range []int64{5, 99} {
-		t.Run(fmt.Sprint("lagging/seed", seed), func(t *testing.T) { incrementalMatchesRebuild(t, seed, randDirs, randNames) })
+		t.Run(fmt.Sprint("lagging/seed", seed), func(t *testing.T) { incrementalMatchesRebuildLag(t, seed, randDirs, randNames, 0.3) })
 	}
 }
 
 var moreSeeds = flag.Int("seeds", 0, "random seeds beyond the fixed ones for the incremental-vs-rebuild tests")
 
 func incrementalMatchesRebuild(t *testing.T, seed int64, dirs, names []string) {
+	incrementalMatchesRebuildLag(t, seed, dirs, names, store.GraphEpsilon)
+}
+
+// incrementalMatchesRebuildLag is incrementalMatchesRebuild with the
+// scans' weights allowed to lag a degree change by graphEpsilon.
+func incrementalMatchesRebuildLag(t *testing.T, seed int64, dirs, names []string, graphEpsilon float64) {
 	v := testvault.New(t)
 	ix := openIndexer(t, v)
+	ix.tune.graphEpsilon = graphEpsilon
 	ix.Now = func() time.Time { return time.Now().Add(time.Hour) }
 	r := newRandVaultIn(t, v, seed, dirs, names)
 	for step := 0; step < 60; step++ {

@@ -45,6 +45,32 @@ type Env struct {
 	// reopen opens the store again (OpenOptions.Detachable), waiting for
 	// its lock up to the given time.
 	reopen func(readOnly bool, wait time.Duration) (*store.Store, error)
+	// pageWritten runs in a write transaction after a page was written
+	// and re-indexed: it files an idempotent missing-page item (origin
+	// "rule") for each dangling target it is given (those the write adds,
+	// at most MaxFiledPerWrite: fileMissing) and marks pending missing-page
+	// items that the page satisfies (by title or alias) auto_resolved. It
+	// returns the targets it filed as new items (not those already in the
+	// queue). NewEnv sets the review queue's (onPageWritten); a test may
+	// put its own on its Env.
+	pageWritten func(tx *store.Tx, page *store.PageRec, dangling []string, now time.Time) (filed []string, err error)
+	// observe lets tests and benchmarks watch the write path (nil: no one
+	// watches).
+	observe observers
+}
+
+// observers are the points where a test or benchmark watches the write
+// path of one Env; each is nil unless one set it.
+type observers struct {
+	// stage receives how long each stage of a page write took: prepare,
+	// file, log, reindex, index.md, commit, rescan.
+	stage func(stage string, d time.Duration)
+	// reserved receives the reserved files whose store records a page
+	// write had the scanner re-parse (nil or empty: none).
+	reserved func(rescanned []string)
+	// indexMD learns whether each index.md a write regenerated was
+	// spliced (true) or rendered whole.
+	indexMD func(spliced bool)
 }
 
 // OpenOptions tune OpenEnv.
@@ -185,7 +211,7 @@ func OpenEnv(ctx context.Context, v *vault.Vault, o OpenOptions) (*Env, error) {
 // NewEnv wraps an already open store.
 func NewEnv(v *vault.Vault, s *store.Store) *Env {
 	vaultfs.For(v.Root) // the write primitives find the vault's file layer by path
-	e := &Env{Vault: v, Store: s, Now: time.Now, Embed: newEmbedState()}
+	e := &Env{Vault: v, Store: s, Now: time.Now, Embed: newEmbedState(), pageWritten: onPageWritten}
 	s.SetReviewJournal(&reviewJournal{root: v.Root}) // the review queue's changes go to the vault's journal
 	e.Index = &index.Indexer{Vault: v, Store: s, Pages: vectorPages{search.Indexer{}}, Now: e.now}
 	e.History = history.For(v.Root)

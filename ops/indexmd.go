@@ -158,10 +158,6 @@ func readIndexMD(e *Env) ([]byte, error) {
 	return data, err
 }
 
-// testHookIndexMD, when set by a test, learns whether each index.md
-// rendered was spliced (true) or rendered whole.
-var testHookIndexMD func(spliced bool)
-
 // regenerateIndex rewrites wiki/index.md from the store when its catalogue
 // changed (atomically, like a page) and returns what it wrote; nil when the
 // file already holds the catalogue, or is hand-written (left as it is:
@@ -220,8 +216,8 @@ func regenerateIndexTx(e *Env, tx *store.Tx) (*catalogWrite, error) {
 		if data == nil {
 			data = [][]byte{Catalog(tx)}
 		}
-		if testHookIndexMD != nil {
-			testHookIndexMD(cw.spliced)
+		if hook := e.observe.indexMD; hook != nil {
+			hook(cw.spliced)
 		}
 		return nil
 	}()
@@ -360,46 +356,79 @@ func spliceCatalogParts(tx *store.Tx, old []byte, changes []store.CatalogEntry) 
 	if !bytes.HasPrefix(old, []byte(indexHeader)) {
 		return nil
 	}
-	types, counts := tx.CatalogTypes()
-	want := make(map[string]int, len(types))
-	byName := map[string]string{}
+	sp := &catalogSplice{tx: tx, old: old, changes: changes, byName: map[string]string{},
+		at: map[string]*catalogSection{}, removed: map[int]bool{}}
+	if !sp.names() || !sp.sections() {
+		return nil
+	}
+	sp.removeLines()
+	if !sp.insertLines() || !sp.headings() || !sp.newSections() {
+		return nil
+	}
+	return sp.parts()
+}
+
+// catalogSplice is one spliceCatalogParts: the catalogue's types and
+// counts, the old file's sections, and the edits that make the new one.
+type catalogSplice struct {
+	tx      *store.Tx
+	old     []byte
+	changes []store.CatalogEntry
+	types   []string
+	want    map[string]int    // entries per type in the catalogue
+	byName  map[string]string // heading name → type
+	secs    []*catalogSection // the file's, in ascending type order
+	at      map[string]*catalogSection
+	edits   []catalogEdit
+	removed map[int]bool // offsets of the lines removed
+}
+
+// names maps each type's heading name back to the type; false when two
+// types are named alike (the file cannot tell them apart).
+func (sp *catalogSplice) names() bool {
 	name := func(t string) bool {
 		n := headingName(t)
-		if u, ok := byName[n]; ok && u != t {
-			return false // two types named alike: cannot tell them apart
+		if u, ok := sp.byName[n]; ok && u != t {
+			return false
 		}
-		byName[n] = t
+		sp.byName[n] = t
 		return true
 	}
+	types, counts := sp.tx.CatalogTypes()
+	sp.types, sp.want = types, make(map[string]int, len(types))
 	for i, t := range types {
-		want[t] = counts[i]
+		sp.want[t] = counts[i]
 		if !name(t) {
-			return nil
+			return false
 		}
 	}
-	for _, c := range changes {
+	for _, c := range sp.changes {
 		if !name(c.Type) {
-			return nil
+			return false
 		}
 	}
-	// the file's sections, in ascending type order
-	var secs []*catalogSection
-	at := map[string]*catalogSection{}
+	return true
+}
+
+// sections finds the old file's sections; false when it does not have
+// the shape synapse writes (headings in type order, counts that match).
+func (sp *catalogSplice) sections() bool {
+	old := sp.old
 	sep := []byte("\n## ")
 	for pos := len(indexHeader); pos < len(old); {
 		if !bytes.HasPrefix(old[pos:], sep) {
-			return nil
+			return false
 		}
 		nl := bytes.IndexByte(old[pos+1:], '\n')
 		if nl < 0 {
-			return nil
+			return false
 		}
 		headEnd := pos + 1 + nl
 		n, count, ok := parseHeading(old[pos+1 : headEnd])
-		typ, known := byName[n]
-		if !ok || !known || at[typ] != nil || (len(secs) > 0 && secs[len(secs)-1].typ >= typ) ||
+		typ, known := sp.byName[n]
+		if !ok || !known || sp.at[typ] != nil || (len(sp.secs) > 0 && sp.secs[len(sp.secs)-1].typ >= typ) ||
 			headEnd+1 >= len(old) || old[headEnd+1] != '\n' {
-			return nil
+			return false
 		}
 		s := &catalogSection{typ: typ, head: pos, body: headEnd + 2}
 		if i := bytes.Index(old[s.body:], sep); i < 0 {
@@ -409,73 +438,91 @@ func spliceCatalogParts(tx *store.Tx, old []byte, changes []store.CatalogEntry) 
 		}
 		s.lines = bytes.Count(old[s.body:s.end], []byte{'\n'})
 		if s.lines != count {
-			return nil
+			return false
 		}
-		secs = append(secs, s)
-		at[typ] = s
+		sp.secs = append(sp.secs, s)
+		sp.at[typ] = s
 		pos = s.end
 	}
-	var edits []catalogEdit
-	removed := map[int]bool{}
-	// lines of changed entries go, wherever they are in their section
-	for _, c := range changes {
-		s := at[c.Type]
+	return true
+}
+
+// removeLines removes the lines of changed entries, wherever they are in
+// their section.
+func (sp *catalogSplice) removeLines() {
+	for _, c := range sp.changes {
+		s := sp.at[c.Type]
 		if s == nil {
 			continue
 		}
-		if start, end, ok := findCatalogLine(old, s, c.Path); ok && !removed[start] {
-			removed[start] = true
-			edits = append(edits, catalogEdit{at: start, del: end - start, order: orderRemoveLine})
+		if start, end, ok := findCatalogLine(sp.old, s, c.Path); ok && !sp.removed[start] {
+			sp.removed[start] = true
+			sp.edits = append(sp.edits, catalogEdit{at: start, del: end - start, order: orderRemoveLine})
 			s.delta--
 		}
 	}
-	// changed entries still in the catalogue come back (with their current
-	// titles) before the entry that follows them; in descending order, so
-	// that a following entry that is itself inserted has its anchor
+}
+
+// insertLines brings back the changed entries still in the catalogue
+// (with their current titles) before the entry that follows them; in
+// descending order, so that a following entry that is itself inserted has
+// its anchor. false when a following entry is not in the file.
+func (sp *catalogSplice) insertLines() bool {
 	anchor := map[string]int{}
-	for i := len(changes) - 1; i >= 0; i-- {
-		c := changes[i]
-		s := at[c.Type]
-		title, ok := tx.CatalogTitle(c.Key())
-		if s == nil || !ok || want[c.Type] == 0 {
+	for i := len(sp.changes) - 1; i >= 0; i-- {
+		c := sp.changes[i]
+		s := sp.at[c.Type]
+		title, ok := sp.tx.CatalogTitle(c.Key())
+		if s == nil || !ok || sp.want[c.Type] == 0 {
 			continue
 		}
 		pos := s.end
-		if next, ok := tx.CatalogNext(c.Key()); ok {
+		if next, ok := sp.tx.CatalogNext(c.Key()); ok {
 			if a, ok := anchor[string(next.Key())]; ok {
 				pos = a
-			} else if start, _, ok := findCatalogLine(old, s, next.Path); ok && !removed[start] {
+			} else if start, _, ok := findCatalogLine(sp.old, s, next.Path); ok && !sp.removed[start] {
 				pos = start
 			} else {
-				return nil // the following entry is not in the file
+				return false
 			}
 		}
 		anchor[string(c.Key())] = pos
 		var line bytes.Buffer
 		catalogLine(&line, title, c.Path)
-		edits = append(edits, catalogEdit{at: pos, text: line.Bytes(), order: i})
+		sp.edits = append(sp.edits, catalogEdit{at: pos, text: line.Bytes(), order: i})
 		s.delta++
 	}
-	// headings: a section that empties goes, a new type gets its section
-	// (rendered from the catalogue), the others get their new count
-	for _, s := range secs {
-		switch n := want[s.typ]; {
+	return true
+}
+
+// headings removes a section that empties and gives the others their new
+// count; false when a section's count would not match the catalogue.
+func (sp *catalogSplice) headings() bool {
+	for _, s := range sp.secs {
+		switch n := sp.want[s.typ]; {
 		case n == 0:
-			edits = append(edits, catalogEdit{at: s.head, del: s.end - s.head, order: orderHeading})
+			sp.edits = append(sp.edits, catalogEdit{at: s.head, del: s.end - s.head, order: orderHeading})
 		case s.lines+s.delta != n:
-			return nil
+			return false
 		default:
 			var h bytes.Buffer
 			writeHeading(&h, s.typ, n)
-			edits = append(edits, catalogEdit{at: s.head, del: s.body - s.head, text: h.Bytes(), order: orderHeading})
+			sp.edits = append(sp.edits, catalogEdit{at: s.head, del: s.body - s.head, text: h.Bytes(), order: orderHeading})
 		}
 	}
-	for ti, t := range types {
-		if at[t] != nil {
+	return true
+}
+
+// newSections renders the section of each type the file lacks from the
+// catalogue; false when it has more entries than changes can have
+// brought.
+func (sp *catalogSplice) newSections() bool {
+	for ti, t := range sp.types {
+		if sp.at[t] != nil {
 			continue
 		}
-		pos := len(old)
-		for _, s := range secs {
+		pos := len(sp.old)
+		for _, s := range sp.secs {
 			if s.typ > t {
 				pos = s.head
 				break
@@ -483,19 +530,26 @@ func spliceCatalogParts(tx *store.Tx, old []byte, changes []store.CatalogEntry) 
 		}
 		var b bytes.Buffer
 		n := 0
-		tx.EachCatalogType(t, func(e store.CatalogEntry) bool {
+		sp.tx.EachCatalogType(t, func(e store.CatalogEntry) bool {
 			catalogLine(&b, e.Title, e.Path)
 			n++
 			return n <= store.CatalogChangesCap
 		})
-		if n != want[t] {
-			return nil // more entries than changes can have brought
+		if n != sp.want[t] {
+			return false
 		}
 		var sec bytes.Buffer
 		writeHeading(&sec, t, n)
 		sec.Write(b.Bytes())
-		edits = append(edits, catalogEdit{at: pos, text: sec.Bytes(), order: orderNewSection + ti})
+		sp.edits = append(sp.edits, catalogEdit{at: pos, text: sec.Bytes(), order: orderNewSection + ti})
 	}
+	return true
+}
+
+// parts applies the edits in order: the pieces of old between them and
+// their new text; nil when two edits overlap.
+func (sp *catalogSplice) parts() [][]byte {
+	edits, old := sp.edits, sp.old
 	// a removed line inside a removed section is part of that removal
 	slices.SortStableFunc(edits, func(a, b catalogEdit) int {
 		if a.at != b.at {

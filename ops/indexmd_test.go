@@ -24,16 +24,15 @@ func renderWhole(t *testing.T, e *Env) string {
 }
 
 // countSplices counts the index.md renders spliced and rendered whole.
-func countSplices(t *testing.T) (spliced, whole *int) {
+func countSplices(e *Env) (spliced, whole *int) {
 	spliced, whole = new(int), new(int)
-	testHookIndexMD = func(s bool) {
+	e.observe.indexMD = func(s bool) {
 		if s {
 			*spliced++
 		} else {
 			*whole++
 		}
 	}
-	t.Cleanup(func() { testHookIndexMD = nil })
 	return spliced, whole
 }
 
@@ -52,7 +51,7 @@ func TestIndexMD_SpliceMatchesWholeRender(t *testing.T) {
 			types := []string{"concept", "entity", "note", "topic", "person", "zeta-type", "a1"}
 			titles := []string{"Alpha", "alpha", "Beta", "Weird [t] | #x", "Café au lait", "zed", "Mid", "b`q", "Zz Top", "ünï"}
 			write(t, e, &WritePageIn{Title: "Seed page", Content: "s\n", Type: "concept"})
-			spliced, whole := countSplices(t)
+			spliced, whole := countSplices(e)
 			var written []string // titles written so far
 			for step := 0; step < 60; step++ {
 				switch r := rng.Intn(10); {
@@ -128,7 +127,7 @@ func TestIndexMD_OutsideEditRendersWhole(t *testing.T) {
 	v := testvault.New(t)
 	e, _ := openEnv(t, v)
 	write(t, e, &WritePageIn{Title: "One", Content: "1\n", Type: "concept"})
-	spliced, whole := countSplices(t)
+	spliced, whole := countSplices(e)
 	testvault.Write(t, v, vault.IndexPage, indexHeader+"\n## concept (1)\n\n- my own line\n")
 	write(t, e, &WritePageIn{Title: "Two", Content: "2\n", Type: "concept"})
 	if *spliced != 0 || *whole != 1 {
@@ -173,7 +172,7 @@ func TestIndexMD_ChangeSetOverflowRendersWhole(t *testing.T) {
 	if _, err := e.Index.Scan(context.Background(), index.ScanOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	spliced, whole := countSplices(t)
+	spliced, whole := countSplices(e)
 	write(t, e, &WritePageIn{Title: "Two", Content: "2\n", Type: "concept"})
 	if *spliced != 0 || *whole != 1 {
 		t.Fatalf("%d spliced, %d whole", *spliced, *whole)

@@ -97,7 +97,8 @@ type LintCounts struct {
 	RefusedFiles      int `json:"refused_files"`
 }
 
-func (c LintCounts) of(category string) int {
+// Of is the count of a category (one of LintCategories; 0 for another).
+func (c LintCounts) Of(category string) int {
 	switch category {
 	case LintBrokenLinks:
 		return c.BrokenLinks
@@ -224,7 +225,7 @@ func lint(ctx context.Context, e *Env, in *LintIn) (*LintOut, error) {
 	}
 	for _, c := range LintCategories {
 		if in.Category == "" || in.Category == c {
-			out.Findings += out.Counts.of(c)
+			out.Findings += out.Counts.Of(c)
 		}
 	}
 	if in.Category != "" {

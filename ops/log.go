@@ -90,12 +90,6 @@ func (r logRecord) text(now time.Time) string {
 	return b.String()
 }
 
-// LogEntry is the entry of a page write of the given kind without details
-// (tests and docs use it for the heading line's format).
-func LogEntry(now time.Time, kind LogKind, title string) string {
-	return logRecord{kind: kind, title: title}.text(now)
-}
-
 // checkLogNote checks the writer's note for a log entry: one line of text.
 func checkLogNote(note string) (string, error) {
 	note = strings.TrimSpace(note)

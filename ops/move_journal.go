@@ -329,10 +329,10 @@ func (j *moveJournal) finish(ctx context.Context, e *Env) (*moveRecord, error) {
 			rescanIndex = !ok
 		}
 		rec, err := pageAt(tx, moved)
-		if err != nil || reviewHooks.OnPageWritten == nil {
+		if err != nil || e.pageWritten == nil {
 			return err
 		}
-		_, err = reviewHooks.OnPageWritten(tx, rec, []string{}, j.Time)
+		_, err = e.pageWritten(tx, rec, []string{}, j.Time)
 		return err
 	}
 	after := func(step string, err error) (*moveRecord, error) {

@@ -71,17 +71,15 @@ func addReview(ctx context.Context, e *Env, in *AddReviewIn) (*AddReviewOut, err
 
 // producers and status
 
-func init() {
-	reviewHooks.OnPageWritten = onPageWritten
-	statusHooks = append(statusHooks, func(tx *store.Tx, out *StatusOut) error {
-		counts := tx.ReviewStatusCounts()
-		for _, s := range ReviewStatuses {
-			out.Reviews[s] = counts[s]
-		}
-		out.ReviewsDecidedBy = tx.ReviewDeciderCounts()
-		out.ReviewJournal = journalStatus(tx, vaultfs.For(out.Vault))
-		return nil
-	})
+// reviewStatus adds the review queue's counts and its journal's state to
+// a status.
+func reviewStatus(tx *store.Tx, out *StatusOut) {
+	counts := tx.ReviewStatusCounts()
+	for _, s := range ReviewStatuses {
+		out.Reviews[s] = counts[s]
+	}
+	out.ReviewsDecidedBy = tx.ReviewDeciderCounts()
+	out.ReviewJournal = journalStatus(tx, vaultfs.For(out.Vault))
 }
 
 // onPageWritten is write_page's producer: an idempotent missing-page item

@@ -421,7 +421,7 @@ func upgrade(t *testing.T, journal []byte, note string, lines int) {
 	// the next open finds them in step: nothing more is written
 	data, _ := os.ReadFile(v.Abs(vault.ReviewJournal))
 	e.Close()
-	e = newTestEnv(t, v)
+	newTestEnv(t, v)
 	if again, _ := os.ReadFile(v.Abs(vault.ReviewJournal)); !bytes.Equal(again, data) {
 		t.Error("a second open wrote to the journal again")
 	}

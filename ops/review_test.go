@@ -450,8 +450,8 @@ func TestReview_StatusCountsAndReindex(t *testing.T) {
 
 func TestReview_PageWrittenHook(t *testing.T) {
 	e := newTestEnv(t, testvault.New(t))
-	if reviewHooks.OnPageWritten == nil {
-		t.Fatal("the review queue did not register write_page's hook")
+	if e.pageWritten == nil {
+		t.Fatal("the review queue is not wired to write_page")
 	}
 	alpha := add(t, e, TypeMissingPage, "Missing page: alpha")
 	alias := add(t, e, TypeMissingPage, "A-one")

@@ -21,7 +21,7 @@ func TestWrite_Section(t *testing.T) {
 	e, _ := openEnv(t, v)
 	ctx := context.Background()
 	g := getPageOut(t, e, "Guide")
-	out := write(t, e, &WritePageIn{Title: "Guide", Section: "Usage", Content: "Run [[C]] twice.\n", IfMatch: g.SHA256})
+	write(t, e, &WritePageIn{Title: "Guide", Section: "Usage", Content: "Run [[C]] twice.\n", IfMatch: g.SHA256})
 	want := strings.Replace(sectionPage, "Run [[C]].", "Run [[C]] twice.", 1)
 	want = strings.Replace(want, "updated: 2026-01-01", "updated: 2026-05-01", 1)
 	if got := readFile(t, v, "wiki/guide.md"); got != want {
@@ -36,13 +36,13 @@ func TestWrite_Section(t *testing.T) {
 		t.Fatalf("after an append:\n%s", got)
 	}
 	// the same text again changes nothing
-	if out = write(t, e, &WritePageIn{Title: "Guide", Section: "Setup", Content: "Old [[B]].\n\n```\n## Usage\n```\n"}); !out.Unchanged {
+	if out := write(t, e, &WritePageIn{Title: "Guide", Section: "Setup", Content: "Old [[B]].\n\n```\n## Usage\n```\n"}); !out.Unchanged {
 		t.Fatal("writing a section's own text changed the page")
 	}
 	// a section read is written back unchanged (its heading is dropped)
 	s, err := getPage(ctx, e, &GetPageIn{Title: "Guide", Section: "setup"})
 	must(t, err)
-	if out = write(t, e, &WritePageIn{Title: "Guide", Section: "Setup", Content: s.Content}); !out.Unchanged {
+	if out := write(t, e, &WritePageIn{Title: "Guide", Section: "Setup", Content: s.Content}); !out.Unchanged {
 		t.Fatalf("the section as read changed the page: %q", s.Content)
 	}
 	// ambiguous

@@ -306,103 +306,16 @@ func listSources(ctx context.Context, e *Env, in *ListSourcesIn) (*ListSourcesOu
 		if t, ok := tx.LastScan(); ok {
 			out.LastScan = t.UTC().Format(time.RFC3339)
 		}
-		// one pass over the cites bucket: folded source key → citing docs
-		cites := map[string][]uint32{}
-		tx.EachCite(func(k string, doc uint32) bool {
-			cites[k] = append(cites[k], doc)
-			return true
-		})
-		pages := map[uint32]*citer{}
-		var perr error
-		page := func(doc uint32) *citer {
-			if c, ok := pages[doc]; ok {
-				return c
-			}
-			p, err := tx.Page(doc)
-			if err != nil && perr == nil {
-				perr = err
-			}
-			var c *citer
-			if p != nil {
-				c = &citer{ref: refOf(p), changed: p.ChangedNS, keys: p.SourceKeys}
-			}
-			pages[doc] = c
-			return c
-		}
-		lastCited := func(docs []uint32) (int64, []uint32) {
-			var last int64
-			live := docs[:0:0]
-			for _, d := range docs {
-				if c := page(d); c != nil {
-					live = append(live, d)
-					last = max(last, c.changed)
-				}
-			}
-			return last, live
-		}
-		keep := func(en sourceEntry) bool {
-			switch en.state {
-			case StateNew:
-				out.Counts.New++
-			case StateChanged:
-				out.Counts.Changed++
-			case StateMissing:
-				out.Counts.Missing++
-			case StateIngested:
-				out.Counts.Ingested++
-			}
-			return want == nil || want[en.state]
-		}
-		var entries []sourceEntry
-		matched := map[string]bool{}
-		if err := tx.EachFile(vault.SourcesDir+"/", func(p string, f store.FileRec) bool {
-			en := sourceEntry{path: p, state: StateNew}
-			k := store.Fold(p)
-			if docs := cites[k]; len(docs) > 0 {
-				matched[k] = true
-				en.last, en.docs = lastCited(docs)
-			}
-			if len(en.docs) > 0 {
-				en.state = StateIngested
-				if f.LastChanged > en.last {
-					en.state = StateChanged
-				}
-			}
-			if keep(en) {
-				en.file = &f
-				entries = append(entries, en)
-			}
-			return true
-		}); err != nil {
+		l := &sourceLister{tx: tx, want: want, out: out, pages: map[uint32]*citer{}}
+		entries, err := l.entries()
+		if err != nil {
 			return err
-		}
-		sorted := true
-		for k, docs := range cites {
-			if matched[k] {
-				continue
-			}
-			en := sourceEntry{state: StateMissing}
-			en.last, en.docs = lastCited(docs)
-			if len(en.docs) == 0 {
-				continue
-			}
-			en.path = citedSpelling(pages[en.docs[0]], k)
-			if keep(en) {
-				entries = append(entries, en)
-				sorted = false
-			}
-		}
-		if perr != nil {
-			return perr
-		}
-		if !sorted {
-			sort.Slice(entries, func(i, j int) bool { return entries[i].path < entries[j].path })
 		}
 		out.Total = len(entries)
 		lo := min(in.Offset, len(entries))
 		hi := min(lo+in.Limit, len(entries))
 		for _, en := range entries[lo:hi] {
-			out.Sources = append(out.Sources, sourceItem(en, pages))
+			out.Sources = append(out.Sources, sourceItem(en, l.pages))
 		}
 		return nil
 	})
@@ -410,6 +323,120 @@ func listSources(ctx context.Context, e *Env, in *ListSourcesIn) (*ListSourcesOu
 		return nil, err
 	}
 	return out, nil
+}
+
+// sourceLister is one listSources in its read transaction: the states
+// asked for, the counts so far and the citing pages read once each.
+type sourceLister struct {
+	tx    *store.Tx
+	want  map[string]bool // nil: every state
+	out   *ListSourcesOut
+	pages map[uint32]*citer // nil for a doc that is no page
+	perr  error             // the first error reading a page
+}
+
+// page is a citing doc's page, read once.
+func (l *sourceLister) page(doc uint32) *citer {
+	if c, ok := l.pages[doc]; ok {
+		return c
+	}
+	p, err := l.tx.Page(doc)
+	if err != nil && l.perr == nil {
+		l.perr = err
+	}
+	var c *citer
+	if p != nil {
+		c = &citer{ref: refOf(p), changed: p.ChangedNS, keys: p.SourceKeys}
+	}
+	l.pages[doc] = c
+	return c
+}
+
+// lastCited is when the latest of docs changed, and those docs that are
+// pages.
+func (l *sourceLister) lastCited(docs []uint32) (int64, []uint32) {
+	var last int64
+	live := docs[:0:0]
+	for _, d := range docs {
+		if c := l.page(d); c != nil {
+			live = append(live, d)
+			last = max(last, c.changed)
+		}
+	}
+	return last, live
+}
+
+// keep counts an entry's state and says whether it is listed.
+func (l *sourceLister) keep(en sourceEntry) bool {
+	c := &l.out.Counts
+	switch en.state {
+	case StateNew:
+		c.New++
+	case StateChanged:
+		c.Changed++
+	case StateMissing:
+		c.Missing++
+	case StateIngested:
+		c.Ingested++
+	}
+	return l.want == nil || l.want[en.state]
+}
+
+// entries are the sources in the states asked for, by path: the files
+// under raw/sources/ and the cited files no file matches.
+func (l *sourceLister) entries() ([]sourceEntry, error) {
+	// one pass over the cites bucket: folded source key → citing docs
+	cites := map[string][]uint32{}
+	l.tx.EachCite(func(k string, doc uint32) bool {
+		cites[k] = append(cites[k], doc)
+		return true
+	})
+	var entries []sourceEntry
+	matched := map[string]bool{}
+	if err := l.tx.EachFile(vault.SourcesDir+"/", func(p string, f store.FileRec) bool {
+		en := sourceEntry{path: p, state: StateNew}
+		k := store.Fold(p)
+		if docs := cites[k]; len(docs) > 0 {
+			matched[k] = true
+			en.last, en.docs = l.lastCited(docs)
+		}
+		if len(en.docs) > 0 {
+			en.state = StateIngested
+			if f.LastChanged > en.last {
+				en.state = StateChanged
+			}
+		}
+		if l.keep(en) {
+			en.file = &f
+			entries = append(entries, en)
+		}
+		return true
+	}); err != nil {
+		return nil, err
+	}
+	sorted := true
+	for k, docs := range cites {
+		if matched[k] {
+			continue
+		}
+		en := sourceEntry{state: StateMissing}
+		en.last, en.docs = l.lastCited(docs)
+		if len(en.docs) == 0 {
+			continue
+		}
+		en.path = citedSpelling(l.pages[en.docs[0]], k)
+		if l.keep(en) {
+			entries = append(entries, en)
+			sorted = false
+		}
+	}
+	if l.perr != nil {
+		return nil, l.perr
+	}
+	if !sorted {
+		sort.Slice(entries, func(i, j int) bool { return entries[i].path < entries[j].path })
+	}
+	return entries, nil
 }
 
 // sourceTotals counts the sources `source list` lists, without computing

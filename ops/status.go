@@ -87,10 +87,6 @@ type ConfigStatus struct {
 // MaxStatusRefused caps the refused files status lists.
 const MaxStatusRefused = 100
 
-// statusHooks let other parts of the domain add to the status (the review
-// queue registers its counts).
-var statusHooks []func(tx *store.Tx, out *StatusOut) error
-
 var opStatus = register(Op{
 	Name: "status", Summary: "Counts and health of the vault and its index",
 	CLI: "status", REST: []Route{{Method: "GET", Path: "/status"}},
@@ -123,11 +119,7 @@ func status(ctx context.Context, e *Env, in *StatusIn) (*StatusOut, error) {
 		out.Refused, out.RefusedCount = rl.Files[:min(len(rl.Files), MaxStatusRefused)], rl.Count
 		out.PendingLinks = len(tx.LinksDirty(0))
 		out.PendingGraph = tx.GraphDirtyCount()
-		for _, h := range statusHooks {
-			if err := h(tx, out); err != nil {
-				return err
-			}
-		}
+		reviewStatus(tx, out)
 		return nil
 	})
 	if err != nil {

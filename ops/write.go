@@ -219,14 +219,10 @@ type pageWrite struct {
 	exact []byte
 }
 
-// stageHook, when set (by benchmarks), receives how long each stage of a
-// write took: prepare, file, log, reindex, index.md, commit, rescan.
-var stageHook func(stage string, d time.Duration)
-
 func (w *pageWrite) mark(stage string) {
-	if stageHook != nil {
+	if hook := w.e.observe.stage; hook != nil {
 		now := time.Now()
-		stageHook(stage, now.Sub(w.t))
+		hook(stage, now.Sub(w.t))
 		w.t = now
 	}
 }

@@ -80,13 +80,13 @@ func (l latencies) report(b *testing.B) {
 	b.ReportMetric(l.pct(0.99), "p99-ms")
 }
 
-// stages records the stage times of every write (stageHook) and logs
+// stages records the stage times of every write of e and logs
 // their medians, to show where a write's time goes.
-func stages(b *testing.B) {
+func stages(b *testing.B, e *Env) {
 	st := map[string]latencies{}
-	stageHook = func(s string, d time.Duration) { st[s] = append(st[s], d) }
+	e.observe.stage = func(s string, d time.Duration) { st[s] = append(st[s], d) }
 	b.Cleanup(func() {
-		stageHook = nil
+		e.observe.stage = nil
 		var parts []string
 		for _, s := range []string{"prepare", "file", "log", "reindex", "index.md", "commit", "rescan"} {
 			if l := st[s]; len(l) > 0 {
@@ -123,7 +123,7 @@ func BenchmarkWritePage(b *testing.B) {
 	ctx := context.Background()
 	nonce := int(time.Now().UnixNano() % 100000)
 	b.Run("edit", func(b *testing.B) {
-		stages(b)
+		stages(b, e)
 		var lat latencies
 		for i := 0; i < b.N; i++ {
 			title := titles[(i*7919+nonce)%len(titles)]
@@ -141,7 +141,7 @@ func BenchmarkWritePage(b *testing.B) {
 		lat.report(b)
 	})
 	b.Run("relink", func(b *testing.B) {
-		stages(b)
+		stages(b, e)
 		var lat latencies
 		for i := 0; i < b.N; i++ {
 			title := titles[(i*104729+nonce)%len(titles)]
@@ -155,7 +155,7 @@ func BenchmarkWritePage(b *testing.B) {
 		lat.report(b)
 	})
 	b.Run("create", func(b *testing.B) {
-		stages(b)
+		stages(b, e)
 		var lat latencies
 		for i := 0; i < b.N; i++ {
 			in := &WritePageIn{Title: fmt.Sprintf("Bench page %d-%d", nonce, i),

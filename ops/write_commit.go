@@ -98,105 +98,141 @@ func (w *pageWrite) commit(ctx context.Context, t *target, r *rendered) (res *Wr
 		paths = append(paths, t.stale)
 	}
 	paths = append(paths, w.cited...)
-	var (
-		rec    *store.PageRec
-		cat    *catalogWrite
-		rescan []string
-	)
-	hook := reviewHooks.OnPageWritten
-	hookLater := false // after the reserved files are re-indexed
-	step := "re-indexing"
-	then := func(tx *store.Tx) error {
-		rescan, hookLater, cat = rescan[:0], false, nil
-		var err error
-		if rec, err = pageAt(tx, p); err != nil {
-			return err
-		}
-		// a type no other page has: say so (types.go); a built-in type is
-		// no typo, and the first entity of a new vault is no news
-		out.NewType, out.Types = false, nil
-		if (t.rec == nil || t.rec.Type != rec.Type) && !rec.Reserved && !vault.IsBuiltinType(rec.Type) && typeCount(tx, rec.Type) == 1 {
-			out.NewType, out.Types = true, vaultTypes(tx, rec.Type, rec.Type)
-		}
-		out.ID, out.Title, out.Type = rec.ID, rec.Title, rec.Type
-		out.Dangling, out.LinksToFiles = linkTargets(rec)
-		if t.rec == nil && !out.Unchanged && w.hist.rev == 0 && len(w.hist.notes) == 0 {
-			// a new page: its id is known now
-			w.historyAfter(rec.ID, p, title, r.data, true)
-		}
-		w.mark("reindex")
-		step = "regenerating " + vault.IndexPage
-		if cat, err = regenerateIndexTx(e, tx); err != nil {
-			return err
-		}
-		w.mark("index.md")
-		step = "recording the write (review queue, log.md and index.md records)"
-		if !out.Unchanged {
-			if cat != nil && cat.before == nil && !cat.unchanged {
-				w.folders.Added(vault.WikiDir, 1)
-			}
-			if err := w.folders.Stamp(tx, []string{p}); err != nil {
-				return err
-			}
-		}
-		if logged != nil {
-			ok, err := logged.fastForward(tx)
-			if err != nil {
-				return err
-			}
-			if !ok {
-				rescan = append(rescan, vault.LogPage)
-			}
-		}
-		if cat != nil {
-			ok, err := cat.fastForward(tx)
-			if err != nil {
-				return err
-			}
-			if !ok {
-				rescan = append(rescan, vault.IndexPage)
-			}
-		}
-		if len(rescan) > 0 && reservedLinks(rec) {
-			// log.md or index.md is new (this write made it) or was
-			// changed by hand: once it is indexed, the page's [[log]]
-			// and [[index]] may reach it, so they are not filed as
-			// missing pages
-			hookLater = true
-			return nil
-		}
-		return w.fileMissing(tx, hook, t, rec, out)
-	}
-	if err := w.rescanThen(ctx, paths, then); err != nil {
-		return nil, after(step, err)
+	rc := &recording{t: t, r: r, out: out, path: p, title: title, logged: logged, hook: e.pageWritten, step: "re-indexing"}
+	if err := w.rescanThen(ctx, paths, func(tx *store.Tx) error { return w.record(tx, rc) }); err != nil {
+		return nil, after(rc.step, err)
 	}
 	w.mark("commit")
-	if testHookReserved != nil {
-		testHookReserved(rescan)
-	}
-	if len(rescan) > 0 {
-		if err := w.rescan(ctx, rescan); err != nil {
-			return nil, after("re-indexing "+strings.Join(rescan, " and "), err)
-		}
-		w.mark("rescan")
-	}
-	if hookLater {
-		// View would do without a hook; Update keeps one path
-		err := e.Store.Update(func(tx *store.Tx) error {
-			var err error
-			if rec, err = pageAt(tx, p); err != nil {
-				return err
-			}
-			out.Dangling, out.LinksToFiles = linkTargets(rec)
-			return w.fileMissing(tx, hook, t, rec, out)
-		})
-		if err != nil {
-			return nil, after("recording the write in the review queue", err)
-		}
+	if err := w.afterCommit(ctx, rc); err != nil {
+		return nil, after(rc.step, err)
 	}
 	w.historyDone(out)
 	w.gitAfterWrite(ctx, out, t)
 	return out, nil
+}
+
+// recording is what a page write records in the transaction that
+// re-indexes the page, and what is left for after it.
+type recording struct {
+	t      *target
+	r      *rendered
+	out    *WritePageOut
+	path   string // the page's vault path
+	title  string
+	logged *logAppend // nil: log.md was not appended to
+	hook   func(tx *store.Tx, page *store.PageRec, dangling []string, now time.Time) ([]string, error)
+
+	rec       *store.PageRec
+	cat       *catalogWrite
+	rescan    []string // reserved files the scanner must parse again
+	hookLater bool     // file the dangling links after the reserved files are re-indexed
+	step      string   // what was being done, for the error
+}
+
+// record runs in the transaction that applies the page: index.md
+// regenerated from the catalogue that includes the page, the folders'
+// freshness stamps, the store records of log.md and index.md brought in
+// step without re-parsing them, and the review queue.
+func (w *pageWrite) record(tx *store.Tx, rc *recording) error {
+	e, t, out := w.e, rc.t, rc.out
+	rc.rescan, rc.hookLater, rc.cat = rc.rescan[:0], false, nil
+	rec, err := pageAt(tx, rc.path)
+	if err != nil {
+		return err
+	}
+	rc.rec = rec
+	// a type no other page has: say so (types.go); a built-in type is
+	// no typo, and the first entity of a new vault is no news
+	out.NewType, out.Types = false, nil
+	if (t.rec == nil || t.rec.Type != rec.Type) && !rec.Reserved && !vault.IsBuiltinType(rec.Type) && typeCount(tx, rec.Type) == 1 {
+		out.NewType, out.Types = true, vaultTypes(tx, rec.Type, rec.Type)
+	}
+	out.ID, out.Title, out.Type = rec.ID, rec.Title, rec.Type
+	out.Dangling, out.LinksToFiles = linkTargets(rec)
+	if t.rec == nil && !out.Unchanged && w.hist.rev == 0 && len(w.hist.notes) == 0 {
+		// a new page: its id is known now
+		w.historyAfter(rec.ID, rc.path, rc.title, rc.r.data, true)
+	}
+	w.mark("reindex")
+	rc.step = "regenerating " + vault.IndexPage
+	if rc.cat, err = regenerateIndexTx(e, tx); err != nil {
+		return err
+	}
+	w.mark("index.md")
+	rc.step = "recording the write (review queue, log.md and index.md records)"
+	if !out.Unchanged {
+		if rc.cat != nil && rc.cat.before == nil && !rc.cat.unchanged {
+			w.folders.Added(vault.WikiDir, 1)
+		}
+		if err := w.folders.Stamp(tx, []string{rc.path}); err != nil {
+			return err
+		}
+	}
+	if err := rc.fastForward(tx); err != nil {
+		return err
+	}
+	if len(rc.rescan) > 0 && reservedLinks(rec) {
+		// log.md or index.md is new (this write made it) or was
+		// changed by hand: once it is indexed, the page's [[log]]
+		// and [[index]] may reach it, so they are not filed as
+		// missing pages
+		rc.hookLater = true
+		return nil
+	}
+	return w.fileMissing(tx, rc.hook, t, rec, out)
+}
+
+// fastForward brings the store records of log.md and index.md in step
+// with what this write made of them, or lists them for a rescan.
+func (rc *recording) fastForward(tx *store.Tx) error {
+	if rc.logged != nil {
+		ok, err := rc.logged.fastForward(tx)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			rc.rescan = append(rc.rescan, vault.LogPage)
+		}
+	}
+	if rc.cat != nil {
+		ok, err := rc.cat.fastForward(tx)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			rc.rescan = append(rc.rescan, vault.IndexPage)
+		}
+	}
+	return nil
+}
+
+// afterCommit re-indexes the reserved files the commit could not bring in
+// step, then files the page's dangling links if that waited for them.
+func (w *pageWrite) afterCommit(ctx context.Context, rc *recording) error {
+	e, out := w.e, rc.out
+	if hook := e.observe.reserved; hook != nil {
+		hook(rc.rescan)
+	}
+	if len(rc.rescan) > 0 {
+		rc.step = "re-indexing " + strings.Join(rc.rescan, " and ")
+		if err := w.rescan(ctx, rc.rescan); err != nil {
+			return err
+		}
+		w.mark("rescan")
+	}
+	if !rc.hookLater {
+		return nil
+	}
+	rc.step = "recording the write in the review queue"
+	// View would do without a hook; Update keeps one path
+	return e.Store.Update(func(tx *store.Tx) error {
+		rec, err := pageAt(tx, rc.path)
+		if err != nil {
+			return err
+		}
+		out.Dangling, out.LinksToFiles = linkTargets(rec)
+		return w.fileMissing(tx, rc.hook, rc.t, rec, out)
+	})
 }
 
 // MaxFiledPerWrite caps the dangling targets one write hands to the review
@@ -240,10 +276,6 @@ func reservedLinks(rec *store.PageRec) bool {
 	}
 	return false
 }
-
-// testHookReserved, when set by a test, receives the reserved files whose
-// store records the scanner had to re-parse (nil or empty: none).
-var testHookReserved func(rescanned []string)
 
 // rescan re-indexes paths through the scanner. A rewrite that keeps the
 // size within the file system's mtime granularity is still read: the
@@ -297,18 +329,4 @@ func linkTargets(rec *store.PageRec) (dangling []string, files []FileTarget) {
 		}
 	}
 	return dangling, files
-}
-
-// ---- the review queue ----
-
-// reviewHooks connect the write path to the review queue without an import
-// cycle of intent: the review queue sets them in an init function.
-var reviewHooks struct {
-	// OnPageWritten runs in a write transaction after a page was written
-	// and re-indexed: it files an idempotent missing-page item (origin
-	// "rule") for each dangling target it is given (those the write adds,
-	// at most MaxFiledPerWrite: fileMissing) and marks pending missing-page items
-	// that the page satisfies (by title or alias) auto_resolved. It returns
-	// the targets it filed as new items (not those already in the queue).
-	OnPageWritten func(tx *store.Tx, page *store.PageRec, dangling []string, now time.Time) (filed []string, err error)
 }

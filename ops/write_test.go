@@ -483,8 +483,7 @@ func TestWritePage_StoreInStep(t *testing.T) {
 	v := testvault.WithCorpus(t)
 	e, _ := openEnv(t, v)
 	var rescanned []string
-	testHookReserved = func(p []string) { rescanned = append(rescanned, p...) }
-	t.Cleanup(func() { testHookReserved = nil })
+	e.observe.reserved = func(p []string) { rescanned = append(rescanned, p...) }
 	titles := []string{"Alan Turing (mathematician)", "Ünïcödé ☃ page", "100% pure", "Mixed Case", "mixed case"}
 	for i, title := range titles {
 		typ := []string{"entity", "concept", "note", "synthesis", "query"}[i]
@@ -890,8 +889,9 @@ func TestWritePage_ReviewHookContract(t *testing.T) {
 		writable    bool
 	}
 	var calls []call
-	old := reviewHooks.OnPageWritten
-	reviewHooks.OnPageWritten = func(tx *store.Tx, page *store.PageRec, dangling []string, now time.Time) ([]string, error) {
+	v := testvault.New(t)
+	e, _ := openEnv(t, v)
+	e.pageWritten = func(tx *store.Tx, page *store.PageRec, dangling []string, now time.Time) ([]string, error) {
 		// the page is indexed: it resolves by title in this transaction
 		r := index.Resolve(tx, index.LinkKey(page.Title), "", false)
 		if r.Doc != page.Doc {
@@ -900,9 +900,6 @@ func TestWritePage_ReviewHookContract(t *testing.T) {
 		calls = append(calls, call{page.Title, page.Path, slices.Clone(dangling), now, tx.Writable()})
 		return nil, nil
 	}
-	t.Cleanup(func() { reviewHooks.OnPageWritten = old })
-	v := testvault.New(t)
-	e, _ := openEnv(t, v)
 	write(t, e, &WritePageIn{Title: "Birdsong", Content: "See [[Songbird Neurology]], [[songbird neurology#HVC]] and [[Birdsong]].\n"})
 	write(t, e, &WritePageIn{Title: "Songbird Neurology", Content: "HVC.\n"})
 	want := []call{
@@ -913,7 +910,7 @@ func TestWritePage_ReviewHookContract(t *testing.T) {
 		t.Fatalf("hook calls:\n%+v\nwant:\n%+v", calls, want)
 	}
 	// a failing hook fails the command, naming the written page
-	reviewHooks.OnPageWritten = func(*store.Tx, *store.PageRec, []string, time.Time) ([]string, error) {
+	e.pageWritten = func(*store.Tx, *store.PageRec, []string, time.Time) ([]string, error) {
 		return nil, errors.New("queue broken")
 	}
 	_, err := WritePage(context.Background(), e, &WritePageIn{Title: "Third", Content: "x\n"})
@@ -926,11 +923,11 @@ func TestWritePage_ReviewHookContract(t *testing.T) {
 // with the real review queue.
 func TestWritePage_MissingPageReview(t *testing.T) {
 	lr := ByTool("list_reviews")
-	if reviewHooks.OnPageWritten == nil || lr == nil {
-		t.Fatal("the review queue is not wired to the write path")
-	}
 	v := testvault.New(t)
 	e, _ := openEnv(t, v)
+	if e.pageWritten == nil || lr == nil {
+		t.Fatal("the review queue is not wired to the write path")
+	}
 	reviews := func(status string) []map[string]any {
 		t.Helper()
 		out, err := lr.Call(context.Background(), e, []byte(`{"status":"`+status+`","limit":100}`))

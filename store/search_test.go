@@ -179,8 +179,7 @@ func (m searchModel) check(t *testing.T, s *Store, vocab []string, step string) 
 func TestSearchIndex_RandomUpdates(t *testing.T) {
 	s := openTestStore(t)
 	// staged blocks move in many small transactions
-	defer func(n int) { stageFlushBytes = n }(stageFlushBytes)
-	stageFlushBytes = 2000
+	s.flushBytes = 2000
 	defer s.StageSearch()()
 	r := rand.New(rand.NewSource(7))
 	vocab := make([]string, 60)
@@ -235,7 +234,7 @@ func TestSearchIndex_RandomUpdates(t *testing.T) {
 					err = s.FlushSearchStage(context.Background(), nil)
 				case 1:
 					name += " flush killed"
-					err = s.Update(func(tx *Tx) error { _, _, err := tx.flushStage(stageFlushBytes); return err })
+					err = s.Update(func(tx *Tx) error { _, _, err := tx.flushStage(s.stageFlush()); return err })
 				default:
 					name += " staged"
 					if r.Intn(2) == 0 {

@@ -53,10 +53,19 @@ func init() { registerDerived(string(bSearchStage), string(bSearchStageTerms)) }
 
 var metaStageNext = []byte("stage_next")
 
-// stageFlushBytes is about how many bytes one flush transaction moves (a
-// var for tests): the staged runs are spread over the file, and the kernel
-// maps ten times what a transaction reads of them (see GovernMapped).
-var stageFlushBytes = 4 << 20
+// stageFlushBytes is about how many bytes one flush transaction moves
+// (Store.flushBytes lowers it for a test): the staged runs are spread over
+// the file, and the kernel maps ten times what a transaction reads of them
+// (see GovernMapped).
+const stageFlushBytes = 4 << 20
+
+// stageFlush is how many bytes one flush transaction of s moves.
+func (s *Store) stageFlush() int {
+	if s.flushBytes > 0 {
+		return s.flushBytes
+	}
+	return stageFlushBytes
+}
 
 // StageSearch lets bulk batches stage their search writes until done is
 // called. The indexer calls it for a scan that builds the index as a
@@ -159,7 +168,7 @@ func (s *Store) FlushSearchStage(ctx context.Context, progress func(done, total 
 				return nil
 			}
 			var err error
-			done, next, err = tx.flushStage(stageFlushBytes)
+			done, next, err = tx.flushStage(s.stageFlush())
 			total = getU32(tx.b(bSearchMeta).Get([]byte("next_term")))
 			return err
 		})

@@ -17,9 +17,8 @@ import (
 // edit and a removal while staged. Once flushed, every search bucket must
 // hold the same keys and values in both.
 func TestSearchStage_SameIndex(t *testing.T) {
-	defer func(n int) { stageFlushBytes = n }(stageFlushBytes)
-	stageFlushBytes = 3000
 	staging, direct := openTestStore(t), openTestStore(t)
+	staging.flushBytes, direct.flushBytes = 3000, 3000
 	defer staging.StageSearch()()
 	r := rand.New(rand.NewSource(11))
 	m := searchModel{}
@@ -71,7 +70,7 @@ func TestSearchStage_SameIndex(t *testing.T) {
 		return nil
 	})
 	// a flush killed after its first transaction, then a bulk batch
-	if err := staging.Update(func(tx *Tx) error { _, _, err := tx.flushStage(stageFlushBytes); return err }); err != nil {
+	if err := staging.Update(func(tx *Tx) error { _, _, err := tx.flushStage(staging.stageFlush()); return err }); err != nil {
 		t.Fatal(err)
 	}
 	put(newDocs(300))

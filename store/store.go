@@ -106,6 +106,8 @@ type Store struct {
 	// journal receives the review events of each write transaction
 	// before it commits (reviews_journal.go)
 	journal ReviewJournal
+	// flushBytes, when set (by a test), replaces stageFlushBytes
+	flushBytes int
 }
 
 // HolderInfo describes the process holding a store open for writing.

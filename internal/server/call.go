@@ -11,7 +11,6 @@ import (
 
 	"github.com/synapse-wiki/synapse/errs"
 	"github.com/synapse-wiki/synapse/index"
-	"github.com/synapse-wiki/synapse/internal/server/sock"
 	"github.com/synapse-wiki/synapse/ops"
 )
 
@@ -91,10 +90,10 @@ func (s *Service) call(ctx context.Context, env *ops.Env, op *ops.Op, raw []byte
 }
 
 // waitRebuilt read-locks rebuild, waiting for a reindex in progress for
-// up to sock.LockWait (as a verb alone waits for the lock a reindex holds);
+// up to the socket timing's LockWait (as a verb alone waits for the lock a reindex holds);
 // then it answers unavailable.
 func (s *Service) waitRebuilt(ctx context.Context) error {
-	deadline := time.Now().Add(sock.LockWait)
+	deadline := time.Now().Add(s.sockT.LockWait)
 	for !s.rebuild.TryRLock() {
 		if time.Now().After(deadline) {
 			return errs.E(errs.Unavailable, "the index is being rebuilt (reindex); try again when it is done")

@@ -49,7 +49,7 @@ func runLive(t testing.TB, s *Service, v *vault.Vault, logs *servertest.SyncBuff
 // serveIndexedHeld serves an indexed corpus vault whose next scans are
 // held (the start-up reconciliation, finding nothing changed, indexes no
 // page and is done when this returns).
-func serveIndexedHeld(t *testing.T) (*vault.Vault, *liveServer, *servertest.BlockingPages) {
+func serveIndexedHeld(t *testing.T, timing sock.Timing) (*vault.Vault, *liveServer, *servertest.BlockingPages) {
 	t.Helper()
 	v := servertest.LiveVault(t, filepath.Join(t.TempDir(), "v"))
 	reindex(t, v)
@@ -59,7 +59,7 @@ func serveIndexedHeld(t *testing.T) (*vault.Vault, *liveServer, *servertest.Bloc
 	}
 	bp := servertest.HoldScans(env)
 	logs := &servertest.SyncBuffer{}
-	ls := runLive(t, Open(ops.Table(), env, Config{Stdio: true}, log.New(logs, "synapse: ", 0)), v, logs)
+	ls := runLive(t, Open(ops.Table(), env, Config{Stdio: true, Socket: timing}, log.New(logs, "synapse: ", 0)), v, logs)
 	<-ls.s.watcher.Ready()
 	return v, ls, bp
 }
@@ -193,15 +193,15 @@ func TestLive_RescanCoalescesOnTheWatcher(t *testing.T) {
 // its calls unavailable, naming the holder, until the store is free; then
 // it takes it.
 func TestLive_ServeWaitsForAHeldStore(t *testing.T) {
-	defer func(w time.Duration) { sock.LockWait = w }(sock.LockWait)
-	sock.LockWait = 300 * time.Millisecond
 	v := servertest.LiveVault(t, filepath.Join(t.TempDir(), "v"))
 	st, err := store.Open(v.Abs(vault.DBFile), store.Options{Holder: "synapse reindex"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	logs := &servertest.SyncBuffer{}
-	s := New(ops.Table(), v, Config{Holder: "synapse serve (test)"}, log.New(logs, "synapse: ", 0))
+	timing := sock.DefaultTiming()
+	timing.LockWait = 300 * time.Millisecond
+	s := New(ops.Table(), v, Config{Holder: "synapse serve (test)", Socket: timing}, log.New(logs, "synapse: ", 0))
 	pr, pw := io.Pipe()
 	done := make(chan error, 1)
 	go func() { done <- s.run(context.Background(), Config{Stdio: true}, "", pr, io.Discard) }()
@@ -243,12 +243,12 @@ func TestLive_ServeStopsOnABrokenStore(t *testing.T) {
 }
 
 // While a reindex rebuilds the index, calls do not act on the half rebuilt
-// index: they wait up to sock.LockWait, as a verb alone waits for the lock a
-// reindex holds, then answer unavailable.
+// index: they wait up to the socket timing's LockWait, as a verb alone
+// waits for the lock a reindex holds, then answer unavailable.
 func TestLive_NoAnswersFromAHalfRebuiltIndex(t *testing.T) {
-	defer func(w time.Duration) { sock.LockWait = w }(sock.LockWait)
-	sock.LockWait = 200 * time.Millisecond
-	_, ls, bp := serveIndexedHeld(t)
+	timing := sock.DefaultTiming()
+	timing.LockWait = 200 * time.Millisecond
+	_, ls, bp := serveIndexedHeld(t, timing)
 
 	reindexed := make(chan error, 1)
 	go func() {
@@ -320,12 +320,11 @@ func TestLive_SilentServerTimesOut(t *testing.T) {
 // call took and its error.
 func heldReindexOverSocket(t *testing.T, heartbeat, idle time.Duration, hold func(released chan<- struct{})) ([]sock.Progress, time.Duration, error) {
 	t.Helper()
-	h0, i0 := sock.Heartbeat, sock.Idle
-	t.Cleanup(func() { sock.Heartbeat, sock.Idle = h0, i0 }) // after the server stops
-	sock.Heartbeat, sock.Idle = heartbeat, idle
-	v, _, bp := serveIndexedHeld(t)
+	timing := sock.DefaultTiming()
+	timing.Heartbeat, timing.Idle = heartbeat, idle
+	v, _, bp := serveIndexedHeld(t, timing)
 
-	sc, err := sock.Dial(v)
+	sc, err := sock.Dial(v, timing)
 	if err != nil {
 		t.Fatal(err)
 	}

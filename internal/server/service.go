@@ -46,6 +46,9 @@ type Config struct {
 	// FirstIndexWait bounds how long an MCP or REST call waits for the
 	// first index of a never-indexed vault; 0 is 20 seconds.
 	FirstIndexWait time.Duration
+	// Socket is the timing of the local socket, as server and as client
+	// of another serve; the zero value is sock.DefaultTiming.
+	Socket sock.Timing
 }
 
 // holder describes this process in the store's holder file, so a CLI
@@ -87,6 +90,8 @@ type Service struct {
 	holder string // this process in the store's holder file
 	// version is this build's (Config.Version).
 	version string
+	// sockT is the socket's timing (Config.Socket).
+	sockT sock.Timing
 	// firstIndexWait bounds how long an MCP or REST call waits for the
 	// first index of a never-indexed vault before answering unavailable
 	// (a CLI verb waits as long as it takes, as it would without a
@@ -151,8 +156,8 @@ func Open(list []*ops.Op, env *ops.Env, cfg Config, logger *log.Logger) *Service
 
 func newService(list []*ops.Op, v *vault.Vault, cfg Config, logger *log.Logger) *Service {
 	s := &Service{ops: list, log: logger, vault: v, cfg: cfg, holder: cfg.holder(), version: cfg.Version,
-		firstIndexWait: cfg.FirstIndexWait,
-		ready:          make(chan struct{}), tried: make(chan struct{}), indexed: make(chan struct{}), fatal: make(chan error, 1)}
+		firstIndexWait: cfg.FirstIndexWait, sockT: cfg.Socket.OrDefault(),
+		ready: make(chan struct{}), tried: make(chan struct{}), indexed: make(chan struct{}), fatal: make(chan error, 1)}
 	if s.firstIndexWait <= 0 {
 		s.firstIndexWait = defaultFirstIndexWait
 	}
@@ -208,13 +213,13 @@ func (s *Service) open(ctx context.Context) {
 		select {
 		case <-ctx.Done():
 			return
-		case <-time.After(sock.LockPoll):
+		case <-time.After(s.sockT.LockPoll):
 		}
 	}
 }
 
 // waitReady waits for the first attempt to open the store (which polls a
-// held lock for sock.LockWait); when the store is not open, it answers why.
+// held lock for its socket timing's LockWait); when the store is not open, it answers why.
 func (s *Service) waitReady(ctx context.Context) error {
 	select {
 	case <-s.ready:
@@ -239,10 +244,10 @@ func (s *Service) waitReady(ctx context.Context) error {
 // acquire opens the store (s.env set) or finds a server that holds it (a
 // proxy: s.env stays nil; its hello is returned). The caller holds s.mu.
 func (s *Service) acquire(ctx context.Context) (sock.Hello, error) {
-	deadline := time.Now().Add(sock.LockWait)
+	deadline := time.Now().Add(s.sockT.LockWait)
 	var why error
 	for {
-		sc, err := sock.Dial(s.vault)
+		sc, err := sock.Dial(s.vault, s.sockT)
 		if err == nil {
 			sc.Close()
 			return sc.Hello(), nil
@@ -252,7 +257,7 @@ func (s *Service) acquire(ctx context.Context) (sock.Hello, error) {
 		}
 		// NoInitialScan: the watcher reconciles in the background, so a
 		// fresh big vault does not hold up the first calls
-		env, err := ops.OpenEnv(ctx, s.vault, ops.OpenOptions{Timeout: sock.LockPoll, Holder: s.holder, NoInitialScan: true})
+		env, err := ops.OpenEnv(ctx, s.vault, ops.OpenOptions{Timeout: s.sockT.LockPoll, Holder: s.holder, NoInitialScan: true})
 		if err == nil {
 			s.env = env
 			return sock.Hello{}, nil
@@ -425,7 +430,7 @@ func embedKeyVar(v *vault.Vault) string {
 // the call itself.
 func (s *Service) forward(ctx context.Context, env *ops.Env, op *ops.Op, raw []byte) (any, error) {
 	for attempt := 0; ; attempt++ {
-		sc, err := sock.Dial(s.vault)
+		sc, err := sock.Dial(s.vault, s.sockT)
 		if err == nil {
 			// this process's environment, as if it ran the call itself
 			r, err := sc.Call(ctx, sock.NewRequest(op, raw, embedKeyVar(s.vault)), nil)

@@ -67,7 +67,8 @@ func (s *Service) listenSocket(v *vault.Vault) (*sockServer, error) {
 		return nil, err
 	}
 	ln.(*net.UnixListener).SetUnlinkOnClose(false) // removed by path in shutdown
-	if err := os.Chmod(tmp, 0o600); err == nil {
+	err = os.Chmod(tmp, 0o600)
+	if err == nil {
 		err = os.Rename(tmp, path)
 	}
 	if err != nil {
@@ -163,7 +164,7 @@ func (ss *sockServer) handle(c net.Conn) {
 	if err := lw.send(sock.Hello{Synapse: ss.s.version, PID: os.Getpid(), Holder: ss.s.holder}); err != nil {
 		return
 	}
-	c.SetReadDeadline(time.Now().Add(sock.ReadRequest))
+	c.SetReadDeadline(time.Now().Add(ss.s.sockT.ReadRequest))
 	var req sock.Request
 	if err := json.NewDecoder(io.LimitReader(c, sock.MaxRequest)).Decode(&req); err != nil {
 		if !errors.Is(err, io.EOF) && !errors.Is(err, os.ErrDeadlineExceeded) {
@@ -207,7 +208,7 @@ func (ss *sockServer) handle(c net.Conn) {
 	beats.Add(1)
 	go func() {
 		defer beats.Done()
-		t := time.NewTicker(sock.Heartbeat)
+		t := time.NewTicker(ss.s.sockT.Heartbeat)
 		defer t.Stop()
 		var seen uint64
 		for {

@@ -120,140 +120,191 @@ func CheckGraph(s *store.Store) ([]string, error) { return CheckGraphLag(s, stor
 // by less than eps from its true degree, and every weight must be exact
 // with the accounted degrees.
 func CheckGraphLag(s *store.Store, eps float64) ([]string, error) {
-	var diffs []string
+	g := &graphCheck{nodes: map[uint32]*graphNode{}, reserved: map[uint32]bool{}, accounted: map[uint32]int{}}
 	err := s.View(func(tx *store.Tx) error {
-		type node struct {
-			typ     string
-			sources map[string]bool
-			out     map[uint32]bool
-			count   map[uint32]int // links to each target
-		}
-		nodes := map[uint32]*node{}
-		reserved := map[uint32]bool{}
-		if err := tx.EachPage(func(p *store.PageRec) bool {
-			if p.Reserved {
-				reserved[p.Doc] = true
-				return true
-			}
-			n := &node{typ: p.Type, sources: map[string]bool{}, out: map[uint32]bool{}, count: map[uint32]int{}}
-			for _, src := range p.SourceKeys {
-				n.sources[src] = true
-			}
-			for _, l := range p.Links {
-				if l.To != 0 && l.To != p.Doc {
-					n.out[l.To] = true
-					n.count[l.To]++
-				}
-			}
-			nodes[p.Doc] = n
-			return true
-		}); err != nil {
+		if err := g.load(tx); err != nil {
 			return err
 		}
-		accounted := map[uint32]int{}
-		if err := tx.EachAdj(func(doc uint32, a *store.AdjRec) bool {
-			accounted[doc] = int(a.Deg)
-			return true
-		}); err != nil {
+		g.neighbours()
+		got, err := g.stored(tx)
+		if err != nil {
 			return err
 		}
-		// the degree table, when complete, holds exactly every node's Deg
-		// (0 for a doc that is no node)
-		if tx.AdjDegreesComplete() {
-			for doc := uint32(1); doc <= tx.MetaU32("next_doc")+1; doc++ {
-				if got := int(tx.AdjDeg(doc)); got != accounted[doc] {
-					diffs = append(diffs, fmt.Sprintf("degree table: doc %d has %d, its adjacency record %d", doc, got, accounted[doc]))
-				}
-			}
-		}
-		nb := map[uint32]map[uint32]bool{}
-		for d, n := range nodes {
-			for t := range n.out {
-				if reserved[t] || nodes[t] == nil {
-					continue
-				}
-				if nb[d] == nil {
-					nb[d] = map[uint32]bool{}
-				}
-				if nb[t] == nil {
-					nb[t] = map[uint32]bool{}
-				}
-				nb[d][t], nb[t][d] = true, true
-			}
-		}
-		want := map[[2]uint32]float64{}
-		for u, ns := range nb {
-			for v := range ns {
-				if u >= v {
-					continue
-				}
-				direct := 0
-				if nodes[u].out[v] {
-					direct++
-				}
-				if nodes[v].out[u] {
-					direct++
-				}
-				shared := 0
-				for src := range nodes[u].sources {
-					if nodes[v].sources[src] {
-						shared++
-					}
-				}
-				aa := 0.0
-				for c := range nb[u] {
-					if nb[v][c] && c != u && c != v {
-						aa += aaTerm(accounted[c])
-					}
-				}
-				want[[2]uint32{u, v}] = 3*float64(direct) + 4*float64(shared) + 1.5*aa + Affinity(nodes[u].typ, nodes[v].typ)
-			}
-		}
-		got := map[[2]uint32]float64{}
-		if err := tx.EachAdj(func(doc uint32, a *store.AdjRec) bool {
-			if nodes[doc] == nil {
-				diffs = append(diffs, fmt.Sprintf("adjacency for doc %d that is not a page", doc))
-			} else if a.Type != nodes[doc].typ {
-				diffs = append(diffs, fmt.Sprintf("doc %d type %q, page says %q", doc, a.Type, nodes[doc].typ))
-			}
-			for _, e := range a.Edges {
-				if n := nodes[doc]; n != nil && nodes[e.To] != nil && !reserved[e.To] {
-					if int(e.Out) != n.count[e.To] || int(e.In) != nodes[e.To].count[doc] {
-						diffs = append(diffs, fmt.Sprintf("edge %d→%d counts out=%d in=%d, pages say %d and %d", doc, e.To, e.Out, e.In, n.count[e.To], nodes[e.To].count[doc]))
-					}
-				}
-				k := [2]uint32{min(doc, e.To), max(doc, e.To)}
-				if old, ok := got[k]; ok && math.Abs(old-float64(e.Weight)) > 1e-4 {
-					diffs = append(diffs, fmt.Sprintf("edge %v weight differs between its ends: %v vs %v", k, old, e.Weight))
-				}
-				got[k] = float64(e.Weight)
-			}
-			return true
-		}); err != nil {
-			return err
-		}
-		for d, deg := range accounted {
-			if lag := 1.5 * math.Abs(aaTerm(len(nb[d]))-aaTerm(deg)); lag >= eps+1e-9 {
-				diffs = append(diffs, fmt.Sprintf("node %d accounts for degree %d, has %d: adamic_adar lag %.6f ≥ %g", d, deg, len(nb[d]), lag, eps))
-			}
-		}
-		for k, w := range want {
-			g, ok := got[k]
-			if !ok {
-				diffs = append(diffs, fmt.Sprintf("missing edge %v (want weight %.4f)", k, w))
-			} else if math.Abs(g-w) > 1e-3 {
-				diffs = append(diffs, fmt.Sprintf("edge %v weight %.4f, want %.4f", k, g, w))
-			}
-		}
-		for k := range got {
-			if _, ok := want[k]; !ok {
-				diffs = append(diffs, fmt.Sprintf("extra edge %v", k))
-			}
-		}
+		g.compare(g.want(), got, eps)
 		return nil
 	})
-	sort.Strings(diffs)
-	return diffs, err
+	sort.Strings(g.diffs)
+	return g.diffs, err
+}
+
+// graphNode is a page as the graph sees it, from its record alone.
+type graphNode struct {
+	typ     string
+	sources map[string]bool
+	out     map[uint32]bool
+	count   map[uint32]int // links to each target
+}
+
+// graphCheck is one CheckGraphLag: the nodes from the page records, the
+// degrees the adjacency accounts for, the neighbours the records give,
+// and the differences found.
+type graphCheck struct {
+	nodes     map[uint32]*graphNode
+	reserved  map[uint32]bool
+	accounted map[uint32]int
+	nb        map[uint32]map[uint32]bool
+	diffs     []string
+}
+
+func (g *graphCheck) addf(format string, args ...any) {
+	g.diffs = append(g.diffs, fmt.Sprintf(format, args...))
+}
+
+// load reads the nodes from the page records and the accounted degrees
+// from the adjacency, and checks the degree table against the latter.
+func (g *graphCheck) load(tx *store.Tx) error {
+	if err := tx.EachPage(func(p *store.PageRec) bool {
+		if p.Reserved {
+			g.reserved[p.Doc] = true
+			return true
+		}
+		n := &graphNode{typ: p.Type, sources: map[string]bool{}, out: map[uint32]bool{}, count: map[uint32]int{}}
+		for _, src := range p.SourceKeys {
+			n.sources[src] = true
+		}
+		for _, l := range p.Links {
+			if l.To != 0 && l.To != p.Doc {
+				n.out[l.To] = true
+				n.count[l.To]++
+			}
+		}
+		g.nodes[p.Doc] = n
+		return true
+	}); err != nil {
+		return err
+	}
+	if err := tx.EachAdj(func(doc uint32, a *store.AdjRec) bool {
+		g.accounted[doc] = int(a.Deg)
+		return true
+	}); err != nil {
+		return err
+	}
+	// the degree table, when complete, holds exactly every node's Deg
+	// (0 for a doc that is no node)
+	if tx.AdjDegreesComplete() {
+		for doc := uint32(1); doc <= tx.MetaU32("next_doc")+1; doc++ {
+			if got := int(tx.AdjDeg(doc)); got != g.accounted[doc] {
+				g.addf("degree table: doc %d has %d, its adjacency record %d", doc, got, g.accounted[doc])
+			}
+		}
+	}
+	return nil
+}
+
+// neighbours links every two nodes one of which links the other.
+func (g *graphCheck) neighbours() {
+	g.nb = map[uint32]map[uint32]bool{}
+	for d, n := range g.nodes {
+		for t := range n.out {
+			if g.reserved[t] || g.nodes[t] == nil {
+				continue
+			}
+			if g.nb[d] == nil {
+				g.nb[d] = map[uint32]bool{}
+			}
+			if g.nb[t] == nil {
+				g.nb[t] = map[uint32]bool{}
+			}
+			g.nb[d][t], g.nb[t][d] = true, true
+		}
+	}
+}
+
+// want is the weight of every edge as the page records give it, with the
+// accounted degrees in its adamic_adar term.
+func (g *graphCheck) want() map[[2]uint32]float64 {
+	nodes, nb := g.nodes, g.nb
+	want := map[[2]uint32]float64{}
+	for u, ns := range nb {
+		for v := range ns {
+			if u >= v {
+				continue
+			}
+			direct := 0
+			if nodes[u].out[v] {
+				direct++
+			}
+			if nodes[v].out[u] {
+				direct++
+			}
+			shared := 0
+			for src := range nodes[u].sources {
+				if nodes[v].sources[src] {
+					shared++
+				}
+			}
+			aa := 0.0
+			for c := range nb[u] {
+				if nb[v][c] && c != u && c != v {
+					aa += aaTerm(g.accounted[c])
+				}
+			}
+			want[[2]uint32{u, v}] = 3*float64(direct) + 4*float64(shared) + 1.5*aa + Affinity(nodes[u].typ, nodes[v].typ)
+		}
+	}
+	return want
+}
+
+// stored reads the persisted edges' weights, noting records of no page,
+// types and link counts that differ from the pages, and edges whose two
+// ends disagree.
+func (g *graphCheck) stored(tx *store.Tx) (map[[2]uint32]float64, error) {
+	nodes := g.nodes
+	got := map[[2]uint32]float64{}
+	err := tx.EachAdj(func(doc uint32, a *store.AdjRec) bool {
+		if nodes[doc] == nil {
+			g.addf("adjacency for doc %d that is not a page", doc)
+		} else if a.Type != nodes[doc].typ {
+			g.addf("doc %d type %q, page says %q", doc, a.Type, nodes[doc].typ)
+		}
+		for _, e := range a.Edges {
+			if n := nodes[doc]; n != nil && nodes[e.To] != nil && !g.reserved[e.To] {
+				if int(e.Out) != n.count[e.To] || int(e.In) != nodes[e.To].count[doc] {
+					g.addf("edge %d→%d counts out=%d in=%d, pages say %d and %d", doc, e.To, e.Out, e.In, n.count[e.To], nodes[e.To].count[doc])
+				}
+			}
+			k := [2]uint32{min(doc, e.To), max(doc, e.To)}
+			if old, ok := got[k]; ok && math.Abs(old-float64(e.Weight)) > 1e-4 {
+				g.addf("edge %v weight differs between its ends: %v vs %v", k, old, e.Weight)
+			}
+			got[k] = float64(e.Weight)
+		}
+		return true
+	})
+	return got, err
+}
+
+// compare notes degrees that lag by eps or more, and edges missing,
+// extra or weighed otherwise than want.
+func (g *graphCheck) compare(want, got map[[2]uint32]float64, eps float64) {
+	for d, deg := range g.accounted {
+		if lag := 1.5 * math.Abs(aaTerm(len(g.nb[d]))-aaTerm(deg)); lag >= eps+1e-9 {
+			g.addf("node %d accounts for degree %d, has %d: adamic_adar lag %.6f ≥ %g", d, deg, len(g.nb[d]), lag, eps)
+		}
+	}
+	for k, w := range want {
+		v, ok := got[k]
+		if !ok {
+			g.addf("missing edge %v (want weight %.4f)", k, w)
+		} else if math.Abs(v-w) > 1e-3 {
+			g.addf("edge %v weight %.4f, want %.4f", k, v, w)
+		}
+	}
+	for k := range got {
+		if _, ok := want[k]; !ok {
+			g.addf("extra edge %v", k)
+		}
+	}
 }
 
 func aaTerm(deg int) float64 {

@@ -267,10 +267,10 @@ func titleCase(ws []string) string {
 
 func kebab(s string) string { return strings.ReplaceAll(strings.ToLower(s), " ", "-") }
 
-// plan decides every page's path, title and type before any is written,
-// so links can name them.
-func (g *gen) plan() {
-	n := g.o.Pages
+// planPages makes about n pages: each open type's share, question pages
+// outside questions/, papers typed by another key, en/ru twins, and notes
+// at the top of wiki/ to fill up.
+func (g *gen) planPages(n int) {
 	seen := map[string]bool{}
 	newTitle := func() string {
 		for k := 0; ; k++ {
@@ -342,6 +342,13 @@ func (g *gen) plan() {
 		t := newTitle()
 		add(&pageSpec{Page: Page{Title: t, Type: "note", Slug: kebab(t)}, folder: "wiki", fmTitle: true})
 	}
+}
+
+// plan decides every page's path, title and type before any is written,
+// so links can name them.
+func (g *gen) plan() {
+	n := g.o.Pages
+	g.planPages(n)
 	// file paths
 	for _, p := range g.pages {
 		p.Path = p.folder + "/" + p.Slug + ".md"

@@ -239,8 +239,6 @@ func serve(v vaultDir, nofile int) *server {
 	return s
 }
 
-func (s *server) log() string { return s.Log() }
-
 func (s *server) pid() int { return s.Cmd.Process.Pid }
 
 // stop sends SIGTERM and returns the time to exit (killed after 60 s).

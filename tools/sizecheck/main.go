@@ -1,9 +1,12 @@
 // Command sizecheck fails when product code grows past the project's size
-// limits: a function over -func lines (120) or a file over -file lines
-// (900). Tests (*_test.go), tools/ and testdata/ are not product code.
-// Cyclomatic complexity is gocyclo's (scripts/test runs both).
+// limits: a function over -func lines (120) or over -cyclo cyclomatic
+// complexity (40), or a file over -file lines (900). Tests (*_test.go),
+// tools/ and testdata/ are not product code. Complexity is counted as
+// gocyclo counts it: 1, plus one for each if, for, range, case, select
+// case, && and || (function literals count toward the function they are
+// in). scripts/test runs it.
 //
-//	go run ./tools/sizecheck [-func 120] [-file 900] [-list] [DIR]
+//	go run ./tools/sizecheck [-func 120] [-cyclo 40] [-file 900] [-list] [DIR]
 //
 // -list prints every function over -warn lines (80), longest first, as a
 // worklist, without failing on them.
@@ -25,10 +28,12 @@ import (
 type finding struct {
 	where string
 	lines int
+	cyclo int // functions only
 }
 
 func main() {
 	maxFunc := flag.Int("func", 120, "most lines a function may have")
+	maxCyclo := flag.Int("cyclo", 40, "most cyclomatic complexity a function may have")
 	maxFile := flag.Int("file", 900, "most lines a file may have")
 	warn := flag.Int("warn", 80, "with -list: list functions over this many lines")
 	list := flag.Bool("list", false, "list the functions over -warn lines, longest first")
@@ -54,6 +59,10 @@ func main() {
 	for _, f := range funcs {
 		if f.lines > *maxFunc {
 			fmt.Printf("%s: %d lines (limit %d): split it along its steps\n", f.where, f.lines, *maxFunc)
+			bad++
+		}
+		if f.cyclo > *maxCyclo {
+			fmt.Printf("%s: cyclomatic complexity %d (limit %d): split it along its steps\n", f.where, f.cyclo, *maxCyclo)
 			bad++
 		}
 	}
@@ -90,14 +99,14 @@ func measure(root string) (funcs, files []finding, err error) {
 		if err != nil {
 			return err
 		}
-		files = append(files, finding{path, fset.File(f.Pos()).LineCount()})
+		files = append(files, finding{path, fset.File(f.Pos()).LineCount(), 0})
 		for _, decl := range f.Decls {
 			fn, ok := decl.(*ast.FuncDecl)
 			if !ok || fn.Body == nil {
 				continue
 			}
 			start, end := fset.Position(fn.Pos()), fset.Position(fn.End())
-			funcs = append(funcs, finding{fmt.Sprintf("%s:%d %s", path, start.Line, funcName(fn)), end.Line - start.Line + 1})
+			funcs = append(funcs, finding{fmt.Sprintf("%s:%d %s", path, start.Line, funcName(fn)), end.Line - start.Line + 1, complexity(fn)})
 		}
 		return nil
 	})
@@ -130,4 +139,29 @@ func funcName(fn *ast.FuncDecl) string {
 		name = id.Name
 	}
 	return fmt.Sprintf("(%s%s).%s", star, name, fn.Name.Name)
+}
+
+// complexity is a function's cyclomatic complexity as gocyclo counts it.
+func complexity(fn *ast.FuncDecl) int {
+	c := 1
+	ast.Inspect(fn, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.IfStmt, *ast.ForStmt, *ast.RangeStmt:
+			c++
+		case *ast.CaseClause:
+			if n.List != nil { // not default
+				c++
+			}
+		case *ast.CommClause:
+			if n.Comm != nil { // not default
+				c++
+			}
+		case *ast.BinaryExpr:
+			if n.Op == token.LAND || n.Op == token.LOR {
+				c++
+			}
+		}
+		return true
+	})
+	return c
 }

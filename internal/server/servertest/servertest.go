@@ -116,7 +116,7 @@ func Run(t testing.TB, s Service, v *vault.Vault, logs *SyncBuffer) *Live {
 	}
 	if s.Primary() {
 		Eventually(t, "the socket", func() bool {
-			sc, err := sock.Dial(v)
+			sc, err := sock.Dial(v, sock.Timing{})
 			if err == nil {
 				sc.Close()
 			}

@@ -105,7 +105,7 @@ func TestDial_RefusesUnsafeSockets(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			v := shortVault(t)
 			conns := tc.make(t, v)
-			_, err := Dial(v)
+			_, err := Dial(v, Timing{})
 			if !errors.Is(err, ErrUnsafe) || !errors.Is(err, ErrNoServer) || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("got %v", err)
 			}
@@ -118,7 +118,7 @@ func TestDial_RefusesUnsafeSockets(t *testing.T) {
 	v := shortVault(t)
 	conns, _ := listenFake(t, v.Abs(File))
 	os.Chmod(v.Abs(File), 0o600)
-	sc, err := Dial(v)
+	sc, err := Dial(v, Timing{})
 	if err != nil {
 		t.Fatalf("this user's socket: %v", err)
 	}
@@ -180,7 +180,7 @@ func TestDial_RefusesAnotherUsersListener(t *testing.T) {
 	}
 	os.Lchown(v.Abs(File), os.Getuid(), os.Getgid())
 	os.Chmod(v.Abs(File), 0o600)
-	_, err = Dial(v)
+	_, err = Dial(v, Timing{})
 	if !errors.Is(err, ErrUnsafe) || !strings.Contains(err.Error(), "served by another user") {
 		t.Fatalf("got %v", err)
 	}

@@ -40,21 +40,36 @@ import (
 // File is the server's socket, vault-relative.
 const File = vault.StateDir + "/serve.sock"
 
-// Time bounds of the socket. A client never waits on a silent server for
-// longer than Idle: the server sends a line at least every Heartbeat while
-// an operation runs, however long it takes. Tests shrink them.
-var (
-	DialTimeout  = time.Second
-	HelloTimeout = 2 * time.Second
-	ReadRequest  = 10 * time.Second // server: time to send the request after hello
-	Heartbeat    = time.Second
-	Idle         = 30 * time.Second
+// Timing bounds the waits of both ends of the socket. A client never
+// waits on a silent server for longer than Idle: the server sends a line
+// at least every Heartbeat while an operation runs, however long it takes.
+// The product uses DefaultTiming; tests pass shorter ones (a client to
+// Dial, a server in its config).
+type Timing struct {
+	Dial        time.Duration // connecting
+	Hello       time.Duration // the server's first line
+	ReadRequest time.Duration // server: the request, after hello
+	Heartbeat   time.Duration // server: the longest silence while an operation runs
+	Idle        time.Duration // client: the longest silence it waits out
 	// LockWait bounds how long a verb waits for a store that another
 	// process holds without a socket (a CLI verb about to finish, a
 	// server starting or stopping), polling both every LockPoll.
-	LockWait = 2 * time.Second
-	LockPoll = 100 * time.Millisecond
-)
+	LockWait, LockPoll time.Duration
+}
+
+// DefaultTiming is the socket's timing in the product.
+func DefaultTiming() Timing {
+	return Timing{Dial: time.Second, Hello: 2 * time.Second, ReadRequest: 10 * time.Second,
+		Heartbeat: time.Second, Idle: 30 * time.Second, LockWait: 2 * time.Second, LockPoll: 100 * time.Millisecond}
+}
+
+// OrDefault is t, or DefaultTiming when t is the zero Timing.
+func (t Timing) OrDefault() Timing {
+	if t == (Timing{}) {
+		return DefaultTiming()
+	}
+	return t
+}
 
 // MaxRequest bounds a request line (page content is at most 1 MiB, which
 // JSON escaping can grow several times).
@@ -166,6 +181,7 @@ type Conn struct {
 	c     net.Conn
 	dec   *json.Decoder
 	hello Hello
+	t     Timing
 }
 
 // Dial connects to the server that holds v's store, after checking that
@@ -174,8 +190,9 @@ type Conn struct {
 // process listening runs as this user — else ErrUnsafe, before a byte is
 // sent. Every failure wraps ErrNoServer; one that says more than "nothing
 // listens" (a server that does not say hello in time) says so in its
-// message.
-func Dial(v *vault.Vault) (*Conn, error) {
+// message. The zero Timing is DefaultTiming.
+func Dial(v *vault.Vault, t Timing) (*Conn, error) {
+	t = t.OrDefault()
 	path := v.Abs(File)
 	st, err := os.Lstat(path)
 	if err != nil {
@@ -188,7 +205,7 @@ func Dial(v *vault.Vault) (*Conn, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrNoServer, err)
 	}
-	c, err := net.DialTimeout("unix", addr, DialTimeout)
+	c, err := net.DialTimeout("unix", addr, t.Dial)
 	release()
 	if err != nil {
 		if errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, os.ErrNotExist) {
@@ -200,15 +217,15 @@ func Dial(v *vault.Vault) (*Conn, error) {
 		c.Close()
 		return nil, unsafe("is served by another user (" + err.Error() + ")")
 	}
-	sc := &Conn{c: c, dec: json.NewDecoder(c)}
-	c.SetReadDeadline(time.Now().Add(HelloTimeout))
+	sc := &Conn{c: c, dec: json.NewDecoder(c), t: t}
+	c.SetReadDeadline(time.Now().Add(t.Hello))
 	if err := sc.dec.Decode(&sc.hello); err != nil || sc.hello.PID == 0 {
 		c.Close()
 		if err == nil || errors.Is(err, io.EOF) {
 			// closed at once: a server refusing this user, or stopping
 			return nil, fmt.Errorf("%w: the server on %s closed the connection", ErrNoServer, File)
 		}
-		return nil, fmt.Errorf("%w: the server on %s did not answer within %v", ErrNoServer, File, HelloTimeout)
+		return nil, fmt.Errorf("%w: the server on %s did not answer within %v", ErrNoServer, File, t.Hello)
 	}
 	return sc, nil
 }
@@ -229,7 +246,7 @@ func (sc *Conn) Call(ctx context.Context, req Request, progress func(Progress)) 
 	if err != nil {
 		return nil, err
 	}
-	sc.c.SetWriteDeadline(time.Now().Add(Idle))
+	sc.c.SetWriteDeadline(time.Now().Add(sc.t.Idle))
 	if _, err := sc.c.Write(append(data, '\n')); err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
@@ -237,7 +254,7 @@ func (sc *Conn) Call(ctx context.Context, req Request, progress func(Progress)) 
 		return nil, ErrRetry // nothing was read: it cannot have run
 	}
 	for {
-		sc.c.SetReadDeadline(time.Now().Add(Idle))
+		sc.c.SetReadDeadline(time.Now().Add(sc.t.Idle))
 		var r Reply
 		if err := sc.dec.Decode(&r); err != nil {
 			if ctx.Err() != nil {
