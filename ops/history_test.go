@@ -386,7 +386,7 @@ func TestHistory_RestoreIsLoggedAsRestored(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := logTail(t, v, before), "\n"+LogEntry(e.now(), LogRestored, "Finch")+"- from: revision 1\n"; got != want {
+	if got, want := logTail(t, v, before), "\n"+(logRecord{kind: LogRestored, title: "Finch"}).text(e.now())+"- from: revision 1\n"; got != want {
 		t.Errorf("the restore logged %q, want %q", got, want)
 	}
 	top := recentT(t, e, &RecentIn{}).Items[0]

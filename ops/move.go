@@ -71,7 +71,7 @@ type MovePageOut struct {
 // them twice).
 const MaxMovePages = 10000
 
-var _ = register(Op{
+var opMovePage = register(Op{
 	Name: "page.move", Summary: "Move or rename a page, rewriting every link to it",
 	CLI: "page move", MCP: "move_page", REST: []Route{{Method: "POST", Path: "/pages/{title}/move", Body: "*"}},
 	Access: Write, Limits: "at most 10,000 pages rewritten; refused when the new path exists or another page has the new name",
