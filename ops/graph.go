@@ -13,6 +13,7 @@ import (
 type NeighborhoodIn struct {
 	Title string `json:"title" arg:"0" words:"true" required:"true" desc:"Page at the centre, resolved like a [[link]]"`
 	Depth int    `json:"depth,omitempty" default:"1" min:"1" max:"2" desc:"Hops from the centre (1..2, default 1; larger values are clamped to 2)"`
+	Limit int    `json:"limit,omitempty" default:"25" min:"1" max:"500" desc:"Nodes to return at most, the nearest and strongest first (1..500, default 25); total counts them all"`
 }
 
 // GraphNode is a node of a neighbourhood.
@@ -45,15 +46,22 @@ type Center struct {
 	ID    string `json:"id"`
 	Title string `json:"title"`
 	Type  string `json:"type"`
+	Path  string `json:"path"`
 }
 
 // NeighborhoodOut is the result of get_graph_neighborhood.
 type NeighborhoodOut struct {
-	Center    Center      `json:"center"`
-	Depth     int         `json:"depth"`
-	Nodes     []GraphNode `json:"nodes"`
-	Edges     []GraphEdge `json:"edges"`
-	Truncated bool        `json:"truncated"`
+	Center Center      `json:"center"`
+	Depth  int         `json:"depth"`
+	Nodes  []GraphNode `json:"nodes"`
+	Edges  []GraphEdge `json:"edges"`
+	// Total counts the nodes of the neighbourhood (the centre aside);
+	// Truncated is set when Nodes holds fewer (--limit, at most 500).
+	Total     int  `json:"total"`
+	Truncated bool `json:"truncated"`
+	// AlsoMatched are the other pages the title names (an ambiguous
+	// title), as get_page reports them.
+	AlsoMatched []PageRef `json:"also_matched,omitempty" desc:"Other pages that answer to the title as well (an ambiguous title); the page used was chosen as a [[link]] would choose: an exact path, then the shortest path, then the first in order. Ask for one of them by its path or id"`
 }
 
 // MaxNeighborhoodNodes bounds a neighbourhood; the strongest nodes are kept.
@@ -63,7 +71,7 @@ var opNeighbors = register(Op{
 	Name: "graph.neighbors", Summary: "Pages around a page in the link graph, with weighted edges",
 	CLI: "graph neighbors", MCP: "get_graph_neighborhood",
 	REST:   []Route{{Method: "GET", Path: "/graph/neighborhood"}},
-	Access: Read, Limits: "depth 1..2 (clamped); at most 500 nodes",
+	Access: Read, Limits: "depth 1..2 (clamped); 25 nodes by default, the nearest and strongest, --limit up to 500; total counts all",
 	Title: "Explore the link graph around a page",
 	Examples: []Example{
 		{`synapse graph neighbors "Daily notes"`, "the pages one link away, strongest first"},
@@ -83,7 +91,8 @@ func neighbors(ctx context.Context, e *Env, in *NeighborhoodIn) (*NeighborhoodOu
 		if err != nil {
 			return err
 		}
-		out.Center = Center{ID: center.ID, Title: center.Title, Type: center.Type}
+		out.Center = Center{ID: center.ID, Title: center.Title, Type: center.Type, Path: center.Path}
+		out.AlsoMatched = alsoMatched(tx, in.Title, center.Doc)
 		type info struct {
 			hop    int
 			weight float32 // strongest edge to the previous hop
@@ -154,8 +163,9 @@ func neighbors(ctx context.Context, e *Env, in *NeighborhoodIn) (*NeighborhoodOu
 			}
 			return a.rec.Path < b.rec.Path
 		})
-		if len(rows) > MaxNeighborhoodNodes {
-			rows, out.Truncated = rows[:MaxNeighborhoodNodes], true
+		out.Total = len(rows)
+		if limit := min(max(in.Limit, 1), MaxNeighborhoodNodes); len(rows) > limit {
+			rows, out.Truncated = rows[:limit], true
 		}
 		ids := map[uint32]string{center.Doc: center.ID}
 		for _, r := range rows {
@@ -201,6 +211,9 @@ type BacklinksOut struct {
 	Page      PageRef        `json:"page"`
 	Total     int            `json:"total"`
 	Backlinks []BacklinkItem `json:"backlinks"`
+	// AlsoMatched are the other pages the title names (an ambiguous
+	// title): the backlinks are those of Page only.
+	AlsoMatched []PageRef `json:"also_matched,omitempty" desc:"Other pages that answer to the title as well (an ambiguous title); the page used was chosen as a [[link]] would choose: an exact path, then the shortest path, then the first in order. Ask for one of them by its path or id"`
 }
 
 var opBacklinks = register(Op{
@@ -219,6 +232,7 @@ func backlinks(ctx context.Context, e *Env, in *BacklinksIn) (*BacklinksOut, err
 			return err
 		}
 		out.Page = refOf(p)
+		out.AlsoMatched = alsoMatched(tx, in.Title, p.Doc)
 		for _, b := range tx.Backlinks(p.Doc) {
 			src, err := tx.Page(b.Src)
 			if err != nil {
@@ -312,6 +326,8 @@ type MissingOut struct {
 	Total   int             `json:"total"`
 	Page    *PageRef        `json:"page,omitempty"` // the page of --page
 	Targets []MissingTarget `json:"targets"`
+	// AlsoMatched are the other pages --page names (an ambiguous title).
+	AlsoMatched []PageRef `json:"also_matched,omitempty" desc:"Other pages that answer to the title as well (an ambiguous title); the page used was chosen as a [[link]] would choose: an exact path, then the shortest path, then the first in order. Ask for one of them by its path or id"`
 }
 
 var opMissing = register(Op{
@@ -346,6 +362,7 @@ func missing(ctx context.Context, e *Env, in *MissingIn) (*MissingOut, error) {
 		}
 		ref := refOf(p)
 		out.Page = &ref
+		out.AlsoMatched = alsoMatched(tx, in.Page, p.Doc)
 		if p.Reserved {
 			return nil // index, log and overview keep no links
 		}
