@@ -88,3 +88,52 @@ func MarkdownOutsideWiki(root string) Outside {
 	sort.Strings(out.Folders)
 	return out
 }
+
+// FilesOutside finds, for each wanted file name (compared
+// case-insensitively, as Obsidian matches an attachment's name), a file of
+// that name in the vault outside wiki/ and raw/, where synapse does not
+// look: an Obsidian vault's attachments/ folder left at the top when its
+// notes moved into wiki/. It walks as MarkdownOutsideWiki does (the same
+// folders skipped, the same bound, no symlink followed, no file read) and
+// returns the first path found per name, in walk order, keyed by the
+// lower-cased name.
+func FilesOutside(root string, names []string) map[string]string {
+	found := map[string]string{}
+	want := map[string]bool{}
+	for _, n := range names {
+		want[strings.ToLower(n)] = true
+	}
+	if len(want) == 0 {
+		return found
+	}
+	seen := 0
+	filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if d != nil && d.IsDir() && p != root {
+				return fs.SkipDir
+			}
+			return nil
+		}
+		if seen++; seen > maxOutsideEntries || len(found) == len(want) {
+			return fs.SkipAll
+		}
+		rel, rerr := filepath.Rel(root, p)
+		if rerr != nil {
+			return nil
+		}
+		rel = filepath.ToSlash(rel)
+		if d.IsDir() {
+			name := d.Name()
+			if rel != "." && (rel == WikiDir || rel == "raw" || rel == StateDir || strings.HasPrefix(name, ".") || name == "node_modules") {
+				return fs.SkipDir
+			}
+			return nil
+		}
+		k := strings.ToLower(d.Name())
+		if d.Type().IsRegular() && want[k] && found[k] == "" {
+			found[k] = rel
+		}
+		return nil
+	})
+	return found
+}
