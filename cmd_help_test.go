@@ -35,7 +35,7 @@ func exampleCommands(line string) []string {
 }
 
 // TestHelp_EveryVerb: every verb's --help has examples that are real
-// command lines of this CLI, and its exit codes (issue 14: subcommand help
+// command lines of this CLI, and its exit codes (subcommand help once
 // had neither).
 func TestHelp_EveryVerb(t *testing.T) {
 	app := newApp(strings.NewReader(""), io.Discard, io.Discard)

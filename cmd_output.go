@@ -38,11 +38,13 @@ func renders[Out any](f func(o *output, out *Out) error) typedRenderer {
 // printed as indented JSON).
 var renderers = byResult(
 	renders(renderSearch),
-	renders(renderPageGet), renders(renderPageList), renders(renderPageWrite),
+	renders(renderPageGet), renders(renderPageList), renders(renderPageWrite), renders(renderPageMove), renders(renderContext),
 	renders(renderGraphNeighbors), renders(renderGraphBacklinks), renders(renderGraphOrphans), renders(renderGraphMissing),
 	renders(renderSourceRead), renders(renderSourceList), renders(renderSourceRescan),
 	renders(renderReviewList), renders(renderReviewResolve), renders(renderReviewBulkResolve), renders(renderReviewAdd), renders(renderReviewShow),
+	renders(renderReviewExport), renders(renderReviewImport), renders(renderReviewCompact),
 	renders(renderLint), renders(renderStatus), renders(renderReindex), renders(renderEmbed),
+	renders(renderPageHistory), renders(renderPageDiff), renders(renderPageRestore), renders(renderRecent),
 )
 
 func byResult(list ...typedRenderer) map[reflect.Type]renderer {

@@ -121,7 +121,7 @@ var searchResult = &ops.SearchOut{Query: "sync notes across devices", Hits: []se
 }}
 
 // TestRender_Golden pins how the table verbs look on a terminal 80 and 160
-// columns wide (issue 14: at 80 columns ids wrapped, columns vanished and
+// columns wide (at 80 columns ids once wrapped, columns vanished and
 // types broke into "que/sti/on"), and checks what makes them readable:
 // no line wider than the terminal, ids and counts whole. Refresh with
 // go test -run TestRender_Golden -update .

@@ -15,7 +15,7 @@ import (
 	"github.com/urfave/cli/v2"
 )
 
-// skillMD is the agent skill (SPEC §8). The folder skill/ holds nothing but
+// skillMD is the agent skill. The folder skill/ holds nothing but
 // SKILL.md, because skill installers copy the whole folder of a skill.
 // Its command reference, caps and tool lists are generated from the
 // operation table:

@@ -40,7 +40,7 @@ func skillFrontmatter(t *testing.T, doc []byte) (name, desc string) {
 	return name, desc
 }
 
-// TestSkill_Frontmatter checks SPEC §8's trigger contract and the limits of
+// TestSkill_Frontmatter checks the skill's trigger contract and the limits of
 // the Agent Skills format (name: lowercase, digits and hyphens, ≤ 64;
 // description ≤ 1024 characters, no XML tags).
 func TestSkill_Frontmatter(t *testing.T) {
@@ -64,7 +64,7 @@ func TestSkill_Frontmatter(t *testing.T) {
 	}
 }
 
-// TestSkill_Body checks that the body carries what SPEC §8 and issue 9 ask
+// TestSkill_Body checks that the body carries what an agent needs
 // for; the generated parts are checked by TestDocs_*.
 func TestSkill_Body(t *testing.T) {
 	body := string(skillMD)
@@ -89,7 +89,7 @@ func TestSkill_Body(t *testing.T) {
 }
 
 // TestSkill_ExitCodes checks the skill's exit-code table against the one
-// mapping in errs (SPEC §9).
+// mapping in errs.
 func TestSkill_ExitCodes(t *testing.T) {
 	rows := map[int]string{}
 	for _, m := range regexp.MustCompile(`(?m)^\| ([0-9]) \| ([^|]*) \|`).FindAllStringSubmatch(string(skillMD), -1) {
@@ -114,7 +114,7 @@ func TestSkill_ExitCodes(t *testing.T) {
 // TestSkill_OneSourceOfTruth: the hand-written parts of the skill state no
 // cap, range or size of their own: those come from the operation table in
 // the generated blocks (Caps, the command reference), so the two cannot
-// disagree (issue 14).
+// disagree.
 func TestSkill_OneSourceOfTruth(t *testing.T) {
 	var prose []string
 	in := false

@@ -22,7 +22,7 @@ import (
 	"github.com/synapse-wiki/synapse/vault"
 )
 
-// Issue 13's reproductions against the built binary: a named pipe and
+// Hostile-vault reproductions against the built binary: a named pipe and
 // symlinks out of the vault, over the CLI (alone and beside a server) and
 // over HTTP. Every call answers within seconds and names what it refused;
 // nothing outside the vault is read or written; SIGTERM stops the server

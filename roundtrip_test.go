@@ -24,7 +24,7 @@ import (
 	"github.com/synapse-wiki/synapse/vault"
 )
 
-// The round trip (issue 12): writing back exactly what `page get` printed
+// The round trip: writing back exactly what `page get` printed
 // succeeds on every page of a real vault and reports unchanged, and
 // editing one body line changes only that line and `updated`. Walked on
 // the wild-conventions vault (internal/wildgen: broken YAML, CRLF, BOM,
@@ -192,7 +192,7 @@ func TestRoundTrip_CLI(t *testing.T) {
 				}
 				// edit one line of the body
 				edited, line := editLastLine(text)
-				out, stderr, code = cliRun(v, edited, "page", "write", p, "--json")
+				_, stderr, code = cliRun(v, edited, "page", "write", p, "--json")
 				after := readVaultFile(t, v, p)
 				if len(before) > ops.MaxContentBytes {
 					if code != 2 || !strings.Contains(stderr, "too_large") || after != before {

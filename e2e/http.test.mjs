@@ -1,5 +1,5 @@
 // MCP streamable HTTP with the official TypeScript SDK client, and REST
-// with real requests, against the built binary (SPEC §4, §5, §7).
+// with real requests, against the built binary (docs/operations.md, docs/serving.md).
 import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
@@ -58,12 +58,12 @@ describe('HTTP without --write', () => {
     }
   });
 
-  test('SPEC §7: every read tool returns structuredContent that validates against its outputSchema', async () => {
+  test('every read tool returns structuredContent that validates against its outputSchema', async () => {
     const called = await exerciseEveryTool(client, { write: false, tag: 'ro' });
     assert.deepEqual(called, readTools);
   });
 
-  test('issue 13: sessions are real: unknown id 404, no id 400, DELETE ends one', async () => {
+  test('sessions are real: unknown id 404, no id 400, DELETE ends one', async () => {
     const post = (session, body) => rest(ro, 'POST', '/mcp', {
       body,
       headers: { Accept: 'application/json, text/event-stream', ...(session ? { 'Mcp-Session-Id': session } : {}) },
@@ -153,7 +153,7 @@ describe('HTTP without --write', () => {
     assert.ok(r.json.paths['/healthz']);
   });
 
-  test('SPEC §4/§5: /openapi.json has POST /review/queue/bulk-resolve and PATCH /review/queue/{id}', async () => {
+  test('/openapi.json has POST /review/queue/bulk-resolve and PATCH /review/queue/{id}', async () => {
     const r = await rest(ro, 'GET', '/openapi.json');
     assert.ok(r.json.paths['/review/queue/bulk-resolve']?.post, 'POST /review/queue/bulk-resolve missing');
     assert.ok(r.json.paths['/review/queue/{id}']?.patch, 'PATCH /review/queue/{id} missing');

@@ -1,5 +1,5 @@
 // MCP over stdio with the official TypeScript SDK client, against the built
-// binary (SPEC §4, §6, §7; issue 7 "Done when").
+// binary (docs/operations.md, docs/serving.md).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';

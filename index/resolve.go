@@ -45,7 +45,7 @@ func (r Resolution) Guessed() bool { return r.Tie == TieShortest || r.Tie == Tie
 func (r Resolution) Resolved() bool { return r.Doc != 0 || r.File != "" }
 
 // Resolve resolves a link key (see LinkKey) written in the page at
-// srcPath, as Obsidian 1.13 does (SPEC §2.2): a path relative to the
+// srcPath, as Obsidian 1.13 does (docs/vault.md#links): a path relative to the
 // linking page (markdown links, and wikilinks written "../x"), to the
 // vault or to wiki/; a unique path suffix; then file name, title, alias —
 // each case-insensitive and NFC. Several matches at one step are broken
@@ -84,7 +84,12 @@ func lookupFileLink(tx *store.Tx, l store.LinkRec, srcPath string) match {
 
 // lookupAny is lookup, then lookupFile when no page matched.
 func lookupAny(tx *store.Tx, key, srcPath string, markdownLink bool) match {
-	m := lookup(tx, key, srcPath, markdownLink)
+	return lookupAnyIn(tx, tx, key, srcPath, markdownLink)
+}
+
+// lookupAnyIn is lookupAny with the pages' paths and names read from n.
+func lookupAnyIn(n names, tx *store.Tx, key, srcPath string, markdownLink bool) match {
+	m := lookup(n, key, srcPath, markdownLink)
 	if len(m.cands) == 0 && key != "" {
 		f := lookupFile(tx, key, srcPath, markdownLink)
 		f.relative = f.relative || m.relative
@@ -141,7 +146,14 @@ func relativeKey(key string, markdownLink bool) bool {
 	return markdownLink || strings.HasPrefix(key, "../")
 }
 
-func lookup(tx *store.Tx, key, srcPath string, markdownLink bool) match {
+// names is where lookup finds pages by path and by name: the store, or
+// the store as it will be after a move (movedNames).
+type names interface {
+	DocByPath(vaultPath string) uint32
+	LookupName(kind byte, name string) []store.NameCandidate
+}
+
+func lookup(tx names, key, srcPath string, markdownLink bool) match {
 	if key == "" {
 		return match{}
 	}

@@ -2,7 +2,7 @@ package markdown
 
 import "strings"
 
-// frontmatterLinks finds the wikilinks in frontmatter values (SPEC §2.2),
+// frontmatterLinks finds the wikilinks in frontmatter values (docs/vault.md#links),
 // as Obsidian counts them in backlinks and the graph: a string value
 // (`related: "[[X]]"`), list items (`related: ["[[x]]"]`, `- "[[x]]"`),
 // and an unquoted `[[x]]`, which YAML reads as a list holding a list
@@ -24,8 +24,11 @@ func frontmatterLinks(text string, firstLine int) []Link {
 	var out []Link
 	key := ""
 	line := firstLine
+	off := 0 // offset of the line in text
 	for rest := text; rest != ""; line++ {
 		l, after, _ := strings.Cut(rest, "\n")
+		lineOff := off
+		off += len(rest) - len(after)
 		rest = after
 		l = strings.TrimSuffix(l, "\r")
 		start := 0
@@ -51,6 +54,8 @@ func frontmatterLinks(text string, firstLine int) []Link {
 			if lk, ok := parseWikiInner(v[i+2 : end]); ok {
 				lk.Embed = i > 0 && v[i-1] == '!'
 				lk.Kind, lk.Line, lk.Property = WikiLink, line, key
+				s, e := wikiTargetSpan(v[i+2 : end])
+				lk.Start, lk.End = lineOff+i+2+s, lineOff+i+2+e
 				out = append(out, lk)
 			}
 			i = end + 2

@@ -1,6 +1,6 @@
 // Package markdown parses wiki pages: YAML frontmatter kept losslessly,
-// the known keys of SPEC §2.1, headings, inline tags and links of every
-// form in SPEC §2.2. Nothing inside fenced code, inline code, HTML
+// the known keys of a page (docs/vault.md#pages), headings, inline tags and
+// links of every form (docs/vault.md#links). Nothing inside fenced code, inline code, HTML
 // comments or Obsidian %% comments is a link, heading or tag.
 //
 // The package is pure: no I/O, no store, safe for concurrent use.
@@ -36,6 +36,14 @@ type Link struct {
 	// Property is the frontmatter key whose value holds the link ("" for
 	// a link in the body).
 	Property string `json:"property,omitempty"`
+	// Start and End are the byte offsets in the file of the target as
+	// written: a wikilink's text before any '#' or '|' (spaces around it
+	// excluded), a markdown link's destination before any '#', escapes
+	// and all (without the <> of a <destination>). A move rewrites links
+	// there.
+	Start, End int `json:"-"`
+	// Angle is set for a markdown link written [label](<destination>).
+	Angle bool `json:"-"`
 }
 
 // Heading is an ATX heading.
@@ -47,10 +55,13 @@ type Heading struct {
 // Page is a parsed page.
 type Page struct {
 	Frontmatter *Frontmatter
-	FMError     string // non-empty when the frontmatter block is not valid YAML (then ignored): "line N: what"
-	FMLine      int    // the 1-based line of the file FMError is about (0 unknown)
-	HasFM       bool   // a frontmatter block was present
-	Body        string // the document after the frontmatter block
+	// FMError is non-empty when the frontmatter block is not valid YAML
+	// ("line N: what"): the block has no keys then, but its plain title,
+	// type, aliases and tags lines are still read (recoverKeys).
+	FMError string
+	FMLine  int    // the 1-based line of the file FMError is about (0 unknown)
+	HasFM   bool   // a frontmatter block was present
+	Body    string // the document after the frontmatter block
 
 	Title    string
 	Type     string // from frontmatter; "" when absent (the caller infers from the folder)
@@ -91,8 +102,14 @@ func Parse(rel string, data []byte) *Page {
 			fmLinks = frontmatterLinks(d.FM, 2)
 		}
 	}
-	// body lines are counted from the top of the file
-	bodyLine := 1 + strings.Count(doc[:len(doc)-len(p.Body)], "\n")
+	// body lines are counted from the top of the file, offsets from its
+	// first byte
+	bodyOff := len(doc) - len(p.Body)
+	bodyLine := 1 + strings.Count(doc[:bodyOff], "\n")
+	for i := range fmLinks {
+		fmLinks[i].Start += len(d.BOM) + len(d.Open)
+		fmLinks[i].End += len(d.BOM) + len(d.Open)
+	}
 	fm := p.Frontmatter
 	p.Title = fm.String("title")
 	if p.Title == "" {
@@ -106,7 +123,12 @@ func Parse(rel string, data []byte) *Page {
 
 	masked := Mask(p.Body)
 	p.Headings = headings(masked, p.Body)
-	p.Links = append(fmLinks, links(masked, p.Body, bodyLine)...)
+	bl := links(masked, p.Body, bodyLine)
+	for i := range bl {
+		bl[i].Start += bodyOff
+		bl[i].End += bodyOff
+	}
+	p.Links = append(fmLinks, bl...)
 	var tags []string
 	for _, t := range fm.List("tags", true) {
 		// a frontmatter string may also be space separated: "tags: a b"
@@ -114,7 +136,27 @@ func Parse(rel string, data []byte) *Page {
 	}
 	tags = append(tags, inlineTags(masked)...)
 	p.Tags = NormalizeTags(tags)
+	if p.FMError != "" {
+		p.recover(d.FM)
+	}
 	return p
+}
+
+// recover fills in the title, type, aliases and tags of a page whose
+// frontmatter is not valid YAML from the block's plain lines for those keys
+// (recoverKeys); the page still reports FMError and has no frontmatter keys.
+func (p *Page) recover(fm string) {
+	r := recoverKeys(fm)
+	if r.title != "" {
+		p.Title = r.title
+	}
+	p.Type = r.typ
+	p.Aliases = dedupe(r.aliases, false)
+	var tags []string
+	for _, t := range r.tags {
+		tags = append(tags, strings.Fields(t)...)
+	}
+	p.Tags = NormalizeTags(append(tags, p.Tags...))
 }
 
 // NormalizeTags trims, strips a leading '#', lowercases and deduplicates.
@@ -355,6 +397,8 @@ func links(masked, body string, firstLine int) []Link {
 			if end, ok := wikiEnd(masked, i+2); ok {
 				if l, ok := parseWikiInner(body[i+2 : end]); ok {
 					l.Embed, l.Kind, l.Line = embed, WikiLink, at(start)
+					s, e := wikiTargetSpan(body[i+2 : end])
+					l.Start, l.End = i+2+s, i+2+e
 					out = append(out, l)
 				}
 				i = end + 2
@@ -422,12 +466,14 @@ func markdownLink(masked, body string, i int) (Link, int, bool) {
 		p++
 	}
 	var dest string
+	destAt, angle := p, false
 	if p < len(masked) && masked[p] == '<' {
 		e := strings.IndexAny(masked[p+1:], ">\n")
 		if e < 0 || masked[p+1+e] != '>' {
 			return Link{}, 0, false
 		}
 		dest = body[p+1 : p+1+e]
+		destAt, angle = p+1, true
 		p += e + 2
 	} else {
 		ds, paren := p, 0
@@ -471,6 +517,11 @@ func markdownLink(masked, body string, i int) (Link, int, bool) {
 		return Link{}, p + 1, false
 	}
 	l.Label = strings.TrimSpace(label)
+	l.Start, l.Angle = destAt, angle
+	l.End = destAt + len(dest)
+	if h := strings.IndexByte(dest, '#'); h >= 0 {
+		l.End = destAt + h
+	}
 	return l, p + 1, true
 }
 
@@ -490,6 +541,22 @@ func parseWikiInner(inner string) (Link, bool) {
 		return l, false // [[#Heading]]: a link inside the same page
 	}
 	return l, true
+}
+
+// wikiTargetSpan returns where the target is within the inside of a
+// wikilink, as parseWikiInner reads it: before a '|' (a "\|" escape
+// included) and a '#', spaces around it excluded.
+func wikiTargetSpan(inner string) (start, end int) {
+	t := inner
+	if i := strings.IndexByte(inner, '|'); i >= 0 {
+		t = strings.TrimSuffix(inner[:i], "\\")
+	}
+	if i := strings.IndexByte(t, '#'); i >= 0 {
+		t = t[:i]
+	}
+	end = len(strings.TrimRightFunc(t, unicode.IsSpace))
+	start = len(t) - len(strings.TrimLeftFunc(t, unicode.IsSpace))
+	return min(start, end), end
 }
 
 func splitFragment(t string) (target, heading, block string) {

@@ -195,7 +195,15 @@ func writeAtomic(abs string, data []byte, perm os.FileMode, create bool) error {
 // turn, never copied into one buffer) that also returns abs stat'ed right
 // after the rename, before the folder's fsync (nil when that stat failed):
 // the identity index.RecordWritten remembers.
-func writeAtomicStat(abs string, data [][]byte, perm os.FileMode, create bool) (fi fs.FileInfo, err error) {
+func writeAtomicStat(abs string, data [][]byte, perm os.FileMode, create bool) (fs.FileInfo, error) {
+	return writeAtomicHook(abs, data, perm, create, nil)
+}
+
+// writeAtomicHook is writeAtomicStat calling beforeRename, when set, once
+// the temporary file is flushed and before it is renamed into place: the
+// page history flushes the version being replaced meanwhile, and the
+// rename waits for it.
+func writeAtomicHook(abs string, data [][]byte, perm os.FileMode, create bool, beforeRename func()) (fi fs.FileInfo, err error) {
 	dir, base := filepath.Split(abs)
 	dir = filepath.Clean(dir)
 	// a hidden name ending in .tmp: the scanner and the watcher skip it
@@ -224,6 +232,9 @@ func writeAtomicStat(abs string, data [][]byte, perm os.FileMode, create bool) (
 	}
 	if err := f.Close(); err != nil {
 		return nil, err
+	}
+	if beforeRename != nil {
+		beforeRename()
 	}
 	if create {
 		err = fsys.RenameNoReplace(tmp, abs)
@@ -254,21 +265,12 @@ func truncateName(s string) string {
 	return s[:max]
 }
 
-// appendDurable appends data to the existing file abs in one write and
-// fsyncs it. An append is not atomic the way writeAtomic is: a crash in
-// the middle can leave a torn last line, which is acceptable for the
-// append-only log (the lines before it are never touched).
-func appendDurable(abs string, data []byte) error {
-	wait, err := appendSyncing(abs, data)
-	if err != nil {
-		return err
-	}
-	return wait()
-}
-
-// appendSyncing is appendDurable with the fsync running meanwhile: data
-// is appended (in one write) before it returns, and wait returns once it
-// is on disk (the fsync's error, or the close's). A page write fsyncs
+// appendSyncing appends data to the existing file abs in one write and
+// fsyncs it meanwhile: data is appended before it returns, and wait
+// returns once it is on disk (the fsync's error, or the close's). An
+// append is not atomic the way writeAtomic is: a crash in the middle can
+// leave a torn last line, which is acceptable for the append-only log (the
+// lines before it are never touched). A page write fsyncs
 // log.md while it re-indexes the page, and waits before it answers.
 func appendSyncing(abs string, data []byte) (wait func() error, err error) {
 	f, err := fsys.OpenAppend(abs)

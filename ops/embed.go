@@ -17,7 +17,7 @@ import (
 	"github.com/synapse-wiki/synapse/store"
 )
 
-// Optional embeddings (issue 16): the provider's configuration, the embed
+// Optional embeddings (docs/search.md): the provider's configuration, the embed
 // operation, the search modes, the status fields and the background
 // embedding of `serve`.
 

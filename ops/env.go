@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/synapse-wiki/synapse/errs"
+	"github.com/synapse-wiki/synapse/history"
 	"github.com/synapse-wiki/synapse/index"
 	"github.com/synapse-wiki/synapse/internal/gcmode"
 	"github.com/synapse-wiki/synapse/search"
@@ -36,6 +37,11 @@ type Env struct {
 	// Fresh is what OpenOptions.Fresh found and did (ops/fresh.go); nil
 	// when not checked.
 	Fresh *Freshness
+	// History is the vault's page history (package history).
+	History *history.Store
+	// git: each write commits the files it changed (history.git in the
+	// vault's config, read by gitWanted)
+	git bool
 	// reopen opens the store again (OpenOptions.Detachable), waiting for
 	// its lock up to the given time.
 	reopen func(readOnly bool, wait time.Duration) (*store.Store, error)
@@ -87,20 +93,22 @@ func OpenEnv(ctx context.Context, v *vault.Vault, o OpenOptions) (*Env, error) {
 		return store.Open(v.Abs(vault.DBFile), store.Options{ReadOnly: ro, Timeout: o.Timeout, Holder: o.Holder})
 	}
 	s, err := open(o.ReadOnly)
-	needScan, rebuild := false, false
+	needScan, rebuild, replay := false, false, false
 	if err == nil {
 		_ = s.View(func(tx *store.Tx) error {
 			_, ok := tx.LastScan()
 			needScan = !ok
 			rebuild = ok && search.NeedsRebuild(tx)
+			replay, _ = queueStale(tx, vaultfs.For(v.Root))
 			return nil
 		})
 		switch {
 		case needScan && o.ReadOnly && !o.NoInitialScan:
 			s.Close()
 			s, err = open(false)
-		case rebuild && o.ReadOnly && !o.NoInitialScan:
+		case (rebuild && !o.NoInitialScan || replay) && o.ReadOnly:
 			// the write lock only if it is free: a reader still answers
+			// (from the queue as it was: the next command replays it)
 			s.Close()
 			if s, err = open(false); err != nil {
 				s, err = open(true)
@@ -113,19 +121,46 @@ func OpenEnv(ctx context.Context, v *vault.Vault, o OpenOptions) (*Env, error) {
 			s, err, needScan = s2, nil, true
 		}
 	}
+	if err == nil && o.ReadOnly && pendingMove(v) {
+		// a move a crash interrupted is finished first, which takes the
+		// write lock (a holder of it finished it when it opened)
+		s.Close()
+		if s, err = open(false); err != nil {
+			s, err = open(true)
+		}
+	}
 	if err != nil {
 		return nil, err
 	}
 	e := NewEnv(v, s)
+	e.History.SetLimits(historyLimits(cfg))
+	e.git = gitWanted(cfg)
 	if o.Detachable {
 		e.reopen = func(ro bool, wait time.Duration) (*store.Store, error) {
-			return store.Open(v.Abs(vault.DBFile), store.Options{ReadOnly: ro, Timeout: wait, Holder: o.Holder})
+			s, err := store.Open(v.Abs(vault.DBFile), store.Options{ReadOnly: ro, Timeout: wait, Holder: o.Holder})
+			if err == nil {
+				s.SetReviewJournal(&reviewJournal{root: v.Root})
+			}
+			return s, err
 		}
 	}
 	e.Index.Pages = vectorPages{search.Indexer{Language: lang}}
 	e.Progress = o.Progress
 	e.Index.Progress = o.Progress
 	e.Index.Notify = o.Notify
+	// the review queue is a cache of the journal: a store that is new,
+	// rebuilt, older than this synapse or behind the journal (a git pull)
+	// replays it; a journal that cannot be read fails the review verbs,
+	// which say why, not every command
+	if err := e.syncQueue(); err != nil && o.Notify != nil {
+		o.Notify("the review queue could not be brought in step with " + vault.ReviewJournal + ": " + errs.Message(err))
+	}
+	if !s.ReadOnly() {
+		if err := recoverMoves(ctx, e); err != nil {
+			s.Close()
+			return nil, err
+		}
+	}
 	if (needScan || rebuild) && !o.NoInitialScan {
 		gcmode.Long() // a scan of the whole vault
 		if _, err := e.Index.Scan(ctx, index.ScanOptions{}); err != nil {
@@ -145,7 +180,11 @@ func OpenEnv(ctx context.Context, v *vault.Vault, o OpenOptions) (*Env, error) {
 func NewEnv(v *vault.Vault, s *store.Store) *Env {
 	vaultfs.For(v.Root) // the write primitives find the vault's file layer by path
 	e := &Env{Vault: v, Store: s, Now: time.Now, Embed: newEmbedState()}
+	s.SetReviewJournal(&reviewJournal{root: v.Root}) // the review queue's changes go to the vault's journal
 	e.Index = &index.Indexer{Vault: v, Store: s, Pages: vectorPages{search.Indexer{}}, Now: e.now}
+	e.History = history.For(v.Root)
+	e.History.SetClock(e.now)
+	e.Index.OnChanged = e.recordEdits
 	return e
 }
 

@@ -34,7 +34,7 @@ type GraphNode struct {
 type GraphEdge struct {
 	Source string  `json:"source" desc:"One page of the pair, by id. The pair is unordered: source is not the page that links"`
 	Target string  `json:"target" desc:"The other page of the pair, by id"`
-	Weight float64 `json:"weight" desc:"How closely the two pages are tied, higher is closer (SPEC §2.3): 3 for each direction that has a link, 4 for each raw source both cite, 1.5 × the Adamic–Adar score of their common neighbours (a rare shared neighbour counts more than a hub) and 0.5 to 1.2 for how related their types are. Compare weights within one vault"`
+	Weight float64 `json:"weight" desc:"How closely the two pages are tied, higher is closer: 3 for each direction that has a link, 4 for each raw source both cite, 1.5 × the Adamic–Adar score of their common neighbours (a rare shared neighbour counts more than a hub) and 0.5 to 1.2 for how related their types are. Compare weights within one vault"`
 	// SourceToTarget counts the links in the source page to the target,
 	// TargetToSource those in the target to the source; one may be 0.
 	SourceToTarget int `json:"source_to_target" desc:"Links written in the source page to the target page (0: source does not link to target)"`

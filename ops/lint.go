@@ -170,10 +170,14 @@ type LintOut struct {
 	FrontmatterErrors []LintFrontmatter   `json:"frontmatter_errors"` // pages whose frontmatter does not parse
 	ReservedFiles     []ReservedFile      `json:"reserved_files"`     // top files synapse leaves alone (a hand-written index.md), vault-wide only
 	// RefusedFiles are the files the last scans skipped instead of reading
-	// (named pipes, devices, symlinks out of the vault: SPEC §2), as status
+	// (named pipes, devices, symlinks out of the vault: docs/vault.md#the-file-layer), as status
 	// lists them; vault-wide only.
 	RefusedFiles []index.Refused `json:"refused_files"`
-	Filed        *LintFiled      `json:"filed,omitempty"` // with to_review
+	// ReviewJournal is what the last replay of the review journal found
+	// (lines skipped, items two machines decided differently), vault-wide
+	// only, absent when nothing.
+	ReviewJournal *JournalProblems `json:"review_journal,omitempty"`
+	Filed         *LintFiled       `json:"filed,omitempty"` // with to_review
 	// Failed is set with fail_on_findings when there are findings.
 	Failed bool `json:"failed,omitempty"`
 }
@@ -234,6 +238,7 @@ func lint(ctx context.Context, e *Env, in *LintIn) (*LintOut, error) {
 		err = e.Store.View(func(tx *store.Tx) error { return lintPage(tx, in.Page, w, out) })
 	} else {
 		err = lintVault(ctx, e, w, out)
+		out.ReviewJournal = journalProblems(e)
 	}
 	if err != nil {
 		return nil, err
@@ -717,6 +722,9 @@ func joinWiki(titles []string) string {
 // pending missing-page items whose title now resolves to a page (one
 // written outside synapse, which write_page's producer never saw).
 func fileLint(e *Env, out *LintOut) (*LintFiled, error) {
+	if err := e.syncQueue(); err != nil {
+		return nil, err
+	}
 	filed := &LintFiled{}
 	err := e.Store.Update(func(tx *store.Tx) error {
 		now := e.now()
@@ -760,7 +768,7 @@ func fileLint(e *Env, out *LintOut) (*LintFiled, error) {
 			return perr
 		}
 		for _, s := range found {
-			ok, err := autoResolveMissing(tx, s.name, s.path, now)
+			ok, err := autoResolveMissing(tx, s.name, OriginLint, s.path, now)
 			if err != nil {
 				return err
 			}

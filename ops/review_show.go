@@ -98,6 +98,9 @@ func showReview(ctx context.Context, e *Env, in *ShowReviewIn) (*ShowReviewOut, 
 	out := &ShowReviewOut{Actions: []string{}}
 	var rec *store.ReviewRec
 	var reads []pageRead
+	if err := e.syncQueue(); err != nil {
+		return nil, err
+	}
 	err := e.Store.View(func(tx *store.Tx) error {
 		var err error
 		if rec, err = findReview(tx, in.ID); err != nil {
@@ -242,8 +245,11 @@ func stubPreview(tx *store.Tx, r *store.ReviewRec) (*StubPreview, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &StubPreview{Title: title, Path: newPageDir(tx, "concept") + "/" + Slug(title) + ".md",
-		Tags: []string{"stub"}, Content: body}, nil
+	at := stubPath(tx, title) // where create puts it: beside its linking pages
+	if at == "" {
+		at = newPageDir(tx, "concept") + "/" + Slug(title) + ".md"
+	}
+	return &StubPreview{Title: title, Path: at, Tags: []string{"stub"}, Content: body}, nil
 }
 
 // pageLines reads a page's file as lines (a trailing newline ends the

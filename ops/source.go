@@ -20,7 +20,7 @@ import (
 	"github.com/synapse-wiki/synapse/vaultfs"
 )
 
-// MaxSourceRead caps the content read_source_file returns (SPEC §6).
+// MaxSourceRead caps the content read_source_file returns.
 const MaxSourceRead = 2 << 20
 
 // sniffBytes is how much of a file is checked for NUL bytes and invalid
@@ -234,7 +234,7 @@ func cutPartialRune(b []byte) []byte {
 	return b
 }
 
-// Source states (SPEC §2.4).
+// Source states (docs/vault.md#sources).
 const (
 	StateNew      = "new"      // no page cites it
 	StateIngested = "ingested" // cited, and unchanged since the last citing write

@@ -10,7 +10,7 @@ import (
 	"github.com/synapse-wiki/synapse/index"
 )
 
-// write_page is the one validated write path (SPEC §4.2): the CLI, MCP,
+// write_page is the one validated write path (docs/operations.md#the-write-path): the CLI, MCP,
 // REST and a review's create action all call WritePage. It runs in five
 // stages, one file each, so every rule lives in exactly one place:
 //
@@ -55,6 +55,13 @@ type WritePageIn struct {
 	Sources     []string       `json:"sources,omitempty" flag:"source" mcp:"-" desc:"A source the page draws on: a file under raw/sources/ (x.md or raw/sources/x.md, must exist), a URL or id (https://…, doi:…, web:…), or a [[wikilink]]"`
 	Aliases     []string       `json:"aliases,omitempty" flag:"alias" mcp:"-" desc:"Another name of the page"`
 	IfMatch     string         `json:"if_match,omitempty" desc:"sha256 of the current file (from get_page); the write is refused as a conflict if the page changed"`
+	Path        string         `json:"path,omitempty" desc:"Where a new page goes: a vault path inside wiki/ ending in .md (wiki/topics/x.md), instead of its type's folder and a file name made from the title; its type defaults to the folder's. For an existing page it must be the page's own path (move_page moves a page)"`
+	Section     string         `json:"section,omitempty" desc:"Write only this section: content replaces the text under the heading (up to the next heading of the same or a higher level), or becomes a new section at the end when the page has no such heading. \"Heading\", \"## Heading\" (that level) or \"Parent#Heading\"; the rest of the page is kept byte for byte"`
+	Log         string         `json:"log,omitempty" desc:"One line for wiki/log.md saying what this write did (≤ 500 characters); the entry already says created or updated, the title and the sources the write cites"`
+	// Kind names the operation writing, for the log entry (moved,
+	// restored); "" lets the write say created or updated. Not a parameter
+	// on any surface: the operations that write through write_page set it.
+	Kind LogKind `json:"-"`
 }
 
 // FileTarget is a link target and the file that is no page it reached.
@@ -73,10 +80,13 @@ type WritePageOut struct {
 	SHA256   string   `json:"sha256"`
 	Created  bool     `json:"created"`  // true when the page is new
 	Dangling []string `json:"dangling"` // link targets in the content that match no page
-	// Filed are the dangling targets this write filed as new missing-page
-	// review items; the others were in the queue already (pending or
-	// decided).
-	Filed []string `json:"filed,omitempty" desc:"Dangling targets this write filed as new missing-page review items (the others were already in the queue)"`
+	// Filed are the dangling targets this write added (the previous
+	// version did not link to them) and filed as new missing-page review
+	// items; the others were in the queue already (pending or decided).
+	Filed []string `json:"filed,omitempty" desc:"Dangling targets this write added and filed as new missing-page review items (links the page already had, and targets already in the queue, file nothing)"`
+	// NotFiled counts the dangling targets this write added beyond the
+	// first MaxFiledPerWrite, which it does not file.
+	NotFiled int `json:"not_filed,omitempty" desc:"Dangling targets this write added beyond the first 50, not filed as review items; lint --page TITLE --to-review files them"`
 	// LinksToFiles are the [[links]] written as page links (a bare name)
 	// that no page answers and a file that is no page does, by its file
 	// name: a clipped source raw/sources/X.md takes [[X]], as in Obsidian.
@@ -93,12 +103,22 @@ type WritePageOut struct {
 	// to this one first.
 	NewType bool        `json:"new_type,omitempty"`
 	Types   []TypeCount `json:"types,omitempty"`
+	// Revision is the number of the page's history revision this write
+	// made (page history); 0 when the write changed nothing or the
+	// history could not record it (Notes says why).
+	Revision int `json:"revision,omitempty" desc:"The page's history revision this write made (page history, page diff, page restore)"`
+	// Commit is the git commit this write made (history.git in the
+	// vault's config).
+	Commit string `json:"commit,omitempty" desc:"The git commit this write made, when the vault commits writes to git"`
+	// Notes are problems beside the write that did not fail it: the
+	// history could not record a version, git did not commit.
+	Notes []string `json:"notes,omitempty" desc:"Problems beside the write that did not fail it (the page history, git)"`
 }
 
 // WasCreated reports a new page (REST: 201 Created).
 func (o *WritePageOut) WasCreated() bool { return o.Created }
 
-// Limits of write_page (SPEC §4.2, issue 13). A write that exceeds one is
+// Limits of write_page: caps on what one call may carry. A write that exceeds one is
 // refused before anything changes.
 const (
 	MaxTitleChars = 200
@@ -131,10 +151,12 @@ var opWritePage = register(Op{
 		{`synapse page write "Spaced repetition" --type concept --source notes/srs.md --file draft.md`, "a new page from a file, citing a raw source"},
 		{`echo "Body text with a [[Link]]." | synapse page write "Spaced repetition" --tag memory`, "the body on standard input (--file - says so too)"},
 		{`synapse page write "Spaced repetition" --if-match SHA256 --file - < draft.md`, "an edit that fails (exit 4) if the page changed since you read its sha256"},
+		{`synapse page write "Automated market maker" --path wiki/finance/amm.md --file draft.md`, "a new page at the file you choose"},
+		{`echo "- [[Leitner system]]" | synapse page write "Spaced repetition" --section "See also" --log "linked the Leitner page"`, "one section only (added when absent), with a line for log.md"},
 	},
 	Exits: map[int]string{
-		2: "invalid input: a rule of write_page is broken (the message names the field), or the content is over 1 MiB",
-		4: "conflict: --if-match is stale, the title is ambiguous, or the existing file's frontmatter is not valid YAML",
+		2: "invalid input: a rule of write_page is broken (the message names the field), the content is over 1 MiB, or the title looks like a path (use --path)",
+		4: "conflict: --if-match is stale, the title is ambiguous, the existing file's frontmatter is not valid YAML, or --path is taken or is not the page's own",
 		5: "forbidden or unavailable: a read-only server, or the store held by another process",
 	},
 }, WritePage)
@@ -148,7 +170,7 @@ var writeMu sync.Mutex
 // wiki/index.md. Every writer (CLI, MCP, REST, a review's create action)
 // calls it.
 //
-// Errors: invalid (a field breaks a rule of SPEC §4.2 or a cap; the
+// Errors: invalid (a field breaks a rule of the write path or a cap; the
 // message names it), too_large (the page as written over 1 MiB), conflict
 // (stale if_match, a title several pages share, an existing file whose
 // frontmatter is not valid YAML and a call that would change its keys, a
@@ -184,6 +206,16 @@ type pageWrite struct {
 	cited []string
 	// folders are the folders this write changes (commit)
 	folders *index.FolderMark
+	// hist is the history's share of the write (history_write.go); op,
+	// restoreFrom and movedFrom describe the revision it records (op ""
+	// is write, or create for a new page)
+	hist        histWrite
+	op          string
+	restoreFrom int
+	movedFrom   string
+	// exact, when set, is the file to write byte for byte instead of a
+	// merge of the call (a restore)
+	exact []byte
 }
 
 // stageHook, when set (by benchmarks), receives how long each stage of a
@@ -234,11 +266,15 @@ func (w *pageWrite) attempt(ctx context.Context) (*WritePageOut, error) {
 	if err != nil {
 		return nil, err
 	}
-	page, err := w.merge(t) // stage 3
-	if err != nil {
-		return nil, err
+	var r *rendered
+	if w.exact != nil {
+		r, err = w.exactRender(t) // a restore: the bytes as they were
+	} else {
+		var page *merged
+		if page, err = w.merge(t); err == nil { // stage 3
+			r, err = w.render(t, page) // stage 4
+		}
 	}
-	r, err := w.render(t, page) // stage 4
 	if err != nil {
 		return nil, err
 	}

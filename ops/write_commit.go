@@ -21,6 +21,7 @@ import (
 
 func (w *pageWrite) commit(ctx context.Context, t *target, r *rendered) (res *WritePageOut, rerr error) {
 	e := w.e
+	defer w.historyClose()
 	out := &WritePageOut{SHA256: r.sha256, Created: t.rec == nil, Dangling: []string{}, Unchanged: r.unchanged}
 	var p string // the page's vault path
 	var err error
@@ -43,7 +44,9 @@ func (w *pageWrite) commit(ctx context.Context, t *target, r *rendered) (res *Wr
 		if st, err := statVaultFile(abs); err != nil || st.Size() != t.info.Size() || !st.ModTime().Equal(t.info.ModTime()) {
 			return nil, errs.E(errs.Conflict, "%s changed while it was being written; read it again and retry", p)
 		}
-		if err := writeAtomic(abs, r.data, t.info.Mode().Perm(), false); err != nil {
+		// the bytes replaced are in the history before they are replaced
+		kept := w.historyBefore(t)
+		if _, err := writeAtomicHook(abs, [][]byte{r.data}, t.info.Mode().Perm(), false, kept); err != nil {
 			return nil, fileError(err, "write %s: %v (the file is unchanged)", p, err)
 		}
 	default:
@@ -54,8 +57,14 @@ func (w *pageWrite) commit(ctx context.Context, t *target, r *rendered) (res *Wr
 	w.mark("file")
 	out.Path = p
 	title := r.m.fm.String("title")
+	if title == "" && t.rec != nil && r.m.keepFM {
+		title = t.rec.Title // a broken block's plain title line
+	}
 	if title == "" {
 		title = store.Stem(p)
+	}
+	if t.rec != nil && !out.Unchanged {
+		w.historyAfter(t.rec.ID, p, title, r.data, false)
 	}
 	// from here on the page is on disk: a failure says so
 	after := func(step string, err error) error {
@@ -63,7 +72,7 @@ func (w *pageWrite) commit(ctx context.Context, t *target, r *rendered) (res *Wr
 	}
 	var logged *logAppend
 	if !out.Unchanged {
-		if logged, err = appendLog(e.Vault, w.now, title); err != nil {
+		if logged, err = appendLog(e.Vault, w.now, w.writeRecord(t, r.m, title)); err != nil {
 			return nil, after("appending to "+vault.LogPage, err)
 		}
 		// log.md's fsync runs while the page is re-indexed; the write
@@ -111,6 +120,10 @@ func (w *pageWrite) commit(ctx context.Context, t *target, r *rendered) (res *Wr
 		}
 		out.ID, out.Title, out.Type = rec.ID, rec.Title, rec.Type
 		out.Dangling, out.LinksToFiles = linkTargets(rec)
+		if t.rec == nil && !out.Unchanged && w.hist.rev == 0 && len(w.hist.notes) == 0 {
+			// a new page: its id is known now
+			w.historyAfter(rec.ID, p, title, r.data, true)
+		}
 		w.mark("reindex")
 		step = "regenerating " + vault.IndexPage
 		if cat, err = regenerateIndexTx(e, tx); err != nil {
@@ -152,12 +165,7 @@ func (w *pageWrite) commit(ctx context.Context, t *target, r *rendered) (res *Wr
 			hookLater = true
 			return nil
 		}
-		if hook == nil {
-			return nil
-		}
-		filed, err := hook(tx, rec, out.Dangling, w.now)
-		out.Filed = filed
-		return err
+		return w.fileMissing(tx, hook, t, rec, out)
 	}
 	if err := w.rescanThen(ctx, paths, then); err != nil {
 		return nil, after(step, err)
@@ -180,18 +188,45 @@ func (w *pageWrite) commit(ctx context.Context, t *target, r *rendered) (res *Wr
 				return err
 			}
 			out.Dangling, out.LinksToFiles = linkTargets(rec)
-			if hook == nil {
-				return nil
-			}
-			filed, err := hook(tx, rec, out.Dangling, w.now)
-			out.Filed = filed
-			return err
+			return w.fileMissing(tx, hook, t, rec, out)
 		})
 		if err != nil {
 			return nil, after("recording the write in the review queue", err)
 		}
 	}
+	w.historyDone(out)
+	w.gitAfterWrite(ctx, out, t)
 	return out, nil
+}
+
+// MaxFiledPerWrite caps the dangling targets one write hands to the review
+// queue: a page with thousands of distinct dangling links (a generated
+// citation list, a hostile body) would otherwise file as many items while
+// the store is locked. The targets past the cap are counted in the result
+// (WritePageOut.NotFiled); lint --to-review files them.
+const MaxFiledPerWrite = 50
+
+// fileMissing hands the review queue the dangling targets this write adds
+// (those the previous version of the page did not link to: an edit does
+// not file again what it did not touch), at most MaxFiledPerWrite of them,
+// and lets it auto-resolve items the page answers.
+func (w *pageWrite) fileMissing(tx *store.Tx, hook func(*store.Tx, *store.PageRec, []string, time.Time) ([]string, error), t *target, rec *store.PageRec, out *WritePageOut) error {
+	if hook == nil {
+		return nil
+	}
+	added := []string{}
+	seen := map[string]bool{}
+	for _, l := range rec.Links {
+		if l.To != 0 || l.File != "" || seen[l.Key] || t.linked[l.Key] {
+			continue
+		}
+		seen[l.Key] = true
+		added = append(added, strings.TrimSuffix(l.Target, ".md"))
+	}
+	out.NotFiled = max(0, len(added)-MaxFiledPerWrite)
+	filed, err := hook(tx, rec, added[:min(len(added), MaxFiledPerWrite)], w.now)
+	out.Filed = filed
+	return err
 }
 
 // reservedLinks reports whether one of a page's dangling links names a
@@ -220,7 +255,7 @@ func (w *pageWrite) rescan(ctx context.Context, paths []string) error {
 // rescanThen is rescan, running then in the transaction that applies the
 // paths (index.ScanOptions.Then).
 func (w *pageWrite) rescanThen(ctx context.Context, paths []string, then func(tx *store.Tx) error) error {
-	_, err := w.e.Index.Scan(ctx, index.ScanOptions{Paths: paths, Then: then})
+	_, err := w.e.Index.Scan(ctx, index.ScanOptions{Paths: paths, Then: then, OwnWrite: true})
 	return err
 }
 
@@ -271,7 +306,8 @@ func linkTargets(rec *store.PageRec) (dangling []string, files []FileTarget) {
 var reviewHooks struct {
 	// OnPageWritten runs in a write transaction after a page was written
 	// and re-indexed: it files an idempotent missing-page item (origin
-	// "rule") for each dangling target and marks pending missing-page items
+	// "rule") for each dangling target it is given (those the write adds,
+	// at most MaxFiledPerWrite: fileMissing) and marks pending missing-page items
 	// that the page satisfies (by title or alias) auto_resolved. It returns
 	// the targets it filed as new items (not those already in the queue).
 	OnPageWritten func(tx *store.Tx, page *store.PageRec, dangling []string, now time.Time) (filed []string, err error)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/synapse-wiki/synapse/errs"
 	bolt "go.etcd.io/bbolt"
+	berrors "go.etcd.io/bbolt/errors"
 )
 
 // SchemaVersion is the layout version this build reads and writes.
@@ -102,6 +103,9 @@ type Store struct {
 	// write transactions only
 	stageTerms map[string]uint32
 	staging    atomic.Int32 // StageSearch calls not yet done
+	// journal receives the review events of each write transaction
+	// before it commits (reviews_journal.go)
+	journal ReviewJournal
 }
 
 // HolderInfo describes the process holding a store open for writing.
@@ -152,7 +156,7 @@ func Open(path string, opts Options) (*Store, error) {
 		FreelistType:    bolt.FreelistMapType,
 	})
 	if err != nil {
-		if errors.Is(err, bolt.ErrTimeout) {
+		if errors.Is(err, berrors.ErrTimeout) {
 			return nil, lockedError(path)
 		}
 		if errors.Is(err, fs.ErrPermission) {
@@ -272,6 +276,7 @@ type Tx struct {
 	tx  *bolt.Tx
 	s   *Store    // for ReleaseMapped during long transactions; nil in tests
 	deg *degTable // the degree table as this transaction sees it (degrees.go)
+	rev reviewTx  // review events to journal before commit (reviews_journal.go)
 }
 
 // View runs fn in a read-only transaction.
@@ -280,7 +285,9 @@ func (s *Store) View(fn func(tx *Tx) error) error {
 }
 
 // Update runs fn in a read-write transaction, committed when fn returns
-// nil and rolled back otherwise.
+// nil and rolled back otherwise. The review events fn journaled are
+// appended to the review journal before the commit (reviews_journal.go);
+// when that fails the transaction rolls back with its error.
 func (s *Store) Update(fn func(tx *Tx) error) error {
 	if s.readOnly {
 		return errs.E(errs.Internal, "store opened read-only")
@@ -288,7 +295,10 @@ func (s *Store) Update(fn func(tx *Tx) error) error {
 	err := s.db.Update(func(btx *bolt.Tx) error {
 		tx := newTx(btx)
 		tx.s = s
-		return fn(tx)
+		if err := fn(tx); err != nil {
+			return err
+		}
+		return tx.flushReviews()
 	})
 	if err == nil {
 		s.commits.Add(1)

@@ -141,14 +141,12 @@ func FlagError(err error, where string, flags []cli.Flag, typed []string) error 
 		name := strings.TrimLeft(strings.TrimPrefix(msg, "flag provided but not defined: "), "-")
 		var names []string
 		for _, f := range flags {
-			for _, n := range f.Names() {
-				names = append(names, n)
-			}
+			names = append(names, f.Names()...)
 		}
 		names = append(names, "help")
 		out := fmt.Sprintf("unknown flag %s for `%s`", asTyped(name), where)
 		if (name == "type" || name == "tag") && strings.HasSuffix(where, " search") {
-			// search filters are words of the query (SPEC §4.1)
+			// search filters are words of the query
 			out += fmt.Sprintf("; filters are part of the query: synapse search 'TERMS %s:VALUE'", name)
 		} else if s := Suggest(name, names); len(s) > 0 {
 			for i, n := range s {

@@ -2,15 +2,12 @@ package desk
 
 import (
 	"fmt"
-	"regexp"
 	"strings"
 
 	"github.com/charmbracelet/bubbles/key"
 	"github.com/charmbracelet/bubbles/viewport"
 	tea "github.com/charmbracelet/bubbletea"
-	"github.com/charmbracelet/glamour"
 	"github.com/charmbracelet/x/ansi"
-	"github.com/muesli/termenv"
 
 	"github.com/synapse-wiki/synapse/ops"
 )
@@ -136,30 +133,10 @@ func (p *pageView) resize(m *Model) tea.Cmd {
 	if p.renderW == w {
 		return nil
 	}
-	gen, content, plain := p.gen, p.out.Content, m.st.Plain
+	gen, content, st := p.gen, p.out.Content, m.st
 	return func() tea.Msg {
-		return renderedMsg{gen: gen, width: w, text: renderMarkdown(content, w, plain)}
+		return renderedMsg{gen: gen, width: w, text: renderMarkdown(content, w, st)}
 	}
-}
-
-// renderMarkdown renders a page body for the terminal (glamour); plain
-// (NO_COLOR) uses its no-colour style.
-func renderMarkdown(content string, w int, plain bool) string {
-	opts := []glamour.TermRendererOption{glamour.WithWordWrap(max(w-4, 20))}
-	if plain {
-		opts = append(opts, glamour.WithStandardStyle("notty"), glamour.WithColorProfile(termenv.Ascii))
-	} else {
-		opts = append(opts, glamour.WithStandardStyle("dark"))
-	}
-	r, err := glamour.NewTermRenderer(opts...)
-	if err != nil {
-		return content
-	}
-	out, err := r.Render(boldLinks(content, !plain))
-	if err != nil {
-		return content
-	}
-	return strings.Trim(out, "\n")
 }
 
 // pageLinks lists a page's links (resolved to pages, in line order, each
@@ -294,53 +271,4 @@ func plural(n int, word string) string {
 		return "1 " + word
 	}
 	return fmt.Sprintf("%d %ss", n, word)
-}
-
-// wikiLink matches a wikilink or an embed.
-var wikiLink = regexp.MustCompile(`(!?)\[\[([^\[\]\n]+)\]\]`)
-
-// boldLinks writes the wikilinks of a page body as their label, in bold
-// when bold (glamour knows no wikilinks and misjudges their width; its
-// plain styles print ** as it is and misjudge that too), leaving code
-// alone: fenced blocks and inline code show the syntax as written.
-func boldLinks(body string, bold bool) string {
-	lines := strings.Split(body, "\n")
-	fence := ""
-	for i, l := range lines {
-		t := strings.TrimSpace(l)
-		if fence == "" && (strings.HasPrefix(t, "```") || strings.HasPrefix(t, "~~~")) {
-			fence = t[:3]
-			continue
-		}
-		if fence != "" {
-			if strings.HasPrefix(t, fence) {
-				fence = ""
-			}
-			continue
-		}
-		parts := strings.Split(l, "`")
-		for j := 0; j < len(parts); j += 2 { // outside inline code
-			parts[j] = wikiLink.ReplaceAllStringFunc(parts[j], func(m string) string { return linkLabel(m, bold) })
-		}
-		lines[i] = strings.Join(parts, "`")
-	}
-	return strings.Join(lines, "\n")
-}
-
-// linkLabel is a wikilink's text: its label, else its target (with the
-// heading); an embed says so.
-func linkLabel(m string, bold bool) string {
-	g := wikiLink.FindStringSubmatch(m)
-	target, label, ok := strings.Cut(g[2], "|")
-	if !ok || strings.TrimSpace(label) == "" {
-		label = strings.Replace(target, "#", " › ", 1)
-	}
-	label = strings.TrimSpace(label)
-	if g[1] == "!" {
-		label = "[embedded: " + label + "]"
-	}
-	if bold {
-		return "**" + label + "**"
-	}
-	return label
 }

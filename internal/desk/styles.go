@@ -26,6 +26,11 @@ type Styles struct {
 	Added    lipgloss.Style
 	Removed  lipgloss.Style
 	Border   lipgloss.Style
+	// page text
+	Code   lipgloss.Style
+	Link   lipgloss.Style
+	Strong lipgloss.Style
+	Em     lipgloss.Style
 }
 
 // NewStyles builds the styles for w; plain turns colour off (NO_COLOR).
@@ -49,6 +54,10 @@ func NewStyles(w io.Writer, plain bool) Styles {
 	s.Added = r.NewStyle().Foreground(lipgloss.Color("2"))
 	s.Removed = r.NewStyle().Foreground(lipgloss.Color("1"))
 	s.Border = r.NewStyle().Foreground(lipgloss.Color("8"))
+	s.Code = r.NewStyle().Foreground(lipgloss.Color("6"))
+	s.Link = r.NewStyle().Foreground(lipgloss.Color("4")).Bold(true)
+	s.Strong = r.NewStyle().Bold(true)
+	s.Em = r.NewStyle().Italic(true)
 	if plain {
 		// reverse video is no colour: the cursor stays visible
 		s.Selected = r.NewStyle()

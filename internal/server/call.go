@@ -118,7 +118,7 @@ func coalescing(op *ops.Op) bool { return op.Scans && op.Additive && op.Idempote
 
 // waitIndexed waits until the store holds a completed scan. Only a vault
 // never indexed before waits: otherwise calls answer from the persisted
-// index while the start-up reconciliation runs (SPEC §3).
+// index while the start-up reconciliation runs (docs/serving.md#start-up).
 func (s *Service) waitIndexed(ctx context.Context, indexed <-chan struct{}) error {
 	select {
 	case <-indexed:

@@ -12,8 +12,8 @@ import (
 	"github.com/synapse-wiki/synapse/errs"
 )
 
-// Limits bounds what one HTTP client can hold of the server (SPEC §7:
-// slow clients time out before and after the handler; unauthenticated
+// Limits bounds what one HTTP client can hold of the server
+// (docs/serving.md#http): slow clients time out before and after the handler; unauthenticated
 // requests are answered before their body is read). The defaults are the
 // product's; tests shrink them.
 type Limits struct {

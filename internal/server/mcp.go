@@ -268,7 +268,7 @@ func rawArguments(req mcp.CallToolRequest) ([]byte, error) {
 	}
 }
 
-// toolErrorBody is the MCP error result of SPEC §7: the message with its
+// toolErrorBody is the MCP error result: the message with its
 // code, and the code alone for programs.
 type toolErrorBody struct {
 	Error string    `json:"error"`

@@ -17,7 +17,7 @@ import (
 	mcpserver "github.com/mark3labs/mcp-go/server"
 )
 
-// MCP sessions of `serve --http` (SPEC §7). initialize opens a session and
+// MCP sessions of `serve --http` (docs/serving.md#mcp). initialize opens a session and
 // answers its id in the Mcp-Session-Id header; every later request carries
 // it. DELETE /mcp with the header ends the session. A request without the
 // header is 400, one with an id that is not live (never issued, ended,

@@ -11,7 +11,7 @@ import (
 
 // outputSchema is the JSON Schema of an operation's result as
 // encoding/json writes it, generated from the Go type so that it cannot
-// drift (SPEC §7): every field is a property, fields without omitempty are
+// drift: every field is a property, fields without omitempty are
 // required, nil-able fields without omitempty (slices, maps, pointers) may
 // be null, and objects admit no other properties. A tool's
 // structuredContent validates against it (TestMCP_OutputSchemas, and the

@@ -29,7 +29,7 @@ import (
 
 // TestMCP_OutputSchemas calls every tool of the table on the corpus vault
 // and validates each structuredContent against the tool's outputSchema
-// (SPEC §7; issue 14: no tool declared one).
+// (every tool declares one).
 func TestMCP_OutputSchemas(t *testing.T) {
 	t.Setenv(ops.ResearchCmdEnv, "cat >/dev/null; echo researched")
 	s, _ := newTestService(t, ops.Table())
@@ -89,6 +89,10 @@ func TestMCP_OutputSchemas(t *testing.T) {
 		{"read_source_file", map[string]any{"path": "notes/schema.md"}},
 		{"write_page", map[string]any{"title": "Schema check", "content": "Links to [[Nowhere in particular]], [[Another missing page]] and [[Home]].\n", "frontmatter": map[string]any{"tags": []string{"x"}}}},
 		{"write_page", map[string]any{"title": "Schema check", "content": "Links to [[Nowhere in particular]], [[Another missing page]] and [[Home]].\n", "frontmatter": map[string]any{"tags": []string{"x"}}}},
+		{"get_page_history", map[string]any{"title": "Schema check"}},
+		{"get_page_diff", map[string]any{"title": "Schema check"}},
+		{"restore_page", map[string]any{"title": "Schema check", "rev": 1}},
+		{"recent_activity", map[string]any{"since": "24h"}},
 		{"list_reviews", map[string]any{"status": "all", "type": "missing-page", "limit": 5}},
 		{"trigger_source_rescan", nil},
 	}
@@ -204,7 +208,7 @@ func TestMCP_OwnSchemasCoverResults(t *testing.T) {
 }
 
 // TestMCP_SchemasHoldEveryParameter: what a tool accepts is in its input
-// schema, and what is not in it is refused (issue 14: list_pages offset and
+// schema, and what is not in it is refused (list_pages offset and
 // tag, list_reviews type and offset, write_page's top-level tags and type
 // were accepted though hidden).
 func TestMCP_SchemasHoldEveryParameter(t *testing.T) {
@@ -420,7 +424,7 @@ func waitStarted(t *testing.T, g *gateRows, want string) {
 // TestMCPStdio_Cancel: a cancelled read stops and sends no result; a
 // cancelled write that has started finishes (with its caller's
 // cancellation kept from it) and sends no result; one that has not
-// started never starts (issue 14: a cancelled call was answered with
+// started never starts (a cancelled call once was answered with
 // "internal: context canceled").
 func TestMCPStdio_Cancel(t *testing.T) {
 	g := newGateRows()
@@ -464,7 +468,7 @@ func TestMCPStdio_Cancel(t *testing.T) {
 }
 
 // TestMCPStdio_CancelDeepResearch: cancelling resolve_review deep-research
-// stops the research command and leaves the item as it was (issue 14: it
+// stops the research command and leaves the item as it was (it once
 // still ran and changed the item).
 func TestMCPStdio_CancelDeepResearch(t *testing.T) {
 	dir := t.TempDir()
@@ -573,7 +577,7 @@ func newSessionHTTP(t *testing.T, s *Service) (*httptest.Server, *sessionTable) 
 	return ts, hs.mcp.sessions
 }
 
-// TestMCPHTTP_Sessions: sessions are real (issue 13): DELETE ends one and
+// TestMCPHTTP_Sessions: sessions are real: DELETE ends one and
 // its id is 404 after, an unknown id is 404, a missing id is 400, GET is
 // 405, and an unsupported protocol version header is 400.
 func TestMCPHTTP_Sessions(t *testing.T) {

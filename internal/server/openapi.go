@@ -25,7 +25,7 @@ func openAPIJSON(list []*ops.Op, version string) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// openAPI describes the REST routes of the operation table (SPEC §4, §7).
+// openAPI describes the REST routes of the operation table.
 func openAPI(list []*ops.Op, version string) map[string]any {
 	defs := newSchemaDefs()
 	defs.defs["ErrorBody"] = map[string]any{

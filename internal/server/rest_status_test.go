@@ -7,7 +7,7 @@ import (
 )
 
 // TestREST_CreatedIs201: PUT /pages/{title} answers 201 when it created the
-// page and 200 when it updated it (issue 14: always 200); POST
+// page and 200 when it updated it (not always 200); POST
 // /review/queue likewise for a new item.
 func TestREST_CreatedIs201(t *testing.T) {
 	s, _ := newTestService(t, ops.Table())

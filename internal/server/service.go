@@ -72,7 +72,7 @@ func (cfg Config) holder() string {
 //
 // The transports start at once; the store is opened in the background
 // (opening a big bbolt file read-write takes a while), so MCP initialize
-// and tools/list never wait for it (SPEC §3). Calls wait until it is open.
+// and tools/list never wait for it. Calls wait until it is open.
 // The service then is either the primary, holding the store (env set),
 // watching the files and listening on the socket, or — when another serve
 // already holds the vault — a proxy that forwards each call over that
@@ -250,7 +250,7 @@ func (s *Service) acquire(ctx context.Context) (sock.Hello, error) {
 			why = err
 		}
 		// NoInitialScan: the watcher reconciles in the background, so a
-		// fresh big vault does not hold up the first calls (SPEC §3)
+		// fresh big vault does not hold up the first calls
 		env, err := ops.OpenEnv(ctx, s.vault, ops.OpenOptions{Timeout: sock.LockPoll, Holder: s.holder, NoInitialScan: true})
 		if err == nil {
 			s.env = env
@@ -297,7 +297,7 @@ func (s *Service) startPrimary(ctx context.Context) {
 			}(w.Ready(), s.indexed)
 		}
 	}
-	// embeddings follow the lexical index in the background (issue 16)
+	// embeddings follow the lexical index in the background
 	env.StartEmbedding(s.log.Printf)
 	ss, err := s.listenSocket(s.vault)
 	if err != nil {
