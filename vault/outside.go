@@ -15,6 +15,13 @@ type Outside struct {
 	Folders  []string `json:"folders"`  // the top-level folders holding them ("." for the vault's top), sorted
 	Examples []string `json:"examples"` // up to three vault-relative paths
 	Partial  bool     `json:"partial"`  // the walk stopped at its bound (a very large folder)
+	// AttachmentFolders are the top-level folders outside wiki/ and raw/
+	// that hold other files and no markdown (an Obsidian vault's
+	// attachments/), sorted; Attachments counts their files. Links to
+	// them (![[pic.png]]) reach them only once they are under wiki/ or
+	// raw/.
+	AttachmentFolders []string `json:"attachment_folders,omitempty"`
+	Attachments       int      `json:"attachments,omitempty"`
 }
 
 // repoDocs are top-level files a repository or an agent keeps beside a
@@ -38,6 +45,7 @@ const maxOutsideEntries = 20000
 func MarkdownOutsideWiki(root string) Outside {
 	var out Outside
 	folders := map[string]bool{}
+	others := map[string]int{} // top-level folder → files that are not markdown
 	seen := 0
 	filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -65,7 +73,13 @@ func MarkdownOutsideWiki(root string) Outside {
 			}
 			return nil
 		}
-		if !d.Type().IsRegular() || !strings.EqualFold(path.Ext(rel), ".md") {
+		if !d.Type().IsRegular() {
+			return nil
+		}
+		if !strings.EqualFold(path.Ext(rel), ".md") {
+			if top, _, ok := strings.Cut(rel, "/"); ok {
+				others[top]++
+			}
 			return nil
 		}
 		if rel == SchemaFile || rel == PurposeFile || repoDocs[strings.ToUpper(rel)] {
@@ -86,6 +100,13 @@ func MarkdownOutsideWiki(root string) Outside {
 		out.Folders = append(out.Folders, f)
 	}
 	sort.Strings(out.Folders)
+	for f, n := range others {
+		if !folders[f] {
+			out.AttachmentFolders = append(out.AttachmentFolders, f)
+			out.Attachments += n
+		}
+	}
+	sort.Strings(out.AttachmentFolders)
 	return out
 }
 
