@@ -199,7 +199,7 @@ func pluralWord(n int, one, many string) string {
 }
 
 var opLint = register(Op{
-	Name: "lint", Summary: "Check the wiki: broken links, links to files that do not exist, orphans, pages without outlinks, missing source files, duplicate titles, frontmatter that does not parse, a hand-written index.md synapse leaves alone, files refused instead of read (named pipes, symlinks out of the vault)",
+	Name: "lint", Summary: "Check the wiki: broken links, links to files that do not exist, ambiguous links, orphans, pages without outlinks, missing source files, duplicate titles, frontmatter that does not parse, a hand-written index.md synapse leaves alone, files refused instead of read (named pipes, symlinks out of the vault)",
 	CLI: "lint", REST: []Route{{Method: "GET", Path: "/lint"}, {Method: "POST", Path: "/lint", Body: "*"}},
 	Access: Read, WriteWith: "to_review", Rescans: true,
 	Limits: "rescans changed files first; limit 1..1000 findings listed per category (default 50), counts cover all; --to-review files only the listed findings",
