@@ -309,16 +309,27 @@ func orphans(ctx context.Context, e *Env, in *OrphansIn) (*PagesOut, error) {
 // MissingIn is the input of graph missing.
 type MissingIn struct {
 	Page   string `json:"page,omitempty" desc:"Only the targets this page links to (resolved like a [[link]]), with its own link counts"`
-	Limit  int    `json:"limit,omitempty" default:"100" min:"1" max:"1000" desc:"Maximum targets to return (1..1000, default 100; larger values are clamped)"`
+	Limit  int    `json:"limit,omitempty" default:"25" min:"1" max:"1000" desc:"Maximum targets to return (1..1000, default 25, and then at most 16 KiB of JSON; larger values are clamped)"`
 	Offset int    `json:"offset,omitempty" min:"0" desc:"Targets to skip"`
 }
 
 // MissingTarget is an unresolved link target.
 type MissingTarget struct {
-	Target string         `json:"target"` // as first written
-	Links  int            `json:"links"`  // links to it (from the page of --page only, with --page)
-	Pages  []BacklinkItem `json:"pages"`  // the linking pages, with their counts
+	Target string `json:"target"` // as first written
+	Links  int    `json:"links"`  // links to it (from the page of --page only, with --page)
+	// PagesTotal counts the linking pages; Pages lists them with their
+	// counts, at most MaxMissingPages of them.
+	PagesTotal int            `json:"pages_total"`
+	Pages      []BacklinkItem `json:"pages"`
 }
+
+// defaultMissingLimit is graph missing's default limit, under which the
+// answer is also bounded in size (MaxListBytes).
+const defaultMissingLimit = 25
+
+// MaxMissingPages bounds the linking pages graph missing lists per
+// target (a target hundreds of pages link to).
+const MaxMissingPages = 20
 
 // MissingOut is the result of graph missing: the targets, most linked
 // first, and how many there are in all.
@@ -326,6 +337,9 @@ type MissingOut struct {
 	Total   int             `json:"total"`
 	Page    *PageRef        `json:"page,omitempty"` // the page of --page
 	Targets []MissingTarget `json:"targets"`
+	// Cut is set when the size bound of the default answer (16 KiB of
+	// JSON) left out targets the limit allowed; read on with offset.
+	Cut bool `json:"cut,omitempty"`
 	// AlsoMatched are the other pages --page names (an ambiguous title).
 	AlsoMatched []PageRef `json:"also_matched,omitempty" desc:"Other pages that answer to the title as well (an ambiguous title); the page used was chosen as a [[link]] would choose: an exact path, then the shortest path, then the first in order. Ask for one of them by its path or id"`
 }
@@ -333,7 +347,7 @@ type MissingOut struct {
 var opMissing = register(Op{
 	Name: "graph.missing", Summary: "Link targets that match no page (dangling links), most linked first",
 	CLI: "graph missing", REST: []Route{{Method: "GET", Path: "/graph/missing"}},
-	Access: Read, Limits: "limit 1..1000 (default 100); total counts all",
+	Access: Read, Limits: "limit 1..1000 (default 25, and then at most 16 KiB: cut: true says targets were left out); at most 20 linking pages per target (pages_total counts all); total counts all",
 	Examples: []Example{
 		{`synapse graph missing`, "link targets that match no page, and who links to them"},
 		{`synapse graph missing --page "Internal links"`, "the dangling links of one page"},
@@ -378,6 +392,12 @@ func missing(ctx context.Context, e *Env, in *MissingIn) (*MissingOut, error) {
 	if err != nil {
 		return nil, err
 	}
+	for i := range out.Targets {
+		out.Targets[i].Pages = firstN(out.Targets[i].Pages, MaxMissingPages)
+	}
+	if in.Limit == defaultMissingLimit {
+		out.Cut = fitList(out, &out.Targets)
+	}
 	return out, nil
 }
 
@@ -404,6 +424,7 @@ func vaultDangling(tx *store.Tx, w window) (int, []MissingTarget, error) {
 			}
 		}
 		sort.Slice(t.Pages, func(i, j int) bool { return lessRef(t.Pages[i].PageRef, t.Pages[j].PageRef) })
+		t.PagesTotal = len(t.Pages)
 		out = append(out, t)
 	}
 	return len(refs), out, nil
@@ -433,7 +454,7 @@ func danglingFrom(tx *store.Tx, p *store.PageRec) ([]MissingTarget, error) {
 		out[i].Links++
 	}
 	for i := range out {
-		out[i].Pages = []BacklinkItem{{PageRef: ref, Count: out[i].Links}}
+		out[i].Pages, out[i].PagesTotal = []BacklinkItem{{PageRef: ref, Count: out[i].Links}}, 1
 	}
 	sort.SliceStable(out, func(i, j int) bool {
 		if out[i].Links != out[j].Links {

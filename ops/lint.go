@@ -32,9 +32,9 @@ const (
 // LintIn is the input of lint.
 type LintIn struct {
 	Page           string `json:"page,omitempty" desc:"Only findings on or from this page (resolved like a [[link]]): its broken, ambiguous and file links, missing sources and frontmatter error, whether it is an orphan or links nowhere, and the pages sharing its title"`
-	Category       string `json:"category,omitempty" enum:"broken_links,broken_file_links,ambiguous_links,orphans,no_outlinks,missing_sources,duplicate_titles,frontmatter_errors,reserved_files,refused_files" desc:"Only this category, in full (the linking pages of each finding): broken_links, broken_file_links, ambiguous_links, orphans, no_outlinks, missing_sources, duplicate_titles, frontmatter_errors, reserved_files or refused_files"`
-	Full           bool   `json:"full,omitempty" desc:"Every category in full: up to 50 findings each (unless --limit), each with the pages that link to it; without it the report is a summary: 10 findings per category and the number of linking pages"`
-	Limit          int    `json:"limit,omitempty" min:"0" max:"1000" desc:"Findings listed per category (1..1000; default 10, or 50 with --full or --category; larger values are clamped); the counts always cover every finding"`
+	Category       string `json:"category,omitempty" enum:"broken_links,broken_file_links,ambiguous_links,orphans,no_outlinks,missing_sources,duplicate_titles,frontmatter_errors,reserved_files,refused_files" desc:"Only this category, in full (up to 20 findings unless --limit, each with up to 20 linking pages): broken_links, broken_file_links, ambiguous_links, orphans, no_outlinks, missing_sources, duplicate_titles, frontmatter_errors, reserved_files or refused_files"`
+	Full           bool   `json:"full,omitempty" desc:"Every category in full: up to 50 findings each (unless --limit), each with up to 20 pages that link to it; without it the report is a summary: 10 findings per category and the number of linking pages"`
+	Limit          int    `json:"limit,omitempty" min:"0" max:"1000" desc:"Findings listed per category (1..1000; default 10, 20 with --category, 50 with --full; larger values are clamped); the counts always cover every finding"`
 	Offset         int    `json:"offset,omitempty" min:"0" desc:"Findings skipped in each category before the listed ones"`
 	ToReview       bool   `json:"to_review,omitempty" desc:"File the listed findings in the review queue (idempotent, origin lint; bounded by --page, --category, --limit and --offset) and auto-resolve missing-page items whose page now exists. This makes lint a write: refused on a read-only server"`
 	FailOnFindings bool   `json:"fail_on_findings,omitempty" desc:"Treat any finding as a failure, for scripts and CI: the CLI exits 6 after printing the report, and the result carries failed: true"`
@@ -180,6 +180,10 @@ type LintOut struct {
 	Filed         *LintFiled       `json:"filed,omitempty"` // with to_review
 	// Failed is set with fail_on_findings when there are findings.
 	Failed bool `json:"failed,omitempty"`
+	// Cut is set when the size bound of a report without --limit or
+	// --full (16 KiB of JSON) left out findings: the longest lists were
+	// shortened; --offset and --limit read on.
+	Cut bool `json:"cut,omitempty"`
 }
 
 // Failure is the reason the CLI exits non-zero after printing the report
@@ -202,7 +206,7 @@ var opLint = register(Op{
 	Name: "lint", Summary: "Check the wiki: broken links, links to files that do not exist, ambiguous links, orphans, pages without outlinks, missing source files, duplicate titles, frontmatter that does not parse, a hand-written index.md synapse leaves alone, files refused instead of read (named pipes, symlinks out of the vault)",
 	CLI: "lint", REST: []Route{{Method: "GET", Path: "/lint"}, {Method: "POST", Path: "/lint", Body: "*"}},
 	Access: Read, WriteWith: "to_review", Rescans: true,
-	Limits: "rescans changed files first; limit 1..1000 findings listed per category (default 50), counts cover all; --to-review files only the listed findings",
+	Limits: "rescans changed files first; findings listed per category: 10 by default (a summary: the number of linking pages only), 20 with --category, 50 with --full, --limit up to 1000; at most 20 linking pages per finding; counts cover all; --to-review files only the listed findings",
 	Examples: []Example{
 		{`synapse lint`, "broken links, orphans, pages without outlinks, missing sources, duplicate titles"},
 		{`synapse lint --to-review --json`, "file every finding in the review queue (a write)"},
@@ -224,11 +228,14 @@ func lint(ctx context.Context, e *Env, in *LintIn) (*LintOut, error) {
 	}
 	full := in.Full || in.Category != ""
 	limit := in.Limit
-	if limit <= 0 {
+	switch {
+	case limit > 0:
+	case in.Full:
+		limit = lintFullLimit
+	case full:
+		limit = lintCategoryLimit
+	default:
 		limit = lintCompactLimit
-		if full {
-			limit = lintFullLimit
-		}
 	}
 	out := &LintOut{Category: in.Category, Full: full, Limit: limit, Offset: in.Offset}
 	out.emptyLists()
@@ -262,6 +269,10 @@ func lint(ctx context.Context, e *Env, in *LintIn) (*LintOut, error) {
 	}
 	if !full {
 		out.compact()
+	}
+	out.capPages()
+	if in.Limit <= 0 && !in.Full {
+		out.Cut = out.fit()
 	}
 	return out, nil
 }
@@ -788,7 +799,7 @@ func fileLint(e *Env, out *LintOut) (*LintFiled, error) {
 func brokenLinks(ts []MissingTarget) []LintBrokenLink {
 	out := make([]LintBrokenLink, len(ts))
 	for i, t := range ts {
-		out[i] = LintBrokenLink{Target: t.Target, Links: t.Links, PagesTotal: len(t.Pages), Pages: t.Pages}
+		out[i] = LintBrokenLink{Target: t.Target, Links: t.Links, PagesTotal: t.PagesTotal, Pages: t.Pages}
 	}
 	return out
 }

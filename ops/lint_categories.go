@@ -1,6 +1,7 @@
 package ops
 
 import (
+	"encoding/json"
 	"reflect"
 	"strings"
 )
@@ -50,8 +51,12 @@ func LintCategoryList() []LintCategory { return append([]LintCategory(nil), lint
 // category and leaves out the pages linking to each; --full or
 // --category lists more, with those pages.
 const (
-	lintCompactLimit = 10
-	lintFullLimit    = 50
+	lintCompactLimit  = 10
+	lintCategoryLimit = 20
+	lintFullLimit     = 50
+	// lintMaxPages bounds the linking pages listed per finding (a target
+	// a thousand pages link to); pages_total counts them all.
+	lintMaxPages = 20
 )
 
 // fieldByJSON returns the field of struct value v whose JSON name is name.
@@ -134,5 +139,49 @@ func (o *LintOut) compact() {
 	}
 	for i := range o.MissingSources {
 		o.MissingSources[i].Pages = nil
+	}
+}
+
+// capPages keeps the first lintMaxPages linking pages of each finding.
+func (o *LintOut) capPages() {
+	for i := range o.BrokenLinks {
+		o.BrokenLinks[i].Pages = firstN(o.BrokenLinks[i].Pages, lintMaxPages)
+	}
+	for i := range o.BrokenFileLinks {
+		o.BrokenFileLinks[i].Pages = firstN(o.BrokenFileLinks[i].Pages, lintMaxPages)
+	}
+	for i := range o.AmbiguousLinks {
+		o.AmbiguousLinks[i].Pages = firstN(o.AmbiguousLinks[i].Pages, lintMaxPages)
+	}
+}
+
+func firstN[T any](s []T, n int) []T {
+	if len(s) > n {
+		return s[:n]
+	}
+	return s
+}
+
+// fit shortens the longest lists of the report, a quarter at a time,
+// until its JSON is at most MaxListBytes (each list keeps one finding);
+// it reports whether it left any finding out.
+func (o *LintOut) fit() bool {
+	cut := false
+	for {
+		b, err := json.Marshal(o)
+		if err != nil || len(b) <= MaxListBytes {
+			return cut
+		}
+		var longest reflect.Value
+		for _, c := range lintCategories {
+			if l := o.listOf(c.Name); !longest.IsValid() || l.Len() > longest.Len() {
+				longest = l
+			}
+		}
+		if longest.Len() <= 1 {
+			return cut
+		}
+		longest.Set(longest.Slice(0, longest.Len()-max(longest.Len()/4, 1)))
+		cut = true
 	}
 }

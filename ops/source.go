@@ -253,9 +253,13 @@ const MaxCitedBy = 20
 // list, so it carries no enum tag (a schema enum would refuse "new,changed").
 type ListSourcesIn struct {
 	State  string `json:"state,omitempty" desc:"Only sources in these states, comma-separated: new, changed, missing, ingested (new,changed is the compile worklist); default all"`
-	Limit  int    `json:"limit,omitempty" default:"1000" min:"1" max:"10000" desc:"Maximum sources to return (1..10000, default 1000)"`
+	Limit  int    `json:"limit,omitempty" default:"25" min:"1" max:"10000" desc:"Maximum sources to return (1..10000, default 25, and then at most 16 KiB of JSON); total counts them all"`
 	Offset int    `json:"offset,omitempty" min:"0" desc:"Sources to skip"`
 }
+
+// defaultSourceList is source list's default limit, under which the
+// answer is also bounded in size (MaxListBytes).
+const defaultSourceList = 25
 
 // SourceItem is one source of source list.
 type SourceItem struct {
@@ -297,12 +301,15 @@ type ListSourcesOut struct {
 	// LastScan is when the last full scan completed (RFC 3339, UTC).
 	LastScan string       `json:"last_scan"`
 	Sources  []SourceItem `json:"sources"`
+	// Cut is set when the size bound of the default answer (16 KiB of
+	// JSON) left out sources the limit allowed; read on with offset.
+	Cut bool `json:"cut,omitempty"`
 }
 
 var opListSources = register(Op{
 	Name: "source.list", Summary: "List raw sources with their state (new, changed, missing, ingested), raw/sources/ rescanned first",
 	CLI: "source list", REST: []Route{{Method: "GET", Path: "/sources"}},
-	Access: Read, Rescans: true, Limits: "rescans raw/sources/ first (incremental: unchanged files are not read); limit 1..10000 (default 1000)",
+	Access: Read, Rescans: true, Limits: "rescans raw/sources/ first (incremental: unchanged files are not read); limit 1..10000 (default 25, and then at most 16 KiB: cut: true says sources were left out); total counts all",
 	Examples: []Example{
 		{`synapse source list --state new,changed`, "the compile worklist: sources no page cites yet, or changed since"},
 		{`synapse source list --json`, "every source with its state, size, times and citing pages"},
@@ -472,6 +479,11 @@ func listSources(ctx context.Context, e *Env, in *ListSourcesIn) (*ListSourcesOu
 	})
 	if err != nil {
 		return nil, err
+	}
+	if in.Limit == defaultSourceList {
+		// the default answer fits an agent's context; a limit asked for
+		// is served whole
+		out.Cut = fitList(out, &out.Sources)
 	}
 	return out, nil
 }
