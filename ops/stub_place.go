@@ -2,6 +2,7 @@ package ops
 
 import (
 	"path"
+	"strings"
 
 	"github.com/synapse-wiki/synapse/index"
 	"github.com/synapse-wiki/synapse/store"
@@ -11,17 +12,21 @@ import (
 // Where a review's create action puts a stub page: beside the pages that
 // link to it. A hand-organised vault keeps related pages together
 // (wiki/en/finance/…), and a stub in the type's folder (wiki/concepts/)
-// would sit apart from everything that needs it.
+// would sit apart from everything that needs it. The folder of source
+// summaries is the exception: a summary links to the concepts and
+// entities it mentions, and a stub placed beside it would take its
+// folder's type (source) and claim to summarize a source.
 
 // stubPath is the path of a stub page for title: in the folder holding most
-// of the pages whose links to title match no page (ties: the shorter
+// of the pages whose links to title match no page, source summaries'
+// folder aside (ties: the shorter
 // folder, then the first in order), named by the title's slug (numbered
 // past paths taken). "" when no page links to it: the write then places
 // the page by its type.
 func stubPath(tx *store.Tx, title string) string {
 	counts := map[string]int{}
 	for _, bl := range tx.DanglingFor(index.LinkKey(title)) {
-		if p, err := tx.Page(bl.Src); err == nil && p != nil && !p.Reserved {
+		if p, err := tx.Page(bl.Src); err == nil && p != nil && !p.Reserved && !inSourcesFolder(p.Path) {
 			counts[path.Dir(p.Path)]++
 		}
 	}
@@ -41,4 +46,10 @@ func stubPath(tx *store.Tx, title string) string {
 		}
 	}
 	return ""
+}
+
+// inSourcesFolder reports whether a page's file is in the folder of the
+// source type (wiki/sources/ or below it).
+func inSourcesFolder(p string) bool {
+	return strings.HasPrefix(p, vault.WikiDir+"/"+vault.TypeFolder("source")+"/")
 }

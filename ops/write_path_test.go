@@ -3,6 +3,7 @@ package ops
 import (
 	"context"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/synapse-wiki/synapse/errs"
@@ -97,5 +98,24 @@ func TestReviewCreate_StubBesideItsLinkers(t *testing.T) {
 	_ = e.Store.View(func(tx *store.Tx) error { n = len(tx.Backlinks(tx.DocByPath(out.Pages[0].Path))); return nil })
 	if n != 3 {
 		t.Fatalf("the stub has %d backlinks, want 3", n)
+	}
+}
+
+// A stub never goes into the folder of source summaries, where it would
+// take the type source: summaries link to the concepts they mention.
+func TestReviewCreate_StubNotAmongSourceSummaries(t *testing.T) {
+	v := testvault.New(t)
+	testvault.Write(t, v, "wiki/sources/talk-1.md", "[[Yield Farming]]\n")
+	testvault.Write(t, v, "wiki/sources/talk-2.md", "[[Yield Farming]]\n")
+	testvault.Write(t, v, "wiki/concepts/amm.md", "[[Yield Farming]]\n")
+	testvault.Write(t, v, "wiki/sources/talk-3.md", "[[Impermanent loss]]\n")
+	e := newTestEnv(t, v)
+	for title, want := range map[string]string{"Yield Farming": "wiki/concepts/yield-farming.md", "Impermanent loss": ""} {
+		it := add(t, e, TypeMissingPage, title)
+		out := mustCall[ResolveReviewOut](t, e, opResolveReview, obj{"id": it.ID, "action": "create"})
+		got := mustCall[GetPageOut](t, e, opGetPage, obj{"title": title})
+		if len(out.Pages) != 1 || want != "" && out.Pages[0].Path != want || strings.HasPrefix(out.Pages[0].Path, "wiki/sources/") || got.Type == "source" {
+			t.Errorf("%s: stub at %+v, type %q", title, out.Pages, got.Type)
+		}
 	}
 }
