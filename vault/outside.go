@@ -46,44 +46,15 @@ func MarkdownOutsideWiki(root string) Outside {
 	var out Outside
 	folders := map[string]bool{}
 	others := map[string]int{} // top-level folder → files that are not markdown
-	seen := 0
-	filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			if d != nil && d.IsDir() && p != root {
-				return fs.SkipDir
-			}
-			return nil
-		}
-		if seen++; seen > maxOutsideEntries {
-			out.Partial = true
-			return fs.SkipAll
-		}
-		rel, rerr := filepath.Rel(root, p)
-		if rerr != nil {
-			return nil
-		}
-		rel = filepath.ToSlash(rel)
-		if d.IsDir() {
-			if rel == "." {
-				return nil
-			}
-			name := d.Name()
-			if rel == WikiDir || rel == "raw" || rel == StateDir || strings.HasPrefix(name, ".") || name == "node_modules" {
-				return fs.SkipDir
-			}
-			return nil
-		}
-		if !d.Type().IsRegular() {
-			return nil
-		}
+	out.Partial = !walkOutside(root, func(rel string) bool {
 		if !strings.EqualFold(path.Ext(rel), ".md") {
 			if top, _, ok := strings.Cut(rel, "/"); ok {
 				others[top]++
 			}
-			return nil
+			return true
 		}
 		if rel == SchemaFile || rel == PurposeFile || repoDocs[strings.ToUpper(rel)] {
-			return nil
+			return true
 		}
 		out.Count++
 		if len(out.Examples) < 3 {
@@ -94,7 +65,7 @@ func MarkdownOutsideWiki(root string) Outside {
 			top = rel[:i]
 		}
 		folders[top] = true
-		return nil
+		return true
 	})
 	for f := range folders {
 		out.Folders = append(out.Folders, f)
@@ -127,7 +98,22 @@ func FilesOutside(root string, names []string) map[string]string {
 	if len(want) == 0 {
 		return found
 	}
-	seen := 0
+	walkOutside(root, func(rel string) bool {
+		if k := strings.ToLower(path.Base(rel)); want[k] && found[k] == "" {
+			found[k] = rel
+		}
+		return len(found) < len(want)
+	})
+	return found
+}
+
+// walkOutside calls file with the vault-relative path of each regular
+// file of the vault outside wiki/, raw/ and .synapse/, hidden folders and
+// node_modules/, following no symlink and reading no file, until file
+// returns false. It reports false when it stopped at its bound
+// (maxOutsideEntries) rather than at the end or at file's word.
+func walkOutside(root string, file func(rel string) bool) bool {
+	seen, bounded := 0, false
 	filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			if d != nil && d.IsDir() && p != root {
@@ -135,7 +121,8 @@ func FilesOutside(root string, names []string) map[string]string {
 			}
 			return nil
 		}
-		if seen++; seen > maxOutsideEntries || len(found) == len(want) {
+		if seen++; seen > maxOutsideEntries {
+			bounded = true
 			return fs.SkipAll
 		}
 		rel, rerr := filepath.Rel(root, p)
@@ -150,11 +137,10 @@ func FilesOutside(root string, names []string) map[string]string {
 			}
 			return nil
 		}
-		k := strings.ToLower(d.Name())
-		if d.Type().IsRegular() && want[k] && found[k] == "" {
-			found[k] = rel
+		if d.Type().IsRegular() && !file(rel) {
+			return fs.SkipAll
 		}
 		return nil
 	})
-	return found
+	return !bounded
 }
