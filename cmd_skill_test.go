@@ -82,9 +82,18 @@ func TestSkill_Body(t *testing.T) {
 		"synapse skill print --reference",
 		"## MCP tools, the alternative",
 		"| 4 | conflict |",
+		// a draft may carry frontmatter (merged), and skip is as final as
+		// every other decision
+		"It may start with a frontmatter\n   block: its keys are merged",
+		"`skip`: not acted on now, and not proposed\n     again",
 	} {
 		if !strings.Contains(body, want) {
 			t.Errorf("SKILL.md lacks %q", want)
+		}
+	}
+	for _, wrong := range []string{"without frontmatter", "`skip`: not now"} {
+		if strings.Contains(body, wrong) {
+			t.Errorf("SKILL.md says %q", wrong)
 		}
 	}
 }
