@@ -30,6 +30,7 @@ import (
 //
 //	empty, "." or the raw/sources/ folder itself        invalid
 //	longer than MaxSourcePathBytes                       invalid
+//	an element longer than 255 bytes (no such file)      invalid
 //	a NUL byte, another control character, invalid UTF-8 invalid
 //	a backslash (never a separator, never taken literally) invalid
 //	a ".." element anywhere                              forbidden
@@ -96,6 +97,9 @@ func sourceRel(v *vault.Vault, p string) (rel string, err error) {
 		return "", errs.E(errs.Invalid, "path %q contains a backslash; separate folders with forward slashes", p)
 	}
 	for _, el := range strings.Split(p, "/") {
+		if len(el) > maxNameBytes {
+			return "", errs.E(errs.Invalid, "path has a name of %d bytes (%q…); no file name is longer than %d bytes", len(el), string([]rune(el)[:40]), maxNameBytes)
+		}
 		if el == ".." {
 			return "", errs.E(errs.Forbidden, "path %q contains \"..\"; name a file inside %s/, relative to it (notes.md) or from the vault root (%s/notes.md)", p, vault.SourcesDir, vault.SourcesDir)
 		}
@@ -201,5 +205,9 @@ func openError(display string, err error) error {
 	case errors.Is(err, fs.ErrPermission):
 		return errs.E(errs.Forbidden, "%s cannot be read: permission denied", display)
 	}
-	return errs.Wrap(errs.Internal, err, "open %s: %v", display, err)
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err // the path is display, said once
+	}
+	return errs.Wrap(errs.Internal, err, "%s cannot be opened: %v", display, err)
 }

@@ -121,7 +121,7 @@ func HolderPath(dbPath string) string { return dbPath + ".holder" }
 // ReadHolder returns the recorded holder of the store at dbPath, if any.
 func ReadHolder(dbPath string) (HolderInfo, bool) {
 	var h HolderInfo
-	data, err := os.ReadFile(HolderPath(dbPath))
+	data, err := readHolderFile(HolderPath(dbPath))
 	if err != nil || json.Unmarshal(data, &h) != nil || h.PID == 0 {
 		return h, false
 	}
@@ -134,6 +134,9 @@ func ReadHolder(dbPath string) (HolderInfo, bool) {
 func Open(path string, opts Options) (*Store, error) {
 	if opts.Timeout <= 0 {
 		opts.Timeout = 2 * time.Second
+	}
+	if err := checkStoreFile(path); err != nil {
+		return nil, err
 	}
 	if opts.ReadOnly {
 		if _, err := os.Stat(path); err != nil {
@@ -192,9 +195,7 @@ func Open(path string, opts Options) (*Store, error) {
 		}
 	}
 	if opts.Holder != "" {
-		h := HolderInfo{PID: os.Getpid(), Command: opts.Holder, Since: time.Now().UTC().Truncate(time.Second)}
-		data, _ := json.Marshal(h)
-		_ = os.WriteFile(HolderPath(path), data, 0o600)
+		writeHolderFile(HolderPath(path), HolderInfo{PID: os.Getpid(), Command: opts.Holder, Since: time.Now().UTC().Truncate(time.Second)})
 	}
 	return s, nil
 }
