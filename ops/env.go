@@ -64,6 +64,9 @@ type OpenOptions struct {
 	// to date and indexes them before the operation runs (ops/fresh.go):
 	// for a CLI verb that opens the store itself, with no server watching.
 	Fresh bool
+	// Monitor is the vault's file monitor, asked by Fresh which files
+	// changed (ops/fresh_monitor.go); nil checks the files by stat.
+	Monitor FreshMonitor
 	// Detachable says nothing else in this process uses the Env (a CLI
 	// verb run alone): an operation that waits on something outside the
 	// vault for long (embed, on the provider) may close the store for the
@@ -88,6 +91,9 @@ func OpenEnv(ctx context.Context, v *vault.Vault, o OpenOptions) (*Env, error) {
 	lang, err := search.ConfigLanguage(cfg.Search.Language)
 	if err != nil {
 		return nil, errs.Wrap(errs.Invalid, err, "%s: %v", vault.ConfigFile, err)
+	}
+	if _, err := monitorSetting(cfg); err != nil {
+		return nil, err
 	}
 	open := func(ro bool) (*store.Store, error) {
 		return store.Open(v.Abs(vault.DBFile), store.Options{ReadOnly: ro, Timeout: o.Timeout, Holder: o.Holder})
@@ -168,7 +174,7 @@ func OpenEnv(ctx context.Context, v *vault.Vault, o OpenOptions) (*Env, error) {
 			return nil, err
 		}
 	} else if o.Fresh && !freshOff() {
-		if err := e.freshen(ctx, o, checkFiles(cfg, !o.ReadOnly)); err != nil {
+		if err := e.freshen(ctx, o, cfg, checkFiles(cfg, !o.ReadOnly)); err != nil {
 			e.Store.Close()
 			return nil, err
 		}

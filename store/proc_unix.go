@@ -2,7 +2,10 @@
 
 package store
 
-import "syscall"
+import (
+	"os"
+	"syscall"
+)
 
 // processAlive reports whether a process with pid exists.
 func processAlive(pid int) bool {
@@ -11,4 +14,14 @@ func processAlive(pid int) bool {
 	}
 	err := syscall.Kill(pid, 0)
 	return err == nil || err == syscall.EPERM
+}
+
+// allocatedBytes returns the bytes allocated to a file (its 512-byte
+// blocks, as stat(2) counts them).
+func allocatedBytes(fi os.FileInfo) (int64, bool) {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return 0, false
+	}
+	return int64(st.Blocks) * 512, true
 }
