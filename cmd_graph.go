@@ -30,6 +30,7 @@ func renderGraphNeighbors(o *output, n *ops.NeighborhoodOut) error {
 			ties[e.Source] = tie{e.Weight, e.TargetToSource, e.SourceToTarget}
 		}
 	}
+	ambiguousNote(o, "title", n.Center.Path, n.AlsoMatched)
 	rows := make([][]string, 0, len(n.Nodes))
 	for _, x := range n.Nodes {
 		w, out, in := "", "", ""
@@ -46,12 +47,13 @@ func renderGraphNeighbors(o *output, n *ops.NeighborhoodOut) error {
 		o.note("OUT: links from %q to the page, IN: links from the page to it (hop 1)", n.Center.Title)
 	}
 	if n.Truncated {
-		o.note("neighbourhood truncated to the %d strongest nodes", ops.MaxNeighborhoodNodes)
+		o.note("%d of %d nodes listed, the nearest and strongest (--limit up to %d for more)", len(n.Nodes), n.Total, ops.MaxNeighborhoodNodes)
 	}
 	return nil
 }
 
 func renderGraphBacklinks(o *output, b *ops.BacklinksOut) error {
+	ambiguousNote(o, "title", b.Page.Path, b.AlsoMatched)
 	rows := make([][]string, 0, len(b.Backlinks))
 	for _, x := range b.Backlinks {
 		rows = append(rows, []string{x.Title, x.Type, x.Path, strconv.Itoa(x.Count), x.ID})
@@ -76,6 +78,9 @@ func renderGraphOrphans(o *output, p *ops.PagesOut) error {
 }
 
 func renderGraphMissing(o *output, m *ops.MissingOut) error {
+	if m.Page != nil {
+		ambiguousNote(o, "page", m.Page.Path, m.AlsoMatched)
+	}
 	rows := [][]string{}
 	for _, t := range m.Targets {
 		for _, p := range t.Pages {

@@ -48,7 +48,7 @@ func init() {
 				outside := vault.MarkdownOutsideWiki(v.Root)
 				if globalsOf(c).json {
 					res := map[string]any{"vault": v.Root, "created": created}
-					if outside.Count > 0 {
+					if outside.Count > 0 || outside.Attachments > 0 {
 						res["markdown_outside_wiki"] = outside
 					}
 					data, _ := ops.MarshalJSON(res)
@@ -65,6 +65,9 @@ func init() {
 				}
 				if outside.Count > 0 {
 					o.note("%s", outsideHint(v.Root, outside))
+				}
+				if outside.Attachments > 0 {
+					o.note("%s", attachmentHint(v.Root, outside))
 				}
 				return nil
 			},
@@ -153,6 +156,21 @@ func outsideHint(root string, out vault.Outside) string {
 	hint += ", then run synapse reindex; Obsidian opened on the same folder still finds them, and [[links]] by name keep working.\n"
 	hint += "  Or keep them apart and give the wiki a folder of its own: synapse init " + shellArg(root+"-wiki")
 	return hint
+}
+
+// attachmentHint tells what to do with folders of files (images, PDFs)
+// outside wiki/ and raw/: synapse finds a linked file (![[pic.png]]) only
+// under wiki/ or raw/, so it reports such links as missing files until
+// the folder moves into raw/assets/ (or wiki/).
+func attachmentHint(root string, out vault.Outside) string {
+	args := make([]string, len(out.AttachmentFolders))
+	for i, f := range out.AttachmentFolders {
+		args[i] = shellArg(f)
+	}
+	return fmt.Sprintf("note: %s in %s/ %s outside wiki/ and raw/, where synapse finds linked files: links to them (![[file.png]]) are reported as missing files.\n"+
+		"  Move the %s into %s/ (cd %s && mv %s %s/); links by name then reach them, and Obsidian finds them there too.",
+		plural(out.Attachments, "file", "files"), strings.Join(out.AttachmentFolders, "/, "), map[bool]string{true: "is", false: "are"}[out.Attachments == 1],
+		map[bool]string{true: "folder", false: "folders"}[len(args) == 1], vault.AssetsDir, shellArg(root), strings.Join(args, " "), vault.AssetsDir)
 }
 
 // shellArg quotes s for a shell when it needs it.

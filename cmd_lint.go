@@ -15,127 +15,89 @@ func lintPlural(n int, one, many string) string {
 	return many
 }
 
-func renderLint(o *output, l *ops.LintOut) error {
-	// the counts on top, by the names --category takes
-	rows := [][]string{}
-	for _, c := range ops.LintCategories {
-		if l.Category == "" || l.Category == c {
-			rows = append(rows, []string{c, strconv.Itoa(l.Counts.Of(c))})
-		}
-	}
-	o.table([]col{fixedCol("CATEGORY"), numCol("FINDINGS")}, rows)
-	v := lintView{o: o, l: l}
-	v.links()
-	v.pages()
-	v.files()
-	v.notes()
-	return nil
-}
-
-// lintView renders a lint report's sections, each under a heading with
-// its count.
-type lintView struct {
-	o *output
-	l *ops.LintOut
-}
-
-// section prints a category's heading, unless none of it is listed.
-func (v lintView) section(category, title string, listed int) bool {
-	n := v.l.Counts.Of(category)
-	if listed == 0 {
-		return false
-	}
-	head := fmt.Sprintf("(%d)", n)
-	if listed < n {
-		head = fmt.Sprintf("(%d–%d of %d)", v.l.Offset+1, v.l.Offset+listed, n)
-	}
-	v.o.printf("\n%s %s\n", v.o.st.Title.Render(title), v.o.st.Dim.Render(head))
-	return true
-}
-
-// links renders the broken links and the links to missing files.
-func (v lintView) links() {
-	o, l := v.o, v.l
-	var rows [][]string
-	if v.section(ops.LintBrokenLinks, "Broken links", len(l.BrokenLinks)) {
+// lintSections print the listed findings of each lint category, by its
+// name (a test checks that every category has one).
+var lintSections = map[string]func(o *output, l *ops.LintOut){
+	ops.LintBrokenLinks: func(o *output, l *ops.LintOut) {
+		rows := [][]string{}
 		for _, b := range l.BrokenLinks {
-			var from []string
-			for _, p := range b.Pages {
-				from = append(from, p.Title)
-			}
-			rows = append(rows, []string{b.Target, strconv.Itoa(b.Links), strings.Join(from, ", ")})
+			rows = append(rows, []string{b.Target, strconv.Itoa(b.Links), linkedFrom(l.Full, b.PagesTotal, b.Pages)})
 		}
-		o.table([]col{flexCol("TARGET"), numCol("LINKS"), flexCol("LINKED FROM")}, rows)
-	}
-	if v.section(ops.LintBrokenFileLinks, "Links to files that do not exist", len(l.BrokenFileLinks)) {
-		rows = rows[:0]
+		o.table([]col{flexCol("TARGET"), numCol("LINKS"), linkedFromCol(l.Full, "")}, rows)
+	},
+	ops.LintBrokenFileLinks: func(o *output, l *ops.LintOut) {
+		rows := [][]string{}
+		var fixes []string
 		for _, b := range l.BrokenFileLinks {
-			var from []string
-			for _, p := range b.Pages {
-				lines := make([]string, len(p.Lines))
-				for i, n := range p.Lines {
-					lines[i] = strconv.Itoa(n)
+			from := strconv.Itoa(b.PagesTotal)
+			if l.Full {
+				var pages []string
+				for _, p := range b.Pages {
+					lines := make([]string, len(p.Lines))
+					for i, n := range p.Lines {
+						lines[i] = strconv.Itoa(n)
+					}
+					pages = append(pages, p.Title+":"+strings.Join(lines, ","))
 				}
-				from = append(from, p.Title+":"+strings.Join(lines, ","))
+				from = strings.Join(pages, ", ")
 			}
 			target := b.Target
 			if b.Path != "" && b.Path != b.Target {
 				target += " (" + b.Path + ")"
 			}
-			rows = append(rows, []string{target, strconv.Itoa(b.Links), strings.Join(from, ", ")})
-		}
-		o.table([]col{flexCol("TARGET"), numCol("LINKS"), flexCol("LINKED FROM (LINES)")}, rows)
-	}
-}
-
-// pages renders the orphans, the pages without outlinks, the missing
-// sources and the duplicate titles.
-func (v lintView) pages() {
-	o, l := v.o, v.l
-	var rows [][]string
-	for _, s := range []struct {
-		category, title string
-		refs            []ops.PageRef
-	}{{ops.LintOrphans, "Orphan pages", l.Orphans}, {ops.LintNoOutlinks, "Pages without outgoing links", l.NoOutlinks}} {
-		if v.section(s.category, s.title, len(s.refs)) {
-			rows = rows[:0]
-			for _, r := range s.refs {
-				rows = append(rows, []string{r.Title, r.Path})
+			if b.Outside != "" {
+				target += " [at " + b.Outside + "]"
+				fixes = append(fixes, b.Fix)
 			}
-			o.table([]col{flexCol("TITLE"), pathCol("PATH")}, rows)
+			rows = append(rows, []string{target, strconv.Itoa(b.Links), from})
 		}
-	}
-	if v.section(ops.LintMissingSources, "Missing source files", len(l.MissingSources)) {
-		rows = rows[:0]
+		o.table([]col{flexCol("TARGET"), numCol("LINKS"), linkedFromCol(l.Full, " (LINES)")}, rows)
+		for _, f := range uniq(fixes) {
+			o.printf("fix: %s\n", f)
+		}
+	},
+	ops.LintAmbiguousLinks: func(o *output, l *ops.LintOut) {
+		rows := [][]string{}
+		for _, a := range l.AmbiguousLinks {
+			rows = append(rows, []string{a.Target, a.Chosen, a.ChosenBy, strings.Join(a.Others, ", "), strconv.Itoa(a.Links), linkedFrom(l.Full, a.PagesTotal, a.Pages)})
+		}
+		o.table([]col{flexCol("TARGET"), pathCol("REACHES"), fixedCol("CHOSEN BY"), pathCol("ALSO MATCHES"), numCol("LINKS"), linkedFromCol(l.Full, "")}, rows)
+	},
+	ops.LintOrphans:    func(o *output, l *ops.LintOut) { pageRows(o, l.Orphans) },
+	ops.LintNoOutlinks: func(o *output, l *ops.LintOut) { pageRows(o, l.NoOutlinks) },
+	ops.LintMissingSources: func(o *output, l *ops.LintOut) {
+		rows := [][]string{}
 		for _, s := range l.MissingSources {
-			var by []string
-			for _, p := range s.Pages {
-				by = append(by, p.Title)
+			by := strconv.Itoa(s.PagesTotal)
+			if l.Full {
+				var names []string
+				for _, p := range s.Pages {
+					names = append(names, p.Title)
+				}
+				if more := s.PagesTotal - len(s.Pages); more > 0 {
+					names = append(names, fmt.Sprintf("and %d more", more))
+				}
+				by = strings.Join(names, ", ")
 			}
-			if more := s.PagesTotal - len(s.Pages); more > 0 {
-				by = append(by, fmt.Sprintf("and %d more", more))
-			}
-			rows = append(rows, []string{s.Source, strings.Join(by, ", ")})
+			rows = append(rows, []string{s.Source, by})
 		}
-		o.table([]col{pathCol("SOURCE"), flexCol("CITED BY")}, rows)
-	}
-	if v.section(ops.LintDuplicateTitles, "Duplicate titles", len(l.DuplicateTitles)) {
-		rows = rows[:0]
+		head := "CITING PAGES"
+		if l.Full {
+			head = "CITED BY"
+		}
+		o.table([]col{pathCol("SOURCE"), flexCol(head)}, rows)
+	},
+	ops.LintDuplicateTitles: func(o *output, l *ops.LintOut) {
+		rows := [][]string{}
 		for _, d := range l.DuplicateTitles {
 			for _, p := range d.Pages {
 				rows = append(rows, []string{d.Title, p.Path})
 			}
 		}
 		o.table([]col{flexCol("TITLE"), pathCol("PATH")}, rows)
-	}
-}
-
-// files renders the frontmatter errors, the top files left alone and the
-// files refused.
-func (v lintView) files() {
-	o, l := v.o, v.l
-	var rows [][]string
-	if v.section(ops.LintFrontmatterErrors, "Frontmatter that does not parse", len(l.FrontmatterErrors)) {
+	},
+	ops.LintFrontmatterErrors: func(o *output, l *ops.LintOut) {
+		rows := [][]string{}
 		for _, f := range l.FrontmatterErrors {
 			line := ""
 			if f.Line > 0 {
@@ -144,29 +106,94 @@ func (v lintView) files() {
 			rows = append(rows, []string{f.Path, line, f.Error})
 		}
 		o.table([]col{pathCol("PATH"), numCol("LINE"), flexCol("ERROR")}, rows)
-	}
-	if v.section(ops.LintReservedFiles, "Top files synapse leaves alone", len(l.ReservedFiles)) {
+	},
+	ops.LintReservedFiles: func(o *output, l *ops.LintOut) {
 		for _, r := range l.ReservedFiles {
 			o.printf("%s: %s\n  fix: %s\n", r.Path, r.Problem, r.Fix)
 		}
-	}
-	if v.section(ops.LintRefusedFiles, "Files refused instead of read", len(l.RefusedFiles)) {
-		rows = rows[:0]
+	},
+	ops.LintRefusedFiles: func(o *output, l *ops.LintOut) {
+		rows := [][]string{}
 		for _, r := range l.RefusedFiles {
 			rows = append(rows, []string{r.Path, r.Reason, r.Message})
 		}
 		o.table([]col{pathCol("PATH"), fixedCol("REASON"), flexCol("WHY")}, rows)
-	}
+	},
 }
 
-// notes ends the report: the number of findings and what was filed.
-func (v lintView) notes() {
-	o, l := v.o, v.l
+// linkedFrom is the linking pages of a finding: their titles in a full
+// report, their number in a summary.
+func linkedFrom(full bool, total int, pages []ops.BacklinkItem) string {
+	if !full {
+		return strconv.Itoa(total)
+	}
+	var from []string
+	for _, p := range pages {
+		from = append(from, p.Title)
+	}
+	return strings.Join(from, ", ")
+}
+
+func linkedFromCol(full bool, suffix string) col {
+	if full {
+		return flexCol("LINKED FROM" + suffix)
+	}
+	return numCol("PAGES")
+}
+
+func pageRows(o *output, refs []ops.PageRef) {
+	rows := [][]string{}
+	for _, r := range refs {
+		rows = append(rows, []string{r.Title, r.Path})
+	}
+	o.table([]col{flexCol("TITLE"), pathCol("PATH")}, rows)
+}
+
+func uniq(s []string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, x := range s {
+		if !seen[x] {
+			seen[x] = true
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+func renderLint(o *output, l *ops.LintOut) error {
+	// the counts on top, by the names --category takes
+	rows := [][]string{}
+	for _, c := range ops.LintCategoryList() {
+		if l.Category == "" || l.Category == c.Name {
+			rows = append(rows, []string{c.Name, strconv.Itoa(l.Counts.Of(c.Name))})
+		}
+	}
+	o.table([]col{fixedCol("CATEGORY"), numCol("FINDINGS")}, rows)
+	more := false
+	for _, c := range ops.LintCategoryList() {
+		n, listed := l.Counts.Of(c.Name), l.Listed(c.Name)
+		if listed == 0 {
+			continue
+		}
+		head := fmt.Sprintf("(%d)", n)
+		if listed < n {
+			head = fmt.Sprintf("(%d–%d of %d)", l.Offset+1, l.Offset+listed, n)
+			more = true
+		}
+		o.printf("\n%s %s\n", o.st.Title.Render(c.Title), o.st.Dim.Render(head))
+		lintSections[c.Name](o, l)
+	}
 	scope := ""
 	if l.Page != nil {
 		scope = fmt.Sprintf(" on or from %q (%s)", l.Page.Title, l.Page.Path)
 	}
 	o.note("%d %s%s", l.Findings, lintPlural(l.Findings, "finding", "findings"), scope)
+	if !l.Full && l.Findings > 0 {
+		o.note("a summary: --category NAME lists one category with the pages linking to each finding, --full every category (--limit, --offset to page)")
+	} else if more {
+		o.note("more findings: --offset %d lists the next ones", l.Offset+l.Limit)
+	}
 	if f := l.Filed; f != nil {
 		o.note("review queue: %d added, %d refreshed, %d already decided (left alone), %d missing-page %s auto-resolved",
 			f.Added, f.Refreshed, f.AlreadyTerminal, f.AutoResolved, lintPlural(f.AutoResolved, "item", "items"))
@@ -175,4 +202,5 @@ func (v lintView) notes() {
 				f.NotListed, lintPlural(f.NotListed, "finding", "findings"), l.Offset+l.Limit)
 		}
 	}
+	return nil
 }

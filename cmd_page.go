@@ -9,28 +9,35 @@ import (
 	"github.com/synapse-wiki/synapse/ops"
 )
 
-// asked is the title page get was asked for, quoted.
-func asked(in []byte) string {
-	var v struct {
-		Title string `json:"title"`
-	}
+// askedField is an input field (a title) as the verb was given it, quoted.
+func askedField(in []byte, field string) string {
+	var v map[string]any
 	json.Unmarshal(in, &v)
-	return strconv.Quote(v.Title)
+	s, _ := v[field].(string)
+	return strconv.Quote(s)
+}
+
+// ambiguousNote says, on stderr, that the title a verb was given (the
+// input field named field) answers to several pages: which one was used,
+// why (the tie-break a link would use), and the others by path and id.
+func ambiguousNote(o *output, field, chosen string, also []ops.PageRef) {
+	if len(also) == 0 {
+		return
+	}
+	var others []string
+	why := "the shortest path wins"
+	for _, a := range also {
+		others = append(others, fmt.Sprintf("%s (id %s)", a.Path, a.ID))
+		if len(a.Path) <= len(chosen) {
+			why = "of paths as short, the first in order wins"
+		}
+	}
+	o.note("%s: %s answer to it; this is %s (a link would choose it too: %s); also %s. Ask for one by its path or id.",
+		askedField(o.in, field), plural(len(also)+1, "page", "pages"), chosen, why, strings.Join(others, ", "))
 }
 
 func renderPageGet(o *output, p *ops.GetPageOut) error {
-	if len(p.AlsoMatched) > 0 {
-		var others []string
-		why := "the shortest path wins"
-		for _, a := range p.AlsoMatched {
-			others = append(others, fmt.Sprintf("%s (id %s)", a.Path, a.ID))
-			if len(a.Path) <= len(p.Path) {
-				why = "of paths as short, the first in order wins"
-			}
-		}
-		o.note("%s: %s answer to it; this is %s (a link would choose it too: %s); also %s. Ask for one by its path or id.",
-			asked(o.in), plural(len(p.AlsoMatched)+1, "page", "pages"), p.Path, why, strings.Join(others, ", "))
-	}
+	ambiguousNote(o, "title", p.Path, p.AlsoMatched)
 	if p.Section != "" {
 		// one section: its text, as page write --section takes it back
 		if o.tty {

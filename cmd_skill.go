@@ -19,14 +19,25 @@ import (
 	"github.com/urfave/cli/v2"
 )
 
-// skillMD is the agent skill. The folder skill/ holds nothing but
-// SKILL.md, because skill installers copy the whole folder of a skill.
-// Its command reference, caps and tool lists are generated from the
-// operation table:
+// skillMD is the agent skill: when and how to use synapse, small enough
+// to load whole when the skill triggers. skillReference, beside it, is
+// the reference an agent reads when a flag or a cap matters: every verb,
+// the caps, the search syntax and the MCP tools, generated from the
+// operation table. The folder skill/ holds these two files only, because
+// skill installers copy the whole folder of a skill.
 //
 //go:generate go test -run TestDocs_Generated -update .
 //go:embed skill/SKILL.md
 var skillMD []byte
+
+//go:embed skill/reference.md
+var skillReference []byte
+
+// skillFiles are the skill's files as installed, SKILL.md first.
+var skillFiles = []struct {
+	name string
+	data []byte
+}{{"SKILL.md", skillMD}, {"reference.md", skillReference}}
 
 // skillAgents are the skill folders that `skill install --agent` knows:
 // where each agent looks for user-level skills.
@@ -61,9 +72,10 @@ func skillAgentNames() string {
 // SkillPrintOut is the result of `skill print --json`.
 type SkillPrintOut struct {
 	Name    string `json:"name"`
+	File    string `json:"file"` // SKILL.md, or reference.md with --reference
 	Bytes   int    `json:"bytes"`
 	SHA256  string `json:"sha256"`
-	Content string `json:"content"` // SKILL.md, byte for byte
+	Content string `json:"content"` // the file, byte for byte
 }
 
 // SkillInstallOut is the result of `skill install --json`.
@@ -79,43 +91,50 @@ func init() {
 	group := groupCommand("skill", "The agent skill: install or print it")
 	group.Subcommands = []*cli.Command{
 		{
-			Name:         "print",
-			Usage:        "Print the agent skill (SKILL.md)",
-			UsageText:    "synapse skill print [--json]",
-			Description:  "Prints the SKILL.md embedded in this binary, byte for byte (--json: with its name, size and sha256).",
-			Flags:        []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print the skill as JSON: name, bytes, sha256 and content"}},
+			Name:        "print",
+			Usage:       "Print the agent skill (SKILL.md), or its reference",
+			UsageText:   "synapse skill print [--reference] [--json]",
+			Description: "Prints the SKILL.md embedded in this binary, byte for byte (--json: with its name, size and sha256).\n--reference prints reference.md instead: every verb, the caps, the search syntax and the MCP tools.",
+			Flags: []cli.Flag{
+				&cli.BoolFlag{Name: "reference", Usage: "print the skill's reference.md: every verb, the caps, the search syntax and the MCP tools"},
+				&cli.BoolFlag{Name: "json", Usage: "print the skill as JSON: name, file, bytes, sha256 and content"},
+			},
 			OnUsageError: usageError,
 			Action: func(c *cli.Context) error {
 				if c.NArg() > 0 {
-					return errs.E(errs.Invalid, "unexpected argument %q (usage: synapse skill print [--json])", c.Args().First())
+					return errs.E(errs.Invalid, "unexpected argument %q (usage: synapse skill print [--reference] [--json])", c.Args().First())
+				}
+				f := skillFiles[0]
+				if c.Bool("reference") {
+					f = skillFiles[1]
 				}
 				if globalsOf(c).json {
-					sum := sha256.Sum256(skillMD)
-					data, err := ops.MarshalJSON(SkillPrintOut{Name: "synapse", Bytes: len(skillMD), SHA256: hex.EncodeToString(sum[:]), Content: string(skillMD)})
+					sum := sha256.Sum256(f.data)
+					data, err := ops.MarshalJSON(SkillPrintOut{Name: "synapse", File: f.name, Bytes: len(f.data), SHA256: hex.EncodeToString(sum[:]), Content: string(f.data)})
 					if err != nil {
 						return err
 					}
 					_, err = c.App.Writer.Write(data)
 					return err
 				}
-				_, err := c.App.Writer.Write(skillMD)
+				_, err := c.App.Writer.Write(f.data)
 				return err
 			},
 		},
 		{
 			Name:      "install",
-			Usage:     "Write the agent skill to an agent's skill folder",
+			Usage:     "Write the agent skill (SKILL.md and reference.md) to an agent's skill folder",
 			UsageText: "synapse skill install [--agent claude-code|codex|agents | --dir DIR] [--force]",
-			Description: "Writes SKILL.md into the skill folder DIR (created if needed). The default is\n" +
+			Description: "Writes SKILL.md and reference.md into the skill folder DIR (created if needed). The default is\n" +
 				"Claude Code's ~/.claude/skills/synapse/ ($CLAUDE_CONFIG_DIR/skills/synapse/ when set).\n" +
 				"--agent codex writes $CODEX_HOME/skills/synapse/ (~/.codex/skills/synapse/); --agent agents\n" +
 				"writes the shared ~/.agents/skills/synapse/ that recent Codex releases, Cline, Warp, Zed and\n" +
-				"other Agent Skills clients read. Running it again is harmless. A SKILL.md that differs (an\n" +
+				"other Agent Skills clients read. Running it again is harmless. A file that differs (an\n" +
 				"older version or local edits) is replaced only with --force.",
 			Flags: []cli.Flag{
 				&cli.StringFlag{Name: "dir", Usage: "the skill folder to write SKILL.md into"},
 				&cli.StringFlag{Name: "agent", Usage: "install where this agent looks: " + skillAgentNames(), DefaultText: "claude-code"},
-				&cli.BoolFlag{Name: "force", Usage: "replace a SKILL.md that differs from this synapse's skill"},
+				&cli.BoolFlag{Name: "force", Usage: "replace skill files that differ from this synapse's skill"},
 				&cli.BoolFlag{Name: "json", Usage: "print the result as JSON"},
 			},
 			OnUsageError: usageError,
@@ -184,53 +203,74 @@ func skillDir(dir, agent string) (string, error) {
 	return f(home), nil
 }
 
-// installSkill writes SKILL.md into dir atomically (a temporary file in the
-// same folder, then a rename). A SKILL.md with other bytes is kept unless
-// force: it may hold the user's edits (conflict otherwise).
+// installSkill writes the skill's files into dir, each atomically (a
+// temporary file in the same folder, then a rename). A file with other
+// bytes is kept unless force: it may hold the user's edits (conflict
+// otherwise, before anything is written). The status is that of the
+// whole: installed, updated or unchanged.
 func installSkill(dir string, force bool) (*SkillInstallOut, error) {
-	path := filepath.Join(dir, "SKILL.md")
-	out := &SkillInstallOut{Path: path, Status: "installed", Bytes: len(skillMD)}
-	old, err := readRegular(path)
-	var nr *notRegularError
-	switch {
-	case errors.As(err, &nr):
-		return nil, errs.Wrap(errs.Forbidden, err, "%s is %s, not a file; synapse replaces only a SKILL.md file: remove it first", path, nr.kind)
-	case err == nil && bytes.Equal(old, skillMD):
-		out.Status = "unchanged"
+	out := &SkillInstallOut{Path: filepath.Join(dir, "SKILL.md"), Status: "unchanged", Bytes: len(skillMD)}
+	var todo []int
+	for i, f := range skillFiles {
+		path := filepath.Join(dir, f.name)
+		old, err := readRegular(path)
+		var nr *notRegularError
+		switch {
+		case errors.As(err, &nr):
+			return nil, errs.Wrap(errs.Forbidden, err, "%s is %s, not a file; synapse replaces only a %s file: remove it first", path, nr.kind, f.name)
+		case err == nil && bytes.Equal(old, f.data):
+			continue
+		case err == nil && !force:
+			return nil, errs.E(errs.Conflict, "%s already exists and differs from this synapse's skill (an older version or local edits); rerun with --force to replace it", path)
+		case err == nil:
+			out.Status = "updated"
+		case !os.IsNotExist(err):
+			return nil, fileErr(err, "read %s: %v", path, err)
+		case out.Status == "unchanged":
+			out.Status = "installed"
+		}
+		todo = append(todo, i)
+	}
+	if len(todo) == 0 {
 		return out, nil
-	case err == nil && !force:
-		return nil, errs.E(errs.Conflict, "%s already exists and differs from this synapse's skill (an older version or local edits); rerun with --force to replace it", path)
-	case err == nil:
-		out.Status = "updated"
-	case !os.IsNotExist(err):
-		return nil, fileErr(err, "read %s: %v", path, err)
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fileErr(err, "create %s: %v", dir, err)
 	}
-	tmp, err := os.CreateTemp(dir, ".SKILL.md.*")
+	for _, i := range todo {
+		if err := writeSkillFile(dir, skillFiles[i].name, skillFiles[i].data); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// writeSkillFile writes one file of the skill atomically.
+func writeSkillFile(dir, name string, data []byte) error {
+	path := filepath.Join(dir, name)
+	tmp, err := os.CreateTemp(dir, "."+name+".*")
 	if err != nil {
-		return nil, fileErr(err, "write in %s: %v", dir, err)
+		return fileErr(err, "write in %s: %v", dir, err)
 	}
 	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(skillMD); err != nil {
+	if _, err := tmp.Write(data); err != nil {
 		tmp.Close()
-		return nil, errs.Wrap(errs.Internal, err, "write %s: %v", tmp.Name(), err)
+		return errs.Wrap(errs.Internal, err, "write %s: %v", tmp.Name(), err)
 	}
 	if err := tmp.Sync(); err != nil {
 		tmp.Close()
-		return nil, errs.Wrap(errs.Internal, err, "write %s: %v", tmp.Name(), err)
+		return errs.Wrap(errs.Internal, err, "write %s: %v", tmp.Name(), err)
 	}
 	if err := tmp.Close(); err != nil {
-		return nil, errs.Wrap(errs.Internal, err, "write %s: %v", tmp.Name(), err)
+		return errs.Wrap(errs.Internal, err, "write %s: %v", tmp.Name(), err)
 	}
 	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
-		return nil, errs.Wrap(errs.Internal, err, "chmod %s: %v", tmp.Name(), err)
+		return errs.Wrap(errs.Internal, err, "chmod %s: %v", tmp.Name(), err)
 	}
 	if err := os.Rename(tmp.Name(), path); err != nil {
-		return nil, errs.Wrap(errs.Internal, err, "install %s: %v", path, err)
+		return errs.Wrap(errs.Internal, err, "install %s: %v", path, err)
 	}
-	return out, nil
+	return nil
 }
 
 // fileErr codes a file system error of the install: permission denied is

@@ -75,15 +75,25 @@ func TestSkill_Body(t *testing.T) {
 		"**When unsure, ask.**",
 		"## Ask before every write",
 		"**Always add `--json`.**",
-		"### Answer a question from the wiki",
+		"## Answer a question from the wiki",
 		"cite the page path",
-		"### Compile new and changed sources into pages",
-		"### Work the review queue",
+		"## Compile new and changed sources into pages",
+		"## Work the review queue",
+		"synapse skill print --reference",
 		"## MCP tools, the alternative",
 		"| 4 | conflict |",
+		// a draft may carry frontmatter (merged), and skip is as final as
+		// every other decision
+		"It may start with a frontmatter\n   block: its keys are merged",
+		"`skip`: not acted on now, and not proposed\n     again",
 	} {
 		if !strings.Contains(body, want) {
 			t.Errorf("SKILL.md lacks %q", want)
+		}
+	}
+	for _, wrong := range []string{"without frontmatter", "`skip`: not now"} {
+		if strings.Contains(body, wrong) {
+			t.Errorf("SKILL.md says %q", wrong)
 		}
 	}
 }
@@ -136,27 +146,47 @@ func TestSkill_OneSourceOfTruth(t *testing.T) {
 	}
 }
 
-// TestSkill_EmbedEqualsFile: the binary embeds skill/SKILL.md byte for
-// byte (`synapse skill print` writes skillMD; skill-install.txtar compares
-// its output with the file). The CLI is not run in-process here: urfave
+// TestSkill_EmbedEqualsFile: the binary embeds skill/SKILL.md and
+// skill/reference.md byte for byte (`synapse skill print` writes them;
+// skill-install.txtar compares its output with the files). The CLI is not run in-process here: urfave
 // adds help subcommands to the shared command structs when it runs, which
 // would leak into the surface and docs walks.
 func TestSkill_EmbedEqualsFile(t *testing.T) {
-	want, err := os.ReadFile(filepath.Join("skill", "SKILL.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(skillMD, want) {
-		t.Fatal("the embedded skill differs from skill/SKILL.md")
+	for _, f := range skillFiles {
+		want, err := os.ReadFile(filepath.Join("skill", f.name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(f.data, want) {
+			t.Errorf("the embedded %s differs from skill/%s", f.name, f.name)
+		}
 	}
 	entries, err := os.ReadDir("skill")
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, e := range entries {
-		if e.Name() != "SKILL.md" {
-			t.Errorf("skill/ holds %s: skill installers copy the whole folder, so it must hold only SKILL.md", e.Name())
+		if !slices.ContainsFunc(skillFiles, func(f struct {
+			name string
+			data []byte
+		}) bool {
+			return f.name == e.Name()
+		}) {
+			t.Errorf("skill/ holds %s: skill installers copy the whole folder, so it must hold only the skill's files", e.Name())
 		}
+	}
+}
+
+// TestSkill_Size: SKILL.md, loaded whole when the skill triggers, stays
+// within 12 KiB; the generated reference is the second file, read on
+// demand.
+func TestSkill_Size(t *testing.T) {
+	const maxSkill = 12 << 10
+	if len(skillMD) > maxSkill {
+		t.Errorf("SKILL.md is %d bytes, over %d: move detail to reference.md", len(skillMD), maxSkill)
+	}
+	if !bytes.Contains(skillReference, []byte("#### `synapse page write")) || bytes.Contains(skillMD, []byte("#### `synapse")) {
+		t.Error("the command reference belongs in reference.md, not SKILL.md")
 	}
 }
 
@@ -215,11 +245,13 @@ func TestSkill_Install(t *testing.T) {
 			if res.Path != tt.path || res.Status != tt.status || res.Bytes != len(skillMD) {
 				t.Errorf("got %+v, want path %s status %s", res, tt.path, tt.status)
 			}
-			got, err := os.ReadFile(tt.path)
-			if err != nil || !bytes.Equal(got, skillMD) {
-				t.Errorf("%s does not hold the skill (%v)", tt.path, err)
+			for _, f := range skillFiles {
+				p := filepath.Join(filepath.Dir(tt.path), f.name)
+				if got, err := os.ReadFile(p); err != nil || !bytes.Equal(got, f.data) {
+					t.Errorf("%s does not hold the skill's %s (%v)", p, f.name, err)
+				}
 			}
-			leftovers, _ := filepath.Glob(filepath.Join(filepath.Dir(tt.path), ".SKILL.md.*"))
+			leftovers, _ := filepath.Glob(filepath.Join(filepath.Dir(tt.path), ".*.md.*"))
 			if len(leftovers) > 0 {
 				t.Errorf("temporary files left: %v", leftovers)
 			}
@@ -523,12 +555,17 @@ func jsonScalar(v any) string {
 }
 
 // skillFile is the script command `skillmd FILE`: it copies the repository's
-// skill/SKILL.md (the file, not the embedded copy) to FILE.
+// skill/SKILL.md (the file, not the embedded copy), or the skill's file
+// named by the second argument, to FILE.
 func skillFile(ts *testscript.TestScript, neg bool, args []string) {
-	if neg || len(args) != 1 {
-		ts.Fatalf("usage: skillmd FILE")
+	if neg || len(args) < 1 || len(args) > 2 {
+		ts.Fatalf("usage: skillmd FILE [reference.md]")
 	}
-	data, err := os.ReadFile(filepath.Join("skill", "SKILL.md"))
+	name := "SKILL.md"
+	if len(args) == 2 {
+		name = args[1]
+	}
+	data, err := os.ReadFile(filepath.Join("skill", name))
 	ts.Check(err)
 	ts.Check(os.WriteFile(ts.MkAbs(args[0]), data, 0o644))
 }

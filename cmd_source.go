@@ -77,7 +77,8 @@ func renderSourceRead(o *output, s *ops.ReadSourceOut) error {
 		o.printf("%s", s.Content)
 	}
 	if s.Truncated {
-		o.note("%s is %s; only the first %s were returned (truncated)", s.Path, humanBytes(s.SizeBytes), humanBytes(ops.MaxSourceRead))
+		o.note("%s is %s; bytes %d–%d were returned: the next part is synapse source read %s --offset %d (--limit up to %d for more at once)",
+			s.Path, humanBytes(s.SizeBytes), s.Offset, s.NextOffset, shellArg(s.Path), s.NextOffset, ops.MaxSourceRead)
 	}
 	return nil
 }

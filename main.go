@@ -18,6 +18,7 @@ import (
 	"github.com/synapse-wiki/synapse/internal/gcmode"
 	"github.com/synapse-wiki/synapse/internal/server/sock"
 	"github.com/synapse-wiki/synapse/ops"
+	"github.com/synapse-wiki/synapse/vault"
 	"github.com/urfave/cli/v2"
 )
 
@@ -125,12 +126,26 @@ VAULT:
 		if c.NArg() > 0 {
 			return cliargs.UnknownCommand(c.Args().First(), nil, c.App.Commands)
 		}
+		if c.IsSet("vault") && os.Getenv(vault.EnvVar) != c.String("vault") {
+			// `synapse --vault status`: the flag took the command as its path
+			return vaultWithoutCommand(c.String("vault"), c.App.Commands)
+		}
 		return cli.ShowAppHelp(c)
 	}
 	app.OnUsageError = func(c *cli.Context, err error, _ bool) error {
 		return cliargs.FlagError(err, "synapse", c.App.Flags, typedArgs(c))
 	}
 	return app
+}
+
+// vaultWithoutCommand is the usage error of --vault given with no command
+// after it: when its value names a command, the flag took the command as
+// its path (`synapse --vault status`).
+func vaultWithoutCommand(val string, cmds []*cli.Command) error {
+	if cliargs.FindCommand(cmds, val) != nil {
+		return errs.E(errs.Invalid, "--vault took %q as its path, and no command followed: give the vault's folder first (synapse --vault DIR %s)", val, val)
+	}
+	return errs.E(errs.Invalid, "--vault %s names a vault but no command (see `synapse --help`)", val)
 }
 
 // typedArgsKey holds the command line as typed in the app's Metadata, so

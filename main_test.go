@@ -55,7 +55,7 @@ func (r removeBuiltBinary) Run() int {
 //	freeport VAR               set VAR to a free TCP port on 127.0.0.1
 //	[!] httpget URL [TOKEN]    GET URL (with a bearer token); stdout is the body; fails unless 2xx
 //	jsonvar VAR PATH           set VAR from the last JSON stdout (.hits[0].path, .items[title=X].id)
-//	skillmd FILE               copy the repository's skill/SKILL.md to FILE
+//	skillmd FILE [NAME]        copy the repository's skill/SKILL.md (or skill/NAME) to FILE
 //	skillrun PREFIX [N=V...]   run the SKILL.md command line starting with PREFIX, placeholders filled
 //
 // (jsonvar, skillmd and skillrun live in cmd_skill_test.go.)

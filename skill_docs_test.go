@@ -14,7 +14,7 @@ import (
 	"github.com/urfave/cli/v2"
 )
 
-// The generated parts of skill/SKILL.md and README.md: the command
+// The generated parts of skill/SKILL.md, skill/reference.md and README.md: the command
 // reference, the README's command table, the write verbs, the caps and the
 // MCP tools. They are rendered here from the CLI that newApp builds out of
 // the operation table (plus the verbs that are not rows: init, serve…), so
@@ -27,8 +27,9 @@ const regenerate = "go generate .   (runs: go test -run TestDocs_Generated -upda
 
 // docFiles lists each file's generated blocks.
 var docFiles = map[string][]string{
-	"skill/SKILL.md": {"writes", "caps", "tools", "commands", "search-syntax", "graph-edges"},
-	"README.md":      {"commands"},
+	"skill/SKILL.md":     {"writes"},
+	"skill/reference.md": {"caps", "tools", "commands", "search-syntax", "graph-edges"},
+	"README.md":          {"commands"},
 }
 
 // docCmd is one CLI verb as the docs present it.
@@ -288,12 +289,15 @@ func renderBlock(file, name string, cmds []docCmd) (string, error) {
 			fmt.Fprintf(&b, "| `%s` | %s | %s | %s |\n", cell(strings.Replace(d.Synopsis, " --json", "", 1)), cell(d.Summary), tool, d.Access)
 		}
 	case "skill/SKILL.md:writes":
+		// the verbs only, with their MCP tools: what each does is in the
+		// reference
+		var writes []string
 		for _, d := range cmds {
 			if d.Op != nil && d.Op.WriteWith != "" {
 				// a read that one flag turns into a write: list the flag
 				for _, f := range ops.Fields(d.Op.In) {
 					if f.Name == d.Op.WriteWith {
-						fmt.Fprintf(&b, "- `synapse %s --%s`: %s\n", d.Path, f.Flag, f.Desc)
+						writes = append(writes, fmt.Sprintf("`synapse %s --%s`", d.Path, f.Flag))
 					}
 				}
 				continue
@@ -301,13 +305,14 @@ func renderBlock(file, name string, cmds []docCmd) (string, error) {
 			if d.Access != "write" {
 				continue
 			}
-			fmt.Fprintf(&b, "- `synapse %s`", d.Path)
+			w := "`synapse " + d.Path + "`"
 			if d.Op != nil && d.Op.MCP != "" {
-				fmt.Fprintf(&b, " (MCP `%s`)", d.Op.MCP)
+				w += " (`" + d.Op.MCP + "`)"
 			}
-			fmt.Fprintf(&b, ": %s\n", d.Summary)
+			writes = append(writes, w)
 		}
-	case "skill/SKILL.md:caps":
+		b.WriteString(strings.Join(writes, ", ") + ".\n")
+	case "skill/reference.md:caps":
 		for _, d := range cmds {
 			if d.Op == nil || d.Op.Limits == "" {
 				continue
@@ -318,7 +323,7 @@ func renderBlock(file, name string, cmds []docCmd) (string, error) {
 			}
 			fmt.Fprintf(&b, ": %s\n", d.Op.Limits)
 		}
-	case "skill/SKILL.md:tools":
+	case "skill/reference.md:tools":
 		b.WriteString("| MCP tool | access | same as |\n|---|---|---|\n")
 		list := ops.Table()
 		sort.Slice(list, func(i, j int) bool { return list[i].MCP < list[j].MCP })
@@ -341,7 +346,7 @@ func renderBlock(file, name string, cmds []docCmd) (string, error) {
 		if len(cliOnly) > 0 {
 			fmt.Fprintf(&b, "\nNo tool, CLI only: %s.\n", strings.Join(cliOnly, ", "))
 		}
-	case "skill/SKILL.md:graph-edges":
+	case "skill/reference.md:graph-edges":
 		// what an edge of get_graph_neighborhood says, as its type does
 		t := reflect.TypeFor[ops.GraphEdge]()
 		for i := 0; i < t.NumField(); i++ {
@@ -349,10 +354,10 @@ func renderBlock(file, name string, cmds []docCmd) (string, error) {
 			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
 			fmt.Fprintf(&b, "- `%s`: %s\n", name, f.Tag.Get("desc"))
 		}
-	case "skill/SKILL.md:search-syntax":
+	case "skill/reference.md:search-syntax":
 		// the query language, as package search documents it
 		fmt.Fprintf(&b, "```text\n%s\n```\n", search.SyntaxHelp)
-	case "skill/SKILL.md:commands":
+	case "skill/reference.md:commands":
 		for _, d := range cmds {
 			fmt.Fprintf(&b, "#### `%s`\n\n%s.", d.Synopsis, d.Summary)
 			if d.Op != nil {
@@ -413,7 +418,7 @@ func generatedDoc(file, doc string, cmds []docCmd) (string, error) {
 }
 
 // TestDocs_Generated is the drift test: the command reference in
-// skill/SKILL.md and the README's command table must be what the binary
+// skill/reference.md and the README's command table must be what the binary
 // offers. With -update it is the generator.
 func TestDocs_Generated(t *testing.T) {
 	cmds, err := docCommands()
@@ -456,7 +461,7 @@ func TestDocs_DriftIsCaught(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	skill, err := os.ReadFile("skill/SKILL.md")
+	skill, err := os.ReadFile("skill/reference.md")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -471,7 +476,7 @@ func TestDocs_DriftIsCaught(t *testing.T) {
 			renamed[i].Synopsis = strings.Replace(renamed[i].Synopsis, "graph neighbors", "graph around", 1)
 		}
 	}
-	for file, doc := range map[string]string{"skill/SKILL.md": string(skill), "README.md": string(readme)} {
+	for file, doc := range map[string]string{"skill/reference.md": string(skill), "README.md": string(readme)} {
 		got, err := generatedDoc(file, doc, renamed)
 		if err != nil {
 			t.Fatal(err)
@@ -490,7 +495,7 @@ func TestDocs_DriftIsCaught(t *testing.T) {
 // appears in the skill, and every op field reachable from the CLI is
 // described.
 func TestDocs_EveryVerbDocumented(t *testing.T) {
-	data, err := os.ReadFile("skill/SKILL.md")
+	data, err := os.ReadFile("skill/reference.md")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,9 +18,28 @@ type Resolution struct {
 	File       string
 	Candidates int    // pages (or files) that matched at the deciding step (>1: ambiguous)
 	By         string // "path", "suffix", "file", "title", "alias", or ""
+	// Tie is the rule that chose among several candidates (one of the
+	// Tie… constants); "" when one matched.
+	Tie string
 	// Reserved is set when Doc is a reserved top file (no graph node).
 	Reserved bool
 }
+
+// The rules that choose among several candidates, in the order they
+// apply: pages before the reserved top files, then the one in the
+// linking page's own folder, then the shortest path, then name order.
+// The first two follow from where the link is written; the last two are
+// a guess at what was meant.
+const (
+	TieReserved = "reserved"
+	TieFolder   = "folder"
+	TieShortest = "shortest path"
+	TieOrder    = "name order"
+)
+
+// Guessed reports whether the tie-break that chose the page is a guess
+// (shortest path or name order) rather than what the link's place says.
+func (r Resolution) Guessed() bool { return r.Tie == TieShortest || r.Tie == TieOrder }
 
 // Resolved reports whether the link reaches a page or a file.
 func (r Resolution) Resolved() bool { return r.Doc != 0 || r.File != "" }
@@ -279,7 +298,36 @@ func (m match) pickFrom(srcPath string) Resolution {
 			best = i
 		}
 	}
-	return m.result(best, len(c))
+	r := m.result(best, len(c))
+	r.Tie = tieRule(c, best, rank)
+	return r
+}
+
+// tieRule names the rule that made c[best] win: its rank alone (not a
+// reserved file, or in the linking page's folder), else the shortest path
+// among those of its rank, else name order.
+func tieRule(c []store.NameCandidate, best int, rank func(store.NameCandidate) int) string {
+	rb, shortest := rank(c[best]), true
+	same := 0
+	for i, x := range c {
+		if i == best || rank(x) != rb {
+			continue
+		}
+		same++
+		if len(x.Path) <= len(c[best].Path) {
+			shortest = false
+		}
+	}
+	switch {
+	case same == 0 && rb%2 == 0 && !vault.IsReserved(c[best].Path):
+		// the only one at its rank, and in the linking page's folder
+		return TieFolder
+	case same == 0:
+		return TieReserved
+	case shortest:
+		return TieShortest
+	}
+	return TieOrder
 }
 
 func (m match) result(i, n int) Resolution {

@@ -25,7 +25,7 @@ func TestDecode_ZeroClampsToMinimum(t *testing.T) {
 		{opListPages, `{}`, "Limit", 100},
 		{opListReviews, `{"limit":0}`, "Limit", 1},
 		{opListReviews, `{"limit":-1}`, "Limit", 1},
-		{opListReviews, `{}`, "Limit", 50},
+		{opListReviews, `{}`, "Limit", 20},
 	}
 	for _, c := range cases {
 		in, err := c.op.Decode([]byte(c.raw))

@@ -64,7 +64,7 @@ func TestFileLinks_WriteLintAndSources(t *testing.T) {
 		t.Errorf("source states %v: x.md cited by [[x]] (ingested), away.md cited by path and gone (missing)", states)
 	}
 
-	l := mustCall[LintOut](t, e, opLint, obj{})
+	l := mustCall[LintOut](t, e, opLint, obj{"full": true})
 	if l.Counts.BrokenLinks != 1 || l.Counts.MissingSources != 1 || l.Counts.BrokenFileLinks != 2 {
 		t.Fatalf("counts %+v: want 1 broken link (Nowhere), 1 missing source (away.md), 2 broken file links", l.Counts)
 	}
@@ -77,7 +77,7 @@ func TestFileLinks_WriteLintAndSources(t *testing.T) {
 	if pdf.Path != "raw/assets/gone.pdf" || pdf.Links != 1 {
 		t.Errorf("gone.pdf: %+v", pdf)
 	}
-	scoped := mustCall[LintOut](t, e, opLint, obj{"page": "Other"})
+	scoped := mustCall[LintOut](t, e, opLint, obj{"full": true, "page": "Other"})
 	if scoped.Counts.BrokenFileLinks != 1 || scoped.BrokenFileLinks[0].Links != 2 || len(scoped.BrokenFileLinks[0].Pages) != 1 {
 		t.Errorf("lint --page Other: %+v %+v", scoped.Counts, scoped.BrokenFileLinks)
 	}
@@ -110,7 +110,7 @@ func TestFileLinks_WriteLintAndSources(t *testing.T) {
 	if err := os.Remove(v.Abs("raw/sources/x.md")); err != nil {
 		t.Fatal(err)
 	}
-	l = mustCall[LintOut](t, e, opLint, obj{})
+	l = mustCall[LintOut](t, e, opLint, obj{"full": true})
 	var broken []string
 	for _, b := range l.BrokenLinks {
 		broken = append(broken, b.Target)

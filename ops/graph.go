@@ -13,6 +13,7 @@ import (
 type NeighborhoodIn struct {
 	Title string `json:"title" arg:"0" words:"true" required:"true" desc:"Page at the centre, resolved like a [[link]]"`
 	Depth int    `json:"depth,omitempty" default:"1" min:"1" max:"2" desc:"Hops from the centre (1..2, default 1; larger values are clamped to 2)"`
+	Limit int    `json:"limit,omitempty" default:"25" min:"1" max:"500" desc:"Nodes to return at most, the nearest and strongest first (1..500, default 25); total counts them all"`
 }
 
 // GraphNode is a node of a neighbourhood.
@@ -45,15 +46,22 @@ type Center struct {
 	ID    string `json:"id"`
 	Title string `json:"title"`
 	Type  string `json:"type"`
+	Path  string `json:"path"`
 }
 
 // NeighborhoodOut is the result of get_graph_neighborhood.
 type NeighborhoodOut struct {
-	Center    Center      `json:"center"`
-	Depth     int         `json:"depth"`
-	Nodes     []GraphNode `json:"nodes"`
-	Edges     []GraphEdge `json:"edges"`
-	Truncated bool        `json:"truncated"`
+	Center Center      `json:"center"`
+	Depth  int         `json:"depth"`
+	Nodes  []GraphNode `json:"nodes"`
+	Edges  []GraphEdge `json:"edges"`
+	// Total counts the nodes of the neighbourhood (the centre aside);
+	// Truncated is set when Nodes holds fewer (--limit, at most 500).
+	Total     int  `json:"total"`
+	Truncated bool `json:"truncated"`
+	// AlsoMatched are the other pages the title names (an ambiguous
+	// title), as get_page reports them.
+	AlsoMatched []PageRef `json:"also_matched,omitempty" desc:"Other pages that answer to the title as well (an ambiguous title); the page used was chosen as a [[link]] would choose: an exact path, then the shortest path, then the first in order. Ask for one of them by its path or id"`
 }
 
 // MaxNeighborhoodNodes bounds a neighbourhood; the strongest nodes are kept.
@@ -63,7 +71,7 @@ var opNeighbors = register(Op{
 	Name: "graph.neighbors", Summary: "Pages around a page in the link graph, with weighted edges",
 	CLI: "graph neighbors", MCP: "get_graph_neighborhood",
 	REST:   []Route{{Method: "GET", Path: "/graph/neighborhood"}},
-	Access: Read, Limits: "depth 1..2 (clamped); at most 500 nodes",
+	Access: Read, Limits: "depth 1..2 (clamped); 25 nodes by default, the nearest and strongest, --limit up to 500; total counts all",
 	Title: "Explore the link graph around a page",
 	Examples: []Example{
 		{`synapse graph neighbors "Daily notes"`, "the pages one link away, strongest first"},
@@ -83,7 +91,8 @@ func neighbors(ctx context.Context, e *Env, in *NeighborhoodIn) (*NeighborhoodOu
 		if err != nil {
 			return err
 		}
-		out.Center = Center{ID: center.ID, Title: center.Title, Type: center.Type}
+		out.Center = Center{ID: center.ID, Title: center.Title, Type: center.Type, Path: center.Path}
+		out.AlsoMatched = alsoMatched(tx, in.Title, center.Doc)
 		type info struct {
 			hop    int
 			weight float32 // strongest edge to the previous hop
@@ -154,8 +163,9 @@ func neighbors(ctx context.Context, e *Env, in *NeighborhoodIn) (*NeighborhoodOu
 			}
 			return a.rec.Path < b.rec.Path
 		})
-		if len(rows) > MaxNeighborhoodNodes {
-			rows, out.Truncated = rows[:MaxNeighborhoodNodes], true
+		out.Total = len(rows)
+		if limit := min(max(in.Limit, 1), MaxNeighborhoodNodes); len(rows) > limit {
+			rows, out.Truncated = rows[:limit], true
 		}
 		ids := map[uint32]string{center.Doc: center.ID}
 		for _, r := range rows {
@@ -201,6 +211,9 @@ type BacklinksOut struct {
 	Page      PageRef        `json:"page"`
 	Total     int            `json:"total"`
 	Backlinks []BacklinkItem `json:"backlinks"`
+	// AlsoMatched are the other pages the title names (an ambiguous
+	// title): the backlinks are those of Page only.
+	AlsoMatched []PageRef `json:"also_matched,omitempty" desc:"Other pages that answer to the title as well (an ambiguous title); the page used was chosen as a [[link]] would choose: an exact path, then the shortest path, then the first in order. Ask for one of them by its path or id"`
 }
 
 var opBacklinks = register(Op{
@@ -219,6 +232,7 @@ func backlinks(ctx context.Context, e *Env, in *BacklinksIn) (*BacklinksOut, err
 			return err
 		}
 		out.Page = refOf(p)
+		out.AlsoMatched = alsoMatched(tx, in.Title, p.Doc)
 		for _, b := range tx.Backlinks(p.Doc) {
 			src, err := tx.Page(b.Src)
 			if err != nil {
@@ -295,16 +309,27 @@ func orphans(ctx context.Context, e *Env, in *OrphansIn) (*PagesOut, error) {
 // MissingIn is the input of graph missing.
 type MissingIn struct {
 	Page   string `json:"page,omitempty" desc:"Only the targets this page links to (resolved like a [[link]]), with its own link counts"`
-	Limit  int    `json:"limit,omitempty" default:"100" min:"1" max:"1000" desc:"Maximum targets to return (1..1000, default 100; larger values are clamped)"`
+	Limit  int    `json:"limit,omitempty" default:"25" min:"1" max:"1000" desc:"Maximum targets to return (1..1000, default 25, and then at most 16 KiB of JSON; larger values are clamped)"`
 	Offset int    `json:"offset,omitempty" min:"0" desc:"Targets to skip"`
 }
 
 // MissingTarget is an unresolved link target.
 type MissingTarget struct {
-	Target string         `json:"target"` // as first written
-	Links  int            `json:"links"`  // links to it (from the page of --page only, with --page)
-	Pages  []BacklinkItem `json:"pages"`  // the linking pages, with their counts
+	Target string `json:"target"` // as first written
+	Links  int    `json:"links"`  // links to it (from the page of --page only, with --page)
+	// PagesTotal counts the linking pages; Pages lists them with their
+	// counts, at most MaxMissingPages of them.
+	PagesTotal int            `json:"pages_total"`
+	Pages      []BacklinkItem `json:"pages"`
 }
+
+// defaultMissingLimit is graph missing's default limit, under which the
+// answer is also bounded in size (MaxListBytes).
+const defaultMissingLimit = 25
+
+// MaxMissingPages bounds the linking pages graph missing lists per
+// target (a target hundreds of pages link to).
+const MaxMissingPages = 20
 
 // MissingOut is the result of graph missing: the targets, most linked
 // first, and how many there are in all.
@@ -312,12 +337,17 @@ type MissingOut struct {
 	Total   int             `json:"total"`
 	Page    *PageRef        `json:"page,omitempty"` // the page of --page
 	Targets []MissingTarget `json:"targets"`
+	// Cut is set when the size bound of the default answer (16 KiB of
+	// JSON) left out targets the limit allowed; read on with offset.
+	Cut bool `json:"cut,omitempty"`
+	// AlsoMatched are the other pages --page names (an ambiguous title).
+	AlsoMatched []PageRef `json:"also_matched,omitempty" desc:"Other pages that answer to the title as well (an ambiguous title); the page used was chosen as a [[link]] would choose: an exact path, then the shortest path, then the first in order. Ask for one of them by its path or id"`
 }
 
 var opMissing = register(Op{
 	Name: "graph.missing", Summary: "Link targets that match no page (dangling links), most linked first",
 	CLI: "graph missing", REST: []Route{{Method: "GET", Path: "/graph/missing"}},
-	Access: Read, Limits: "limit 1..1000 (default 100); total counts all",
+	Access: Read, Limits: "limit 1..1000 (default 25, and then at most 16 KiB: cut: true says targets were left out); at most 20 linking pages per target (pages_total counts all); total counts all",
 	Examples: []Example{
 		{`synapse graph missing`, "link targets that match no page, and who links to them"},
 		{`synapse graph missing --page "Internal links"`, "the dangling links of one page"},
@@ -346,6 +376,7 @@ func missing(ctx context.Context, e *Env, in *MissingIn) (*MissingOut, error) {
 		}
 		ref := refOf(p)
 		out.Page = &ref
+		out.AlsoMatched = alsoMatched(tx, in.Page, p.Doc)
 		if p.Reserved {
 			return nil // index, log and overview keep no links
 		}
@@ -360,6 +391,12 @@ func missing(ctx context.Context, e *Env, in *MissingIn) (*MissingOut, error) {
 	})
 	if err != nil {
 		return nil, err
+	}
+	for i := range out.Targets {
+		out.Targets[i].Pages = firstN(out.Targets[i].Pages, MaxMissingPages)
+	}
+	if in.Limit == defaultMissingLimit {
+		out.Cut = fitList(out, &out.Targets)
 	}
 	return out, nil
 }
@@ -387,6 +424,7 @@ func vaultDangling(tx *store.Tx, w window) (int, []MissingTarget, error) {
 			}
 		}
 		sort.Slice(t.Pages, func(i, j int) bool { return lessRef(t.Pages[i].PageRef, t.Pages[j].PageRef) })
+		t.PagesTotal = len(t.Pages)
 		out = append(out, t)
 	}
 	return len(refs), out, nil
@@ -416,7 +454,7 @@ func danglingFrom(tx *store.Tx, p *store.PageRec) ([]MissingTarget, error) {
 		out[i].Links++
 	}
 	for i := range out {
-		out[i].Pages = []BacklinkItem{{PageRef: ref, Count: out[i].Links}}
+		out[i].Pages, out[i].PagesTotal = []BacklinkItem{{PageRef: ref, Count: out[i].Links}}, 1
 	}
 	sort.SliceStable(out, func(i, j int) bool {
 		if out[i].Links != out[j].Links {

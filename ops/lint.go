@@ -15,10 +15,11 @@ import (
 	"github.com/synapse-wiki/synapse/vault"
 )
 
-// Lint categories, in report order.
+// Lint category names (lint_categories.go declares the categories).
 const (
 	LintBrokenLinks       = "broken_links"
 	LintBrokenFileLinks   = "broken_file_links"
+	LintAmbiguousLinks    = "ambiguous_links"
 	LintOrphans           = "orphans"
 	LintNoOutlinks        = "no_outlinks"
 	LintMissingSources    = "missing_sources"
@@ -28,25 +29,50 @@ const (
 	LintRefusedFiles      = "refused_files"
 )
 
-// LintCategories lists the lint categories in report order.
-var LintCategories = []string{LintBrokenLinks, LintBrokenFileLinks, LintOrphans, LintNoOutlinks, LintMissingSources,
-	LintDuplicateTitles, LintFrontmatterErrors, LintReservedFiles, LintRefusedFiles}
-
 // LintIn is the input of lint.
 type LintIn struct {
-	Page           string `json:"page,omitempty" desc:"Only findings on or from this page (resolved like a [[link]]): its broken links and broken file links, missing sources and frontmatter error, whether it is an orphan or links nowhere, and the pages sharing its title"`
-	Category       string `json:"category,omitempty" enum:"broken_links,broken_file_links,orphans,no_outlinks,missing_sources,duplicate_titles,frontmatter_errors,reserved_files,refused_files" desc:"Only this category: broken_links, broken_file_links, orphans, no_outlinks, missing_sources, duplicate_titles, frontmatter_errors, reserved_files or refused_files"`
-	Limit          int    `json:"limit,omitempty" default:"50" min:"1" max:"1000" desc:"Findings listed per category (1..1000, default 50; larger values are clamped); the counts always cover every finding"`
+	Page           string `json:"page,omitempty" desc:"Only findings on or from this page (resolved like a [[link]]): its broken, ambiguous and file links, missing sources and frontmatter error, whether it is an orphan or links nowhere, and the pages sharing its title"`
+	Category       string `json:"category,omitempty" enum:"broken_links,broken_file_links,ambiguous_links,orphans,no_outlinks,missing_sources,duplicate_titles,frontmatter_errors,reserved_files,refused_files" desc:"Only this category, in full (up to 20 findings unless --limit, each with up to 20 linking pages): broken_links, broken_file_links, ambiguous_links, orphans, no_outlinks, missing_sources, duplicate_titles, frontmatter_errors, reserved_files or refused_files"`
+	Full           bool   `json:"full,omitempty" desc:"Every category in full: up to 50 findings each (unless --limit), each with up to 20 pages that link to it; without it the report is a summary: 10 findings per category and the number of linking pages"`
+	Limit          int    `json:"limit,omitempty" min:"0" max:"1000" desc:"Findings listed per category (1..1000; default 10, 20 with --category, 50 with --full; larger values are clamped); the counts always cover every finding"`
 	Offset         int    `json:"offset,omitempty" min:"0" desc:"Findings skipped in each category before the listed ones"`
 	ToReview       bool   `json:"to_review,omitempty" desc:"File the listed findings in the review queue (idempotent, origin lint; bounded by --page, --category, --limit and --offset) and auto-resolve missing-page items whose page now exists. This makes lint a write: refused on a read-only server"`
 	FailOnFindings bool   `json:"fail_on_findings,omitempty" desc:"Treat any finding as a failure, for scripts and CI: the CLI exits 6 after printing the report, and the result carries failed: true"`
 }
 
+// LintBrokenLink is a link target that matches no page (nor file).
+type LintBrokenLink struct {
+	Target     string `json:"target"`      // as first written
+	Links      int    `json:"links"`       // links to it (from the page of --page only, with --page)
+	PagesTotal int    `json:"pages_total"` // pages linking to it
+	// Pages are the linking pages with their link counts: listed with
+	// --full or --category only.
+	Pages []BacklinkItem `json:"pages,omitempty"`
+}
+
+// LintAmbiguousLink is a link target that matches several pages where
+// the linking page's folder does not decide: Obsidian's tie-break (the
+// shortest path, then name order) chose one, which may not be the page
+// meant (en/ and ru/ twins with the same file names). Findings are
+// grouped by target and the page chosen.
+type LintAmbiguousLink struct {
+	Target string `json:"target"` // as first written
+	Chosen string `json:"chosen"` // the page the links reach, by path
+	// ChosenBy is the rule that chose it: "shortest path" or "name order".
+	ChosenBy string   `json:"chosen_by"`
+	Others   []string `json:"others"` // the other pages the target matches, by path
+	Links    int      `json:"links"`
+	// PagesTotal counts the linking pages; Pages lists them with --full
+	// or --category.
+	PagesTotal int            `json:"pages_total"`
+	Pages      []BacklinkItem `json:"pages,omitempty"`
+}
+
 // LintSource is a cited source file that does not exist.
 type LintSource struct {
-	Source     string    `json:"source"`      // vault path under raw/sources/, as cited
-	Pages      []PageRef `json:"pages"`       // pages citing it (at most 20)
-	PagesTotal int       `json:"pages_total"` // every page citing it
+	Source     string    `json:"source"`          // vault path under raw/sources/, as cited
+	Pages      []PageRef `json:"pages,omitempty"` // pages citing it (at most 20; with --full or --category)
+	PagesTotal int       `json:"pages_total"`     // every page citing it
 }
 
 // LintFileLink is a link naming a file that does not exist: an
@@ -58,8 +84,15 @@ type LintFileLink struct {
 	Target string `json:"target"`         // as first written
 	Path   string `json:"path,omitempty"` // the vault path the link names, when it names one
 	Links  int    `json:"links"`          // links to it (from the page of --page only, with --page)
-	// Pages are the linking pages with the lines of their links.
-	Pages []LintLinkingPage `json:"pages"`
+	// Outside is a file of that name elsewhere in the vault (outside
+	// wiki/ and raw/, where synapse does not look: an Obsidian
+	// attachments folder), and Fix says how to make the link reach it.
+	Outside string `json:"outside,omitempty"`
+	Fix     string `json:"fix,omitempty"`
+	// PagesTotal counts the linking pages; Pages lists them with the
+	// lines of their links, with --full or --category.
+	PagesTotal int               `json:"pages_total"`
+	Pages      []LintLinkingPage `json:"pages,omitempty"`
 }
 
 // LintLinkingPage is a page holding broken file links, with their lines.
@@ -88,6 +121,7 @@ type LintFrontmatter struct {
 type LintCounts struct {
 	BrokenLinks       int `json:"broken_links"`
 	BrokenFileLinks   int `json:"broken_file_links"`
+	AmbiguousLinks    int `json:"ambiguous_links"`
 	Orphans           int `json:"orphans"`
 	NoOutlinks        int `json:"no_outlinks"`
 	MissingSources    int `json:"missing_sources"`
@@ -95,31 +129,6 @@ type LintCounts struct {
 	FrontmatterErrors int `json:"frontmatter_errors"`
 	ReservedFiles     int `json:"reserved_files"`
 	RefusedFiles      int `json:"refused_files"`
-}
-
-// Of is the count of a category (one of LintCategories; 0 for another).
-func (c LintCounts) Of(category string) int {
-	switch category {
-	case LintBrokenLinks:
-		return c.BrokenLinks
-	case LintBrokenFileLinks:
-		return c.BrokenFileLinks
-	case LintOrphans:
-		return c.Orphans
-	case LintNoOutlinks:
-		return c.NoOutlinks
-	case LintMissingSources:
-		return c.MissingSources
-	case LintDuplicateTitles:
-		return c.DuplicateTitles
-	case LintFrontmatterErrors:
-		return c.FrontmatterErrors
-	case LintReservedFiles:
-		return c.ReservedFiles
-	case LintRefusedFiles:
-		return c.RefusedFiles
-	}
-	return 0
 }
 
 // LintFiled counts what --to-review did to the queue.
@@ -144,17 +153,22 @@ type LintOut struct {
 	Counts   LintCounts `json:"counts"`
 	Page     *PageRef   `json:"page,omitempty"` // the page of --page
 	Category string     `json:"category,omitempty"`
-	Limit    int        `json:"limit"`
-	Offset   int        `json:"offset"`
+	// Full is set when each finding lists its linking pages (--full or
+	// --category); otherwise the report is a summary that gives their
+	// number only.
+	Full   bool `json:"full"`
+	Limit  int  `json:"limit"`
+	Offset int  `json:"offset"`
 
-	BrokenLinks       []MissingTarget   `json:"broken_links"`       // link targets that match no page (nor file)
-	BrokenFileLinks   []LintFileLink    `json:"broken_file_links"`  // links naming files that do not exist
-	Orphans           []PageRef         `json:"orphans"`            // pages no page links to
-	NoOutlinks        []PageRef         `json:"no_outlinks"`        // pages linking to no other page
-	MissingSources    []LintSource      `json:"missing_sources"`    // cited source files that do not exist
-	DuplicateTitles   []LintDuplicate   `json:"duplicate_titles"`   // titles shared by several pages
-	FrontmatterErrors []LintFrontmatter `json:"frontmatter_errors"` // pages whose frontmatter does not parse
-	ReservedFiles     []ReservedFile    `json:"reserved_files"`     // top files synapse leaves alone (a hand-written index.md), vault-wide only
+	BrokenLinks       []LintBrokenLink    `json:"broken_links"`       // link targets that match no page (nor file)
+	BrokenFileLinks   []LintFileLink      `json:"broken_file_links"`  // links naming files that do not exist
+	AmbiguousLinks    []LintAmbiguousLink `json:"ambiguous_links"`    // link targets matching several pages, chosen by a tie-break
+	Orphans           []PageRef           `json:"orphans"`            // pages no page links to
+	NoOutlinks        []PageRef           `json:"no_outlinks"`        // pages linking to no other page
+	MissingSources    []LintSource        `json:"missing_sources"`    // cited source files that do not exist
+	DuplicateTitles   []LintDuplicate     `json:"duplicate_titles"`   // titles shared by several pages
+	FrontmatterErrors []LintFrontmatter   `json:"frontmatter_errors"` // pages whose frontmatter does not parse
+	ReservedFiles     []ReservedFile      `json:"reserved_files"`     // top files synapse leaves alone (a hand-written index.md), vault-wide only
 	// RefusedFiles are the files the last scans skipped instead of reading
 	// (named pipes, devices, symlinks out of the vault: docs/vault.md#the-file-layer), as status
 	// lists them; vault-wide only.
@@ -166,6 +180,10 @@ type LintOut struct {
 	Filed         *LintFiled       `json:"filed,omitempty"` // with to_review
 	// Failed is set with fail_on_findings when there are findings.
 	Failed bool `json:"failed,omitempty"`
+	// Cut is set when the size bound of a report without --limit or
+	// --full (16 KiB of JSON) left out findings: the longest lists were
+	// shortened; --offset and --limit read on.
+	Cut bool `json:"cut,omitempty"`
 }
 
 // Failure is the reason the CLI exits non-zero after printing the report
@@ -185,10 +203,10 @@ func pluralWord(n int, one, many string) string {
 }
 
 var opLint = register(Op{
-	Name: "lint", Summary: "Check the wiki: broken links, links to files that do not exist, orphans, pages without outlinks, missing source files, duplicate titles, frontmatter that does not parse, a hand-written index.md synapse leaves alone, files refused instead of read (named pipes, symlinks out of the vault)",
+	Name: "lint", Summary: "Check the wiki: broken links, links to files that do not exist, ambiguous links, orphans, pages without outlinks, missing source files, duplicate titles, frontmatter that does not parse, a hand-written index.md synapse leaves alone, files refused instead of read (named pipes, symlinks out of the vault)",
 	CLI: "lint", REST: []Route{{Method: "GET", Path: "/lint"}, {Method: "POST", Path: "/lint", Body: "*"}},
 	Access: Read, WriteWith: "to_review", Rescans: true,
-	Limits: "rescans changed files first; limit 1..1000 findings listed per category (default 50), counts cover all; --to-review files only the listed findings",
+	Limits: "rescans changed files first; findings listed per category: 10 by default (a summary: the number of linking pages only), 20 with --category, 50 with --full, --limit up to 1000; at most 20 linking pages per finding; counts cover all; --to-review files only the listed findings",
 	Examples: []Example{
 		{`synapse lint`, "broken links, orphans, pages without outlinks, missing sources, duplicate titles"},
 		{`synapse lint --to-review --json`, "file every finding in the review queue (a write)"},
@@ -208,11 +226,20 @@ func lint(ctx context.Context, e *Env, in *LintIn) (*LintOut, error) {
 			return nil, err
 		}
 	}
-	out := &LintOut{Category: in.Category, Limit: in.Limit, Offset: in.Offset,
-		BrokenLinks: []MissingTarget{}, BrokenFileLinks: []LintFileLink{}, Orphans: []PageRef{}, NoOutlinks: []PageRef{},
-		MissingSources: []LintSource{}, DuplicateTitles: []LintDuplicate{}, FrontmatterErrors: []LintFrontmatter{},
-		ReservedFiles: []ReservedFile{}, RefusedFiles: []index.Refused{}}
-	w := window{offset: in.Offset, limit: in.Limit}
+	full := in.Full || in.Category != ""
+	limit := in.Limit
+	switch {
+	case limit > 0:
+	case in.Full:
+		limit = lintFullLimit
+	case full:
+		limit = lintCategoryLimit
+	default:
+		limit = lintCompactLimit
+	}
+	out := &LintOut{Category: in.Category, Full: full, Limit: limit, Offset: in.Offset}
+	out.emptyLists()
+	w := window{offset: in.Offset, limit: limit}
 	var err error
 	if in.Page != "" {
 		err = e.Store.View(func(tx *store.Tx) error { return lintPage(tx, in.Page, w, out) })
@@ -225,14 +252,14 @@ func lint(ctx context.Context, e *Env, in *LintIn) (*LintOut, error) {
 	}
 	for _, c := range LintCategories {
 		if in.Category == "" || in.Category == c {
-			out.Findings += out.Counts.Of(c)
+			out.Findings += out.Counts.of(c)
 		}
 	}
 	if in.Category != "" {
 		keepCategory(out, in.Category)
 	}
-	listed := len(out.BrokenLinks) + len(out.BrokenFileLinks) + len(out.Orphans) + len(out.NoOutlinks) + len(out.MissingSources) +
-		len(out.DuplicateTitles) + len(out.FrontmatterErrors) + len(out.ReservedFiles) + len(out.RefusedFiles)
+	out.outsideFiles(e)
+	listed := out.listed()
 	out.Failed = in.FailOnFindings && out.Findings > 0
 	if in.ToReview {
 		if out.Filed, err = fileLint(e, out); err != nil {
@@ -240,38 +267,14 @@ func lint(ctx context.Context, e *Env, in *LintIn) (*LintOut, error) {
 		}
 		out.Filed.NotListed = out.Findings - listed
 	}
+	if !full {
+		out.compact()
+	}
+	out.capPages()
+	if in.Limit <= 0 && !in.Full {
+		out.Cut = out.fit()
+	}
 	return out, nil
-}
-
-// keepCategory empties every list but category's.
-func keepCategory(out *LintOut, category string) {
-	if category != LintBrokenLinks {
-		out.BrokenLinks = []MissingTarget{}
-	}
-	if category != LintBrokenFileLinks {
-		out.BrokenFileLinks = []LintFileLink{}
-	}
-	if category != LintOrphans {
-		out.Orphans = []PageRef{}
-	}
-	if category != LintNoOutlinks {
-		out.NoOutlinks = []PageRef{}
-	}
-	if category != LintMissingSources {
-		out.MissingSources = []LintSource{}
-	}
-	if category != LintDuplicateTitles {
-		out.DuplicateTitles = []LintDuplicate{}
-	}
-	if category != LintFrontmatterErrors {
-		out.FrontmatterErrors = []LintFrontmatter{}
-	}
-	if category != LintReservedFiles {
-		out.ReservedFiles = []ReservedFile{}
-	}
-	if category != LintRefusedFiles {
-		out.RefusedFiles = []index.Refused{}
-	}
 }
 
 // window is one page of a list: the items at [offset, offset+limit). A
@@ -314,11 +317,13 @@ func lintVault(ctx context.Context, e *Env, w window, out *LintOut) error {
 		out.Counts.RefusedFiles = rl.Count
 		rlo, rhi := w.cut(len(rl.Files))
 		out.RefusedFiles = append(out.RefusedFiles, rl.Files[rlo:rhi]...)
+		var targets []MissingTarget
 		var err error
-		out.Counts.BrokenLinks, out.BrokenLinks, err = vaultDangling(tx, w)
+		out.Counts.BrokenLinks, targets, err = vaultDangling(tx, w)
 		if err != nil {
 			return err
 		}
+		out.BrokenLinks = append(out.BrokenLinks, brokenLinks(targets)...)
 		pending := map[uint32]bool{}
 		for _, d := range tx.LinksDirty(0) {
 			pending[d] = true
@@ -380,17 +385,22 @@ func lintVault(ctx context.Context, e *Env, w window, out *LintOut) error {
 		// and links to files that do not exist, in one pass
 		var fm []LintFrontmatter
 		files := newFileFindings()
+		amb := newAmbiguousFindings()
 		err = tx.EachPage(func(p *store.PageRec) bool {
 			if !p.Reserved && p.FMError != "" {
 				fm = append(fm, fmFinding(p))
 			}
 			files.add(tx, p)
+			amb.add(tx, p)
 			return true
 		})
 		if err != nil {
 			return err
 		}
 		out.Counts.BrokenFileLinks, out.BrokenFileLinks = files.list(w)
+		if out.Counts.AmbiguousLinks, out.AmbiguousLinks, err = amb.list(tx, w); err != nil {
+			return err
+		}
 		sort.Slice(fm, func(i, j int) bool { return fm[i].Path < fm[j].Path })
 		out.Counts.FrontmatterErrors = len(fm)
 		lo, hi := w.cut(len(fm))
@@ -516,10 +526,15 @@ func lintPage(tx *store.Tx, title string, w window, out *LintOut) error {
 	}
 	out.Counts.BrokenLinks = len(broken)
 	lo, hi := w.cut(len(broken))
-	out.BrokenLinks = append(out.BrokenLinks, broken[lo:hi]...)
+	out.BrokenLinks = append(out.BrokenLinks, brokenLinks(broken[lo:hi])...)
 	ff := newFileFindings()
 	ff.add(tx, p)
 	out.Counts.BrokenFileLinks, out.BrokenFileLinks = ff.list(w)
+	amb := newAmbiguousFindings()
+	amb.add(tx, p)
+	if out.Counts.AmbiguousLinks, out.AmbiguousLinks, err = amb.list(tx, w); err != nil {
+		return err
+	}
 	in, outl, err := degree(tx, p.Doc, p.LinksPending, reservedDocs(tx))
 	if err != nil {
 		return err
@@ -647,6 +662,17 @@ func lintProposals(out *LintOut) []*Proposal {
 		}
 		add(p)
 	}
+	for _, a := range out.AmbiguousLinks {
+		var refs []PageRef
+		for _, p := range a.Pages {
+			refs = append(refs, p.PageRef)
+		}
+		p := &Proposal{Type: TypeSuggestion, Title: "Ambiguous link: " + a.Target + " → " + a.Chosen, Page: a.Chosen, ReferencedPages: titles(refs),
+			Rationale: fmt.Sprintf("%d %s to %q from %s %s %s, chosen by %s, but the name also matches %s. If another page was meant, link it by its path ([[%s|%s]]); else dismiss this item.",
+				a.Links, pluralWord(a.Links, "link", "links"), a.Target, joinWiki(titles(refs)), pluralWord(a.Links, "reaches", "reach"), a.Chosen, a.ChosenBy,
+				strings.Join(a.Others, ", "), strings.TrimSuffix(firstOr(a.Others, a.Chosen), ".md"), a.Target)}
+		add(p)
+	}
 	// page findings are keyed by title; a title shared by several pages
 	// (a duplicate-title finding) gets the path, so each page has its item
 	shared := map[string]bool{}
@@ -767,4 +793,20 @@ func fileLint(e *Env, out *LintOut) (*LintFiled, error) {
 		return nil, err
 	}
 	return filed, nil
+}
+
+// brokenLinks turns dangling link targets into lint findings.
+func brokenLinks(ts []MissingTarget) []LintBrokenLink {
+	out := make([]LintBrokenLink, len(ts))
+	for i, t := range ts {
+		out[i] = LintBrokenLink{Target: t.Target, Links: t.Links, PagesTotal: t.PagesTotal, Pages: t.Pages}
+	}
+	return out
+}
+
+func firstOr(list []string, def string) string {
+	if len(list) > 0 {
+		return list[0]
+	}
+	return def
 }

@@ -1,6 +1,8 @@
 package ops
 
 import (
+	"fmt"
+	"path"
 	"sort"
 	"strconv"
 	"strings"
@@ -55,6 +57,7 @@ func (f *fileFindings) add(tx *store.Tx, p *store.PageRec) {
 		b.Links++
 		if page = pageOf[b]; page == nil {
 			b.Pages = append(b.Pages, LintLinkingPage{PageRef: refOf(p)})
+			b.PagesTotal++
 			page = &b.Pages[len(b.Pages)-1]
 			pageOf[b] = page
 		}
@@ -87,4 +90,58 @@ func joinInts(n []int) string {
 		s[i] = strconv.Itoa(x)
 	}
 	return strings.Join(s, ", ")
+}
+
+// outsideFiles tells, for each listed link to a file that does not
+// exist, whether a file of that name is elsewhere in the vault, outside
+// wiki/ and raw/ where synapse looks (an attachments/ folder left at the
+// top when the notes moved into wiki/), and how to make the link reach it.
+func (o *LintOut) outsideFiles(e *Env) {
+	if len(o.BrokenFileLinks) == 0 || e.Vault == nil {
+		return
+	}
+	var names []string
+	for _, b := range o.BrokenFileLinks {
+		names = append(names, fileLinkName(b))
+	}
+	found := vault.FilesOutside(e.Vault.Root, names)
+	for i := range o.BrokenFileLinks {
+		b := &o.BrokenFileLinks[i]
+		p := found[strings.ToLower(fileLinkName(*b))]
+		if p == "" {
+			continue
+		}
+		b.Outside = p
+		const why = "synapse finds files under wiki/ and raw/ only"
+		dir := path.Dir(p)
+		switch {
+		case b.Path != "":
+			b.Fix = fmt.Sprintf("%s: move %s into %s/ (mv %s %s/) and link it by its name, [[%s]]", why, p, vault.AssetsDir, shellWord(p), vault.AssetsDir, path.Base(p))
+		case dir == ".":
+			b.Fix = fmt.Sprintf("%s: move %s into %s/ (mv %s %s/); links by name then reach it", why, p, vault.AssetsDir, shellWord(p), vault.AssetsDir)
+		default:
+			top, _, _ := strings.Cut(dir, "/")
+			b.Fix = fmt.Sprintf("%s: move the folder %s/ into %s/ (mv %s %s/); links by name then reach its files", why, top, vault.AssetsDir, shellWord(top), vault.AssetsDir)
+		}
+	}
+}
+
+// fileLinkName is the file name a broken file link names.
+func fileLinkName(b LintFileLink) string {
+	n := b.Path
+	if n == "" {
+		n = b.Target
+	}
+	n, _, _ = strings.Cut(n, "#")
+	return path.Base(strings.ReplaceAll(n, "\\", "/"))
+}
+
+// shellWord quotes s for a POSIX shell when it needs it.
+func shellWord(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r == '/' || r == '.' || r == '-' || r == '_' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z')
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

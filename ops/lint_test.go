@@ -26,7 +26,7 @@ func TestLint_Findings(t *testing.T) {
 	testvault.Write(t, v, "wiki/sub/alpha.md", "---\ntitle: alpha\n---\nLinks to [[b]].\n")
 	testvault.Write(t, v, "raw/sources/here.md", "a source\n")
 	e := newTestEnv(t, v)
-	out := mustCall[LintOut](t, e, opLint, obj{})
+	out := mustCall[LintOut](t, e, opLint, obj{"full": true})
 	if len(out.BrokenLinks) != 1 || out.BrokenLinks[0].Target != "Nowhere" {
 		t.Errorf("broken links %+v", out.BrokenLinks)
 	}
@@ -136,11 +136,11 @@ func scopedVault(t *testing.T) *Env {
 
 func TestLint_PageScope(t *testing.T) {
 	e := scopedVault(t)
-	all := mustCall[LintOut](t, e, opLint, obj{})
+	all := mustCall[LintOut](t, e, opLint, obj{"full": true})
 	if all.Counts.BrokenLinks != 3 || all.Counts.MissingSources != 3 || all.Counts.DuplicateTitles != 1 || all.Counts.FrontmatterErrors != 1 {
 		t.Fatalf("vault counts %+v", all.Counts)
 	}
-	p := mustCall[LintOut](t, e, opLint, obj{"page": "P"})
+	p := mustCall[LintOut](t, e, opLint, obj{"full": true, "page": "P"})
 	if p.Page == nil || p.Page.Path != "wiki/p.md" {
 		t.Fatalf("page %+v", p.Page)
 	}
@@ -160,14 +160,14 @@ func TestLint_PageScope(t *testing.T) {
 	if p.Counts.Orphans != 0 || p.Counts.NoOutlinks != 0 || p.Counts.DuplicateTitles != 0 || p.Counts.FrontmatterErrors != 0 || p.Findings != 3 {
 		t.Errorf("P counts %+v, findings %d", p.Counts, p.Findings)
 	}
-	r := mustCall[LintOut](t, e, opLint, obj{"page": "wiki/r.md"})
+	r := mustCall[LintOut](t, e, opLint, obj{"full": true, "page": "wiki/r.md"})
 	if r.Counts != (LintCounts{Orphans: 1, NoOutlinks: 1, MissingSources: 1, DuplicateTitles: 1}) {
 		t.Errorf("R counts %+v", r.Counts)
 	}
 	if len(r.DuplicateTitles) != 1 || len(r.DuplicateTitles[0].Pages) != 2 {
 		t.Errorf("R duplicate %+v", r.DuplicateTitles)
 	}
-	b := mustCall[LintOut](t, e, opLint, obj{"page": "broken"})
+	b := mustCall[LintOut](t, e, opLint, obj{"full": true, "page": "broken"})
 	if len(b.FrontmatterErrors) != 1 || b.FrontmatterErrors[0].Path != "wiki/broken.md" || b.FrontmatterErrors[0].Error == "" || b.FrontmatterErrors[0].Line != 2 {
 		t.Fatalf("frontmatter errors %+v", b.FrontmatterErrors)
 	}
@@ -266,7 +266,7 @@ func TestLint_MissingSourcesAgreeWithSourceList(t *testing.T) {
 	e := scopedVault(t)
 	testvault.Write(t, e.Vault, "raw/sources/Case.md", "x\n")
 	testvault.Write(t, e.Vault, "wiki/case.md", "---\nsources: [raw/sources/case.md]\n---\n[[P]]\n")
-	l := mustCall[LintOut](t, e, opLint, obj{})
+	l := mustCall[LintOut](t, e, opLint, obj{"full": true})
 	s := mustCall[ListSourcesOut](t, e, opListSources, obj{"state": "missing"})
 	var got, want []string
 	for _, m := range l.MissingSources {
@@ -281,7 +281,7 @@ func TestLint_MissingSourcesAgreeWithSourceList(t *testing.T) {
 	if !slices.Contains(got, "raw/sources/gone-link.md") {
 		t.Errorf("a link into raw/sources/ is a citation: %v", got)
 	}
-	c := mustCall[LintOut](t, e, opLint, obj{"page": "wiki/case.md"})
+	c := mustCall[LintOut](t, e, opLint, obj{"full": true, "page": "wiki/case.md"})
 	if c.Counts.MissingSources != 0 {
 		t.Errorf("case-only mismatch reported missing: %+v", c.MissingSources)
 	}

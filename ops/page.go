@@ -79,12 +79,12 @@ type GetPageOut struct {
 
 // MaxPageBacklinks bounds the backlinks get_page returns: a hub page can
 // have tens of thousands, more than any caller wants inline.
-const MaxPageBacklinks = 200
+const MaxPageBacklinks = 50
 
 var opGetPage = register(Op{
 	Name: "page.get", Summary: "Read a page: frontmatter, content, links and backlinks",
 	CLI: "page get", MCP: "get_page", REST: []Route{{Method: "GET", Path: "/pages/{title}"}},
-	Access: Read, Limits: "at most 200 backlinks inline (backlinks_total counts all)",
+	Access: Read, Limits: "at most 50 backlinks inline (backlinks_total counts all; graph backlinks pages through them)",
 	Title: "Read a wiki page",
 	Examples: []Example{
 		{`synapse page get "Daily notes"`, "by title; an alias, file name, path or id works too"},

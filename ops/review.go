@@ -409,7 +409,7 @@ type ListReviewsIn struct {
 	Type   string `json:"type,omitempty" desc:"Only items of this type (missing-page, suggestion, contradiction, duplicate, confirm, purpose-suggestion, schema-suggestion)"`
 	Origin string `json:"origin,omitempty" desc:"Only items from this origin (rule, lint, agent, user)"`
 	Text   string `json:"text,omitempty" desc:"Only items whose id, title, rationale, page, source or referenced pages contain this text (case-insensitive)"`
-	Limit  int    `json:"limit,omitempty" default:"50" min:"1" max:"100" desc:"Maximum items to return (1..100, default 50; larger values are clamped)"`
+	Limit  int    `json:"limit,omitempty" default:"20" min:"1" max:"100" desc:"Maximum items to return (1..100, default 20; larger values are clamped)"`
 	Offset int    `json:"offset,omitempty" min:"0" desc:"Items to skip"`
 }
 
@@ -423,7 +423,7 @@ type ListReviewsOut struct {
 var opListReviews = register(Op{
 	Name: "review.list", Summary: "List review items, oldest first",
 	CLI: "review list", MCP: "list_reviews", REST: []Route{{Method: "GET", Path: "/review/queue"}},
-	Access: Read, Limits: "limit 1..100 (default 50)",
+	Access: Read, Limits: "limit 1..100 (default 20)",
 	Title: "List review items",
 	Examples: []Example{
 		{`synapse review list`, "pending items, oldest first"},

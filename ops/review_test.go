@@ -425,8 +425,8 @@ func TestReview_ListOrderFiltersAndPaging(t *testing.T) {
 	if l := mustCall[ListReviewsOut](t, e, opListReviews, obj{"limit": 1000}); len(l.Items) != 100 || l.Total != 126 {
 		t.Errorf("limit 1000: %d items of %d, want 100 of 126", len(l.Items), l.Total)
 	}
-	if l := mustCall[ListReviewsOut](t, e, opListReviews, obj{}); len(l.Items) != 50 {
-		t.Errorf("default limit: %d items, want 50", len(l.Items))
+	if l := mustCall[ListReviewsOut](t, e, opListReviews, obj{}); len(l.Items) != 20 {
+		t.Errorf("default limit: %d items, want 20", len(l.Items))
 	}
 }
 

@@ -2,6 +2,7 @@ package ops
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"strings"
 
@@ -51,8 +52,38 @@ var opSearch = register(Op{
 const maxSnippetRead = 2 << 20
 
 func searchWiki(ctx context.Context, e *Env, in *SearchIn) (*SearchOut, error) {
-	hits, err := search.Search(e.Store, in.Query, search.Options{
-		K: in.K,
+	out, err := searchText(e, in.Query, in.K)
+	if err != nil || len(out.Hits) > 0 {
+		return out, err
+	}
+	// a quoted phrase no page holds: its words, ranked, with a note (a
+	// question quoting a title it half remembers still finds the page)
+	if words, ok := unquotePhrases(in.Query); ok {
+		alt, err := searchText(e, words, in.K)
+		if err != nil || len(alt.Hits) == 0 {
+			return out, err
+		}
+		alt.Query = in.Query
+		alt.Note = fmt.Sprintf("no page holds the quoted phrase as written; these pages hold its words (the query without quotes: %s)", words)
+		return alt, nil
+	}
+	return out, nil
+}
+
+// unquotePhrases is q with the quotes of its phrases removed, when it has
+// a phrase and no quoted exclusion (-"…", which unquoted would exclude one
+// word and look for the others).
+func unquotePhrases(q string) (string, bool) {
+	if !strings.ContainsAny(q, "\"“”") || strings.Contains(q, "-\"") || strings.Contains(q, "-“") {
+		return "", false
+	}
+	return strings.Join(strings.Fields(strings.NewReplacer("\"", "", "“", "", "”", "").Replace(q)), " "), true
+}
+
+// searchText ranks the pages for a query, with snippets.
+func searchText(e *Env, query string, k int) (*SearchOut, error) {
+	hits, err := search.Search(e.Store, query, search.Options{
+		K: k,
 		ReadFile: func(p string) ([]byte, error) {
 			f, _, err := e.files().Open(p)
 			if err != nil {
@@ -65,5 +96,5 @@ func searchWiki(ctx context.Context, e *Env, in *SearchIn) (*SearchOut, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &SearchOut{Query: in.Query, Hits: hits}, nil
+	return &SearchOut{Query: query, Hits: hits}, nil
 }

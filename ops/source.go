@@ -4,7 +4,9 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"io"
 	"io/fs"
+	"os"
 	"path"
 	"sort"
 	"strings"
@@ -25,9 +27,16 @@ const MaxSourceRead = 2 << 20
 // UTF-8 before it is served as text.
 const sniffBytes = 8 << 10
 
+// DefaultSourceRead is how much of a source one read returns unless asked
+// for more: a part that fits an agent's context, with next_offset for the
+// rest.
+const DefaultSourceRead = 12 << 10
+
 // ReadSourceIn is the input of read_source_file.
 type ReadSourceIn struct {
-	Path string `json:"path" arg:"0" required:"true" desc:"A file under raw/sources/: x.md, raw/sources/x.md or an absolute path inside raw/sources/"`
+	Path   string `json:"path" arg:"0" required:"true" desc:"A file under raw/sources/: x.md, raw/sources/x.md or an absolute path inside raw/sources/"`
+	Offset int    `json:"offset,omitempty" min:"0" desc:"Byte offset to start at (the next_offset of the previous read); an offset inside a UTF-8 character starts at the next whole one"`
+	Limit  int    `json:"limit,omitempty" default:"12288" min:"1" max:"2097152" desc:"Bytes to return at most (1..2097152, default 12288 = 12 KiB); the part ends on a whole UTF-8 character, and next_offset says where the rest starts"`
 }
 
 // ReadSourceOut is the result of read_source_file.
@@ -48,10 +57,14 @@ type ReadSourceOut struct {
 	//     `synapse source rescan` to get the whole file's).
 	SHA256   string `json:"sha256"`
 	SHA256Of string `json:"sha256_of" enum:"file,content"`
-	// Truncated is true when the file is larger than MaxSourceRead and
-	// Content holds only its first 2 MiB (cut back to a whole UTF-8
-	// character).
-	Truncated bool `json:"truncated"`
+	// Offset is where Content starts in the file (bytes): the offset asked
+	// for, moved to the start of a UTF-8 character.
+	Offset int64 `json:"offset"`
+	// Truncated is true when Content stops before the end of the file
+	// (the limit, at most 2 MiB, cut back to a whole UTF-8 character);
+	// NextOffset is then where the rest starts, to pass as offset.
+	Truncated  bool  `json:"truncated"`
+	NextOffset int64 `json:"next_offset,omitempty"`
 	// Content is the text. Bytes that are not valid UTF-8 after the sniffed
 	// first 8 KiB are replaced by U+FFFD.
 	Content string `json:"content"`
@@ -60,11 +73,12 @@ type ReadSourceOut struct {
 var opReadSource = register(Op{
 	Name: "source.read", Summary: "Read a text file under raw/sources/ (confined: never a file outside it)",
 	CLI: "source read", MCP: "read_source_file", REST: []Route{{Method: "GET", Path: "/sources/file"}},
-	Access: Read, Limits: "text files only; content capped at 2 MiB (truncated: true), and nothing past the cap is read",
+	Access: Read, Limits: "text files only; 12 KiB per read by default, --limit up to 2 MiB; truncated: true and next_offset when there is more (read on with --offset); nothing past the part returned is read",
 	Title: "Read a raw source file",
 	Examples: []Example{
 		{`synapse source read notes/srs.md`, "the text (in a pipe, byte for byte)"},
-		{`synapse source read raw/sources/notes/srs.md --json`, "with size, sha256 and truncated"},
+		{`synapse source read raw/sources/notes/srs.md --json`, "with size, sha256, truncated and next_offset"},
+		{`synapse source read long.md --offset 12288 --json`, "the next part of a long source"},
 	},
 	Exits: map[int]string{
 		2: "invalid: not a text file, or a path that is not under raw/sources/",
@@ -73,11 +87,12 @@ var opReadSource = register(Op{
 	},
 }, readSource)
 
-// readSource serves one source file, reading at most MaxSourceRead bytes
-// of it (and stopping when ctx is cancelled). Refusals (see confine.go):
-// invalid (bad spelling, folder, not text), forbidden (escapes
-// raw/sources/, hidden, special file, private file), not_found. No refusal
-// carries a byte of any file.
+// readSource serves a part of one source file: Limit bytes from Offset,
+// cut to whole UTF-8 characters, reading no more of the file than its
+// first 8 KiB (to tell text from binary) and the part (stopping when ctx
+// is cancelled). Refusals (see confine.go): invalid (bad spelling,
+// folder, not text), forbidden (escapes raw/sources/, hidden, special
+// file, private file), not_found. No refusal carries a byte of any file.
 func readSource(ctx context.Context, e *Env, in *ReadSourceIn) (*ReadSourceOut, error) {
 	rel, err := sourceRel(e.Vault, in.Path)
 	if err != nil {
@@ -89,27 +104,43 @@ func readSource(ctx context.Context, e *Env, in *ReadSourceIn) (*ReadSourceOut, 
 	}
 	defer f.Close()
 	display := vault.SourcesDir + "/" + rel
-	head := make([]byte, 0, min(max(info.Size(), 0), MaxSourceRead)+1)
-	head, err = vaultfs.ReadUpTo(ctx, f, head, MaxSourceRead+1)
+	limit := int64(in.Limit)
+	if limit <= 0 {
+		limit = DefaultSourceRead
+	}
+	limit = min(limit, MaxSourceRead)
+	// the head tells text from binary, whatever part is asked for; when
+	// the part starts at 0 it is read with it
+	want := int64(sniffBytes + utf8.UTFMax)
+	if in.Offset == 0 {
+		want = max(want, limit+utf8.UTFMax)
+	}
+	head := make([]byte, 0, min(max(info.Size(), 0), want)+1)
+	head, err = vaultfs.ReadUpTo(ctx, f, head, want)
 	if ctx.Err() != nil {
 		return nil, ctx.Err()
 	}
 	if err != nil {
 		return nil, errs.Wrap(errs.Internal, err, "read %s: %v", display, err)
 	}
-	out := &ReadSourceOut{Path: display, Name: path.Base(rel), SizeBytes: max(info.Size(), int64(len(head))), SHA256Of: "file"}
-	if len(head) > MaxSourceRead {
-		out.Truncated, head = true, head[:MaxSourceRead]
-	}
 	if !sniffText(head) {
 		return nil, errs.E(errs.Invalid, "%s is not a text file (binary content: NUL bytes or invalid UTF-8 in its first 8 KiB); only text files are served", display)
 	}
-	if out.Truncated {
-		head = cutPartialRune(head)
+	out := &ReadSourceOut{Path: display, Name: path.Base(rel), SizeBytes: max(info.Size(), int64(len(head))), SHA256Of: "file"}
+	part, whole := head, in.Offset == 0 && int64(len(head)) <= limit
+	if in.Offset > 0 {
+		if part, err = readPart(ctx, f, int64(in.Offset), limit); err != nil {
+			return nil, errs.Wrap(errs.Internal, err, "read %s: %v", display, err)
+		}
 	}
-	out.Content = strings.ToValidUTF8(string(head), "\uFFFD")
+	start, body, more := runeWindow(part, limit)
+	out.Offset = int64(in.Offset + start)
+	if more {
+		out.Truncated, out.NextOffset = true, out.Offset+int64(len(body))
+	}
+	out.Content = strings.ToValidUTF8(string(body), "\uFFFD")
 	switch {
-	case !out.Truncated:
+	case whole:
 		sum := sha256.Sum256(head)
 		out.SHA256 = hex.EncodeToString(sum[:])
 	case scannedSum(e, display, info, &out.SHA256):
@@ -118,6 +149,39 @@ func readSource(ctx context.Context, e *Env, in *ReadSourceIn) (*ReadSourceOut, 
 		out.SHA256, out.SHA256Of = hex.EncodeToString(sum[:]), "content"
 	}
 	return out, nil
+}
+
+// readPart reads up to limit bytes at offset, and the few bytes after
+// them that finish a UTF-8 character or tell that more follows.
+func readPart(ctx context.Context, f *os.File, offset, limit int64) ([]byte, error) {
+	if _, err := f.Seek(offset, io.SeekStart); err != nil {
+		return nil, err
+	}
+	n := limit + utf8.UTFMax
+	return vaultfs.ReadUpTo(ctx, f, make([]byte, 0, min(n, MaxSourceRead+utf8.UTFMax)), n)
+}
+
+// runeWindow cuts data (read at some offset, possibly inside a UTF-8
+// character, and a few bytes past the limit) to the part served: it skips
+// the continuation bytes of a character begun before the offset, keeps at
+// most limit bytes ending on a whole character (at least one character
+// when the limit is smaller than it), and reports whether any byte
+// follows.
+func runeWindow(data []byte, limit int64) (start int, body []byte, more bool) {
+	for start < len(data) && start < utf8.UTFMax && !utf8.RuneStart(data[start]) {
+		start++
+	}
+	rest := data[start:]
+	if int64(len(rest)) <= limit {
+		return start, rest, false
+	}
+	body = cutPartialRune(rest[:limit])
+	if len(body) == 0 {
+		// a limit smaller than the character: the character, whole
+		_, size := utf8.DecodeRune(rest)
+		body = rest[:size]
+	}
+	return start, body, len(rest) > len(body)
 }
 
 // scannedSum sets *sum to the whole-file hash the scanner stored for p
@@ -189,9 +253,13 @@ const MaxCitedBy = 20
 // list, so it carries no enum tag (a schema enum would refuse "new,changed").
 type ListSourcesIn struct {
 	State  string `json:"state,omitempty" desc:"Only sources in these states, comma-separated: new, changed, missing, ingested (new,changed is the compile worklist); default all"`
-	Limit  int    `json:"limit,omitempty" default:"1000" min:"1" max:"10000" desc:"Maximum sources to return (1..10000, default 1000)"`
+	Limit  int    `json:"limit,omitempty" default:"25" min:"1" max:"10000" desc:"Maximum sources to return (1..10000, default 25, and then at most 16 KiB of JSON); total counts them all"`
 	Offset int    `json:"offset,omitempty" min:"0" desc:"Sources to skip"`
 }
+
+// defaultSourceList is source list's default limit, under which the
+// answer is also bounded in size (MaxListBytes).
+const defaultSourceList = 25
 
 // SourceItem is one source of source list.
 type SourceItem struct {
@@ -233,12 +301,15 @@ type ListSourcesOut struct {
 	// LastScan is when the last full scan completed (RFC 3339, UTC).
 	LastScan string       `json:"last_scan"`
 	Sources  []SourceItem `json:"sources"`
+	// Cut is set when the size bound of the default answer (16 KiB of
+	// JSON) left out sources the limit allowed; read on with offset.
+	Cut bool `json:"cut,omitempty"`
 }
 
 var opListSources = register(Op{
 	Name: "source.list", Summary: "List raw sources with their state (new, changed, missing, ingested), raw/sources/ rescanned first",
 	CLI: "source list", REST: []Route{{Method: "GET", Path: "/sources"}},
-	Access: Read, Rescans: true, Limits: "rescans raw/sources/ first (incremental: unchanged files are not read); limit 1..10000 (default 1000)",
+	Access: Read, Rescans: true, Limits: "rescans raw/sources/ first (incremental: unchanged files are not read); limit 1..10000 (default 25, and then at most 16 KiB: cut: true says sources were left out); total counts all",
 	Examples: []Example{
 		{`synapse source list --state new,changed`, "the compile worklist: sources no page cites yet, or changed since"},
 		{`synapse source list --json`, "every source with its state, size, times and citing pages"},
@@ -321,6 +392,11 @@ func listSources(ctx context.Context, e *Env, in *ListSourcesIn) (*ListSourcesOu
 	})
 	if err != nil {
 		return nil, err
+	}
+	if in.Limit == defaultSourceList {
+		// the default answer fits an agent's context; a limit asked for
+		// is served whole
+		out.Cut = fitList(out, &out.Sources)
 	}
 	return out, nil
 }

@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -335,7 +336,7 @@ func TestSource_ReadTruncated(t *testing.T) {
 			t.Errorf("sha256 of %s %s…, want of %s %s…", out.SHA256Of, out.SHA256[:12], of, sum[:12])
 		}
 	}
-	out, err := readSource(context.Background(), env, &ReadSourceIn{Path: "big.md"})
+	out, err := readSource(context.Background(), env, &ReadSourceIn{Path: "big.md", Limit: MaxSourceRead})
 	must(t, err)
 	whole := sha256.Sum256([]byte(big))
 	check(out, len(big), "file", hex.EncodeToString(whole[:]))
@@ -345,12 +346,12 @@ func TestSource_ReadTruncated(t *testing.T) {
 	must(t, err)
 	f.WriteString("more\n")
 	f.Close()
-	out, err = readSource(context.Background(), env, &ReadSourceIn{Path: "big.md"})
+	out, err = readSource(context.Background(), env, &ReadSourceIn{Path: "big.md", Limit: MaxSourceRead})
 	must(t, err)
 	content := sha256.Sum256([]byte(out.Content))
 	check(out, len(big)+5, "content", hex.EncodeToString(content[:]))
 
-	out, err = readSource(context.Background(), env, &ReadSourceIn{Path: "exact.txt"})
+	out, err = readSource(context.Background(), env, &ReadSourceIn{Path: "exact.txt", Limit: MaxSourceRead})
 	must(t, err)
 	if out.Truncated || out.Content != exact || out.SHA256Of != "file" {
 		t.Errorf("a file of exactly 2 MiB: truncated=%v, %d bytes, sha256 of %s", out.Truncated, len(out.Content), out.SHA256Of)
@@ -400,4 +401,71 @@ func FuzzSourceConfinement(f *testing.F) {
 			t.Fatalf("%q: result path %q is not under raw/sources/", p, out.Path)
 		}
 	})
+}
+
+// TestSource_ReadPaged: a long source is read in parts; each part is
+// whole UTF-8 characters, next_offset leads to the next one, and the parts
+// put together are the file. The default part fits an agent's context.
+func TestSource_ReadPaged(t *testing.T) {
+	v := testvault.New(t)
+	var b strings.Builder
+	for i := 0; b.Len() < 56_000; i++ {
+		fmt.Fprintf(&b, "line %d: café ☕ 日本語 \"quoted\" and \\ backslash 🎉\n", i)
+	}
+	text := b.String()
+	testvault.Write(t, v, "raw/sources/long.md", text)
+	e := newTestEnv(t, v)
+
+	first := mustCall[ReadSourceOut](t, e, opReadSource, obj{"path": "long.md"})
+	if !first.Truncated || first.Offset != 0 || first.NextOffset != int64(len(first.Content)) || len(first.Content) > DefaultSourceRead {
+		t.Fatalf("default read: truncated %v offset %d next %d, %d bytes", first.Truncated, first.Offset, first.NextOffset, len(first.Content))
+	}
+	if data, _ := MarshalJSON(first); len(data) > 16<<10 {
+		t.Errorf("the default read is %d bytes of JSON, over 16 KiB", len(data))
+	}
+	short := text[:strings.Index(text, "line 5:")]
+	testvault.Write(t, v, "raw/sources/short.md", short)
+	for _, c := range []struct {
+		file, text string
+		limit      int
+	}{{"short.md", short, 1}, {"short.md", short, 2}, {"short.md", short, 3}, {"short.md", short, 5}, {"short.md", short, 7}, {"long.md", text, 4096}, {"long.md", text, 12288}} {
+		limit := c.limit
+		var got strings.Builder
+		next, parts := int64(0), 0
+		for {
+			out := mustCall[ReadSourceOut](t, e, opReadSource, obj{"path": c.file, "offset": next, "limit": limit})
+			parts++
+			if out.Offset != next {
+				t.Fatalf("limit %d: asked for offset %d, got a part at %d", limit, next, out.Offset)
+			}
+			if !utf8.ValidString(out.Content) || out.Content == "" {
+				t.Fatalf("limit %d, offset %d: part %q is not whole characters", limit, next, out.Content)
+			}
+			got.WriteString(out.Content)
+			if !out.Truncated {
+				if out.NextOffset != 0 {
+					t.Fatalf("limit %d: the last part has next_offset %d", limit, out.NextOffset)
+				}
+				break
+			}
+			if out.NextOffset <= next {
+				t.Fatalf("limit %d: next_offset %d does not move past %d", limit, out.NextOffset, next)
+			}
+			next = out.NextOffset
+		}
+		if got.String() != c.text {
+			t.Errorf("%s, limit %d: %d parts put together differ from the file", c.file, limit, parts)
+		}
+	}
+	// an offset inside a character starts at the next whole one
+	mid := int64(strings.Index(text, "☕") + 1)
+	out := mustCall[ReadSourceOut](t, e, opReadSource, obj{"path": "long.md", "offset": mid, "limit": 10})
+	if want := mid + 2; out.Offset != want || !strings.HasPrefix(text[want:], out.Content) {
+		t.Errorf("offset %d (inside ☕): part at %d %q, want it at %d", mid, out.Offset, out.Content, want)
+	}
+	// past the end: nothing, and nothing more
+	end := mustCall[ReadSourceOut](t, e, opReadSource, obj{"path": "long.md", "offset": len(text) + 10})
+	if end.Content != "" || end.Truncated || end.NextOffset != 0 {
+		t.Errorf("past the end: %+v", end)
+	}
 }

@@ -84,6 +84,11 @@ func Open(dir string) (*Vault, error) {
 		return nil, err
 	}
 	if !ok {
+		if dir == "~" || strings.HasPrefix(dir, "~/") || strings.HasPrefix(dir, "~"+string(filepath.Separator)) {
+			// a quoted ~ (or --vault=~/x) reaches synapse unexpanded
+			return nil, errs.E(errs.NotFound, "%s is not a synapse vault: the path %q starts with a literal ~, which only the shell expands (unquoted, and not after --vault=); "+
+				"synapse read it as a folder named ~ in the working folder. Give the path in full, e.g. --vault \"$HOME%s\"", abs, dir, strings.TrimPrefix(dir, "~"))
+		}
 		return nil, errs.E(errs.NotFound, "%s is not a synapse vault (no %s folder); run `synapse init %s` first", abs, StateDir, dir)
 	}
 	return &Vault{Root: abs}, nil
@@ -192,9 +197,23 @@ func IsTempName(name string) bool {
 		strings.HasPrefix(name, "#")
 }
 
+// enclosingVault is the nearest folder above dir (dir itself aside) that
+// is a vault (holds a .synapse folder), or "".
+func enclosingVault(dir string) string {
+	for d := filepath.Dir(dir); ; d = filepath.Dir(d) {
+		if ok, _ := hasStateDir(d); ok {
+			return d
+		}
+		if filepath.Dir(d) == d {
+			return ""
+		}
+	}
+}
+
 // Init lays out a vault at dir (created if needed) and returns it with the
 // vault-relative paths it created. Existing files are never overwritten, so
-// running it twice is harmless.
+// running it twice is harmless. A folder inside another vault is refused
+// (conflict): the new vault's files would be pages and sources of both.
 func Init(dir string) (*Vault, []string, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
@@ -202,6 +221,10 @@ func Init(dir string) (*Vault, []string, error) {
 	}
 	if st, err := os.Stat(abs); err == nil && !st.IsDir() {
 		return nil, nil, errs.E(errs.Invalid, "%s exists and is not a folder", abs)
+	}
+	if outer := enclosingVault(abs); outer != "" {
+		return nil, nil, errs.E(errs.Conflict, "%s is inside the vault %s: a vault there would add its files to that vault's pages and sources; "+
+			"create it in a folder outside %s, or work in %s itself", abs, outer, outer, outer)
 	}
 	v := &Vault{Root: abs}
 	var created []string

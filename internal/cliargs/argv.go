@@ -56,7 +56,13 @@ func Permute(app *cli.App, args []string) []string {
 		}
 		if isFlagToken(a) && (strings.HasPrefix(a, "--") || KnownFlag(cmd.Flags, a)) {
 			fl = append(fl, a)
-			if FlagArity(cmd.Flags, a) == 1 && j+1 < len(rest) {
+			if FlagArity(cmd.Flags, a) == 1 {
+				if j+1 == len(rest) {
+					// a value flag typed last, with no value: left last,
+					// so that the parser says it needs one (rather than
+					// take the "--" put before the arguments as its value)
+					return append(out, fl...)
+				}
 				fl = append(fl, rest[j+1])
 				j++
 			}
