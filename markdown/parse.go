@@ -62,12 +62,21 @@ type Page struct {
 	Headings []Heading
 	// Links are the frontmatter links (in file order), then the body's.
 	Links []Link
+	// Capped lists the limits (DefaultLimits) the page went past and what
+	// was left out of it; empty for every page within them.
+	Capped []Capped
 }
 
-// Parse parses the page at vault-relative path rel. It never fails: bad
-// frontmatter is reported in FMError and otherwise ignored, so a page a
-// human broke still indexes by its file name.
+// Parse parses the page at vault-relative path rel within DefaultLimits.
+// It never fails: bad frontmatter is reported in FMError and otherwise
+// ignored, so a page a human broke still indexes by its file name, and
+// what goes past a limit is left out and reported in Capped.
 func Parse(rel string, data []byte) *Page {
+	return ParseLimited(rel, data, DefaultLimits)
+}
+
+// ParseLimited is Parse within the given limits.
+func ParseLimited(rel string, data []byte, lim Limits) *Page {
 	doc := string(data)
 	if !utf8.ValidString(doc) {
 		doc = strings.ToValidUTF8(doc, "\uFFFD")
@@ -77,8 +86,11 @@ func Parse(rel string, data []byte) *Page {
 	var fmLinks []Link
 	if d.HasFM {
 		p.HasFM = true
-		p.Frontmatter = KeepFrontmatter(d.FM) // broken text is kept (no keys), never lost
+		p.Frontmatter = keepFrontmatter(d.FM, lim) // broken text is kept (no keys), never lost
 		if err := p.Frontmatter.Err(); err != nil {
+			if c, ok := err.(*capError); ok {
+				p.capped(c.limit, "%s", c.msg)
+			}
 			// the line counts from the top of the file (the opening fence
 			// is line 1), as an editor shows it
 			p.FMError = strings.TrimPrefix(err.Error(), "frontmatter: ")
@@ -98,22 +110,31 @@ func Parse(rel string, data []byte) *Page {
 	if p.Title == "" {
 		p.Title = strings.TrimSuffix(path.Base(rel), path.Ext(rel))
 	}
+	p.limitTitle(rel, lim)
 	p.Type = strings.ToLower(fm.String("type"))
-	p.Aliases = dedupe(append(fm.List("aliases", true), fm.List("alias", true)...), false)
-	p.Sources = dedupe(fm.SourceEntries("sources"), false)
+	p.Aliases = p.limitNames(dedupe(append(fm.List("aliases", true), fm.List("alias", true)...), false), "alias", "aliases", lim.NameBytes, lim.Aliases, "aliases")
+	p.Sources = p.limitNames(dedupe(fm.SourceEntries("sources"), false), "sources entry", "sources entries", lim.SourceBytes, lim.Sources, "sources")
 	p.Created = fm.String("created")
 	p.Updated = fm.String("updated")
 
 	masked := Mask(p.Body)
-	p.Headings = headings(masked, p.Body)
-	p.Links = append(fmLinks, links(masked, p.Body, bodyLine)...)
+	p.Headings = headings(masked, p.Body, lim.Headings)
+	if len(p.Headings) > lim.Headings {
+		p.capped("headings", "more than %d headings: the first %d kept", lim.Headings, lim.Headings)
+		p.Headings = p.Headings[:lim.Headings]
+	}
+	body, stopped := links(masked, p.Body, bodyLine, lim.ScanBytes*len(p.Body)+1<<20)
+	if stopped > 0 {
+		p.capped("scan_bytes", "markdown links after line %d not read (the lines before cost more than %d times the page's size to read)", stopped, lim.ScanBytes)
+	}
+	p.Links = p.limitLinks(append(fmLinks, body...), lim)
 	var tags []string
 	for _, t := range fm.List("tags", true) {
 		// a frontmatter string may also be space separated: "tags: a b"
 		tags = append(tags, strings.Fields(t)...)
 	}
 	tags = append(tags, inlineTags(masked)...)
-	p.Tags = NormalizeTags(tags)
+	p.Tags = p.limitNames(NormalizeTags(tags), "tag", "tags", lim.NameBytes, lim.Tags, "tags")
 	return p
 }
 
@@ -194,6 +215,7 @@ func Mask(body string) string {
 	}
 	// pass 2: comments and inline code on what is left
 	s := string(b)
+	var none unclosed
 	for i := 0; i < len(s); {
 		switch {
 		case strings.HasPrefix(s[i:], "<!--"):
@@ -218,7 +240,7 @@ func Mask(body string) string {
 			for i+n < len(s) && s[i+n] == '`' {
 				n++
 			}
-			end := closingBackticks(s, i+n, n)
+			end := none.closing(s, i+n, n)
 			if end < 0 {
 				i += n
 				continue
@@ -234,12 +256,37 @@ func Mask(body string) string {
 	return string(b)
 }
 
+// unclosed remembers, per length of a backtick run, the last stretch of
+// text found to hold no run of that length, so that a paragraph of many
+// unclosed runs (of as many lengths) is read once per length, not once
+// per run.
+type unclosed map[int][2]int
+
+// memoBackticks turns the memory off for a test that compares.
+var memoBackticks = true
+
+// closing is closingBackticks, remembered.
+func (u *unclosed) closing(s string, from, n int) int {
+	if r, ok := (*u)[n]; ok && memoBackticks && r[0] <= from && from <= r[1] {
+		return -1
+	}
+	end, stop := closingBackticks(s, from, n)
+	if end < 0 {
+		if *u == nil {
+			*u = unclosed{}
+		}
+		(*u)[n] = [2]int{from, stop}
+	}
+	return end
+}
+
 // closingBackticks finds the end of an inline code span opened by n
-// backticks at from, within the same paragraph; -1 when unclosed.
-func closingBackticks(s string, from, n int) int {
+// backticks at from, within the same paragraph; -1 when unclosed, with
+// where the paragraph ends.
+func closingBackticks(s string, from, n int) (end, stop int) {
 	for i := from; i < len(s); {
 		if s[i] == '\n' && i+1 < len(s) && (s[i+1] == '\n' || strings.TrimSpace(s[i+1:indexByteFrom(s, '\n', i+1)]) == "") {
-			return -1 // blank line ends the paragraph
+			return -1, i // blank line ends the paragraph
 		}
 		if s[i] != '`' {
 			i++
@@ -250,11 +297,11 @@ func closingBackticks(s string, from, n int) int {
 			m++
 		}
 		if m == n {
-			return i + m
+			return i + m, i + m
 		}
 		i += m
 	}
-	return -1
+	return -1, len(s)
 }
 
 func indexByteFrom(s string, c byte, from int) int {
@@ -295,9 +342,11 @@ func atxHeading(line string) (level int, start, end int, ok bool) {
 	return n, start, end, true
 }
 
-func headings(masked, body string) []Heading {
+// headings finds the ATX headings, at most max+1 of them (one more than
+// max tells the caller there were more).
+func headings(masked, body string, max int) []Heading {
 	var out []Heading
-	for off := 0; off < len(masked); {
+	for off := 0; off < len(masked) && len(out) <= max; {
 		end := indexByteFrom(masked, '\n', off)
 		if off < end && (masked[off] == '#' || masked[off] == ' ') {
 			if level, s, e, ok := atxHeading(masked[off:end]); ok {
@@ -330,9 +379,10 @@ func hasScheme(dest string) bool {
 }
 
 // links finds the links of a body whose first line is line firstLine of
-// the file.
-func links(masked, body string, firstLine int) []Link {
-	var out []Link
+// the file. Bytes read looking for markdown links that turn out not to be
+// any count against budget: once it is spent, markdown links are no longer
+// looked for and stopped is the line that happened on (0 when it did not).
+func links(masked, body string, firstLine, budget int) (out []Link, stopped int) {
 	line := firstLine
 	lineOff := 0 // offset up to which newlines are counted
 	at := func(off int) int {
@@ -363,15 +413,23 @@ func links(masked, body string, firstLine int) []Link {
 			i++
 			continue
 		}
-		if l, end, ok := markdownLink(masked, body, i); ok {
+		if stopped > 0 {
+			i++
+			continue
+		}
+		l, end, ok := markdownLink(masked, body, i)
+		if ok {
 			l.Embed, l.Kind, l.Line = embed, MarkdownLink, at(start)
 			out = append(out, l)
 			i = end
 			continue
 		}
+		if budget -= max(end-i, 1); budget < 0 {
+			stopped = at(i)
+		}
 		i++
 	}
-	return out
+	return out, stopped
 }
 
 // wikiEnd finds the "]]" closing a wikilink whose inside starts at from:
@@ -400,11 +458,11 @@ func markdownLink(masked, body string, i int) (Link, int, bool) {
 	for ; k < len(masked); k++ {
 		c := masked[k]
 		if c == '\n' {
-			return Link{}, 0, false
+			return Link{}, k, false
 		}
 		if c == '[' {
 			if depth++; depth > 1 {
-				return Link{}, 0, false
+				return Link{}, k, false
 			}
 		} else if c == ']' {
 			if depth == 0 {
@@ -414,7 +472,7 @@ func markdownLink(masked, body string, i int) (Link, int, bool) {
 		}
 	}
 	if k+1 >= len(masked) || masked[k+1] != '(' {
-		return Link{}, 0, false
+		return Link{}, k, false
 	}
 	label := body[i+1 : k]
 	p := k + 2
@@ -425,7 +483,7 @@ func markdownLink(masked, body string, i int) (Link, int, bool) {
 	if p < len(masked) && masked[p] == '<' {
 		e := strings.IndexAny(masked[p+1:], ">\n")
 		if e < 0 || masked[p+1+e] != '>' {
-			return Link{}, 0, false
+			return Link{}, p + 1 + max(e, 0), false
 		}
 		dest = body[p+1 : p+1+e]
 		p += e + 2
@@ -456,7 +514,7 @@ func markdownLink(masked, body string, i int) (Link, int, bool) {
 		q := masked[p]
 		e := strings.IndexAny(masked[p+1:], string(q)+"\n")
 		if e < 0 || masked[p+1+e] != q {
-			return Link{}, 0, false
+			return Link{}, p + 1 + max(e, 0), false
 		}
 		p += e + 2
 		for p < len(masked) && (masked[p] == ' ' || masked[p] == '\t') {
@@ -464,11 +522,11 @@ func markdownLink(masked, body string, i int) (Link, int, bool) {
 		}
 	}
 	if p >= len(masked) || masked[p] != ')' {
-		return Link{}, 0, false
+		return Link{}, p, false
 	}
 	l, ok := parseMarkdownDest(dest)
 	if !ok {
-		return Link{}, p + 1, false
+		return Link{}, i + 1, false // a link, but not to a page or a file: nothing wasted
 	}
 	l.Label = strings.TrimSpace(label)
 	return l, p + 1, true
