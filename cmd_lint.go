@@ -16,6 +16,7 @@ func init() {
 			ops.LintNoOutlinks: l.Counts.NoOutlinks, ops.LintMissingSources: l.Counts.MissingSources,
 			ops.LintDuplicateTitles: l.Counts.DuplicateTitles, ops.LintFrontmatterErrors: l.Counts.FrontmatterErrors,
 			ops.LintReservedFiles: l.Counts.ReservedFiles, ops.LintRefusedFiles: l.Counts.RefusedFiles,
+			ops.LintOverCap: l.Counts.OverCap,
 		}
 		// the counts on top, by the names --category takes
 		rows := [][]string{}
@@ -124,6 +125,13 @@ func init() {
 				rows = append(rows, []string{r.Path, r.Reason, r.Message})
 			}
 			o.table([]col{pathCol("PATH"), fixedCol("REASON"), flexCol("WHY")}, rows)
+		}
+		if section(ops.LintOverCap, "Pages indexed in part (past a parse limit)", len(l.OverCap)) {
+			rows = rows[:0]
+			for _, c := range l.OverCap {
+				rows = append(rows, []string{c.Path, strings.TrimPrefix(c.Message, c.Path+": ")})
+			}
+			o.table([]col{pathCol("PATH"), flexCol("LEFT OUT")}, rows)
 		}
 		scope := ""
 		if l.Page != nil {

@@ -26,16 +26,17 @@ const (
 	LintFrontmatterErrors = "frontmatter_errors"
 	LintReservedFiles     = "reserved_files"
 	LintRefusedFiles      = "refused_files"
+	LintOverCap           = "over_cap"
 )
 
 // LintCategories lists the lint categories in report order.
 var LintCategories = []string{LintBrokenLinks, LintBrokenFileLinks, LintOrphans, LintNoOutlinks, LintMissingSources,
-	LintDuplicateTitles, LintFrontmatterErrors, LintReservedFiles, LintRefusedFiles}
+	LintDuplicateTitles, LintFrontmatterErrors, LintReservedFiles, LintRefusedFiles, LintOverCap}
 
 // LintIn is the input of lint.
 type LintIn struct {
 	Page           string `json:"page,omitempty" desc:"Only findings on or from this page (resolved like a [[link]]): its broken links and broken file links, missing sources and frontmatter error, whether it is an orphan or links nowhere, and the pages sharing its title"`
-	Category       string `json:"category,omitempty" enum:"broken_links,broken_file_links,orphans,no_outlinks,missing_sources,duplicate_titles,frontmatter_errors,reserved_files,refused_files" desc:"Only this category: broken_links, broken_file_links, orphans, no_outlinks, missing_sources, duplicate_titles, frontmatter_errors, reserved_files or refused_files"`
+	Category       string `json:"category,omitempty" enum:"broken_links,broken_file_links,orphans,no_outlinks,missing_sources,duplicate_titles,frontmatter_errors,reserved_files,refused_files,over_cap" desc:"Only this category: broken_links, broken_file_links, orphans, no_outlinks, missing_sources, duplicate_titles, frontmatter_errors, reserved_files, refused_files or over_cap"`
 	Limit          int    `json:"limit,omitempty" default:"50" min:"1" max:"1000" desc:"Findings listed per category (1..1000, default 50; larger values are clamped); the counts always cover every finding"`
 	Offset         int    `json:"offset,omitempty" min:"0" desc:"Findings skipped in each category before the listed ones"`
 	ToReview       bool   `json:"to_review,omitempty" desc:"File the listed findings in the review queue (idempotent, origin lint; bounded by --page, --category, --limit and --offset) and auto-resolve missing-page items whose page now exists. This makes lint a write: refused on a read-only server"`
@@ -95,6 +96,7 @@ type LintCounts struct {
 	FrontmatterErrors int `json:"frontmatter_errors"`
 	ReservedFiles     int `json:"reserved_files"`
 	RefusedFiles      int `json:"refused_files"`
+	OverCap           int `json:"over_cap"`
 }
 
 func (c LintCounts) of(category string) int {
@@ -117,6 +119,8 @@ func (c LintCounts) of(category string) int {
 		return c.ReservedFiles
 	case LintRefusedFiles:
 		return c.RefusedFiles
+	case LintOverCap:
+		return c.OverCap
 	}
 	return 0
 }
@@ -158,7 +162,10 @@ type LintOut struct {
 	// (named pipes, devices, symlinks out of the vault: SPEC §2), as status
 	// lists them; vault-wide only.
 	RefusedFiles []index.Refused `json:"refused_files"`
-	Filed        *LintFiled      `json:"filed,omitempty"` // with to_review
+	// OverCap are the pages indexed only in part because they go past a
+	// parse limit, each saying what was left out, as status lists them.
+	OverCap []store.CappedPage `json:"over_cap"`
+	Filed   *LintFiled         `json:"filed,omitempty"` // with to_review
 	// Failed is set with fail_on_findings when there are findings.
 	Failed bool `json:"failed,omitempty"`
 }
@@ -180,7 +187,7 @@ func pluralWord(n int, one, many string) string {
 }
 
 var opLint = register(Op{
-	Name: "lint", Summary: "Check the wiki: broken links, links to files that do not exist, orphans, pages without outlinks, missing source files, duplicate titles, frontmatter that does not parse, a hand-written index.md synapse leaves alone, files refused instead of read (named pipes, symlinks out of the vault)",
+	Name: "lint", Summary: "Check the wiki: broken links, links to files that do not exist, orphans, pages without outlinks, missing source files, duplicate titles, frontmatter that does not parse, a hand-written index.md synapse leaves alone, files refused instead of read (named pipes, symlinks out of the vault), pages indexed only in part (past a parse limit)",
 	CLI: "lint", REST: []Route{{Method: "GET", Path: "/lint"}, {Method: "POST", Path: "/lint", Body: "*"}},
 	Access: Read, WriteWith: "to_review", Rescans: true,
 	Limits: "rescans changed files first; limit 1..1000 findings listed per category (default 50), counts cover all; --to-review files only the listed findings",
@@ -202,7 +209,7 @@ func lint(ctx context.Context, e *Env, in *LintIn) (*LintOut, error) {
 	out := &LintOut{Category: in.Category, Limit: in.Limit, Offset: in.Offset,
 		BrokenLinks: []MissingTarget{}, BrokenFileLinks: []LintFileLink{}, Orphans: []PageRef{}, NoOutlinks: []PageRef{},
 		MissingSources: []LintSource{}, DuplicateTitles: []LintDuplicate{}, FrontmatterErrors: []LintFrontmatter{},
-		ReservedFiles: []ReservedFile{}, RefusedFiles: []index.Refused{}}
+		ReservedFiles: []ReservedFile{}, RefusedFiles: []index.Refused{}, OverCap: []store.CappedPage{}}
 	w := window{offset: in.Offset, limit: in.Limit}
 	var err error
 	if in.Page != "" {
@@ -222,7 +229,7 @@ func lint(ctx context.Context, e *Env, in *LintIn) (*LintOut, error) {
 		keepCategory(out, in.Category)
 	}
 	listed := len(out.BrokenLinks) + len(out.BrokenFileLinks) + len(out.Orphans) + len(out.NoOutlinks) + len(out.MissingSources) +
-		len(out.DuplicateTitles) + len(out.FrontmatterErrors) + len(out.ReservedFiles) + len(out.RefusedFiles)
+		len(out.DuplicateTitles) + len(out.FrontmatterErrors) + len(out.ReservedFiles) + len(out.RefusedFiles) + len(out.OverCap)
 	out.Failed = in.FailOnFindings && out.Findings > 0
 	if in.ToReview {
 		if out.Filed, err = fileLint(e, out); err != nil {
@@ -261,6 +268,9 @@ func keepCategory(out *LintOut, category string) {
 	}
 	if category != LintRefusedFiles {
 		out.RefusedFiles = []index.Refused{}
+	}
+	if category != LintOverCap {
+		out.OverCap = []store.CappedPage{}
 	}
 }
 
@@ -304,6 +314,10 @@ func lintVault(ctx context.Context, e *Env, w window, out *LintOut) error {
 		out.Counts.RefusedFiles = rl.Count
 		rlo, rhi := w.cut(len(rl.Files))
 		out.RefusedFiles = append(out.RefusedFiles, rl.Files[rlo:rhi]...)
+		// pages indexed only in part (past a parse limit)
+		var oc []store.CappedPage
+		out.Counts.OverCap, oc = tx.CappedPages(w.offset, w.limit)
+		out.OverCap = append(out.OverCap, oc...)
 		var err error
 		out.Counts.BrokenLinks, out.BrokenLinks, err = vaultDangling(tx, w)
 		if err != nil {
@@ -556,6 +570,12 @@ func lintPage(tx *store.Tx, title string, w window, out *LintOut) error {
 		out.Counts.FrontmatterErrors = 1
 		if w.has(0) {
 			out.FrontmatterErrors = append(out.FrontmatterErrors, fmFinding(p))
+		}
+	}
+	if msg := tx.Capped(p.Path); msg != "" {
+		out.Counts.OverCap = 1
+		if w.has(0) {
+			out.OverCap = append(out.OverCap, store.CappedPage{Path: p.Path, Message: msg})
 		}
 	}
 	return nil

@@ -37,6 +37,12 @@ type StatusOut struct {
 	// them all.
 	Refused      []index.Refused `json:"refused"`
 	RefusedCount int             `json:"refused_count"`
+	// OverCap lists the pages indexed only in part because they go past a
+	// parse limit (a name too long to be a key, more links or aliases than
+	// a page may have, a YAML alias bomb), each saying what was left out:
+	// the first MaxStatusRefused; OverCapCount counts them all.
+	OverCap      []store.CappedPage `json:"over_cap"`
+	OverCapCount int                `json:"over_cap_count"`
 	// Embeddings describes the optional embedding provider and vectors
 	// (ops/embed.go).
 	Embeddings *EmbedStatus `json:"embeddings"`
@@ -91,6 +97,10 @@ func status(ctx context.Context, e *Env, in *StatusIn) (*StatusOut, error) {
 		}
 		rl := index.RefusedFiles(tx)
 		out.Refused, out.RefusedCount = rl.Files[:min(len(rl.Files), MaxStatusRefused)], rl.Count
+		out.OverCapCount, out.OverCap = tx.CappedPages(0, MaxStatusRefused)
+		if out.OverCap == nil {
+			out.OverCap = []store.CappedPage{}
+		}
 		out.PendingLinks = len(tx.LinksDirty(0))
 		out.PendingGraph = tx.GraphDirtyCount()
 		for _, h := range statusHooks {
