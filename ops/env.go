@@ -126,6 +126,12 @@ func OpenEnv(ctx context.Context, v *vault.Vault, o OpenOptions) (*Env, error) {
 	e.Progress = o.Progress
 	e.Index.Progress = o.Progress
 	e.Index.Notify = o.Notify
+	// a damaged file was replaced by a new store: its review queue goes
+	// back first, and the scan below fills the rest
+	if _, err := e.afterHeal(ctx); err != nil {
+		s.Close()
+		return nil, err
+	}
 	if (needScan || rebuild) && !o.NoInitialScan {
 		gcmode.Long() // a scan of the whole vault
 		if _, err := e.Index.Scan(ctx, index.ScanOptions{}); err != nil {

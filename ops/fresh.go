@@ -99,6 +99,14 @@ func (e *Env) freshen(ctx context.Context, o OpenOptions, maxFiles int) error {
 			return nil
 		}
 		e.setStore(s)
+		// a damaged file found by this open was replaced by a new store:
+		// the review queue goes back, and the whole vault is scanned into it
+		if healed, err := e.afterHeal(ctx); healed || err != nil {
+			if err == nil {
+				_, err = e.Index.Scan(ctx, index.ScanOptions{})
+			}
+			return err
+		}
 	}
 	if _, err := e.Index.Reconcile(ctx, st); err != nil {
 		return err

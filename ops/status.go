@@ -43,6 +43,11 @@ type StatusOut struct {
 	// the first MaxStatusRefused; OverCapCount counts them all.
 	OverCap      []store.CappedPage `json:"over_cap"`
 	OverCapCount int                `json:"over_cap_count"`
+	// StoreHealed says when the store's file was last found damaged and
+	// rebuilt from the vault's files, where the damaged file went and
+	// what became of the review queue (queue_lost: items could not be
+	// read back); shown for 30 days.
+	StoreHealed *store.HealRecord `json:"store_healed,omitempty"`
 	// Embeddings describes the optional embedding provider and vectors
 	// (ops/embed.go).
 	Embeddings *EmbedStatus `json:"embeddings"`
@@ -97,6 +102,9 @@ func status(ctx context.Context, e *Env, in *StatusIn) (*StatusOut, error) {
 		}
 		rl := index.RefusedFiles(tx)
 		out.Refused, out.RefusedCount = rl.Files[:min(len(rl.Files), MaxStatusRefused)], rl.Count
+		if h, ok := tx.HealRecord(); ok && e.now().Sub(h.At) < healAge {
+			out.StoreHealed = &h
+		}
 		out.OverCapCount, out.OverCap = tx.CappedPages(0, MaxStatusRefused)
 		if out.OverCap == nil {
 			out.OverCap = []store.CappedPage{}

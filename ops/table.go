@@ -44,6 +44,7 @@ import (
 	"strings"
 
 	"github.com/synapse-wiki/synapse/errs"
+	"github.com/synapse-wiki/synapse/store"
 )
 
 // Access tells whether an operation changes the vault.
@@ -275,6 +276,14 @@ func (op *Op) Run(ctx context.Context, e *Env, in any) (any, error) {
 		return nil, err
 	}
 	out, err := op.run(ctx, e, in)
+	if reason, damaged := store.DamageReason(err); damaged && e.Store != nil {
+		// the store's file is damaged: it is rebuilt from the vault's
+		// files (the review queue kept), and the operation runs again
+		if herr := e.rebuildStore(ctx, reason, op.Scans); herr != nil {
+			return nil, herr
+		}
+		out, err = op.run(ctx, e, in)
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -2,7 +2,10 @@
 
 package store
 
-import "syscall"
+import (
+	"os"
+	"syscall"
+)
 
 // processAlive reports whether a process with pid exists.
 func processAlive(pid int) bool {
@@ -12,3 +15,8 @@ func processAlive(pid int) bool {
 	err := syscall.Kill(pid, 0)
 	return err == nil || err == syscall.EPERM
 }
+
+// unlock drops bbolt's lock on a file whose open panicked: the file's
+// mapping keeps its open file description, and with it the lock, alive
+// after the descriptor is closed.
+func unlock(f *os.File) { _ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN) }
