@@ -132,19 +132,32 @@ func OpenEnv(ctx context.Context, v *vault.Vault, o OpenOptions) (*Env, error) {
 		s.Close()
 		return nil, err
 	}
-	if (needScan || rebuild) && !o.NoInitialScan {
-		gcmode.Long() // a scan of the whole vault
-		if _, err := e.Index.Scan(ctx, index.ScanOptions{}); err != nil {
-			s.Close()
-			return nil, err
+	if err := e.bringUpToDate(ctx, o, cfg, (needScan || rebuild) && !o.NoInitialScan); err != nil {
+		// a store found damaged on the way is rebuilt, then filled
+		if reason, damaged := store.DamageReason(err); damaged {
+			err = e.rebuildStore(ctx, reason, false)
 		}
-	} else if o.Fresh && !freshOff() {
-		if err := e.freshen(ctx, o, checkFiles(cfg, !o.ReadOnly)); err != nil {
+		if err != nil {
 			e.Store.Close()
 			return nil, err
 		}
 	}
 	return e, nil
+}
+
+// bringUpToDate scans a store that never completed a scan (or whose
+// search index must be rebuilt), else indexes what changed since the
+// last scan when asked to (OpenOptions.Fresh).
+func (e *Env) bringUpToDate(ctx context.Context, o OpenOptions, cfg *vault.Config, scan bool) error {
+	if scan {
+		gcmode.Long() // a scan of the whole vault
+		_, err := e.Index.Scan(ctx, index.ScanOptions{})
+		return err
+	}
+	if o.Fresh && !freshOff() {
+		return e.freshen(ctx, o, checkFiles(cfg, !o.ReadOnly))
+	}
+	return nil
 }
 
 // NewEnv wraps an already open store.
