@@ -47,6 +47,9 @@ type Limits struct {
 	// either, the block is kept as text, unread.
 	FrontmatterValues     int
 	FrontmatterValueBytes int
+	// SearchBytes bounds the body text search indexes (the first bytes,
+	// cut at a line's end when there is one).
+	SearchBytes int
 	// ScanBytes bounds, as a multiple of the body's size, the bytes read
 	// looking for markdown links that turn out not to be links (an
 	// unclosed `[a](b` read to the end of its line, again and again):
@@ -69,6 +72,7 @@ var DefaultLimits = Limits{
 	FrontmatterBytes:      1 << 20,
 	FrontmatterValues:     100000,
 	FrontmatterValueBytes: 4 << 20,
+	SearchBytes:           4 << 20,
 	ScanBytes:             8,
 }
 
@@ -131,30 +135,45 @@ func (p *Page) limitTitle(rel string, lim Limits) {
 	p.Title = cutUTF8(strings.TrimSuffix(path.Base(rel), path.Ext(rel)), lim.NameBytes)
 }
 
-// limitLinks keeps the links whose target and heading fit NameBytes, the
-// first Links of them, within LinkBytes in all.
-func (p *Page) limitLinks(ls []Link, lim Limits) []Link {
-	long := 0
-	fit := ls[:0]
-	for _, l := range ls {
-		if len(l.Target) > lim.NameBytes || len(l.Heading) > lim.NameBytes || len(l.Block) > lim.NameBytes {
-			long++
-			continue
-		}
-		l.Label = cutUTF8(l.Label, lim.NameBytes)
-		fit = append(fit, l)
+// linkSink keeps the links a page may have, in file order: those whose
+// target and heading fit NameBytes, the first Links of them, within
+// LinkBytes in all. The parser stops looking for links once it is full.
+type linkSink struct {
+	lim   Limits
+	out   []Link
+	long  int  // left out: a target or heading too long
+	full  bool // left out: past Links or LinkBytes
+	bytes int
+}
+
+// add keeps l if it may; false when the sink is full (stop looking).
+func (k *linkSink) add(l Link) bool {
+	if k.full {
+		return false
 	}
-	if long > 0 {
-		p.capped("name_bytes", "%s whose target or heading is longer than %d bytes left out", count(long, "link", "links"), lim.NameBytes)
+	if len(l.Target) > k.lim.NameBytes || len(l.Heading) > k.lim.NameBytes || len(l.Block) > k.lim.NameBytes {
+		k.long++
+		return true
 	}
-	total := 0
-	for i, l := range fit {
-		if total += len(l.Target) + len(l.Heading); i == lim.Links || total > lim.LinkBytes {
-			p.capped("links", "%d links: the first %d kept (at most %d a page, %d bytes of targets)", len(fit), i, lim.Links, lim.LinkBytes)
-			return fit[:i]
-		}
+	if len(k.out) == k.lim.Links || k.bytes+len(l.Target)+len(l.Heading) > k.lim.LinkBytes {
+		k.full = true
+		return false
 	}
-	return fit
+	k.bytes += len(l.Target) + len(l.Heading)
+	l.Label = cutUTF8(l.Label, k.lim.NameBytes)
+	k.out = append(k.out, l)
+	return true
+}
+
+// done returns the links kept and notes in p what was left out.
+func (k *linkSink) done(p *Page) []Link {
+	if k.long > 0 {
+		p.capped("name_bytes", "%s whose target or heading is longer than %d bytes left out", count(k.long, "link", "links"), k.lim.NameBytes)
+	}
+	if k.full {
+		p.capped("links", "more than %d links: the first %d kept (at most %d a page, %d bytes of targets)", len(k.out), len(k.out), k.lim.Links, k.lim.LinkBytes)
+	}
+	return k.out
 }
 
 // count is "1 link", "2 links".
@@ -163,6 +182,23 @@ func count(n int, one, many string) string {
 		return "1 " + one
 	}
 	return fmt.Sprintf("%d %s", n, many)
+}
+
+// SearchBody is the part of the body that search indexes: all of it, or
+// the first Limits.SearchBytes, cut at a line's end.
+func (p *Page) SearchBody() string { return p.Body[:p.searchEnd] }
+
+// limitSearch sets where search stops reading the body.
+func (p *Page) limitSearch(lim Limits) {
+	p.searchEnd = len(p.Body)
+	if len(p.Body) <= lim.SearchBytes {
+		return
+	}
+	p.searchEnd = strings.LastIndexByte(p.Body[:lim.SearchBytes], '\n') + 1
+	if p.searchEnd == 0 { // one long line: cut inside it
+		p.searchEnd = len(cutUTF8(p.Body, lim.SearchBytes))
+	}
+	p.capped("search_bytes", "a body of %d bytes: search indexes its first %d", len(p.Body), p.searchEnd)
 }
 
 // cutUTF8 cuts s to at most n bytes at a character boundary.

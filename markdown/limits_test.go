@@ -10,7 +10,7 @@ import (
 // small limits, so that each case is a few lines
 var testLimits = Limits{
 	NameBytes: 16, SourceBytes: 24, Aliases: 3, Tags: 3, Sources: 3, Links: 5, LinkBytes: 60,
-	Headings: 3, FrontmatterBytes: 300, FrontmatterValues: 40, FrontmatterValueBytes: 200, ScanBytes: 2,
+	Headings: 3, FrontmatterBytes: 300, FrontmatterValues: 40, FrontmatterValueBytes: 200, SearchBytes: 200, ScanBytes: 2,
 }
 
 func cappedLimits(p *Page) string {
@@ -56,6 +56,10 @@ func TestParse_Limits(t *testing.T) {
 			func(p *Page) string {
 				return want(p.Title == "page" && p.FMError != "" && p.Frontmatter.Raw() != "" && len(p.Links) == 1, p)
 			}, "frontmatter_bytes"},
+		{"search reads the first lines of a long body", "one line\n" + strings.Repeat("x", 300) + "\nlast\n",
+			func(p *Page) string { return want(p.SearchBody() == "one line\n" && len(p.Body) == 315, p) }, "search_bytes"},
+		{"search cuts a long line", strings.Repeat("é", 150),
+			func(p *Page) string { return want(p.SearchBody() == strings.Repeat("é", 100), p) }, "search_bytes"},
 		{"values past the limit through aliases", "---\na: &a [1, 2, 3, 4, 5, 6, 7, 8, 9]\nb: [*a, *a, *a, *a]\n---\n",
 			func(p *Page) string { return want(p.FMError != "" && p.Frontmatter.Len() == 0, p) }, "frontmatter_values"},
 		{"value bytes past the limit through aliases", "---\na: &a " + strings.Repeat("z", 60) + "\nb: [*a, *a, *a, *a]\n---\n",
@@ -109,7 +113,9 @@ func TestParse_AliasBombIsRefusedUnexpanded(t *testing.T) {
 // wikilinks are still found after it.
 func TestParse_UnclosedMarkdownLinksStopLooking(t *testing.T) {
 	doc := "[a](a.md)\n" + strings.Repeat("[a](b", 2000) + "\n[[after]]\n"
-	p := ParseLimited("wiki/page.md", []byte(doc), testLimits)
+	lim := testLimits
+	lim.SearchBytes = len(doc)
+	p := ParseLimited("wiki/page.md", []byte(doc), lim)
 	if cappedLimits(p) != "scan_bytes" {
 		t.Fatalf("capped %v", p.Capped)
 	}

@@ -65,6 +65,8 @@ type Page struct {
 	// Capped lists the limits (DefaultLimits) the page went past and what
 	// was left out of it; empty for every page within them.
 	Capped []Capped
+
+	searchEnd int // see SearchBody
 }
 
 // Parse parses the page at vault-relative path rel within DefaultLimits.
@@ -111,6 +113,7 @@ func ParseLimited(rel string, data []byte, lim Limits) *Page {
 		p.Title = strings.TrimSuffix(path.Base(rel), path.Ext(rel))
 	}
 	p.limitTitle(rel, lim)
+	p.limitSearch(lim)
 	p.Type = strings.ToLower(fm.String("type"))
 	p.Aliases = p.limitNames(dedupe(append(fm.List("aliases", true), fm.List("alias", true)...), false), "alias", "aliases", lim.NameBytes, lim.Aliases, "aliases")
 	p.Sources = p.limitNames(dedupe(fm.SourceEntries("sources"), false), "sources entry", "sources entries", lim.SourceBytes, lim.Sources, "sources")
@@ -123,11 +126,14 @@ func ParseLimited(rel string, data []byte, lim Limits) *Page {
 		p.capped("headings", "more than %d headings: the first %d kept", lim.Headings, lim.Headings)
 		p.Headings = p.Headings[:lim.Headings]
 	}
-	body, stopped := links(masked, p.Body, bodyLine, lim.ScanBytes*len(p.Body)+1<<20)
-	if stopped > 0 {
+	sink := &linkSink{lim: lim}
+	for _, l := range fmLinks {
+		sink.add(l)
+	}
+	if stopped := links(masked, p.Body, bodyLine, lim.ScanBytes*len(p.Body)+1<<20, sink); stopped > 0 {
 		p.capped("scan_bytes", "markdown links after line %d not read (the lines before cost more than %d times the page's size to read)", stopped, lim.ScanBytes)
 	}
-	p.Links = p.limitLinks(append(fmLinks, body...), lim)
+	p.Links = sink.done(p)
 	var tags []string
 	for _, t := range fm.List("tags", true) {
 		// a frontmatter string may also be space separated: "tags: a b"
@@ -379,10 +385,11 @@ func hasScheme(dest string) bool {
 }
 
 // links finds the links of a body whose first line is line firstLine of
-// the file. Bytes read looking for markdown links that turn out not to be
-// any count against budget: once it is spent, markdown links are no longer
-// looked for and stopped is the line that happened on (0 when it did not).
-func links(masked, body string, firstLine, budget int) (out []Link, stopped int) {
+// the file and gives them to sink, until it is full. Bytes read looking
+// for markdown links that turn out not to be any count against budget:
+// once it is spent, markdown links are no longer looked for and stopped is
+// the line that happened on (0 when it did not).
+func links(masked, body string, firstLine, budget int, sink *linkSink) (stopped int) {
 	line := firstLine
 	lineOff := 0 // offset up to which newlines are counted
 	at := func(off int) int {
@@ -405,7 +412,9 @@ func links(masked, body string, firstLine, budget int) (out []Link, stopped int)
 			if end, ok := wikiEnd(masked, i+2); ok {
 				if l, ok := parseWikiInner(body[i+2 : end]); ok {
 					l.Embed, l.Kind, l.Line = embed, WikiLink, at(start)
-					out = append(out, l)
+					if !sink.add(l) {
+						return stopped
+					}
 				}
 				i = end + 2
 				continue
@@ -420,7 +429,9 @@ func links(masked, body string, firstLine, budget int) (out []Link, stopped int)
 		l, end, ok := markdownLink(masked, body, i)
 		if ok {
 			l.Embed, l.Kind, l.Line = embed, MarkdownLink, at(start)
-			out = append(out, l)
+			if !sink.add(l) {
+				return stopped
+			}
 			i = end
 			continue
 		}
@@ -429,7 +440,7 @@ func links(masked, body string, firstLine, budget int) (out []Link, stopped int)
 		}
 		i++
 	}
-	return out, stopped
+	return stopped
 }
 
 // wikiEnd finds the "]]" closing a wikilink whose inside starts at from:
