@@ -44,7 +44,8 @@ func Launch(args []string) int {
 		return 127
 	}
 	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-		os.WriteFile(os.Getenv(LaunchEnv), []byte(fmt.Sprint(int64(ru.Maxrss)*1024)), 0o644)
+		cpu := cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+		os.WriteFile(os.Getenv(LaunchEnv), []byte(fmt.Sprint(int64(ru.Maxrss)*1024, " ", int64(cpu))), 0o644)
 	}
 	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
 		return 128 + int(ws.Signal())
@@ -59,7 +60,8 @@ type Result struct {
 	Stdout string
 	Stderr string
 	Took   time.Duration
-	RSS    int64 // peak resident set in bytes (0 unknown)
+	RSS    int64         // peak resident set in bytes (0 unknown)
+	CPU    time.Duration // user + system CPU time (0 unknown)
 	Hung   bool
 }
 
@@ -106,9 +108,12 @@ func (r Runner) RunContext(ctx context.Context, root, stdin string, args ...stri
 	res := Result{Args: args, Stdout: out.String(), Stderr: errb.String(), Took: time.Since(t0)}
 	if rssFile != "" {
 		if data, err := os.ReadFile(rssFile); err == nil {
-			fmt.Sscan(string(data), &res.RSS)
+			var cpu int64
+			fmt.Sscan(string(data), &res.RSS, &cpu)
+			res.CPU = time.Duration(cpu)
 		}
 	} else if cmd.ProcessState != nil {
+		res.CPU = cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
 		if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
 			res.RSS = int64(ru.Maxrss) * 1024
 		}
@@ -138,12 +143,13 @@ func (res Result) Line(n int) string {
 	return msg
 }
 
-// Brief is "exit C, T s, R MB".
+// Brief is "T (CPU C) R MB exit E": wall time, CPU time, peak RSS and
+// exit code.
 func (res Result) Brief() string {
 	if res.Hung {
 		return fmt.Sprintf("HANG (killed at %s)", Secs(res.Took))
 	}
-	return fmt.Sprintf("%s %d MB exit %d", Secs(res.Took), res.RSS>>20, res.Code)
+	return fmt.Sprintf("%s (CPU %s) %d MB exit %d", Secs(res.Took), Secs(res.CPU), res.RSS>>20, res.Code)
 }
 
 // Secs formats a duration for tables.

@@ -8,6 +8,7 @@
 //	go run ./tools/hostile -bin /tmp/synapse -size 32MiB shapes
 //	go run ./tools/hostile -bin /tmp/synapse -only long-link,alias-bomb-9 shapes
 //	go run ./tools/hostile -bin /tmp/synapse damage      # from the repository root
+//	go run ./tools/hostile apply flip-leaf VAULT/.synapse/synapse.db
 //
 // Linux only (peak RSS from rusage). It exits 1 when a verb is over its
 // budget, fails as an internal error or crashes.
@@ -31,13 +32,16 @@ func main() {
 	if len(os.Args) > 2 && os.Args[1] == "-launch" {
 		os.Exit(hostile.Launch(os.Args[2:])) // see hostile.Runner.Launcher
 	}
+	if len(os.Args) == 4 && os.Args[1] == "apply" {
+		os.Exit(applyDamage(os.Args[2], os.Args[3]))
+	}
 	bin := flag.String("bin", "synapse", "the synapse binary under test")
 	size := flag.String("size", "1MiB", "page size of the shapes that grow (bytes, or with KiB/MiB)")
 	only := flag.String("only", "", "comma-separated names to run (default all)")
 	hang := flag.Duration("hang", 60*time.Second, "a call still running after this is killed and reported as a hang")
 	keep := flag.Bool("keep", false, "keep the work folder")
 	flag.Usage = func() {
-		fmt.Fprintln(os.Stderr, "usage: hostile [-bin BIN] [-size N] [-only NAMES] shapes|damage")
+		fmt.Fprintln(os.Stderr, "usage: hostile [-bin BIN] [-size N] [-only NAMES] shapes|damage\n       hostile apply DAMAGE STORE-FILE   (damage one store file as the damage table does)")
 		flag.PrintDefaults()
 	}
 	flag.Parse()
@@ -242,3 +246,18 @@ func copyTree(src, dst string) error {
 }
 
 func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+
+// applyDamage damages one store file by name (hostile apply NAME FILE).
+func applyDamage(name, path string) int {
+	for _, d := range hostile.Damages() {
+		if d.Name == name {
+			if err := d.Apply(path); err != nil {
+				fmt.Fprintln(os.Stderr, "hostile:", err)
+				return 1
+			}
+			return 0
+		}
+	}
+	fmt.Fprintf(os.Stderr, "hostile: no damage %q\n", name)
+	return 2
+}
