@@ -408,12 +408,12 @@ func listRef(tx *store.Tx, doc uint32, listed bool, list *[]PageRef) error {
 	if !listed {
 		return nil
 	}
-	p, err := tx.Page(doc)
+	r, ok, err := refOfDoc(tx, doc)
 	if err != nil {
 		return err
 	}
-	if p != nil {
-		*list = append(*list, refOf(p))
+	if ok {
+		*list = append(*list, r)
 	}
 	return nil
 }
@@ -422,12 +422,12 @@ func listRef(tx *store.Tx, doc uint32, listed bool, list *[]PageRef) error {
 func duplicate(tx *store.Tx, docs []uint32) (LintDuplicate, error) {
 	d := LintDuplicate{}
 	for _, doc := range docs {
-		p, err := tx.Page(doc)
+		r, ok, err := refOfDoc(tx, doc)
 		if err != nil {
 			return d, err
 		}
-		if p != nil {
-			d.Pages = append(d.Pages, refOf(p))
+		if ok {
+			d.Pages = append(d.Pages, r)
 		}
 	}
 	sortRefs(d.Pages)
