@@ -54,7 +54,7 @@ type WritePageIn struct {
 	Tags        []string       `json:"tags,omitempty" flag:"tag" mcp:"-" desc:"Tag (trimmed, lowercased, one word)"`
 	Sources     []string       `json:"sources,omitempty" flag:"source" mcp:"-" desc:"A source the page draws on: a file under raw/sources/ (x.md or raw/sources/x.md, must exist), a URL or id (https://…, doi:…, web:…), or a [[wikilink]]"`
 	Aliases     []string       `json:"aliases,omitempty" flag:"alias" mcp:"-" desc:"Another name of the page"`
-	IfMatch     string         `json:"if_match,omitempty" desc:"sha256 of the current file (from get_page); the write is refused as a conflict if the page changed"`
+	IfMatch     string         `json:"if_match,omitempty" nonempty:"true" desc:"sha256 of the current file (from get_page); the write is refused as a conflict if the page changed. Leave it out to write without the check: an empty value is refused"`
 }
 
 // FileTarget is a link target and the file that is no page it reached.

@@ -271,6 +271,29 @@ func TestWritePage_IfMatch(t *testing.T) {
 	}
 }
 
+// TestWritePage_EmptyIfMatchIsInvalid: an if_match given empty or blank
+// (a failed `jq -r .sha256` gives "") is refused as invalid on every
+// surface, never taken for "no check" — the page is not overwritten;
+// leaving it out writes without the check.
+func TestWritePage_EmptyIfMatchIsInvalid(t *testing.T) {
+	v := testvault.New(t)
+	e, _ := openEnv(t, v)
+	write(t, e, &WritePageIn{Title: "Page", Content: "one\n"})
+	snap := snapshot(t, v)
+	for _, m := range []string{`""`, `" "`, `"\t"`} {
+		_, err := opWritePage.Call(context.Background(), e, []byte(`{"title":"Page","content":"two\n","if_match":`+m+`}`))
+		if errs.CodeOf(err) != errs.Invalid || !strings.Contains(errs.Message(err), "if_match is empty") {
+			t.Errorf("if_match %s: %v", m, err)
+		}
+	}
+	if after := snapshot(t, v); !reflect.DeepEqual(after, snap) {
+		t.Fatalf("a refused write changed the vault:\n%v\n%v", snap, after)
+	}
+	if _, err := opWritePage.Call(context.Background(), e, []byte(`{"title":"Page","content":"two\n"}`)); err != nil {
+		t.Fatalf("no if_match: %v", err)
+	}
+}
+
 // snapshot maps every file under wiki/ to its content.
 func snapshot(t testing.TB, v *vault.Vault) map[string]string {
 	t.Helper()
