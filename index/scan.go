@@ -775,7 +775,13 @@ func (ix *Indexer) walk(ctx context.Context, rd *readers, rep *Report, paths []s
 		err := r.Walk(ctx, byReader[r], func(e vaultfs.Entry) error {
 			name := path.Base(e.Path)
 			if e.Refused != nil {
-				if isRoot(e.Path) && e.Refused.Reason == vaultfs.Unreadable {
+				// wiki/ or raw/sources/ unreadable as a whole fails the
+				// scan (read as empty, every page would be deleted from
+				// the index); a folder or file under them that cannot be
+				// read, even one asked for by name (the freshness check
+				// asks for the files it found changed), is skipped and
+				// reported, like any other
+				if e.Refused.Reason == vaultfs.Unreadable && (e.Path == vault.WikiDir || e.Path == vault.SourcesDir) {
 					return e.Refused
 				}
 				if !vault.IsTempName(name) || isRoot(e.Path) {

@@ -20,6 +20,8 @@ type Runner struct {
 	Hang time.Duration
 	// Env is added to the environment of every call.
 	Env []string
+	// Credential, when set, runs the calls as another user.
+	Credential *syscall.Credential
 	// Launcher, when set, is a program that runs the call for it and
 	// reports the call's own peak RSS (see Launch): started straight from
 	// this process, a child's peak RSS counts this process's (Linux
@@ -98,6 +100,12 @@ func (r Runner) RunContext(ctx context.Context, root, stdin string, args ...stri
 		// the launcher and the call are one process group, killed together
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 		cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	}
+	if r.Credential != nil {
+		if cmd.SysProcAttr == nil {
+			cmd.SysProcAttr = &syscall.SysProcAttr{}
+		}
+		cmd.SysProcAttr.Credential = r.Credential
 	}
 	cmd.Stdin = strings.NewReader(stdin)
 	cmd.WaitDelay = 2 * time.Second

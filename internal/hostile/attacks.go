@@ -1,0 +1,149 @@
+package hostile
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// Attack is one of the red team's findings, replayed against a binary:
+// what they did, what they saw, and a check of what happens now.
+type Attack struct {
+	Name string
+	// Found is what the red team saw on the main they attacked.
+	Found string
+	// Quick marks the attacks `go test` runs (a few seconds each); the
+	// others run in tools/hostile attacks.
+	Quick bool
+	Run   func(a *Arena) Verdict
+}
+
+// Verdict is what an attack found: OK when no harm was done.
+type Verdict struct {
+	OK  bool
+	Now string
+}
+
+func verdict(ok bool, format string, args ...any) Verdict {
+	return Verdict{OK: ok, Now: fmt.Sprintf(format, args...)}
+}
+
+// Arena is where an attack runs: a binary and a work folder of its own.
+type Arena struct {
+	R   Runner
+	Dir string
+}
+
+// NewArena returns an arena for one attack.
+func NewArena(bin, dir string) *Arena {
+	return &Arena{R: Runner{Bin: bin, Hang: 60 * time.Second}, Dir: dir}
+}
+
+// Vault creates a vault named name in the arena; with pages, its wiki/
+// holds a few linked pages.
+func (a *Arena) Vault(name string, pages bool) (string, error) {
+	v := filepath.Join(a.Dir, name)
+	if err := a.R.Init(v); err != nil {
+		return "", err
+	}
+	if pages {
+		for rel, body := range map[string]string{
+			"wiki/Home.md":       "# Home\n\nStart at [[Notes]] and [[Ideas]].\n",
+			"wiki/Notes.md":      "# Notes\n\nBack [[Home]]. See [[Ideas]].\n",
+			"wiki/Ideas.md":      "# Ideas\n\nA zebu idea, from [[Notes]].\n",
+			"wiki/deep/Inner.md": "# Inner\n\n[[Home]]\n",
+		} {
+			if err := writeFile(filepath.Join(v, rel), body); err != nil {
+				return "", err
+			}
+		}
+	}
+	if res := a.R.Run(v, "", "reindex"); res.Code != 0 {
+		return "", fmt.Errorf("reindex: %s", res.Line(200))
+	}
+	return v, nil
+}
+
+func writeFile(p, body string) error {
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(p, []byte(body), 0o644)
+}
+
+// Other runs the arena's calls as another user when this process is root
+// (uid 65534, owning the vault: root reads a mode-000 folder anyway); the
+// folders above the arena and the binary's are opened to others.
+func (a *Arena) Other(vault string) error {
+	if os.Geteuid() != 0 {
+		return nil
+	}
+	for _, d := range []string{a.Dir, filepath.Dir(a.R.Bin)} {
+		for ; d != "/" && d != "."; d = filepath.Dir(d) {
+			if st, err := os.Stat(d); err == nil && st.Mode().Perm()&0o005 != 0o005 {
+				os.Chmod(d, st.Mode().Perm()|0o005)
+			}
+		}
+	}
+	if err := filepath.Walk(vault, func(p string, _ os.FileInfo, err error) error {
+		if err != nil {
+			return err
+		}
+		return os.Lchown(p, 65534, 65534)
+	}); err != nil {
+		return err
+	}
+	a.R.Credential = &syscall.Credential{Uid: 65534, Gid: 65534}
+	return nil
+}
+
+// Attacks are the reproductions of the findings this suite keeps.
+func Attacks() []Attack {
+	return []Attack{
+		{Name: "unreadable-folder", Quick: true, Run: unreadableFolder,
+			Found: "a mode-000 folder under wiki/ made status, search, page get, page list and review list exit 1 until a lint or reindex"},
+	}
+}
+
+// unreadableFolder: a folder under wiki/ turns unreadable after the
+// index holds its page; every read verb answers, and status and lint
+// name the folder.
+func unreadableFolder(a *Arena) Verdict {
+	v, err := a.Vault("unreadable", true)
+	if err != nil {
+		return verdict(false, "setup: %v", err)
+	}
+	if err := a.Other(v); err != nil {
+		return verdict(false, "setup: %v", err)
+	}
+	if res := a.R.Run(v, "", "reindex"); res.Code != 0 { // as the other user
+		return verdict(false, "reindex: %s", res.Line(200))
+	}
+	secret := filepath.Join(v, "wiki", "deep")
+	if err := os.Chmod(secret, 0); err != nil {
+		return verdict(false, "chmod: %v", err)
+	}
+	defer os.Chmod(secret, 0o755)
+	var out []string
+	ok := true
+	for _, args := range [][]string{{"status"}, {"search", "zebu"}, {"page", "get", "Home"}, {"page", "list"}, {"review", "list"}, {"graph", "missing"}} {
+		res := a.R.Run(v, "", args...)
+		out = append(out, fmt.Sprintf("%s exit %d", strings.Join(args, " "), res.Code))
+		ok = ok && res.Code == 0
+	}
+	res := a.R.Run(v, "", "status", "--json")
+	var st struct {
+		Refused []struct{ Path, Reason string }
+	}
+	json.Unmarshal([]byte(res.Stdout), &st)
+	// the folder, or the page under it that the freshness check found
+	// it could not stat any more
+	listed := len(st.Refused) == 1 && strings.HasPrefix(st.Refused[0].Path, "wiki/deep") && st.Refused[0].Reason == "unreadable"
+	lint := a.R.Run(v, "", "lint", "--category", "refused_files")
+	listed = listed && strings.Contains(lint.Stdout, "wiki/deep")
+	return verdict(ok && listed, "%s; status and lint name what cannot be read: %v %v", strings.Join(out, ", "), listed, st.Refused)
+}
