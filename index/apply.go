@@ -384,7 +384,9 @@ func (u *updater) removePage(path string) error {
 	if err != nil {
 		return err
 	}
-	if old == nil {
+	if old == nil || old.Path != path {
+		// no page, or the page of a twin (a name that differs only by
+		// case or normalization): only this file's record goes
 		return tx.DeleteFile(path)
 	}
 	if err := u.markLinkers(old); err != nil {

@@ -145,10 +145,12 @@ type Refused struct {
 	// Path is vault-relative.
 	Path string `json:"path"`
 	// Reason is one of not_regular, outside, loop, private, too_large,
-	// unreadable.
+	// unreadable, twin.
 	Reason string `json:"reason"`
 	// Message says what it is and why it is skipped.
 	Message string `json:"message"`
+	// TwinOf is, for a twin, the page file indexed in its place.
+	TwinOf string `json:"twin_of,omitempty"`
 }
 
 func (r *Report) refuse(p string, err error) {
@@ -156,6 +158,11 @@ func (r *Report) refuse(p string, err error) {
 	if x, ok := vaultfs.AsRefusal(err); ok {
 		rf = Refused{Path: x.Path, Reason: string(x.Reason), Message: x.Error()}
 	}
+	r.refuseWith(rf)
+}
+
+// refuseWith reports a file the scan will not read.
+func (r *Report) refuseWith(rf Refused) {
 	r.RefusedCount++
 	if len(r.Refused) < ReportCap {
 		r.Refused = append(r.Refused, rf)
@@ -279,12 +286,16 @@ func (ix *Indexer) Scan(ctx context.Context, opts ScanOptions) (*Report, error) 
 	if err != nil {
 		return nil, err
 	}
-	rep.Scanned = len(disk)
 	// compare with the store (one read transaction, no file contents)
 	var todo []diskFile
 	var gone []string
 	known := map[string]store.FileRec{}
 	err = ix.Store.View(func(tx *store.Tx) error {
+		var err error
+		if disk, err = ix.dropTwins(tx, disk, rep); err != nil {
+			return err
+		}
+		rep.Scanned = len(disk)
 		// disk is sorted by path, as are the records under each root: one
 		// ordered pass over those records finds the gone, the unchanged
 		// and the changed without a lookup per file; known holds only the

@@ -71,6 +71,9 @@ func (w *pageWrite) render(t *target, m *merged) (*rendered, error) {
 	if err := withinParseLimits(t.path, r.data); err != nil {
 		return nil, err
 	}
+	if len(t.twins) > 0 {
+		return nil, errs.E(errs.Conflict, "%s has a twin, %s, whose name differs only by case or Unicode normalization, and %q may mean either file; synapse writes neither: rename one of them", t.path, strings.Join(t.twins, ", "), w.c.title)
+	}
 	if len(t.others) > 0 {
 		return nil, errs.E(errs.Conflict, "title %q matches %d pages (%s); write to one by its path or id", w.c.title, len(t.others)+1, strings.Join(append([]string{t.path}, t.others...), ", "))
 	}

@@ -1116,3 +1116,35 @@ func TestWritePage_ContentKeptByteForByte(t *testing.T) {
 		t.Fatalf("content changed on the way in:\n%q\nwant\n%q", g.Content, body)
 	}
 }
+
+// TestWritePage_TwinNames: a write by a title whose page has a twin file
+// (a name that differs only by case or normalization, not indexed) is
+// refused as a conflict naming both files, and neither file changes;
+// writing back what get_page returned is still unchanged.
+func TestWritePage_TwinNames(t *testing.T) {
+	v := testvault.New(t)
+	testvault.Write(t, v, "wiki/R\u00e9sum\u00e9.md", "# nfc\n")
+	testvault.Write(t, v, "wiki/Re\u0301sume\u0301.md", "# nfd\n")
+	if data, _ := os.ReadFile(v.Abs("wiki/R\u00e9sum\u00e9.md")); string(data) != "# nfc\n" {
+		t.Skip("this file system normalizes names")
+	}
+	e, _ := openEnv(t, v)
+	snap := snapshot(t, v)
+	for _, title := range []string{"Re\u0301sume\u0301", "R\u00e9sum\u00e9", "résumé"} {
+		_, err := WritePage(context.Background(), e, &WritePageIn{Title: title, Content: "changed\n"})
+		if errs.CodeOf(err) != errs.Conflict || !strings.Contains(errs.Message(err), "has a twin") {
+			t.Errorf("write %q: %v", title, err)
+		}
+	}
+	if after := snapshot(t, v); !reflect.DeepEqual(after, snap) {
+		t.Fatalf("a refused write changed the vault:\n%v\n%v", snap, after)
+	}
+	g, err := getPage(context.Background(), e, &GetPageIn{Title: "R\u00e9sum\u00e9"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	back := write(t, e, &WritePageIn{Title: "R\u00e9sum\u00e9", Content: g.Content})
+	if !back.Unchanged {
+		t.Errorf("write back: %+v", back)
+	}
+}

@@ -106,7 +106,49 @@ func Attacks() []Attack {
 	return []Attack{
 		{Name: "unreadable-folder", Quick: true, Run: unreadableFolder,
 			Found: "a mode-000 folder under wiki/ made status, search, page get, page list and review list exit 1 until a lint or reindex"},
+		{Name: "twin-names", Quick: true, Run: twinNames,
+			Found: "Upper.md + upper.md, NFC + NFD Résumé.md: 2 of 4 files were pages, the others appeared nowhere; writing the NFD title overwrote the NFC file"},
 	}
+}
+
+// twinNames: four files, two pairs of names that links cannot tell apart;
+// each is a page or named as a twin, and a write by the shared title
+// changes neither file.
+func twinNames(a *Arena) Verdict {
+	v, err := a.Vault("twins", false)
+	if err != nil {
+		return verdict(false, "setup: %v", err)
+	}
+	nfc, nfd := "R\u00e9sum\u00e9.md", "Re\u0301sume\u0301.md"
+	files := map[string]string{"Upper.md": "# upper one\n", "upper.md": "# upper two\n", nfc: "# nfc\n", nfd: "# nfd\n"}
+	for name, body := range files {
+		if err := writeFile(filepath.Join(v, "wiki", name), body); err != nil {
+			return verdict(false, "setup: %v", err)
+		}
+	}
+	if data, _ := os.ReadFile(filepath.Join(v, "wiki", "Upper.md")); string(data) != files["Upper.md"] {
+		return verdict(true, "skipped: this file system folds case")
+	}
+	res := a.R.Run(v, "", "status", "--json")
+	var st struct {
+		Pages   int
+		Refused []struct{ Path, Reason string }
+	}
+	json.Unmarshal([]byte(res.Stdout), &st)
+	twins := 0
+	for _, r := range st.Refused {
+		if r.Reason == "twin" {
+			twins++
+		}
+	}
+	w := a.R.Run(v, "changed\n", "page", "write", strings.TrimSuffix(nfd, ".md"))
+	same := true
+	for name, body := range files {
+		data, _ := os.ReadFile(filepath.Join(v, "wiki", name))
+		same = same && string(data) == body
+	}
+	ok := st.Pages == 2 && twins == 2 && w.Code == 4 && same
+	return verdict(ok, "%d pages and %d named twins of 4 files; a write by the NFD title: exit %d (%s), files unchanged: %v", st.Pages, twins, w.Code, w.Line(100), same)
 }
 
 // unreadableFolder: a folder under wiki/ turns unreadable after the
