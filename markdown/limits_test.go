@@ -128,31 +128,62 @@ func TestParse_UnclosedMarkdownLinksStopLooking(t *testing.T) {
 	}
 }
 
-// TestMask_BacktickRunsRemembered: remembering where no closing run of a
-// length exists changes nothing of what is masked (random paragraphs of
-// backtick runs of many lengths, with and without the memory).
-func TestMask_BacktickRunsRemembered(t *testing.T) {
+// TestMask_CodeSpansAsRead: finding where code spans close from an index
+// of the backtick runs masks what reading ahead from each run masked
+// (random paragraphs of backtick runs of many lengths).
+func TestMask_CodeSpansAsRead(t *testing.T) {
 	rnd := rand.New(rand.NewSource(1))
-	for i := 0; i < 2000; i++ {
+	for i := 0; i < 3000; i++ {
 		var b strings.Builder
 		for j := rnd.Intn(30); j >= 0; j-- {
-			switch rnd.Intn(5) {
+			switch rnd.Intn(6) {
 			case 0:
 				b.WriteString(strings.Repeat("`", 1+rnd.Intn(4)))
 			case 1:
 				b.WriteString("\n")
 			case 2:
-				b.WriteString("\n\n")
+				b.WriteString("\n  \n")
+			case 3:
+				b.WriteString("\\`")
 			default:
 				b.WriteString("ab[[x]] ")
 			}
 		}
 		s := b.String()
-		memoBackticks = false
-		plain := Mask(s)
-		memoBackticks = true
-		if got := Mask(s); got != plain {
-			t.Fatalf("Mask(%q)\n remembered %q\n plain      %q", s, got, plain)
+		spans := newCodeSpans(s)
+		for from := 0; from <= len(s); from++ {
+			if from > 0 && s[from-1] == '`' && (from == len(s) || s[from] != '`') {
+				n := 0
+				for from-n > 0 && s[from-n-1] == '`' {
+					n++
+				}
+				if got, want := spans.closing(from, n), readAhead(s, from, n); got != want {
+					t.Fatalf("%q from %d, run of %d: closes at %d, read ahead %d", s, from, n, got, want)
+				}
+			}
 		}
 	}
+}
+
+// readAhead finds the closer of a code span by reading ahead, as the
+// parser did before it indexed the runs.
+func readAhead(s string, from, n int) int {
+	for i := from; i < len(s); {
+		if s[i] == '\n' && i+1 < len(s) && (s[i+1] == '\n' || strings.TrimSpace(s[i+1:indexByteFrom(s, '\n', i+1)]) == "") {
+			return -1
+		}
+		if s[i] != '`' {
+			i++
+			continue
+		}
+		m := 0
+		for i+m < len(s) && s[i+m] == '`' {
+			m++
+		}
+		if m == n {
+			return i + m
+		}
+		i += m
+	}
+	return -1
 }

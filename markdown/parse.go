@@ -9,6 +9,7 @@ package markdown
 import (
 	"net/url"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode"
@@ -221,7 +222,7 @@ func Mask(body string) string {
 	}
 	// pass 2: comments and inline code on what is left
 	s := string(b)
-	var none unclosed
+	var spans *codeSpans
 	for i := 0; i < len(s); {
 		switch {
 		case strings.HasPrefix(s[i:], "<!--"):
@@ -246,7 +247,10 @@ func Mask(body string) string {
 			for i+n < len(s) && s[i+n] == '`' {
 				n++
 			}
-			end := none.closing(s, i+n, n)
+			if spans == nil {
+				spans = newCodeSpans(s)
+			}
+			end := spans.closing(i+n, n)
 			if end < 0 {
 				i += n
 				continue
@@ -262,52 +266,53 @@ func Mask(body string) string {
 	return string(b)
 }
 
-// unclosed remembers, per length of a backtick run, the last stretch of
-// text found to hold no run of that length, so that a paragraph of many
-// unclosed runs (of as many lengths) is read once per length, not once
-// per run.
-type unclosed map[int][2]int
-
-// memoBackticks turns the memory off for a test that compares.
-var memoBackticks = true
-
-// closing is closingBackticks, remembered.
-func (u *unclosed) closing(s string, from, n int) int {
-	if r, ok := (*u)[n]; ok && memoBackticks && r[0] <= from && from <= r[1] {
-		return -1
-	}
-	end, stop := closingBackticks(s, from, n)
-	if end < 0 {
-		if *u == nil {
-			*u = unclosed{}
-		}
-		(*u)[n] = [2]int{from, stop}
-	}
-	return end
+// codeSpans tells where an inline code span opened by a run of
+// backticks closes: the next run of the same length in the same
+// paragraph. Reading ahead from every opening run would read a paragraph
+// of many unclosed runs (of as many lengths) once per run, quadratic in
+// the page; this reads the page once, noting where runs of each length
+// start and where paragraphs end, and then finds a closer by binary
+// search.
+type codeSpans struct {
+	runs  map[int][]int32 // run length → starts, ascending
+	paras []int32         // offsets of the newlines a blank line follows
 }
 
-// closingBackticks finds the end of an inline code span opened by n
-// backticks at from, within the same paragraph; -1 when unclosed, with
-// where the paragraph ends.
-func closingBackticks(s string, from, n int) (end, stop int) {
-	for i := from; i < len(s); {
-		if s[i] == '\n' && i+1 < len(s) && (s[i+1] == '\n' || strings.TrimSpace(s[i+1:indexByteFrom(s, '\n', i+1)]) == "") {
-			return -1, i // blank line ends the paragraph
-		}
-		if s[i] != '`' {
+func newCodeSpans(s string) *codeSpans {
+	c := &codeSpans{runs: map[int][]int32{}}
+	for i := 0; i < len(s); {
+		switch s[i] {
+		case '`':
+			m := 0
+			for i+m < len(s) && s[i+m] == '`' {
+				m++
+			}
+			c.runs[m] = append(c.runs[m], int32(i))
+			i += m
+		case '\n':
+			if i+1 < len(s) && (s[i+1] == '\n' || strings.TrimSpace(s[i+1:indexByteFrom(s, '\n', i+1)]) == "") {
+				c.paras = append(c.paras, int32(i))
+			}
 			i++
-			continue
+		default:
+			i++
 		}
-		m := 0
-		for i+m < len(s) && s[i+m] == '`' {
-			m++
-		}
-		if m == n {
-			return i + m, i + m
-		}
-		i += m
 	}
-	return -1, len(s)
+	return c
+}
+
+// closing finds the end of an inline code span opened by n backticks
+// whose text starts at from, within the same paragraph; -1 when unclosed.
+func (c *codeSpans) closing(from, n int) int {
+	rs := c.runs[n]
+	k, _ := slices.BinarySearch(rs, int32(from))
+	if k == len(rs) {
+		return -1
+	}
+	if p, _ := slices.BinarySearch(c.paras, int32(from)); p < len(c.paras) && c.paras[p] < rs[k] {
+		return -1 // a blank line ends the paragraph first
+	}
+	return int(rs[k]) + n
 }
 
 func indexByteFrom(s string, c byte, from int) int {

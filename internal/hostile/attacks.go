@@ -106,10 +106,66 @@ func Attacks() []Attack {
 	return []Attack{
 		{Name: "unreadable-folder", Quick: true, Run: unreadableFolder,
 			Found: "a mode-000 folder under wiki/ made status, search, page get, page list and review list exit 1 until a lint or reindex"},
+		{Name: "over-cap-pages", Quick: true, Run: overCapPages,
+			Found: "a 32 KiB+ link target, alias, tag, source or title bricked every verb (internal error: key too large, naming no file), and page write accepted [[aaa…40k]]; a 440-byte alias bomb took page get --json past 30 s (7 levels: 19 s, 279 MB)"},
 		{Name: "twin-names", Quick: true, Run: twinNames,
 			Found: "Upper.md + upper.md, NFC + NFD Résumé.md: 2 of 4 files were pages, the others appeared nowhere; writing the NFD title overwrote the NFC file"},
 	}
 }
+
+// overCapPages: pages whose names no store key could hold, an alias bomb
+// and a page over 32 MiB are dropped into a vault; every verb answers,
+// status and lint name each page and what it left out (or refused), and
+// write_page refuses such content before writing.
+func overCapPages(a *Arena) Verdict {
+	v, err := a.Vault("overcap", true)
+	if err != nil {
+		return verdict(false, "setup: %v", err)
+	}
+	long := strings.Repeat("a", 40<<10)
+	drop := map[string]string{
+		"LongLink.md":   "[[" + long + "]] zebu\n",
+		"LongAlias.md":  "---\naliases: [" + long + "]\n---\nzebu\n",
+		"LongTag.md":    "---\ntags: [" + long + "]\n---\nzebu #" + long + "\n",
+		"LongSource.md": "---\nsources: [" + long + ".md]\n---\nzebu\n",
+		"LongTitle.md":  "---\ntitle: " + long + "\n---\nzebu\n",
+		"Bomb.md":       aliasBomb(9) + "zebu\n",
+	}
+	for name, body := range drop {
+		if err := writeFile(filepath.Join(v, "wiki", name), body); err != nil {
+			return verdict(false, "setup: %v", err)
+		}
+	}
+	huge, err := os.Create(filepath.Join(v, "wiki", "Huge.md"))
+	if err == nil {
+		err = huge.Truncate(32<<20 + 1)
+		huge.Close()
+	}
+	if err != nil {
+		return verdict(false, "setup: %v", err)
+	}
+	var out []string
+	ok := true
+	for _, args := range [][]string{{"status"}, {"search", "zebu"}, {"page", "get", "Bomb", "--json"}, {"page", "get", "LongLink"},
+		{"page", "list"}, {"graph", "missing"}, {"lint"}, {"source", "rescan"}, {"reindex"}} {
+		res := a.R.Run(v, "", args...)
+		out = append(out, fmt.Sprintf("%s exit %d in %s", strings.Join(args, " "), res.Code, Secs(res.Took)))
+		ok = ok && res.Code == 0 && res.Took < 20*time.Second
+	}
+	res := a.R.Run(v, "", "status", "--json")
+	var st struct {
+		OverCapCount int `json:"over_cap_count"`
+		Refused      []struct{ Path, Reason string }
+	}
+	json.Unmarshal([]byte(res.Stdout), &st)
+	listed := st.OverCapCount == len(drop) && len(st.Refused) == 1 && st.Refused[0].Reason == "too_large"
+	w := a.R.Run(v, "[["+long+"]]\n", "page", "write", "Another")
+	refused := w.Code == 2 && strings.Contains(w.Stderr, "longer than 1024 bytes") && !exists(filepath.Join(v, "wiki", "concepts", "another.md"))
+	return verdict(ok && listed && refused, "%s; status: %d pages over a limit, refused %v; page write [[a…40k]]: exit %d %s",
+		strings.Join(out, ", "), st.OverCapCount, st.Refused, w.Code, w.Line(120))
+}
+
+func exists(p string) bool { _, err := os.Lstat(p); return err == nil }
 
 // twinNames: four files, two pairs of names that links cannot tell apart;
 // each is a page or named as a twin, and a write by the shared title

@@ -93,10 +93,10 @@ func Shapes(size int) []Shape {
 			fmt.Sprintf("a YAML alias bomb of %d levels (%d bytes; %.0e values expanded)", levels, len(aliasBomb(levels)), pow9(levels+1))))
 	}
 	out = append(out,
-		listShape("many-aliases", "ManyAliases", "aliases", max(160000, size/12), func(i int) string { return fmt.Sprintf("alias %07d", i) }),
-		listShape("many-tags", "ManyTags", "tags", max(100000, size/12), func(i int) string { return fmt.Sprintf("t%07d", i) }),
-		listShape("many-sources", "ManySources", "sources", max(100000, size/16), func(i int) string { return fmt.Sprintf("s%07d.md", i) }),
-		listShape("big-fm-list", "BigList", "related", max(3<<20, size)/12, func(i int) string { return fmt.Sprintf("item%06d", i) }),
+		listShape("many-aliases", "ManyAliases", "aliases", max(160000, size/19), func(i int) string { return fmt.Sprintf("alias %08d", i) }),
+		listShape("many-tags", "ManyTags", "tags", max(100000, size/14), func(i int) string { return fmt.Sprintf("t%08d", i) }),
+		listShape("many-sources", "ManySources", "sources", max(100000, size/17), func(i int) string { return fmt.Sprintf("s%08d.md", i) }),
+		listShape("big-fm-list", "BigList", "related", max(3<<20, size)/17, func(i int) string { return fmt.Sprintf("item%08d", i) }),
 	)
 	var b strings.Builder
 	b.WriteString("zebu\n")
@@ -112,7 +112,7 @@ func Shapes(size int) []Shape {
 	out = append(out, page("unclosed-md-links", "Unclosed", b.String(), "zebu", fmt.Sprintf("%d unclosed markdown links on one line", n)))
 	b.Reset()
 	b.WriteString("zebu\n")
-	n = fill(&b, max(1<<20, size), func(i int) string { return strings.Repeat("`", i%4000+1) + "a" })
+	n = fill(&b, max(1<<20, size), func(i int) string { return strings.Repeat("`", i+1) + "a" })
 	out = append(out, page("backtick-runs", "Backticks", b.String(), "zebu", fmt.Sprintf("%d backtick runs of distinct lengths in one paragraph", n)))
 	b.Reset()
 	b.WriteString("zebu\n")
