@@ -522,13 +522,15 @@ func invokeVerb(c *cli.Context, v *vault.Vault, op *ops.Op, raw []byte, o *outpu
 			gcmode.Long() // reindex, rescan, lint and embed work through the vault
 		}
 		e, err := ops.OpenEnv(ctx, v, ops.OpenOptions{
-			ReadOnly:      !op.Writes(in) && !op.Rescans,
-			Timeout:       lockPoll,
-			Holder:        "synapse " + op.CLI,
-			Progress:      o.progress(),
-			Notify:        o.scanNote,
-			NoInitialScan: op.Scans,
-			Detachable:    true, // this process runs one verb (ops.OpenOptions)
+			ReadOnly: !op.Writes(in) && !op.Rescans,
+			// lint rescans first, but answers on a read-only mount
+			ReadOnlyFallback: op.Rescans && !op.Writes(in),
+			Timeout:          lockPoll,
+			Holder:           "synapse " + op.CLI,
+			Progress:         o.progress(),
+			Notify:           o.scanNote,
+			NoInitialScan:    op.Scans,
+			Detachable:       true, // this process runs one verb (ops.OpenOptions)
 			// files changed by hand are indexed first (no server watches)
 			Fresh: !op.Scans && !op.Rescans,
 		})

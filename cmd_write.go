@@ -29,6 +29,9 @@ func init() {
 		if note := danglingNote(len(p.Dangling), len(p.Filed)); note != "" {
 			o.note("%s", note)
 		}
+		for _, w := range p.Warnings {
+			o.note("warning: %s", w)
+		}
 		for _, f := range p.LinksToFiles {
 			o.note("[[%s]] reaches the file %s, no page: it files no missing-page review; write a page titled %q if you meant one", f.Target, f.Path, f.Target)
 		}

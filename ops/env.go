@@ -2,6 +2,7 @@ package ops
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/synapse-wiki/synapse/errs"
@@ -58,6 +59,11 @@ type OpenOptions struct {
 	// to date and indexes them before the operation runs (ops/fresh.go):
 	// for a CLI verb that opens the store itself, with no server watching.
 	Fresh bool
+	// ReadOnlyFallback opens the store read-only when it cannot be opened
+	// read-write because its file system is read-only: for a read that
+	// would rather write first (lint brings the index up to date), which
+	// then answers from the index as it is.
+	ReadOnlyFallback bool
 	// Detachable says nothing else in this process uses the Env (a CLI
 	// verb run alone): an operation that waits on something outside the
 	// vault for long (embed, on the provider) may close the store for the
@@ -87,6 +93,10 @@ func OpenEnv(ctx context.Context, v *vault.Vault, o OpenOptions) (*Env, error) {
 		return store.Open(v.Abs(vault.DBFile), store.Options{ReadOnly: ro, Timeout: o.Timeout, Holder: o.Holder})
 	}
 	s, err := open(o.ReadOnly)
+	if err != nil && !o.ReadOnly && o.ReadOnlyFallback && errors.Is(err, store.ErrReadOnlyFS) {
+		o.ReadOnly = true
+		s, err = open(true)
+	}
 	needScan, rebuild := false, false
 	if err == nil {
 		_ = s.View(func(tx *store.Tx) error {

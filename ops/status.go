@@ -174,8 +174,20 @@ var opRescan = register(Op{
 }, rescan)
 
 func rescan(ctx context.Context, e *Env, in *RescanIn) (*index.Report, error) {
+	var rep *index.Report
+	var err error
 	if e.Rescan != nil {
-		return e.Rescan(ctx)
+		rep, err = e.Rescan(ctx)
+	} else {
+		rep, err = e.Index.Scan(ctx, index.ScanOptions{})
 	}
-	return e.Index.Scan(ctx, index.ScanOptions{})
+	if err != nil {
+		return nil, err
+	}
+	// a write that could not regenerate index.md (a full disk) left the
+	// catalogue's changes pending: the rescan brings the file up to date
+	if err := repairIndexMD(e); err != nil {
+		return nil, err
+	}
+	return rep, nil
 }

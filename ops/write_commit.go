@@ -63,18 +63,22 @@ func (w *pageWrite) commit(ctx context.Context, t *target, r *rendered) (res *Wr
 	}
 	var logged *logAppend
 	if !out.Unchanged {
+		// the page is written: what fails from here on with log.md or
+		// index.md is a warning of the write (room.go)
 		if logged, err = appendLog(e.Vault, w.now, title); err != nil {
-			return nil, after("appending to "+vault.LogPage, err)
-		}
-		// log.md's fsync runs while the page is re-indexed; the write
-		// answers once it is done
-		defer func() {
-			if werr := logged.wait(); werr != nil && rerr == nil {
-				res, rerr = nil, after("appending to "+vault.LogPage, werr)
+			out.Warnings = append(out.Warnings, fmt.Sprintf("%s was not appended to (%s): this write is not in the log", vault.LogPage, errs.Raw(err)))
+			logged = nil
+		} else {
+			// log.md's fsync runs while the page is re-indexed; the
+			// write answers once it is done
+			defer func() {
+				if werr := logged.wait(); werr != nil && res != nil {
+					res.Warnings = append(res.Warnings, fmt.Sprintf("%s may not hold this write's line (%s)", vault.LogPage, errs.Raw(werr)))
+				}
+			}()
+			if logged.created {
+				w.folders.Added(vault.WikiDir, 1)
 			}
-		}()
-		if logged.created {
-			w.folders.Added(vault.WikiDir, 1)
 		}
 	}
 	w.mark("log")
@@ -97,8 +101,9 @@ func (w *pageWrite) commit(ctx context.Context, t *target, r *rendered) (res *Wr
 	hook := reviewHooks.OnPageWritten
 	hookLater := false // after the reserved files are re-indexed
 	step := "re-indexing"
+	warnIndex := ""
 	then := func(tx *store.Tx) error {
-		rescan, hookLater, cat = rescan[:0], false, nil
+		rescan, hookLater, cat, warnIndex = rescan[:0], false, nil, ""
 		var err error
 		if rec, err = pageAt(tx, p); err != nil {
 			return err
@@ -112,9 +117,14 @@ func (w *pageWrite) commit(ctx context.Context, t *target, r *rendered) (res *Wr
 		out.ID, out.Title, out.Type = rec.ID, rec.Title, rec.Type
 		out.Dangling, out.LinksToFiles = linkTargets(rec)
 		w.mark("reindex")
-		step = "regenerating " + vault.IndexPage
 		if cat, err = regenerateIndexTx(e, tx); err != nil {
-			return err
+			if _, damaged := store.DamageReason(err); damaged {
+				return err
+			}
+			// the catalogue's changes stay pending in the store: the next
+			// write (or source rescan) regenerates index.md
+			warnIndex = fmt.Sprintf("%s was not regenerated (%s); the next write or `%s` regenerates it", vault.IndexPage, errs.Raw(err), errs.Cmd("source.rescan"))
+			cat = nil
 		}
 		w.mark("index.md")
 		step = "recording the write (review queue, log.md and index.md records)"
@@ -161,6 +171,9 @@ func (w *pageWrite) commit(ctx context.Context, t *target, r *rendered) (res *Wr
 	}
 	if err := w.rescanThen(ctx, paths, then); err != nil {
 		return nil, after(step, err)
+	}
+	if warnIndex != "" {
+		out.Warnings = append(out.Warnings, warnIndex)
 	}
 	w.mark("commit")
 	if testHookReserved != nil {

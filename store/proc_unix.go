@@ -3,6 +3,7 @@
 package store
 
 import (
+	"errors"
 	"os"
 	"syscall"
 )
@@ -20,3 +21,6 @@ func processAlive(pid int) bool {
 // mapping keeps its open file description, and with it the lock, alive
 // after the descriptor is closed.
 func unlock(f *os.File) { _ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN) }
+
+// readOnlyFS reports an error of writing to a read-only file system.
+func readOnlyFS(err error) bool { return errors.Is(err, syscall.EROFS) }

@@ -209,10 +209,18 @@ func openDB(path string, opts Options) (*bolt.DB, error) {
 		if errors.Is(err, fs.ErrPermission) {
 			return nil, permissionDenied(path, err)
 		}
+		if readOnlyFS(err) {
+			return nil, errs.Wrap(errs.Unavailable, ErrReadOnlyFS, "the vault's store %s cannot be written: the file system holding it is read-only", path)
+		}
 		return nil, errs.Wrap(errs.Internal, err, "open store %s: %v", path, err)
 	}
 	return db, nil
 }
+
+// ErrReadOnlyFS is the cause of the unavailable error of a read-write
+// open on a read-only file system (a read-only mount): a read can open
+// the store read-only instead.
+var ErrReadOnlyFS = errors.New("read-only file system")
 
 // closeDB closes a bbolt file, whatever state a damaged one is in.
 func closeDB(db *bolt.DB) {
