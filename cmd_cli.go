@@ -14,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/synapse-wiki/synapse/errs"
+	"github.com/synapse-wiki/synapse/internal/cliargs"
 	"github.com/synapse-wiki/synapse/internal/gcmode"
 	"github.com/synapse-wiki/synapse/ops"
 	"github.com/synapse-wiki/synapse/vault"
@@ -24,18 +25,9 @@ import (
 // skill, version); files add to it from init functions.
 var extraCommands []*cli.Command
 
-// groupUsage describes the command groups created from CLI paths.
-var groupUsage = map[string]string{
-	"page":   "Read, list and write wiki pages",
-	"graph":  "The link graph: neighbours, backlinks, orphans, missing pages",
-	"review": "The review queue of proposed work",
-	"source": "Raw sources: read, list, rescan",
-	"skill":  "The agent skill: install or print it",
-}
-
 // commandOrder is the order of the commands in --help and in the docs:
 // the way a user meets them. Commands not named come last, in table order.
-var commandOrder = []string{"init", "search", "page", "graph", "source", "review", "lint", "status", "reindex", "embed", "serve", "openapi", "skill", "version", "help"}
+var commandOrder = []string{"init", "search", "page", "graph", "source", "review", "desk", "lint", "status", "reindex", "embed", "serve", "openapi", "skill", "version", "help"}
 
 // commandRank is a command's place in commandOrder (the first word of a
 // path counts).
@@ -64,7 +56,7 @@ func buildCommands() []*cli.Command {
 		}
 		g := groups[words[0]]
 		if g == nil {
-			g = groupCommand(words[0])
+			g = groupCommand(words[0], groupUsage(words[0]))
 			groups[words[0]] = g
 			top = append(top, g)
 		}
@@ -86,16 +78,26 @@ func buildCommands() []*cli.Command {
 	return top
 }
 
-func groupCommand(name string) *cli.Command {
+// groupUsage is the usage of a command group (ops.Groups).
+func groupUsage(name string) string {
+	for _, g := range ops.Groups() {
+		if g.Name == name {
+			return g.Usage
+		}
+	}
+	return ""
+}
+
+func groupCommand(name, usage string) *cli.Command {
 	return &cli.Command{
 		Name:  name,
-		Usage: groupUsage[name],
+		Usage: usage,
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
 				if c.Args().First() == "help" { // synapse page help [write]
 					return c.App.RunContext(c.Context, append([]string{c.App.Name, "help", name}, c.Args().Tail()...))
 				}
-				return unknownCommand(c.Args().First(), []string{name}, c.Command.Subcommands)
+				return cliargs.UnknownCommand(c.Args().First(), []string{name}, c.Command.Subcommands)
 			}
 			// a group alone is a usage error: its help goes to stderr
 			out := c.App.Writer
@@ -111,7 +113,7 @@ func groupCommand(name string) *cli.Command {
 					names = append(names, sc.Name)
 				}
 			}
-			return errs.E(errs.Invalid, "%s needs a command: %s (see synapse help %s)", name, orList(names), name)
+			return errs.E(errs.Invalid, "%s needs a command: %s (see synapse help %s)", name, cliargs.OrList(names), name)
 		},
 		HideHelpCommand: true,
 		OnUsageError:    usageError,
@@ -119,7 +121,7 @@ func groupCommand(name string) *cli.Command {
 }
 
 func usageError(c *cli.Context, err error, _ bool) error {
-	return flagError(err, c.Command.HelpName, c.Command.Flags, typedArgs(c))
+	return cliargs.FlagError(err, c.Command.HelpName, c.Command.Flags, typedArgs(c))
 }
 
 // commandFlags are accepted by every generated verb.
@@ -321,14 +323,6 @@ func severalArgs(c *cli.Context, f ops.Field, vals []string) error {
 	return errs.E(errs.Invalid, "%s (usage: %s)", msg, c.Command.UsageText)
 }
 
-// orList joins names as "a, b or c".
-func orList(names []string) string {
-	if len(names) < 2 {
-		return strings.Join(names, "")
-	}
-	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
-}
-
 func isLastArg(fields []ops.Field, f ops.Field) bool {
 	for _, g := range fields {
 		if g.Arg > f.Arg && g.CLI != "-" {
@@ -466,7 +460,7 @@ func printResult(o *output, op *ops.Op, out any, asJSON bool) error {
 		_, err = o.w.Write(data)
 		return err
 	}
-	if r := renderers[op.Name]; r != nil {
+	if r := rendererFor(op); r != nil {
 		return r(o, out)
 	}
 	var buf bytes.Buffer
@@ -480,142 +474,6 @@ func printResult(o *output, op *ops.Op, out any, asJSON bool) error {
 // invoke runs a verb's operation: handed to the server that holds the
 // vault, or in this process (invokeVerb, cmd_socket.go). Tests replace it.
 var invoke = invokeVerb
-
-// permuteArgs moves a verb's flags ahead of its positional arguments, so
-// that `synapse page get "Title" --json` works as users expect (urfave/cli
-// v2 stops parsing flags at the first argument).
-func permuteArgs(app *cli.App, args []string) []string {
-	if len(args) < 2 {
-		return args
-	}
-	out := []string{args[0]}
-	rest := args[1:]
-	cmds, flags := app.Commands, app.Flags
-	var cmd *cli.Command
-	i := 0
-	for i < len(rest) {
-		a := rest[i]
-		if a == "--" {
-			break
-		}
-		if isFlagToken(a) {
-			n := 1 + flagArity(flags, a)
-			out = append(out, rest[i:min(i+n, len(rest))]...)
-			i += n
-			continue
-		}
-		c := findCommand(cmds, a)
-		if c == nil {
-			break
-		}
-		out = append(out, a)
-		cmd, cmds, flags = c, c.Subcommands, c.Flags
-		i++
-		if len(c.Subcommands) == 0 {
-			break
-		}
-	}
-	if cmd == nil || len(cmd.Subcommands) > 0 || i >= len(rest) {
-		return append(out, rest[min(i, len(rest)):]...)
-	}
-	var fl, pos []string
-	for j := i; j < len(rest); j++ {
-		a := rest[j]
-		if a == "--" {
-			pos = append(pos, rest[j+1:]...)
-			break
-		}
-		if isFlagToken(a) && (strings.HasPrefix(a, "--") || knownFlag(cmd.Flags, a)) {
-			fl = append(fl, a)
-			if flagArity(cmd.Flags, a) == 1 && j+1 < len(rest) {
-				fl = append(fl, rest[j+1])
-				j++
-			}
-			continue
-		}
-		pos = append(pos, a)
-	}
-	out = append(out, fl...)
-	if len(pos) > 0 {
-		out = append(out, "--")
-		out = append(out, pos...)
-	}
-	return out
-}
-
-func isFlagToken(a string) bool { return len(a) > 1 && a[0] == '-' }
-
-func flagName(a string) string {
-	n := strings.TrimLeft(a, "-")
-	n, _, _ = strings.Cut(n, "=")
-	return n
-}
-
-func lookupFlag(flags []cli.Flag, a string) cli.Flag {
-	n := flagName(a)
-	if n == "h" || n == "help" {
-		return cli.HelpFlag
-	}
-	for _, f := range flags {
-		for _, name := range f.Names() {
-			if name == n {
-				return f
-			}
-		}
-	}
-	return nil
-}
-
-func knownFlag(flags []cli.Flag, a string) bool { return lookupFlag(flags, a) != nil }
-
-// flagArity is 1 when the flag consumes the next token as its value.
-func flagArity(flags []cli.Flag, a string) int {
-	if strings.Contains(a, "=") {
-		return 0
-	}
-	f := lookupFlag(flags, a)
-	if f == nil {
-		return 0
-	}
-	if _, ok := f.(*cli.BoolFlag); ok {
-		return 0
-	}
-	return 1
-}
-
-func findCommand(cmds []*cli.Command, name string) *cli.Command {
-	for _, c := range cmds {
-		if c.HasName(name) {
-			return c
-		}
-	}
-	return nil
-}
-
-// wantsJSON reports whether --json was given anywhere before "--".
-func wantsJSON(args []string) bool {
-	for _, a := range args {
-		if a == "--" {
-			return false
-		}
-		if a == "--json" || a == "-json" || a == "--json=true" {
-			return true
-		}
-	}
-	return false
-}
-
-func isUsageError(err error) bool {
-	msg := err.Error()
-	for _, p := range []string{"flag provided but not defined", "invalid value", "flag needs an argument", "Required flag"} {
-		if strings.Contains(msg, p) {
-			return true
-		}
-	}
-	return false
-}
-
-var _ = fmt.Sprint
 
 // wrapExtra wraps extraCommands once (buildCommands runs for every app).
 var wrapExtra sync.Once

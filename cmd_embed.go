@@ -13,13 +13,6 @@ func init() {
 	ops.NewEmbedProvider = func(url, model, apiKey string, timeout time.Duration) embed.Provider {
 		return openai.New(url, model, apiKey, timeout)
 	}
-	renderers["embed"] = func(o *output, v any) error {
-		r := v.(*ops.EmbedOut)
-		o.printf("embedded %d pages (%d chunks sent in %d requests, %d reused) in %d ms; %d pages were current, %d removed\n",
-			r.Embedded, r.Chunks, r.Requests, r.Reused, r.DurationMS, r.Current, r.Removed)
-		o.printf("model %s (%d dimensions) at %s\n", r.Model, r.Dim, r.Provider)
-		return nil
-	}
 }
 
 // embedSummary is the status line of the embeddings.
@@ -42,4 +35,11 @@ func embedSummary(s *ops.EmbedStatus) string {
 		line += "; last run: " + s.LastRun.Error
 	}
 	return line
+}
+
+func renderEmbed(o *output, r *ops.EmbedOut) error {
+	o.printf("embedded %d pages (%d chunks sent in %d requests, %d reused) in %d ms; %d pages were current, %d removed\n",
+		r.Embedded, r.Chunks, r.Requests, r.Reused, r.DurationMS, r.Current, r.Removed)
+	o.printf("model %s (%d dimensions) at %s\n", r.Model, r.Dim, r.Provider)
+	return nil
 }

@@ -7,89 +7,86 @@ import (
 	"github.com/synapse-wiki/synapse/ops"
 )
 
-func init() {
-	renderers["graph.neighbors"] = func(o *output, v any) error {
-		n := v.(*ops.NeighborhoodOut)
-		// the centre's edge to each neighbour: weight, links out and in
-		type tie struct {
-			weight  float64
-			out, in int
-		}
-		ties := map[string]tie{}
-		for _, e := range n.Edges {
-			if e.Source == n.Center.ID {
-				ties[e.Target] = tie{e.Weight, e.SourceToTarget, e.TargetToSource}
-			}
-			if e.Target == n.Center.ID {
-				ties[e.Source] = tie{e.Weight, e.TargetToSource, e.SourceToTarget}
-			}
-		}
-		rows := make([][]string, 0, len(n.Nodes))
-		for _, x := range n.Nodes {
-			w, out, in := "", "", ""
-			if t, ok := ties[x.ID]; ok {
-				w, out, in = strconv.FormatFloat(t.weight, 'f', 2, 64), strconv.Itoa(t.out), strconv.Itoa(t.in)
-			}
-			rows = append(rows, []string{strconv.Itoa(x.Hop), x.Title, x.Type, w, out, in, x.ID})
-		}
-		if o.tty {
-			o.printf("%s %s\n", o.st.Title.Render(n.Center.Title), o.st.Dim.Render(fmt.Sprintf("(%s, depth %d, %s, %s)", n.Center.Type, n.Depth, plural(len(n.Nodes), "node", "nodes"), plural(len(n.Edges), "edge", "edges"))))
-		}
-		o.table([]col{numCol("HOP"), flexCol("TITLE"), fixedCol("TYPE"), numCol("WEIGHT"), numCol("OUT"), numCol("IN"), fixedCol("ID")}, rows)
-		if o.tty {
-			o.note("OUT: links from %q to the page, IN: links from the page to it (hop 1)", n.Center.Title)
-		}
-		if n.Truncated {
-			o.note("neighbourhood truncated to the %d strongest nodes", ops.MaxNeighborhoodNodes)
-		}
-		return nil
-	}
-	renderers["graph.backlinks"] = func(o *output, v any) error {
-		b := v.(*ops.BacklinksOut)
-		rows := make([][]string, 0, len(b.Backlinks))
-		for _, x := range b.Backlinks {
-			rows = append(rows, []string{x.Title, x.Type, x.Path, strconv.Itoa(x.Count), x.ID})
-		}
-		o.table([]col{flexCol("TITLE"), fixedCol("TYPE"), pathCol("PATH"), numCol("LINKS"), fixedCol("ID")}, rows)
-		verb := "pages link"
-		if b.Total == 1 {
-			verb = "page links"
-		}
-		o.note("%d %s to %q%s", b.Total, verb, b.Page.Title, listedNote(len(b.Backlinks), b.Total))
-		return nil
-	}
-	renderers["graph.orphans"] = func(o *output, v any) error {
-		p := v.(*ops.PagesOut)
-		rows := make([][]string, 0, len(p.Pages))
-		for _, x := range p.Pages {
-			rows = append(rows, []string{x.Title, x.Type, x.Path})
-		}
-		o.table([]col{flexCol("TITLE"), fixedCol("TYPE"), pathCol("PATH")}, rows)
-		o.note("%s (no page links to them)%s", plural(p.Total, "orphan page", "orphan pages"), listedNote(len(p.Pages), p.Total))
-		return nil
-	}
-	renderers["graph.missing"] = func(o *output, v any) error {
-		m := v.(*ops.MissingOut)
-		rows := [][]string{}
-		for _, t := range m.Targets {
-			for _, p := range t.Pages {
-				rows = append(rows, []string{t.Target, strconv.Itoa(t.Links), p.Title, p.Path, strconv.Itoa(p.Count)})
-			}
-		}
-		o.table([]col{flexCol("TARGET"), numCol("TOTAL"), flexCol("LINKED FROM"), pathCol("PATH"), numCol("LINKS")}, rows)
-		scope := ""
-		if m.Page != nil {
-			scope = fmt.Sprintf(" linked from %q", m.Page.Title)
-		}
-		o.note("%d missing %s%s%s", m.Total, lintPlural(m.Total, "page", "pages"), scope, listedNote(len(m.Targets), m.Total))
-		return nil
-	}
-}
-
 // listedNote says how many of a paged list were printed, when not all.
 func listedNote(listed, total int) string {
 	if listed >= total {
 		return ""
 	}
 	return fmt.Sprintf("; %d listed (--offset and --limit page through them)", listed)
+}
+
+func renderGraphNeighbors(o *output, n *ops.NeighborhoodOut) error {
+	// the centre's edge to each neighbour: weight, links out and in
+	type tie struct {
+		weight  float64
+		out, in int
+	}
+	ties := map[string]tie{}
+	for _, e := range n.Edges {
+		if e.Source == n.Center.ID {
+			ties[e.Target] = tie{e.Weight, e.SourceToTarget, e.TargetToSource}
+		}
+		if e.Target == n.Center.ID {
+			ties[e.Source] = tie{e.Weight, e.TargetToSource, e.SourceToTarget}
+		}
+	}
+	rows := make([][]string, 0, len(n.Nodes))
+	for _, x := range n.Nodes {
+		w, out, in := "", "", ""
+		if t, ok := ties[x.ID]; ok {
+			w, out, in = strconv.FormatFloat(t.weight, 'f', 2, 64), strconv.Itoa(t.out), strconv.Itoa(t.in)
+		}
+		rows = append(rows, []string{strconv.Itoa(x.Hop), x.Title, x.Type, w, out, in, x.ID})
+	}
+	if o.tty {
+		o.printf("%s %s\n", o.st.Title.Render(n.Center.Title), o.st.Dim.Render(fmt.Sprintf("(%s, depth %d, %s, %s)", n.Center.Type, n.Depth, plural(len(n.Nodes), "node", "nodes"), plural(len(n.Edges), "edge", "edges"))))
+	}
+	o.table([]col{numCol("HOP"), flexCol("TITLE"), fixedCol("TYPE"), numCol("WEIGHT"), numCol("OUT"), numCol("IN"), fixedCol("ID")}, rows)
+	if o.tty {
+		o.note("OUT: links from %q to the page, IN: links from the page to it (hop 1)", n.Center.Title)
+	}
+	if n.Truncated {
+		o.note("neighbourhood truncated to the %d strongest nodes", ops.MaxNeighborhoodNodes)
+	}
+	return nil
+}
+
+func renderGraphBacklinks(o *output, b *ops.BacklinksOut) error {
+	rows := make([][]string, 0, len(b.Backlinks))
+	for _, x := range b.Backlinks {
+		rows = append(rows, []string{x.Title, x.Type, x.Path, strconv.Itoa(x.Count), x.ID})
+	}
+	o.table([]col{flexCol("TITLE"), fixedCol("TYPE"), pathCol("PATH"), numCol("LINKS"), fixedCol("ID")}, rows)
+	verb := "pages link"
+	if b.Total == 1 {
+		verb = "page links"
+	}
+	o.note("%d %s to %q%s", b.Total, verb, b.Page.Title, listedNote(len(b.Backlinks), b.Total))
+	return nil
+}
+
+func renderGraphOrphans(o *output, p *ops.PagesOut) error {
+	rows := make([][]string, 0, len(p.Pages))
+	for _, x := range p.Pages {
+		rows = append(rows, []string{x.Title, x.Type, x.Path})
+	}
+	o.table([]col{flexCol("TITLE"), fixedCol("TYPE"), pathCol("PATH")}, rows)
+	o.note("%s (no page links to them)%s", plural(p.Total, "orphan page", "orphan pages"), listedNote(len(p.Pages), p.Total))
+	return nil
+}
+
+func renderGraphMissing(o *output, m *ops.MissingOut) error {
+	rows := [][]string{}
+	for _, t := range m.Targets {
+		for _, p := range t.Pages {
+			rows = append(rows, []string{t.Target, strconv.Itoa(t.Links), p.Title, p.Path, strconv.Itoa(p.Count)})
+		}
+	}
+	o.table([]col{flexCol("TARGET"), numCol("TOTAL"), flexCol("LINKED FROM"), pathCol("PATH"), numCol("LINKS")}, rows)
+	scope := ""
+	if m.Page != nil {
+		scope = fmt.Sprintf(" linked from %q", m.Page.Title)
+	}
+	o.note("%d missing %s%s%s", m.Total, lintPlural(m.Total, "page", "pages"), scope, listedNote(len(m.Targets), m.Total))
+	return nil
 }

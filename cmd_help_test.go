@@ -35,7 +35,7 @@ func exampleCommands(line string) []string {
 }
 
 // TestHelp_EveryVerb: every verb's --help has examples that are real
-// command lines of this CLI, and its exit codes (issue 14: subcommand help
+// command lines of this CLI, and its exit codes (subcommand help once
 // had neither).
 func TestHelp_EveryVerb(t *testing.T) {
 	app := newApp(strings.NewReader(""), io.Discard, io.Discard)
@@ -49,9 +49,9 @@ func TestHelp_EveryVerb(t *testing.T) {
 				continue
 			}
 			seen[path] = true
-			d, ok := verbDocs[path]
+			d, ok := docOf(path)
 			if !ok || len(d.examples) == 0 {
-				t.Errorf("`synapse %s --help` has no examples: add them to verbDocs (cmd_help.go)", path)
+				t.Errorf("`synapse %s --help` has no examples: add them to its row (ops.Op.Examples) or to extraDocs (cmd_help.go)", path)
 				continue
 			}
 			for _, e := range d.examples {
@@ -75,9 +75,9 @@ func TestHelp_EveryVerb(t *testing.T) {
 		}
 	}
 	walk("", app.Commands)
-	for path := range verbDocs {
+	for path := range extraDocs {
 		if !seen[path] {
-			t.Errorf("verbDocs documents %q, which is no verb", path)
+			t.Errorf("extraDocs documents %q, which is no verb", path)
 		}
 	}
 }
@@ -94,24 +94,6 @@ func TestHelp_Rendered(t *testing.T) {
 			if !strings.Contains(out.String(), want) {
 				t.Errorf("%v lacks %q:\n%s", args, want, out.String())
 			}
-		}
-	}
-}
-
-func TestSuggest(t *testing.T) {
-	for _, c := range []struct {
-		word  string
-		names []string
-		want  string
-	}{
-		{"serch", []string{"search", "serve", "status"}, "search"},
-		{"lst", []string{"get", "list", "write"}, "list"},
-		{"limt", []string{"limit", "offset", "type"}, "limit"},
-		{"frobnicate", []string{"search", "page", "graph"}, ""},
-		{"rev", []string{"review", "reindex"}, "review"},
-	} {
-		if got := strings.Join(suggest(c.word, c.names), ","); got != c.want {
-			t.Errorf("suggest(%q) = %q, want %q", c.word, got, c.want)
 		}
 	}
 }

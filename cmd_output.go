@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"reflect"
 	"strings"
 	"sync"
 	"time"
@@ -12,12 +13,51 @@ import (
 	"github.com/mattn/go-runewidth"
 	"github.com/muesli/termenv"
 	"github.com/synapse-wiki/synapse/index"
+	"github.com/synapse-wiki/synapse/ops"
 	"golang.org/x/term"
 )
 
-// renderers print an operation's result for humans; keyed by op name.
-// Without one, the result is printed as indented JSON.
-var renderers = map[string]func(o *output, v any) error{}
+// renderer prints an operation's result for humans.
+type renderer func(o *output, v any) error
+
+// typedRenderer is a renderer bound to the result type it prints.
+type typedRenderer struct {
+	out    reflect.Type
+	render renderer
+}
+
+// renders binds a function that prints *Out to the result type Out: the
+// compiler checks the function against the type, and every verb whose
+// operation returns Out prints with it.
+func renders[Out any](f func(o *output, out *Out) error) typedRenderer {
+	return typedRenderer{reflect.TypeFor[Out](), func(o *output, v any) error { return f(o, v.(*Out)) }}
+}
+
+// renderers print the results of the CLI's verbs, by result type (a test
+// fails naming the row of a verb without one; without one a result is
+// printed as indented JSON).
+var renderers = byResult(
+	renders(renderSearch),
+	renders(renderPageGet), renders(renderPageList), renders(renderPageWrite),
+	renders(renderGraphNeighbors), renders(renderGraphBacklinks), renders(renderGraphOrphans), renders(renderGraphMissing),
+	renders(renderSourceRead), renders(renderSourceList), renders(renderSourceRescan),
+	renders(renderReviewList), renders(renderReviewResolve), renders(renderReviewBulkResolve), renders(renderReviewAdd), renders(renderReviewShow),
+	renders(renderLint), renders(renderStatus), renders(renderReindex), renders(renderEmbed),
+)
+
+func byResult(list ...typedRenderer) map[reflect.Type]renderer {
+	m := map[reflect.Type]renderer{}
+	for _, r := range list {
+		if m[r.out] != nil {
+			panic("two renderers print " + r.out.String())
+		}
+		m[r.out] = r.render
+	}
+	return m
+}
+
+// rendererFor is how the CLI prints op's result; nil: as indented JSON.
+func rendererFor(op *ops.Op) renderer { return renderers[op.Out] }
 
 func isTerminal(f *os.File) bool { return term.IsTerminal(int(f.Fd())) }
 

@@ -18,67 +18,64 @@ func asked(in []byte) string {
 	return strconv.Quote(v.Title)
 }
 
-func init() {
-	renderers["page.get"] = func(o *output, v any) error {
-		p := v.(*ops.GetPageOut)
-		if len(p.AlsoMatched) > 0 {
-			var others []string
-			why := "the shortest path wins"
-			for _, a := range p.AlsoMatched {
-				others = append(others, fmt.Sprintf("%s (id %s)", a.Path, a.ID))
-				if len(a.Path) <= len(p.Path) {
-					why = "of paths as short, the first in order wins"
-				}
-			}
-			o.note("%s: %s answer to it; this is %s (a link would choose it too: %s); also %s. Ask for one by its path or id.",
-				asked(o.in), plural(len(p.AlsoMatched)+1, "page", "pages"), p.Path, why, strings.Join(others, ", "))
-		}
-		if !o.tty {
-			// a pipe gets the page as a file: frontmatter (as written, even
-			// when it is not valid YAML) and body, so that piping it back to
-			// `page write` changes nothing; a body that itself starts with
-			// "---" gets fences, or it would be read as the frontmatter
-			fm, _ := p.Frontmatter.YAML()
-			if fm != "" || strings.HasPrefix(p.Content, "---") {
-				o.printf("---\n%s---\n", fm)
-			}
-			o.printf("%s", p.Content)
-			if !strings.HasSuffix(p.Content, "\n") {
-				o.printf("\n")
-			}
-			return nil
-		}
-		o.printf("%s  %s\n", o.st.Title.Render(p.Title), o.st.Dim.Render(p.Type+" · "+p.Path+" · id "+p.ID))
-		if fm, _ := p.Frontmatter.YAML(); fm != "" {
-			o.printf("%s", o.st.Dim.Render("---\n"+fm+"---")+"\n")
-		}
-		o.printf("%s\n", strings.TrimRight(p.Content, "\n"))
-		resolved, dangling := 0, 0
-		for _, l := range p.Links {
-			if l.Resolved {
-				resolved++
-			} else {
-				dangling++
+func renderPageGet(o *output, p *ops.GetPageOut) error {
+	if len(p.AlsoMatched) > 0 {
+		var others []string
+		why := "the shortest path wins"
+		for _, a := range p.AlsoMatched {
+			others = append(others, fmt.Sprintf("%s (id %s)", a.Path, a.ID))
+			if len(a.Path) <= len(p.Path) {
+				why = "of paths as short, the first in order wins"
 			}
 		}
-		o.printf("\n%s\n", o.st.Dim.Render(fmt.Sprintf("%s (%d unresolved) · %s · sha256 %s", plural(len(p.Links), "link", "links"), dangling, plural(p.BacklinksTotal, "backlink", "backlinks"), p.SHA256[:12])))
-		return nil
+		o.note("%s: %s answer to it; this is %s (a link would choose it too: %s); also %s. Ask for one by its path or id.",
+			asked(o.in), plural(len(p.AlsoMatched)+1, "page", "pages"), p.Path, why, strings.Join(others, ", "))
 	}
-	renderers["page.list"] = func(o *output, v any) error {
-		p := v.(*ops.ListPagesOut)
-		rows := make([][]string, 0, len(p.Pages))
-		for _, x := range p.Pages {
-			rows = append(rows, []string{x.Title, x.Type, x.Path, x.Updated, x.ID})
+	if !o.tty {
+		// a pipe gets the page as a file: frontmatter (as written, even
+		// when it is not valid YAML) and body, so that piping it back to
+		// `page write` changes nothing; a body that itself starts with
+		// "---" gets fences, or it would be read as the frontmatter
+		fm, _ := p.Frontmatter.YAML()
+		if fm != "" || strings.HasPrefix(p.Content, "---") {
+			o.printf("---\n%s---\n", fm)
 		}
-		o.table([]col{flexCol("TITLE"), fixedCol("TYPE"), pathCol("PATH"), fixedCol("UPDATED"), fixedCol("ID")}, rows)
-		switch {
-		case len(p.Types) > 0:
-			o.note("no page has that type; the vault's types, closest first: %s", typeList(p.Types))
-		case p.Total == 0:
-			o.note("no pages")
-		case len(p.Pages) < p.Total:
-			o.note("%d of %s shown (use --limit and --offset for more)", len(p.Pages), plural(p.Total, "page", "pages"))
+		o.printf("%s", p.Content)
+		if !strings.HasSuffix(p.Content, "\n") {
+			o.printf("\n")
 		}
 		return nil
 	}
+	o.printf("%s  %s\n", o.st.Title.Render(p.Title), o.st.Dim.Render(p.Type+" · "+p.Path+" · id "+p.ID))
+	if fm, _ := p.Frontmatter.YAML(); fm != "" {
+		o.printf("%s", o.st.Dim.Render("---\n"+fm+"---")+"\n")
+	}
+	o.printf("%s\n", strings.TrimRight(p.Content, "\n"))
+	resolved, dangling := 0, 0
+	for _, l := range p.Links {
+		if l.Resolved {
+			resolved++
+		} else {
+			dangling++
+		}
+	}
+	o.printf("\n%s\n", o.st.Dim.Render(fmt.Sprintf("%s (%d unresolved) · %s · sha256 %s", plural(len(p.Links), "link", "links"), dangling, plural(p.BacklinksTotal, "backlink", "backlinks"), p.SHA256[:12])))
+	return nil
+}
+
+func renderPageList(o *output, p *ops.ListPagesOut) error {
+	rows := make([][]string, 0, len(p.Pages))
+	for _, x := range p.Pages {
+		rows = append(rows, []string{x.Title, x.Type, x.Path, x.Updated, x.ID})
+	}
+	o.table([]col{flexCol("TITLE"), fixedCol("TYPE"), pathCol("PATH"), fixedCol("UPDATED"), fixedCol("ID")}, rows)
+	switch {
+	case len(p.Types) > 0:
+		o.note("no page has that type; the vault's types, closest first: %s", typeList(p.Types))
+	case p.Total == 0:
+		o.note("no pages")
+	case len(p.Pages) < p.Total:
+		o.note("%d of %s shown (use --limit and --offset for more)", len(p.Pages), plural(p.Total, "page", "pages"))
+	}
+	return nil
 }

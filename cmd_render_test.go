@@ -86,7 +86,7 @@ func TestRender_StatusFits(t *testing.T) {
 	var buf bytes.Buffer
 	o := newOutput(&buf, io.Discard)
 	o.tty, o.width = true, 80
-	if err := renderers["status"](o, s); err != nil {
+	if err := rendererFor(ops.Lookup("status"))(o, s); err != nil {
 		t.Fatal(err)
 	}
 	got := buf.String()
@@ -103,7 +103,7 @@ func TestRender_StatusFits(t *testing.T) {
 	}
 	s.Reviews = map[string]int{"pending": 0, "skipped": 2, "created": 2, "dismissed": 0}
 	buf.Reset()
-	renderers["status"](o, s)
+	rendererFor(ops.Lookup("status"))(o, s)
 	if !strings.Contains(buf.String(), "reviews:     2 created, 2 skipped\n") {
 		t.Errorf("reviews line:\n%s", buf.String())
 	}
@@ -121,7 +121,7 @@ var searchResult = &ops.SearchOut{Query: "sync notes across devices", Hits: []se
 }}
 
 // TestRender_Golden pins how the table verbs look on a terminal 80 and 160
-// columns wide (issue 14: at 80 columns ids wrapped, columns vanished and
+// columns wide (at 80 columns ids once wrapped, columns vanished and
 // types broke into "que/sti/on"), and checks what makes them readable:
 // no line wider than the terminal, ids and counts whole. Refresh with
 // go test -run TestRender_Golden -update .
@@ -143,7 +143,7 @@ func TestRender_Golden(t *testing.T) {
 			var buf bytes.Buffer
 			o := newOutput(&buf, io.Discard) // not a terminal: no colour
 			o.tty, o.width = true, width     // but laid out as on one
-			if err := renderers[r.op](o, out); err != nil {
+			if err := rendererFor(ops.Lookup(r.op))(o, out); err != nil {
 				t.Fatal(err)
 			}
 			got := buf.String()
@@ -229,7 +229,7 @@ func TestRender_EmptyTable(t *testing.T) {
 		var buf, notes bytes.Buffer
 		o := newOutput(&buf, &notes)
 		o.tty, o.width = true, 80
-		if err := renderers[r.op](o, out); err != nil {
+		if err := rendererFor(ops.Lookup(r.op))(o, out); err != nil {
 			t.Fatal(err)
 		}
 		got := buf.String() + notes.String()
@@ -241,7 +241,7 @@ func TestRender_EmptyTable(t *testing.T) {
 		}
 		buf.Reset()
 		o.tty = false
-		if err := renderers[r.op](o, out); err != nil {
+		if err := rendererFor(ops.Lookup(r.op))(o, out); err != nil {
 			t.Fatal(err)
 		}
 		if first, _, _ := strings.Cut(buf.String(), "\n"); !strings.Contains(first, "\t") {

@@ -6,77 +6,127 @@ import (
 	"github.com/synapse-wiki/synapse/ops"
 )
 
-func init() {
-	renderers["review.list"] = func(o *output, v any) error {
-		l := v.(*ops.ListReviewsOut)
-		rows := make([][]string, 0, len(l.Items))
-		for _, it := range l.Items {
-			rows = append(rows, []string{it.ID, it.Type, it.Status, it.Title, it.Origin, dateOf(it.CreatedAt)})
-		}
-		origin := fixedCol("ORIGIN")
-		origin.drop = 1 // in --json and pipes; a narrow terminal gives its room to the title
-		o.table([]col{fixedCol("ID"), fixedCol("TYPE"), fixedCol("STATUS"), flexCol("TITLE"), origin, fixedCol("CREATED")}, rows)
-		switch {
-		case l.Total == 0:
-			o.note("no review items")
-		case len(l.Items) < l.Total:
-			o.note("%d of %s shown (use --limit and --offset for more)", len(l.Items), plural(l.Total, "review item", "review items"))
-		default:
-			o.note("%s", plural(l.Total, "review item", "review items"))
-		}
-		return nil
-	}
-	renderers["review.resolve"] = func(o *output, v any) error {
-		r := v.(*ops.ResolveReviewOut)
-		o.printf("%s %s: %s\n", r.ID, o.st.OK.Render(r.Status), r.Title)
-		if r.Resolution != "" && r.Status == ops.StatusDeepResearched {
-			o.printf("\n%s\n", r.Resolution)
-		}
-		for _, p := range r.Pages {
-			o.note("wrote %s (id %s)", p.Path, p.ID)
-		}
-		if r.Status != ops.StatusDeepResearched && len(r.Pages) == 0 && strings.HasPrefix(r.Resolution, "appended") {
-			o.note("%s", r.Resolution)
-		}
-		return nil
-	}
-	renderers["review.bulk_resolve"] = func(o *output, v any) error {
-		b := v.(*ops.BulkResolveOut)
-		rows := [][]string{}
-		for _, id := range b.Resolved {
-			rows = append(rows, []string{id, b.Status})
-		}
-		for _, t := range b.AlreadyTerminal {
-			rows = append(rows, []string{t.ID, "already " + t.Status})
-		}
-		for _, id := range b.NotFound {
-			rows = append(rows, []string{id, "not found"})
-		}
-		o.table([]col{fixedCol("ID"), fixedCol("RESULT")}, rows)
-		o.note("%d %s, %d already decided, %d not found", b.Count, b.Status, len(b.AlreadyTerminal), len(b.NotFound))
-		return nil
-	}
-	renderers["review.add"] = func(o *output, v any) error {
-		a := v.(*ops.AddReviewOut)
-		switch a.Outcome {
-		case ops.EnqueueAdded:
-			o.printf("%s\n", a.Item.ID)
-			o.note("added review item %s: %s", a.Item.ID, a.Item.Title)
-		case ops.EnqueueRefreshed:
-			o.printf("%s\n", a.Item.ID)
-			o.note("refreshed pending review item %s: %s", a.Item.ID, a.Item.Title)
-		default:
-			o.printf("%s\n", a.Item.ID)
-			o.note("review item %s was already %s; the decision stands and the proposal was not re-opened", a.Item.ID, a.Item.Status)
-		}
-		return nil
-	}
-}
-
 // dateOf shortens an RFC 3339 time to its date.
 func dateOf(ts string) string {
 	if d, _, ok := strings.Cut(ts, "T"); ok {
 		return d
 	}
 	return ts
+}
+
+func renderReviewList(o *output, l *ops.ListReviewsOut) error {
+	rows := make([][]string, 0, len(l.Items))
+	for _, it := range l.Items {
+		rows = append(rows, []string{it.ID, it.Type, it.Status, it.Title, it.Origin, dateOf(it.CreatedAt)})
+	}
+	origin := fixedCol("ORIGIN")
+	origin.drop = 1 // in --json and pipes; a narrow terminal gives its room to the title
+	o.table([]col{fixedCol("ID"), fixedCol("TYPE"), fixedCol("STATUS"), flexCol("TITLE"), origin, fixedCol("CREATED")}, rows)
+	switch {
+	case l.Total == 0:
+		o.note("no review items")
+	case len(l.Items) < l.Total:
+		o.note("%d of %s shown (use --limit and --offset for more)", len(l.Items), plural(l.Total, "review item", "review items"))
+	default:
+		o.note("%s", plural(l.Total, "review item", "review items"))
+	}
+	return nil
+}
+
+func renderReviewResolve(o *output, r *ops.ResolveReviewOut) error {
+	o.printf("%s %s: %s\n", r.ID, o.st.OK.Render(r.Status), r.Title)
+	if r.Resolution != "" && r.Status == ops.StatusDeepResearched {
+		o.printf("\n%s\n", r.Resolution)
+	}
+	for _, p := range r.Pages {
+		o.note("wrote %s (id %s)", p.Path, p.ID)
+	}
+	if r.Status != ops.StatusDeepResearched && len(r.Pages) == 0 && strings.HasPrefix(r.Resolution, "appended") {
+		o.note("%s", r.Resolution)
+	}
+	return nil
+}
+
+func renderReviewBulkResolve(o *output, b *ops.BulkResolveOut) error {
+	rows := [][]string{}
+	for _, id := range b.Resolved {
+		rows = append(rows, []string{id, b.Status})
+	}
+	for _, t := range b.AlreadyTerminal {
+		rows = append(rows, []string{t.ID, "already " + t.Status})
+	}
+	for _, id := range b.NotFound {
+		rows = append(rows, []string{id, "not found"})
+	}
+	o.table([]col{fixedCol("ID"), fixedCol("RESULT")}, rows)
+	o.note("%d %s, %d already decided, %d not found", b.Count, b.Status, len(b.AlreadyTerminal), len(b.NotFound))
+	return nil
+}
+
+func renderReviewAdd(o *output, a *ops.AddReviewOut) error {
+	switch a.Outcome {
+	case ops.EnqueueAdded:
+		o.printf("%s\n", a.Item.ID)
+		o.note("added review item %s: %s", a.Item.ID, a.Item.Title)
+	case ops.EnqueueRefreshed:
+		o.printf("%s\n", a.Item.ID)
+		o.note("refreshed pending review item %s: %s", a.Item.ID, a.Item.Title)
+	default:
+		o.printf("%s\n", a.Item.ID)
+		o.note("review item %s was already %s; the decision stands and the proposal was not re-opened", a.Item.ID, a.Item.Status)
+	}
+	return nil
+}
+
+// renderReviewShow prints an item with its context, as the desk shows it.
+func renderReviewShow(o *output, s *ops.ShowReviewOut) error {
+	it := s.Item
+	o.printf("%s  %s  %s  from %s  %s\n", o.st.Title.Render(it.ID), it.Type, it.Status, it.Origin, dateOf(it.CreatedAt))
+	o.printf("%s\n", it.Title)
+	if it.Rationale != "" {
+		o.printf("%s\n", it.Rationale)
+	}
+	if it.Source != "" {
+		o.printf("source: %s\n", it.Source)
+	}
+	lines := func(ls []ops.LineText) {
+		for _, l := range ls {
+			o.printf("  %6d  %s\n", l.Line, l.Text)
+		}
+	}
+	if len(s.Linkers) > 0 {
+		o.printf("\nLinked from (%d):\n", s.LinkersTotal)
+		for _, l := range s.Linkers {
+			o.printf("  %s  %s\n", l.Title, o.st.Dim.Render(l.Path))
+			lines(l.Lines)
+		}
+		if more := s.LinkersTotal - len(s.Linkers); more > 0 {
+			o.printf("  and %d more\n", more)
+		}
+	}
+	if len(s.Pages) > 0 {
+		o.printf("\nPages:\n")
+		for _, p := range s.Pages {
+			if !p.Found {
+				o.printf("  %s  %s\n", p.Name, o.st.Dim.Render("(no such page)"))
+				continue
+			}
+			o.printf("  %s  %s\n", p.Title, o.st.Dim.Render(p.Path))
+			lines(p.Lines)
+		}
+	}
+	if st := s.Stub; st != nil {
+		what := "create writes " + st.Path
+		if st.Append {
+			what = "create appends to " + st.Path
+		}
+		o.printf("\n%s:\n", strings.ToUpper(what[:1])+what[1:])
+		for _, l := range strings.Split(strings.TrimRight(st.Content, "\n"), "\n") {
+			o.printf("  | %s\n", l)
+		}
+	}
+	if len(s.Actions) > 0 {
+		o.note("actions: %s (synapse review resolve %s --action ACTION)", strings.Join(s.Actions, ", "), it.ID)
+	}
+	return nil
 }

@@ -11,15 +11,10 @@ import (
 	"github.com/synapse-wiki/synapse/search"
 )
 
-func init() {
-	renderers["search"] = renderSearch
-}
-
 // renderSearch prints hits: on a terminal a numbered list with the title,
 // type, path and score, and the snippet below with the matched words
 // marked; in a pipe one tab-separated line per hit.
-func renderSearch(o *output, v any) error {
-	r := v.(*ops.SearchOut)
+func renderSearch(o *output, r *ops.SearchOut) error {
 	if r.Note != "" {
 		o.note("note: %s", r.Note)
 	}

@@ -15,7 +15,7 @@ import (
 	"github.com/urfave/cli/v2"
 )
 
-// skillMD is the agent skill (SPEC §8). The folder skill/ holds nothing but
+// skillMD is the agent skill. The folder skill/ holds nothing but
 // SKILL.md, because skill installers copy the whole folder of a skill.
 // Its command reference, caps and tool lists are generated from the
 // operation table:
@@ -72,7 +72,7 @@ type SkillInstallOut struct {
 func init() {
 	// a group like those built from the table: an unknown subcommand is a
 	// usage error (exit 2)
-	group := groupCommand("skill")
+	group := groupCommand("skill", "The agent skill: install or print it")
 	group.Subcommands = []*cli.Command{
 		{
 			Name:         "print",

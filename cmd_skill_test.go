@@ -15,6 +15,7 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 	"github.com/synapse-wiki/synapse/errs"
+	"github.com/synapse-wiki/synapse/internal/cliargs"
 	"github.com/urfave/cli/v2"
 	"go.yaml.in/yaml/v3"
 )
@@ -39,7 +40,7 @@ func skillFrontmatter(t *testing.T, doc []byte) (name, desc string) {
 	return name, desc
 }
 
-// TestSkill_Frontmatter checks SPEC §8's trigger contract and the limits of
+// TestSkill_Frontmatter checks the skill's trigger contract and the limits of
 // the Agent Skills format (name: lowercase, digits and hyphens, ≤ 64;
 // description ≤ 1024 characters, no XML tags).
 func TestSkill_Frontmatter(t *testing.T) {
@@ -63,7 +64,7 @@ func TestSkill_Frontmatter(t *testing.T) {
 	}
 }
 
-// TestSkill_Body checks that the body carries what SPEC §8 and issue 9 ask
+// TestSkill_Body checks that the body carries what an agent needs
 // for; the generated parts are checked by TestDocs_*.
 func TestSkill_Body(t *testing.T) {
 	body := string(skillMD)
@@ -88,7 +89,7 @@ func TestSkill_Body(t *testing.T) {
 }
 
 // TestSkill_ExitCodes checks the skill's exit-code table against the one
-// mapping in errs (SPEC §9).
+// mapping in errs.
 func TestSkill_ExitCodes(t *testing.T) {
 	rows := map[int]string{}
 	for _, m := range regexp.MustCompile(`(?m)^\| ([0-9]) \| ([^|]*) \|`).FindAllStringSubmatch(string(skillMD), -1) {
@@ -113,7 +114,7 @@ func TestSkill_ExitCodes(t *testing.T) {
 // TestSkill_OneSourceOfTruth: the hand-written parts of the skill state no
 // cap, range or size of their own: those come from the operation table in
 // the generated blocks (Caps, the command reference), so the two cannot
-// disagree (issue 14).
+// disagree.
 func TestSkill_OneSourceOfTruth(t *testing.T) {
 	var prose []string
 	in := false
@@ -335,12 +336,12 @@ func checkCommandLine(app *cli.App, line string) error {
 		w := rest[i]
 		if strings.HasPrefix(w, "-") && w != "-" { // "-" is standard input, an argument
 			name, _, _ := strings.Cut(strings.TrimLeft(w, "-"), "=")
-			known := knownFlag(flags, w) || knownFlag(app.Flags, w)
+			known := cliargs.KnownFlag(flags, w) || cliargs.KnownFlag(app.Flags, w)
 			if !known {
 				return errs.E(errs.Invalid, "`synapse %s` has no flag -%s", strings.Join(path, " "), name)
 			}
 			// a global flag's value before the verb (--vault DIR) is no command word
-			if cmd == nil && knownFlag(app.Flags, w) && flagArity(app.Flags, w) == 1 {
+			if cmd == nil && cliargs.KnownFlag(app.Flags, w) && cliargs.FlagArity(app.Flags, w) == 1 {
 				i++
 			}
 			continue
@@ -348,7 +349,7 @@ func checkCommandLine(app *cli.App, line string) error {
 		if cmd != nil && len(cmd.Subcommands) == 0 {
 			continue // an argument
 		}
-		c := findCommand(cmds, w)
+		c := cliargs.FindCommand(cmds, w)
 		if c == nil {
 			return errs.E(errs.Invalid, "synapse has no command %q", strings.Join(append(path, w), " "))
 		}

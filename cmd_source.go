@@ -9,100 +9,10 @@ import (
 	"time"
 
 	"github.com/charmbracelet/lipgloss"
+	"github.com/synapse-wiki/synapse/internal/cliargs"
 	"github.com/synapse-wiki/synapse/ops"
 	"github.com/synapse-wiki/synapse/vault"
 )
-
-func init() {
-	renderers["source.read"] = func(o *output, v any) error {
-		s := v.(*ops.ReadSourceOut)
-		if o.tty {
-			o.printf("%s  %s\n", o.st.Title.Render(s.Path), o.st.Dim.Render(humanBytes(s.SizeBytes)+" · sha256 "+s.SHA256[:12]))
-			o.printf("%s\n", strings.TrimRight(terminalSafe(s.Content), "\n"))
-		} else {
-			// a pipe gets the text as it is in the file
-			o.printf("%s", s.Content)
-		}
-		if s.Truncated {
-			o.note("%s is %s; only the first %s were returned (truncated)", s.Path, humanBytes(s.SizeBytes), humanBytes(ops.MaxSourceRead))
-		}
-		return nil
-	}
-	renderers["source.list"] = func(o *output, v any) error {
-		l := v.(*ops.ListSourcesOut)
-		rows := make([][]string, 0, len(l.Sources))
-		for _, s := range l.Sources {
-			size := "-"
-			if s.SizeBytes != nil {
-				size = strconv.FormatInt(*s.SizeBytes, 10)
-				if o.tty {
-					size = humanBytes(*s.SizeBytes)
-				}
-			}
-			cited := "-"
-			if len(s.CitedBy) > 0 {
-				cited = s.CitedBy[0].Title
-				switch {
-				case o.tty:
-					// the count first: a cut title keeps it
-					cited = fmt.Sprintf("%d: %s", s.CitedByCount, cited)
-				case s.CitedByCount > 1:
-					cited += fmt.Sprintf(" +%d", s.CitedByCount-1)
-				}
-			}
-			changed := orDash(s.LastChanged)
-			if o.tty {
-				changed = dateOf(changed)
-			}
-			rows = append(rows, []string{s.State, s.Path, size, changed, cited})
-		}
-		state := fixedCol("STATE")
-		state.style = o.stateStyle
-		path := pathCol("PATH")
-		if o.tty && len(rows) > 0 {
-			// on a terminal the folder every row shares gives way to
-			// what tells the files apart: the path in raw/sources/,
-			// which is what source read takes
-			in := true
-			for _, r := range rows {
-				in = in && strings.HasPrefix(r[1], vault.SourcesDir+"/")
-			}
-			if in {
-				for _, r := range rows {
-					r[1] = strings.TrimPrefix(r[1], vault.SourcesDir+"/")
-				}
-				path.head = "SOURCE"
-			}
-		}
-		o.table([]col{state, path, numCol("SIZE"), fixedCol("LAST CHANGED"), flexCol("CITED BY")}, rows)
-		c := l.Counts
-		n := c.New + c.Changed + c.Missing + c.Ingested
-		var parts []string
-		for _, p := range []struct {
-			n    int
-			name string
-		}{{c.New, "new"}, {c.Changed, "changed"}, {c.Missing, "missing"}, {c.Ingested, "ingested"}} {
-			if p.n > 0 {
-				parts = append(parts, fmt.Sprintf("%d %s", p.n, p.name))
-			}
-		}
-		counts := ""
-		if len(parts) > 0 {
-			counts = ": " + strings.Join(parts, ", ")
-		}
-		in := " in " + vault.SourcesDir + "/"
-		summary := plural(n, "source"+in, "sources"+in) + counts
-		if states := stateFilter(o.in); len(states) > 0 {
-			// what was asked for, then the whole picture
-			summary = fmt.Sprintf("%s (of %s%s)", plural(l.Total, orList(states)+" source", orList(states)+" sources"), plural(n, "source", "sources"), counts)
-		}
-		o.note("%s", summary)
-		if len(l.Sources) < l.Total {
-			o.note("%d of %d matching sources shown (use --limit and --offset for more)", len(l.Sources), l.Total)
-		}
-		return nil
-	}
-}
 
 // stateFilter is source list's --state as asked (nil: every state).
 func stateFilter(in []byte) []string {
@@ -156,4 +66,92 @@ func terminalSafe(s string) string {
 		}
 		return r
 	}, s)
+}
+
+func renderSourceRead(o *output, s *ops.ReadSourceOut) error {
+	if o.tty {
+		o.printf("%s  %s\n", o.st.Title.Render(s.Path), o.st.Dim.Render(humanBytes(s.SizeBytes)+" · sha256 "+s.SHA256[:12]))
+		o.printf("%s\n", strings.TrimRight(terminalSafe(s.Content), "\n"))
+	} else {
+		// a pipe gets the text as it is in the file
+		o.printf("%s", s.Content)
+	}
+	if s.Truncated {
+		o.note("%s is %s; only the first %s were returned (truncated)", s.Path, humanBytes(s.SizeBytes), humanBytes(ops.MaxSourceRead))
+	}
+	return nil
+}
+
+func renderSourceList(o *output, l *ops.ListSourcesOut) error {
+	rows := make([][]string, 0, len(l.Sources))
+	for _, s := range l.Sources {
+		size := "-"
+		if s.SizeBytes != nil {
+			size = strconv.FormatInt(*s.SizeBytes, 10)
+			if o.tty {
+				size = humanBytes(*s.SizeBytes)
+			}
+		}
+		cited := "-"
+		if len(s.CitedBy) > 0 {
+			cited = s.CitedBy[0].Title
+			switch {
+			case o.tty:
+				// the count first: a cut title keeps it
+				cited = fmt.Sprintf("%d: %s", s.CitedByCount, cited)
+			case s.CitedByCount > 1:
+				cited += fmt.Sprintf(" +%d", s.CitedByCount-1)
+			}
+		}
+		changed := orDash(s.LastChanged)
+		if o.tty {
+			changed = dateOf(changed)
+		}
+		rows = append(rows, []string{s.State, s.Path, size, changed, cited})
+	}
+	state := fixedCol("STATE")
+	state.style = o.stateStyle
+	path := pathCol("PATH")
+	if o.tty && len(rows) > 0 {
+		// on a terminal the folder every row shares gives way to
+		// what tells the files apart: the path in raw/sources/,
+		// which is what source read takes
+		in := true
+		for _, r := range rows {
+			in = in && strings.HasPrefix(r[1], vault.SourcesDir+"/")
+		}
+		if in {
+			for _, r := range rows {
+				r[1] = strings.TrimPrefix(r[1], vault.SourcesDir+"/")
+			}
+			path.head = "SOURCE"
+		}
+	}
+	o.table([]col{state, path, numCol("SIZE"), fixedCol("LAST CHANGED"), flexCol("CITED BY")}, rows)
+	c := l.Counts
+	n := c.New + c.Changed + c.Missing + c.Ingested
+	var parts []string
+	for _, p := range []struct {
+		n    int
+		name string
+	}{{c.New, "new"}, {c.Changed, "changed"}, {c.Missing, "missing"}, {c.Ingested, "ingested"}} {
+		if p.n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", p.n, p.name))
+		}
+	}
+	counts := ""
+	if len(parts) > 0 {
+		counts = ": " + strings.Join(parts, ", ")
+	}
+	in := " in " + vault.SourcesDir + "/"
+	summary := plural(n, "source"+in, "sources"+in) + counts
+	if states := stateFilter(o.in); len(states) > 0 {
+		// what was asked for, then the whole picture
+		summary = fmt.Sprintf("%s (of %s%s)", plural(l.Total, cliargs.OrList(states)+" source", cliargs.OrList(states)+" sources"), plural(n, "source", "sources"), counts)
+	}
+	o.note("%s", summary)
+	if len(l.Sources) < l.Total {
+		o.note("%d of %d matching sources shown (use --limit and --offset for more)", len(l.Sources), l.Total)
+	}
+	return nil
 }

@@ -11,79 +11,6 @@ import (
 	"github.com/synapse-wiki/synapse/store"
 )
 
-func init() {
-	renderers["status"] = func(o *output, v any) error {
-		s := v.(*ops.StatusOut)
-		pairs := [][2]string{
-			{"vault", s.Vault},
-			{"pages", strconv.Itoa(s.Pages)},
-			{"sources", sourcesLine(s.Sources, s.SourcesMissing)},
-			{"links", fmt.Sprintf("%d (%d dangling)", s.Links, s.Dangling)},
-			{"orphans", strconv.Itoa(s.Orphans)},
-			{"store", fmt.Sprintf("%s, schema %d", humanBytes(s.StoreBytes), s.Schema)},
-			{"last scan", lastScan(o, s.LastScan)},
-		}
-		if f := s.Freshness; f != nil {
-			pairs = append(pairs, [2]string{"changes", freshLine(f)})
-		}
-		pairs = append(pairs, [2]string{"embeddings", embedSummary(s.Embeddings)})
-		if len(s.Reviews) > 0 {
-			pairs = append(pairs, [2]string{"reviews", reviewsLine(s.Reviews)})
-		}
-		if s.PendingLinks+s.PendingGraph > 0 {
-			pairs = append(pairs, [2]string{"pending", fmt.Sprintf("%d link resolutions, %d graph updates", s.PendingLinks, s.PendingGraph)})
-		}
-		if a := s.Indexing; a != nil {
-			what := "updating the index"
-			if a.Rebuild {
-				what = "building the index"
-			}
-			where := a.Phase
-			if a.Total > 0 {
-				where = fmt.Sprintf("%s %d/%d %s", a.Phase, a.Done, a.Total, index.PhaseUnit(a.Phase))
-			}
-			pairs = append(pairs, [2]string{"indexing", fmt.Sprintf("%s: %s", what, where)})
-		}
-		if n := len(s.ReservedFiles); n > 0 {
-			pairs = append(pairs, [2]string{"left alone", plural(n, "top file synapse maintains", "top files synapse maintains") + " (below)"})
-		}
-		if s.RefusedCount > 0 {
-			pairs = append(pairs, [2]string{"refused", fmt.Sprintf("%d files not read (named pipes, symlinks out of the vault, …)", s.RefusedCount)})
-		}
-		if h := s.StoreHealed; h != nil {
-			pairs = append(pairs, [2]string{"store rebuilt", healLine(h)})
-		}
-		if s.OverCapCount > 0 {
-			pairs = append(pairs, [2]string{"over cap", fmt.Sprintf("%s indexed in part (past a parse limit)", plural(s.OverCapCount, "page", "pages"))})
-		}
-		pairs = append(pairs, [2]string{"version", s.Version})
-		o.kv(pairs)
-		for _, r := range s.Refused {
-			o.printf("  refused  %s\n", r.Message)
-		}
-		for _, c := range s.OverCap {
-			o.printf("  over cap  %s\n", c.Message)
-		}
-		for _, r := range s.ReservedFiles {
-			o.printf("  left alone  %s: %s\n              fix: %s\n", r.Path, r.Problem, r.Fix)
-		}
-		return nil
-	}
-	renderers["reindex"] = func(o *output, v any) error {
-		r := v.(*ops.ReindexOut)
-		o.printf("rebuilt the index from %s in %d ms: %s and %s indexed; the review queue is kept\n",
-			plural(r.Scanned, "file", "files"), r.DurationMS, plural(r.Pages, "page", "pages"), plural(r.Sources, "source", "sources"))
-		for _, rf := range r.Refused {
-			o.printf("  refused  %s\n", rf.Message)
-		}
-		return nil
-	}
-	renderers["source.rescan"] = func(o *output, v any) error {
-		renderReport(o, v.(*index.Report))
-		return nil
-	}
-}
-
 // reportListed is how many paths of each list a scan report prints.
 const reportListed = 20
 
@@ -198,6 +125,77 @@ func sourcesLine(n, missing int) string {
 		return strconv.Itoa(n)
 	}
 	return fmt.Sprintf("%d (%d cited but missing)", n, missing)
+}
+
+func renderStatus(o *output, s *ops.StatusOut) error {
+	pairs := [][2]string{
+		{"vault", s.Vault},
+		{"pages", strconv.Itoa(s.Pages)},
+		{"sources", sourcesLine(s.Sources, s.SourcesMissing)},
+		{"links", fmt.Sprintf("%d (%d dangling)", s.Links, s.Dangling)},
+		{"orphans", strconv.Itoa(s.Orphans)},
+		{"store", fmt.Sprintf("%s, schema %d", humanBytes(s.StoreBytes), s.Schema)},
+		{"last scan", lastScan(o, s.LastScan)},
+	}
+	if f := s.Freshness; f != nil {
+		pairs = append(pairs, [2]string{"changes", freshLine(f)})
+	}
+	pairs = append(pairs, [2]string{"embeddings", embedSummary(s.Embeddings)})
+	if len(s.Reviews) > 0 {
+		pairs = append(pairs, [2]string{"reviews", reviewsLine(s.Reviews)})
+	}
+	if s.PendingLinks+s.PendingGraph > 0 {
+		pairs = append(pairs, [2]string{"pending", fmt.Sprintf("%d link resolutions, %d graph updates", s.PendingLinks, s.PendingGraph)})
+	}
+	if a := s.Indexing; a != nil {
+		what := "updating the index"
+		if a.Rebuild {
+			what = "building the index"
+		}
+		where := a.Phase
+		if a.Total > 0 {
+			where = fmt.Sprintf("%s %d/%d %s", a.Phase, a.Done, a.Total, index.PhaseUnit(a.Phase))
+		}
+		pairs = append(pairs, [2]string{"indexing", fmt.Sprintf("%s: %s", what, where)})
+	}
+	if n := len(s.ReservedFiles); n > 0 {
+		pairs = append(pairs, [2]string{"left alone", plural(n, "top file synapse maintains", "top files synapse maintains") + " (below)"})
+	}
+	if s.RefusedCount > 0 {
+		pairs = append(pairs, [2]string{"refused", fmt.Sprintf("%d files not read (named pipes, symlinks out of the vault, …)", s.RefusedCount)})
+	}
+	if h := s.StoreHealed; h != nil {
+		pairs = append(pairs, [2]string{"store rebuilt", healLine(h)})
+	}
+	if s.OverCapCount > 0 {
+		pairs = append(pairs, [2]string{"over cap", fmt.Sprintf("%s indexed in part (past a parse limit)", plural(s.OverCapCount, "page", "pages"))})
+	}
+	pairs = append(pairs, [2]string{"version", s.Version})
+	o.kv(pairs)
+	for _, r := range s.Refused {
+		o.printf("  refused  %s\n", r.Message)
+	}
+	for _, c := range s.OverCap {
+		o.printf("  over cap  %s\n", c.Message)
+	}
+	for _, r := range s.ReservedFiles {
+		o.printf("  left alone  %s: %s\n              fix: %s\n", r.Path, r.Problem, r.Fix)
+	}
+	return nil
+}
+
+func renderReindex(o *output, r *ops.ReindexOut) error {
+	o.printf("rebuilt the index from %s in %d ms: %s and %s indexed; the review queue is kept\n",
+		plural(r.Scanned, "file", "files"), r.DurationMS, plural(r.Pages, "page", "pages"), plural(r.Sources, "source", "sources"))
+	for _, rf := range r.Refused {
+		o.printf("  refused  %s\n", rf.Message)
+	}
+	return nil
+}
+
+func renderSourceRescan(o *output, r *index.Report) error {
+	renderReport(o, r)
+	return nil
 }
 
 // healLine says when the store was rebuilt after damage and what became

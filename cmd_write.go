@@ -7,38 +7,6 @@ import (
 	"github.com/synapse-wiki/synapse/ops"
 )
 
-func init() {
-	renderers["page.write"] = func(o *output, v any) error {
-		p := v.(*ops.WritePageOut)
-		verb := "updated"
-		switch {
-		case p.Unchanged:
-			verb = "unchanged"
-		case p.Created:
-			verb = "created"
-		}
-		o.printf("%s %s  %s\n", o.st.OK.Render(verb), o.st.Title.Render(p.Title), o.st.Dim.Render(p.Type+" · id "+p.ID))
-		pairs := [][2]string{{"path", p.Path}, {"sha256", p.SHA256}}
-		if len(p.Dangling) > 0 {
-			pairs = append(pairs, [2]string{"dangling", strings.Join(p.Dangling, ", ")})
-		}
-		o.kv(pairs)
-		if p.NewType && len(p.Types) > 0 { // (the first page of an empty vault is new in every way)
-			o.note("new type %q: no other page has it; the vault's types, closest first: %s", p.Type, typeList(p.Types))
-		}
-		if note := danglingNote(len(p.Dangling), len(p.Filed)); note != "" {
-			o.note("%s", note)
-		}
-		for _, w := range p.Warnings {
-			o.note("warning: %s", w)
-		}
-		for _, f := range p.LinksToFiles {
-			o.note("[[%s]] reaches the file %s, no page: it files no missing-page review; write a page titled %q if you meant one", f.Target, f.Path, f.Target)
-		}
-		return nil
-	}
-}
-
 // danglingNote says what became of a write's dangling links: filed as new
 // missing-page reviews, or already in the queue (a repeated or unchanged
 // write files nothing).
@@ -66,4 +34,33 @@ func typeList(types []ops.TypeCount) string {
 		parts[i] = fmt.Sprintf("%s (%d)", t.Type, t.Pages)
 	}
 	return strings.Join(parts, ", ")
+}
+
+func renderPageWrite(o *output, p *ops.WritePageOut) error {
+	verb := "updated"
+	switch {
+	case p.Unchanged:
+		verb = "unchanged"
+	case p.Created:
+		verb = "created"
+	}
+	o.printf("%s %s  %s\n", o.st.OK.Render(verb), o.st.Title.Render(p.Title), o.st.Dim.Render(p.Type+" · id "+p.ID))
+	pairs := [][2]string{{"path", p.Path}, {"sha256", p.SHA256}}
+	if len(p.Dangling) > 0 {
+		pairs = append(pairs, [2]string{"dangling", strings.Join(p.Dangling, ", ")})
+	}
+	o.kv(pairs)
+	if p.NewType && len(p.Types) > 0 { // (the first page of an empty vault is new in every way)
+		o.note("new type %q: no other page has it; the vault's types, closest first: %s", p.Type, typeList(p.Types))
+	}
+	if note := danglingNote(len(p.Dangling), len(p.Filed)); note != "" {
+		o.note("%s", note)
+	}
+	for _, w := range p.Warnings {
+		o.note("warning: %s", w)
+	}
+	for _, f := range p.LinksToFiles {
+		o.note("[[%s]] reaches the file %s, no page: it files no missing-page review; write a page titled %q if you meant one", f.Target, f.Path, f.Target)
+	}
+	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/synapse-wiki/synapse/internal/cliargs"
 	"github.com/synapse-wiki/synapse/internal/gcmode"
 	"github.com/urfave/cli/v2"
 )
@@ -33,7 +34,7 @@ func TestExtraCommandCollectsGarbage(t *testing.T) {
 	var out, errb bytes.Buffer
 	app := newApp(strings.NewReader(""), &out, &errb)
 	app.Metadata = map[string]any{typedArgsKey: []string{"synapse", "version"}}
-	if err := findCommand(app.Commands, "version").Action(cli.NewContext(app, flag.NewFlagSet("version", flag.ContinueOnError), nil)); err != nil {
+	if err := cliargs.FindCommand(app.Commands, "version").Action(cli.NewContext(app, flag.NewFlagSet("version", flag.ContinueOnError), nil)); err != nil {
 		t.Fatalf("version: %v", err)
 	}
 	if gcmode.Off() {

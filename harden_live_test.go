@@ -15,11 +15,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/synapse-wiki/synapse/internal/server"
+	"github.com/synapse-wiki/synapse/internal/server/servertest"
+	"github.com/synapse-wiki/synapse/internal/server/sock"
 	"github.com/synapse-wiki/synapse/internal/testvault"
 	"github.com/synapse-wiki/synapse/vault"
 )
 
-// Issue 13's reproductions against the built binary: a named pipe and
+// Hostile-vault reproductions against the built binary: a named pipe and
 // symlinks out of the vault, over the CLI (alone and beside a server) and
 // over HTTP. Every call answers within seconds and names what it refused;
 // nothing outside the vault is read or written; SIGTERM stops the server
@@ -29,14 +32,14 @@ import (
 type httpServe struct {
 	cmd  *exec.Cmd
 	url  string
-	logs *syncBuffer
+	logs *servertest.SyncBuffer
 	done chan error
 }
 
 func startHTTPServe(t *testing.T, bin string, v *vault.Vault) *httpServe {
 	t.Helper()
 	cmd := exec.Command(bin, "serve", "--http", "--write", "--addr", "127.0.0.1:0", "--vault", v.Root)
-	cmd.Env = append(os.Environ(), tokenEnv+"="+testToken)
+	cmd.Env = append(os.Environ(), server.TokenEnv+"="+servertest.Token)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -44,7 +47,7 @@ func startHTTPServe(t *testing.T, bin string, v *vault.Vault) *httpServe {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	hs := &httpServe{cmd: cmd, logs: &syncBuffer{}, done: make(chan error, 1)}
+	hs := &httpServe{cmd: cmd, logs: &servertest.SyncBuffer{}, done: make(chan error, 1)}
 	urlc := make(chan string, 1)
 	go func() {
 		re := regexp.MustCompile(`serving (http://127\.0\.0\.1:\d+)`)
@@ -64,7 +67,7 @@ func startHTTPServe(t *testing.T, bin string, v *vault.Vault) *httpServe {
 		t.Fatalf("serve did not start: %s", hs.logs.String())
 	}
 	t.Cleanup(func() { cmd.Process.Kill() })
-	eventually(t, "the server's socket", func() bool { return fileExists(v.Abs(sockFile)) })
+	servertest.Eventually(t, "the server's socket", func() bool { return fileExists(v.Abs(sock.File)) })
 	return hs
 }
 
@@ -91,7 +94,7 @@ func (hs *httpServe) rest(t *testing.T, method, path, body string) (int, string)
 		rd = strings.NewReader(body)
 	}
 	req, _ := http.NewRequest(method, hs.url+path, rd)
-	req.Header.Set("Authorization", "Bearer "+testToken)
+	req.Header.Set("Authorization", "Bearer "+servertest.Token)
 	req.Header.Set("Content-Type", "application/json")
 	c := &http.Client{Timeout: 15 * time.Second}
 	res, err := c.Do(req)

@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/synapse-wiki/synapse/internal/server/servertest"
+	"github.com/synapse-wiki/synapse/internal/server/sock"
 	"github.com/synapse-wiki/synapse/internal/storecheck"
 	"github.com/synapse-wiki/synapse/internal/testvault"
 	"github.com/synapse-wiki/synapse/internal/vaultgen"
@@ -26,7 +28,7 @@ type stdioServe struct {
 	cmd    *exec.Cmd
 	in     io.WriteCloser
 	out    *bufio.Reader
-	stderr *syncBuffer
+	stderr *servertest.SyncBuffer
 	mu     sync.Mutex
 	id     int
 }
@@ -42,7 +44,7 @@ func startStdioServe(t *testing.T, bin string, v *vault.Vault) *stdioServe {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &stdioServe{cmd: cmd, in: in, out: bufio.NewReaderSize(out, 1<<20), stderr: &syncBuffer{}}
+	s := &stdioServe{cmd: cmd, in: in, out: bufio.NewReaderSize(out, 1<<20), stderr: &servertest.SyncBuffer{}}
 	cmd.Stderr = s.stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -199,12 +201,12 @@ func TestLive_StdioServerAndCLIProcesses(t *testing.T) {
 	}
 	// an edit saved by another program
 	testvault.Write(t, v, "wiki/edited-elsewhere.md", "---\ntitle: Edited Elsewhere\n---\nby an editor\n")
-	eventually(t, "the watched edit", func() bool {
+	servertest.Eventually(t, "the watched edit", func() bool {
 		_, isErr, err := srv.tool("get_page", map[string]any{"title": "Edited Elsewhere"})
 		return err == nil && !isErr
 	})
 	srv.stop(t)
-	if _, err := os.Stat(v.Abs(sockFile)); !os.IsNotExist(err) {
+	if _, err := os.Stat(v.Abs(sock.File)); !os.IsNotExist(err) {
 		t.Errorf("socket left after a clean stop: %v", err)
 	}
 }
@@ -354,7 +356,7 @@ func TestCrash_KillServe(t *testing.T) {
 
 		// the next start reconciles in the background
 		next := startStdioServe(t, bin, v)
-		eventually(t, "the start-up scan", func() bool { return strings.Contains(next.stderr.String(), "start-up scan:") })
+		servertest.Eventually(t, "the start-up scan", func() bool { return strings.Contains(next.stderr.String(), "start-up scan:") })
 		next.stop(t)
 		db := v.Abs(vault.DBFile)
 		got := fingerprint(t, db)

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/synapse-wiki/synapse/internal/server/servertest"
 	"github.com/synapse-wiki/synapse/internal/testvault"
 	"github.com/synapse-wiki/synapse/ops"
 	"github.com/synapse-wiki/synapse/vault"
@@ -60,9 +61,9 @@ func newGateProvider(t *testing.T) *gateProvider {
 	return g
 }
 
-func embedStatusVia(t *testing.T, s *service) *ops.EmbedStatus {
+func embedStatusVia(t *testing.T, s servertest.Service) *ops.EmbedStatus {
 	t.Helper()
-	out, err := callOp(s, "status", map[string]any{})
+	out, err := servertest.CallOp(s, "status", map[string]any{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,19 +90,19 @@ func TestLive_BackgroundEmbedding(t *testing.T) {
 		t.Fatal(err)
 	}
 	ls := startLive(t, v)
-	eventually(t, "the pages embedded in the background", func() bool {
+	servertest.Eventually(t, "the pages embedded in the background", func() bool {
 		st := embedStatusVia(t, ls.s)
 		return st.Embedded == 12 && st.Pending == 0
 	})
 	// the provider gets stuck; a new page makes the worker try again
 	g.open.Store(false)
-	if _, err := callOp(ls.s, "write_page", map[string]any{"title": "Stuck", "content": "Written while the provider is stuck.\n"}); err != nil {
+	if _, err := servertest.CallOp(ls.s, "write_page", map[string]any{"title": "Stuck", "content": "Written while the provider is stuck.\n"}); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "the worker waiting on the provider", func() bool { return g.waiter.Load() > 0 })
+	servertest.Eventually(t, "the worker waiting on the provider", func() bool { return g.waiter.Load() > 0 })
 	done := make(chan error, 1)
 	go func() {
-		_, err := callOp(ls.s, "write_page", map[string]any{"title": "Second", "content": "Another page, while embedding waits.\n"})
+		_, err := servertest.CallOp(ls.s, "write_page", map[string]any{"title": "Second", "content": "Another page, while embedding waits.\n"})
 		done <- err
 	}()
 	select {
@@ -112,7 +113,7 @@ func TestLive_BackgroundEmbedding(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("a write waited for the background embedding")
 	}
-	out, err := callOp(ls.s, "search_wiki", map[string]any{"query": "topic details"})
+	out, err := servertest.CallOp(ls.s, "search_wiki", map[string]any{"query": "topic details"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,9 +121,9 @@ func TestLive_BackgroundEmbedding(t *testing.T) {
 		t.Errorf("search while the provider is stuck: mode %s note %q hits %d", r.Mode, r.Note, len(r.Hits))
 	}
 	g.open.Store(true)
-	eventually(t, "the pages written meanwhile embedded", func() bool {
+	servertest.Eventually(t, "the pages written meanwhile embedded", func() bool {
 		// a rescan (as the watcher runs) asks the worker for a run
-		if _, err := callOp(ls.s, "trigger_source_rescan", map[string]any{}); err != nil {
+		if _, err := servertest.CallOp(ls.s, "trigger_source_rescan", map[string]any{}); err != nil {
 			t.Fatal(err)
 		}
 		st := embedStatusVia(t, ls.s)
@@ -132,8 +133,8 @@ func TestLive_BackgroundEmbedding(t *testing.T) {
 	if r.code != 0 || !strings.Contains(r.stdout, `"current":14`) {
 		t.Fatalf("synapse embed beside the server: %+v", r)
 	}
-	if !strings.Contains(ls.logs.String(), "embedded 12 pages") {
-		t.Errorf("no log line for the background run:\n%s", ls.logs.String())
+	if !strings.Contains(ls.Logs.String(), "embedded 12 pages") {
+		t.Errorf("no log line for the background run:\n%s", ls.Logs.String())
 	}
 }
 
@@ -161,7 +162,7 @@ func TestCLI_EmbedLeavesTheStoreFree(t *testing.T) {
 	g.open.Store(false)
 	done := make(chan cliResult, 1)
 	go func() { done <- runCLI(v, "", "embed", "--json") }()
-	eventually(t, "the embed run waiting on the provider", func() bool { return g.waiter.Load() > 0 })
+	servertest.Eventually(t, "the embed run waiting on the provider", func() bool { return g.waiter.Load() > 0 })
 	for _, c := range []struct {
 		stdin string
 		args  []string

@@ -15,6 +15,7 @@ import (
 	"syscall"
 
 	"github.com/synapse-wiki/synapse/errs"
+	"github.com/synapse-wiki/synapse/internal/cliargs"
 	"github.com/synapse-wiki/synapse/internal/gcmode"
 	"github.com/synapse-wiki/synapse/ops"
 	"github.com/urfave/cli/v2"
@@ -82,11 +83,11 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 	defer stop()
 	app := newApp(stdin, stdout, stderr)
 	app.Metadata = map[string]any{typedArgsKey: args}
-	err := app.RunContext(ctx, permuteArgs(app, args))
+	err := app.RunContext(ctx, cliargs.Permute(app, args))
 	if err == nil {
 		return 0
 	}
-	return reportError(stderr, err, wantsJSON(args))
+	return reportError(stderr, err, cliargs.WantsJSON(args))
 }
 
 func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
@@ -120,12 +121,12 @@ VAULT:
 	applyVerbHelp("", app.Commands)
 	app.Action = func(c *cli.Context) error {
 		if c.NArg() > 0 {
-			return unknownCommand(c.Args().First(), nil, c.App.Commands)
+			return cliargs.UnknownCommand(c.Args().First(), nil, c.App.Commands)
 		}
 		return cli.ShowAppHelp(c)
 	}
 	app.OnUsageError = func(c *cli.Context, err error, _ bool) error {
-		return flagError(err, "synapse", c.App.Flags, typedArgs(c))
+		return cliargs.FlagError(err, "synapse", c.App.Flags, typedArgs(c))
 	}
 	return app
 }
@@ -175,7 +176,7 @@ func reportError(w io.Writer, err error, asJSON bool) int {
 			return ec.ExitCode()
 		}
 	}
-	if isUsageError(err) {
+	if cliargs.IsUsageError(err) {
 		code = errs.Invalid
 		err = errs.E(errs.Invalid, "%v", err)
 	}

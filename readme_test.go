@@ -12,7 +12,7 @@ import (
 // TestREADME_ClientConfigs: the client configurations in the README parse,
 // run synapse by an absolute path (a GUI client does not see the shell's
 // PATH), and give it a command line synapse takes; the HTTP entries point
-// at /mcp with a bearer token from the environment (issue 14).
+// at /mcp with a bearer token from the environment.
 func TestREADME_ClientConfigs(t *testing.T) {
 	data, err := os.ReadFile("README.md")
 	if err != nil {

@@ -16,13 +16,15 @@ import (
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/synapse-wiki/synapse/internal/server"
+	"github.com/synapse-wiki/synapse/internal/server/servertest"
 	"github.com/synapse-wiki/synapse/internal/testvault"
 	"github.com/synapse-wiki/synapse/internal/wildgen"
 	"github.com/synapse-wiki/synapse/ops"
 	"github.com/synapse-wiki/synapse/vault"
 )
 
-// The round trip (issue 12): writing back exactly what `page get` printed
+// The round trip: writing back exactly what `page get` printed
 // succeeds on every page of a real vault and reports unchanged, and
 // editing one body line changes only that line and `updated`. Walked on
 // the wild-conventions vault (internal/wildgen: broken YAML, CRLF, BOM,
@@ -190,7 +192,7 @@ func TestRoundTrip_CLI(t *testing.T) {
 				}
 				// edit one line of the body
 				edited, line := editLastLine(text)
-				out, stderr, code = cliRun(v, edited, "page", "write", p, "--json")
+				_, stderr, code = cliRun(v, edited, "page", "write", p, "--json")
 				after := readVaultFile(t, v, p)
 				if len(before) > ops.MaxContentBytes {
 					if code != 2 || !strings.Contains(stderr, "too_large") || after != before {
@@ -216,14 +218,19 @@ func startWriteServer(t *testing.T, v *vault.Vault) (*client.Client, *httptest.S
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := newService(ops.Table(), env, log.New(&syncBuffer{}, "synapse: ", 0))
-	t.Cleanup(s.close)
-	ts := newTestHTTP(t, s, true)
-	c, err := client.NewStreamableHttpClient(ts.URL+"/mcp", transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + testToken}))
+	s := server.Open(ops.Table(), env, server.Config{}, log.New(&servertest.SyncBuffer{}, "synapse: ", 0))
+	t.Cleanup(s.Close)
+	h, shutdown := s.Handler(server.Config{HTTP: true, Write: true}, servertest.Token)
+	ts := httptest.NewServer(h)
+	t.Cleanup(func() {
+		shutdown()
+		ts.Close()
+	})
+	c, err := client.NewStreamableHttpClient(ts.URL+"/mcp", transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + servertest.Token}))
 	if err != nil {
 		t.Fatal(err)
 	}
-	startClient(t, c)
+	servertest.StartClient(t, c)
 	return c, ts
 }
 
@@ -236,25 +243,25 @@ func TestRoundTrip_MCPAndREST(t *testing.T) {
 			c, ts := startWriteServer(t, v)
 			for i, p := range paths {
 				before := readVaultFile(t, v, p)
-				g, isErr := mcpCall(t, c, "get_page", map[string]any{"title": p})
+				g, isErr := servertest.MCPCall(t, c, "get_page", map[string]any{"title": p})
 				if isErr {
 					t.Fatalf("get_page %s: %v", p, g)
 				}
-				w, isErr := mcpCall(t, c, "write_page", map[string]any{"title": p, "content": g["content"], "frontmatter": g["frontmatter"]})
+				w, isErr := servertest.MCPCall(t, c, "write_page", map[string]any{"title": p, "content": g["content"], "frontmatter": g["frontmatter"]})
 				if isErr || w["unchanged"] != true {
 					t.Errorf("write_page %s of what get_page returned: %v", p, w)
 					continue
 				}
 				// REST: GET then PUT of the same, by id
 				id := fmt.Sprint(g["id"])
-				r := doREST(t, ts, "GET", "/pages/"+url.PathEscape(id), "")
-				if r.status != 200 {
-					t.Fatalf("GET /pages/%s: %d %s", id, r.status, r.raw)
+				r := servertest.REST(t, ts.URL, "GET", "/pages/"+url.PathEscape(id), "")
+				if r.Status != 200 {
+					t.Fatalf("GET /pages/%s: %d %s", id, r.Status, r.Raw)
 				}
-				body, _ := json.Marshal(map[string]any{"content": r.body["content"], "frontmatter": r.body["frontmatter"]})
-				r = doREST(t, ts, "PUT", "/pages/"+url.PathEscape(id), string(body))
-				if r.status != 200 || r.body["unchanged"] != true {
-					t.Errorf("PUT /pages/%s of what GET returned: %d %s", id, r.status, r.raw)
+				body, _ := json.Marshal(map[string]any{"content": r.Body["content"], "frontmatter": r.Body["frontmatter"]})
+				r = servertest.REST(t, ts.URL, "PUT", "/pages/"+url.PathEscape(id), string(body))
+				if r.Status != 200 || r.Body["unchanged"] != true {
+					t.Errorf("PUT /pages/%s of what GET returned: %d %s", id, r.Status, r.Raw)
 				}
 				if readVaultFile(t, v, p) != before {
 					t.Fatalf("%s: an unchanged write changed the file", p)
@@ -263,7 +270,7 @@ func TestRoundTrip_MCPAndREST(t *testing.T) {
 					continue // edit every other page (the CLI test edits them all)
 				}
 				edited, line := editLastLine(fmt.Sprint(g["content"]))
-				w, isErr = mcpCall(t, c, "write_page", map[string]any{"title": p, "content": edited, "frontmatter": g["frontmatter"]})
+				w, isErr = servertest.MCPCall(t, c, "write_page", map[string]any{"title": p, "content": edited, "frontmatter": g["frontmatter"]})
 				after := readVaultFile(t, v, p)
 				if len(before) > ops.MaxContentBytes {
 					if !isErr || w["code"] != "too_large" || after != before {
@@ -317,8 +324,8 @@ func TestWild_TypesCLIAndREST(t *testing.T) {
 		t.Errorf("page write --type question: exit %d %s%s", code, out, stderr)
 	}
 	_, ts := startWriteServer(t, v)
-	r := doREST(t, ts, "PUT", "/pages/"+url.PathEscape("Another question"), `{"content":"Why?\n","type":"question"}`)
-	if r.status/100 != 2 || r.body["path"] != "wiki/questions/another-question.md" || r.body["type"] != "question" {
-		t.Errorf("PUT with type question: %d %s", r.status, r.raw)
+	r := servertest.REST(t, ts.URL, "PUT", "/pages/"+url.PathEscape("Another question"), `{"content":"Why?\n","type":"question"}`)
+	if r.Status/100 != 2 || r.Body["path"] != "wiki/questions/another-question.md" || r.Body["type"] != "question" {
+		t.Errorf("PUT with type question: %d %s", r.Status, r.Raw)
 	}
 }

@@ -12,6 +12,8 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 	"github.com/synapse-wiki/synapse/errs"
 	"github.com/synapse-wiki/synapse/index"
+	"github.com/synapse-wiki/synapse/internal/server"
+	"github.com/synapse-wiki/synapse/internal/server/servertest"
 	"github.com/synapse-wiki/synapse/ops"
 	"github.com/synapse-wiki/synapse/search"
 	"github.com/synapse-wiki/synapse/store"
@@ -53,7 +55,7 @@ func (b *blockingRebuilder) IndexPages(tx *store.Tx, pages []index.IndexedPage) 
 // it has got meanwhile (MCP and a CLI verb forwarded to it alike) while
 // the other tools answer, then answers search.
 func TestLive_ServeRebuildsAStaleSearchIndex(t *testing.T) {
-	v := newLiveVault(t, filepath.Join(t.TempDir(), "v"))
+	v := servertest.LiveVault(t, filepath.Join(t.TempDir(), "v"))
 	if r := runCLI(v, "", "reindex"); r.code != 0 {
 		t.Fatal(r)
 	}
@@ -72,10 +74,9 @@ func TestLive_ServeRebuildsAStaleSearchIndex(t *testing.T) {
 	}
 	br := &blockingRebuilder{entered: make(chan struct{}), release: make(chan struct{})}
 	env.Index.Pages = br
-	logs := &syncBuffer{}
-	svc := newService(ops.Table(), env, log.New(logs, "synapse: ", 0))
-	svc.holder = "synapse serve (test)"
-	ls := runLive(t, svc, logs)
+	logs := &servertest.SyncBuffer{}
+	svc := server.Open(ops.Table(), env, server.Config{Stdio: true, Holder: "synapse serve (test)"}, log.New(logs, "synapse: ", 0))
+	ls := &liveServer{servertest.Run(t, svc, v, logs), svc}
 	released := false
 	t.Cleanup(func() {
 		if !released {
@@ -88,14 +89,14 @@ func TestLive_ServeRebuildsAStaleSearchIndex(t *testing.T) {
 		t.Fatalf("serve did not start rebuilding the search index; logs:\n%s", logs.String())
 	}
 
-	_, err = callOp(ls.s, "search_wiki", map[string]any{"query": "canvas"})
+	_, err = servertest.CallOp(ls.s, "search_wiki", map[string]any{"query": "canvas"})
 	if errs.CodeOf(err) != errs.Unavailable || !strings.Contains(err.Error(), "being rebuilt") || !strings.Contains(err.Error(), "(0 of 173 pages so far)") {
 		t.Fatalf("search during the rebuild: %v", err)
 	}
 	if r := runCLI(v, "", "search", "canvas"); r.code != 5 || !strings.Contains(r.stderr, "the search index is being rebuilt") {
 		t.Fatalf("CLI search during the rebuild: %+v", r)
 	}
-	if pageTitleVia(ls.s, "Canvas") != "Canvas" {
+	if servertest.PageVia(ls.s, "Canvas").Title != "Canvas" {
 		t.Fatal("get_page did not answer during the search rebuild")
 	}
 	if !strings.Contains(logs.String(), "the search index was built by another version of synapse; rebuilding it") {
@@ -103,9 +104,9 @@ func TestLive_ServeRebuildsAStaleSearchIndex(t *testing.T) {
 	}
 	close(br.release)
 	released = true
-	eventually(t, "search after the rebuild", func() bool {
-		out, err := callOp(ls.s, "search_wiki", map[string]any{"query": "canvas"})
-		return err == nil && strings.Contains(resultJSON(t, out), `"title":"Canvas"`)
+	servertest.Eventually(t, "search after the rebuild", func() bool {
+		out, err := servertest.CallOp(ls.s, "search_wiki", map[string]any{"query": "canvas"})
+		return err == nil && strings.Contains(servertest.ResultJSON(t, out), `"title":"Canvas"`)
 	})
 	if r := runCLI(v, "", "search", "canvas"); r.code != 0 || !strings.Contains(r.stdout, "\tCanvas\t") {
 		t.Fatalf("CLI search after the rebuild: %+v", r)

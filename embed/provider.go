@@ -1,4 +1,4 @@
-// Package embed is synapse's optional semantic search (issue 16): pages cut
+// Package embed is synapse's optional semantic search (docs/search.md): pages cut
 // into chunks along their headings, each chunk embedded once per text and
 // model by an OpenAI-compatible provider, vectors kept in the store
 // (store/vectors.go), exact nearest-neighbour search over them, and a

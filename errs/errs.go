@@ -13,8 +13,8 @@ import (
 // the public surface (REST envelopes, MCP error results, --json errors).
 type Code string
 
-// The error codes of SPEC §1, plus unauthorized (401) for requests without valid
-// credentials, which SPEC §1 does not list: reporting them as forbidden (403)
+// The error codes (docs/operations.md#errors): the design's seven, plus
+// unauthorized (401) for requests without valid credentials: reporting them as forbidden (403)
 // would tell a client to give up where it should fix its token.
 const (
 	Invalid   Code = "invalid"   // bad input or usage
@@ -101,7 +101,7 @@ func Message(err error) string {
 // Is reports whether err carries code.
 func Is(err error, code Code) bool { return CodeOf(err) == code }
 
-// ExitCode maps a code to the CLI exit status of SPEC §9.
+// ExitCode maps a code to the CLI's exit status (docs/operations.md#errors).
 func ExitCode(c Code) int {
 	switch c {
 	case "":

@@ -194,7 +194,7 @@ func pageFields(path string, parsed *markdown.Page) *store.PageRec {
 		Reserved: reserved,
 		FMError:  parsed.FMError,
 	}
-	// open types (SPEC §2.1): the frontmatter's well-formed type, else the
+	// open types (docs/vault.md#pages): the frontmatter's well-formed type, else the
 	// folder's
 	if rec.Type = vault.NormalizeType(parsed.Type); reserved || rec.Type == "" {
 		rec.Type = vault.TypeFromPath(path)

@@ -79,7 +79,7 @@ func danglingKeys(t testing.TB, ix *Indexer) string {
 	return strings.Join(d, ",")
 }
 
-// TestResolve_FileNames (SPEC §2.2, §2.4; issue 12): a link reaches a
+// TestResolve_FileNames (docs/vault.md#links): a link reaches a
 // file that is no page by name, as Obsidian resolves any file of the
 // vault: a bare [[x]] whose only match is raw/sources/x.md reaches it (not
 // dangling, and citing the source), an attachment by its file name, with

@@ -203,7 +203,7 @@ func edgeTo(a *store.AdjRec, to uint32) (store.Edge, bool) {
 	return store.Edge{}, false
 }
 
-// weight computes the SPEC §2.3 weight of the edge u–v from persisted
+// weight computes the weight of the edge u–v from persisted
 // adjacency: 3·direct + 4·shared_sources + 1.5·adamic_adar + type_affinity.
 func weight(au, av *store.AdjRec, u, v uint32, degree func(uint32) (int, error)) (float64, error) {
 	e, _ := edgeTo(au, v)

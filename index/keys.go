@@ -1,6 +1,6 @@
 // Package index keeps the store in step with the vault's files: the
-// incremental scanner of SPEC §3, link resolution (SPEC §2.2) and the
-// persisted, incrementally maintained graph (SPEC §2.3). It never prints;
+// incremental scanner, link resolution and the persisted, incrementally
+// maintained graph (docs/vault.md). It never prints;
 // progress goes to an optional callback.
 package index
 
@@ -65,7 +65,7 @@ func (ix *Indexer) parseStale() (bool, error) {
 	})
 }
 
-// typeAffinity is the type term of the SPEC §2.3 edge weight.
+// typeAffinity is the type term of the edge weight (docs/vault.md#links).
 func typeAffinity(a, b string) float64 {
 	if a > b {
 		a, b = b, a
@@ -206,7 +206,7 @@ func joinInVault(dir, rel string) string {
 
 func isWikiPath(p string) bool { return p == vault.WikiDir || strings.HasPrefix(p, vault.WikiDir+"/") }
 
-// sourceKeys returns the raw sources a page cites (SPEC §2.4), from its
+// sourceKeys returns the raw sources a page cites (docs/vault.md#sources), from its
 // record: the files its frontmatter `sources` name, then those its links
 // point into — an explicit path into raw/sources/ cites the file whether or
 // not it exists (so a missing one is reported), a link that reached a file

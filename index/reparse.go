@@ -12,7 +12,7 @@ import (
 // scan, which reads every page again although no file changed and
 // replaces each record in place, a batch per write transaction: until a
 // batch commits, its pages answer as the older parser left them, so serve
-// keeps answering from the whole index meanwhile (SPEC §3). A reindex, by
+// keeps answering from the whole index meanwhile. A reindex, by
 // contrast, empties the derived buckets first. The last path of each
 // committed batch is kept in meta (metaReparseAfter), so an interrupted
 // re-parse resumes where it stopped; the version is recorded once every

@@ -24,8 +24,8 @@ func staleParse(t testing.TB, ix *Indexer) {
 
 // TestScan_ReparseInPlace: the one-time re-parse of a store parsed by an
 // older ParseVersion replaces records in place: while it reads the files,
-// the store still answers with every page, its links and backlinks (SPEC
-// §3: tools answer from the persisted index meanwhile). Its progress is
+// the store still answers with every page, its links and backlinks
+// (tools answer from the persisted index meanwhile). Its progress is
 // reported under "reparse", it is announced once, the re-read pages are
 // counted (not reported as new or changed) and the result equals a rebuild.
 func TestScan_ReparseInPlace(t *testing.T) {

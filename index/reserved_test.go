@@ -9,7 +9,7 @@ import (
 	"github.com/synapse-wiki/synapse/store"
 )
 
-// TestResolve_ReservedTargets (SPEC §2.1, §2.2): a link to index, log or
+// TestResolve_ReservedTargets (docs/vault.md#links): a link to index, log or
 // overview reaches the reserved top file, which is no graph node — the
 // link is neither dangling nor an edge. A bare name prefers any other page
 // of that name (file name, title or alias), so it follows such pages as

@@ -26,7 +26,7 @@ type Resolution struct {
 func (r Resolution) Resolved() bool { return r.Doc != 0 || r.File != "" }
 
 // Resolve resolves a link key (see LinkKey) written in the page at
-// srcPath, as Obsidian 1.13 does (SPEC §2.2): a path relative to the
+// srcPath, as Obsidian 1.13 does (docs/vault.md#links): a path relative to the
 // linking page (markdown links, and wikilinks written "../x"), to the
 // vault or to wiki/; a unique path suffix; then file name, title, alias —
 // each case-insensitive and NFC. Several matches at one step are broken

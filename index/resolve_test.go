@@ -210,7 +210,7 @@ func TestResolve_CorpusDanglingOnlyExample(t *testing.T) {
 }
 
 // TestResolve_FolderTieBreak: twin file names in en/ and ru/ resolve
-// within the linking page's own folder (SPEC §2.2, Obsidian 1.13); an
+// within the linking page's own folder (as Obsidian 1.13 does); an
 // exact path still wins, and ancestor folders count for nothing.
 func TestResolve_FolderTieBreak(t *testing.T) {
 	v := testvault.New(t)
@@ -316,7 +316,7 @@ func TestResolve_FolderTieBreakIncremental(t *testing.T) {
 
 // TestResolve_FileLinks: links to files outside wiki/ (raw sources,
 // assets, top-level files) are no page links: never dangling; one into
-// raw/sources/ cites that source (SPEC §2.4), whether or not it exists.
+// raw/sources/ cites that source, whether or not it exists.
 func TestResolve_FileLinks(t *testing.T) {
 	v := testvault.New(t)
 	w := func(rel, body string) { testvault.Write(t, v, rel, body) }

@@ -113,7 +113,7 @@ func PhaseUnit(phase string) string {
 	return "files"
 }
 
-// Report is the result of a scan (SPEC §6 trigger_source_rescan).
+// Report is the result of a scan (what trigger_source_rescan returns).
 type Report struct {
 	Scanned   int      `json:"scanned"`
 	New       []string `json:"new"`
@@ -229,7 +229,7 @@ func (ix *Indexer) progress(phase string, done, total int) {
 // reindex of 100,000 pages peaks under 400 MB.
 const mappedLimit = 300 << 20
 
-// Scan brings the store in step with the files (SPEC §3): unchanged files
+// Scan brings the store in step with the files (docs/vault.md#keeping-the-index-current): unchanged files
 // (same size and mtime) are not read; changed ones are read once, hashed,
 // and re-indexed only if the hash changed; vanished ones are removed.
 func (ix *Indexer) Scan(ctx context.Context, opts ScanOptions) (*Report, error) {

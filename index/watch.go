@@ -51,7 +51,6 @@ type Watcher struct {
 
 	mu    sync.Mutex
 	dirs  map[string]bool // absolute folders watched
-	err   error           // the watcher's fatal error, if any
 	scans int             // scans run (tests)
 }
 

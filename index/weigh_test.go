@@ -16,7 +16,7 @@ func randomGraph(r *rand.Rand, n int, manyTypes bool) []*store.AdjRec {
 	nodes := make([]*store.AdjRec, n)
 	types := []string{"note", "concept", "entity", "source", "synthesis", "query", ""}
 	if manyTypes {
-		// open types (SPEC §2.1): more than a byte can number
+		// open types: more than a byte can number
 		for i := 0; i < 300; i++ {
 			types = append(types, fmt.Sprintf("kind-%d", i))
 		}

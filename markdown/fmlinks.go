@@ -2,7 +2,7 @@ package markdown
 
 import "strings"
 
-// frontmatterLinks finds the wikilinks in frontmatter values (SPEC §2.2),
+// frontmatterLinks finds the wikilinks in frontmatter values (docs/vault.md#links),
 // as Obsidian counts them in backlinks and the graph: a string value
 // (`related: "[[X]]"`), list items (`related: ["[[x]]"]`, `- "[[x]]"`),
 // and an unquoted `[[x]]`, which YAML reads as a list holding a list

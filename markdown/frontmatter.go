@@ -85,7 +85,7 @@ func keepFrontmatter(text string, lim Limits) *Frontmatter {
 	}
 	var doc yaml.Node
 	if err := yaml.Unmarshal([]byte(text), &doc); err != nil {
-		f.err, f.errLine = yamlError(text, err)
+		f.errLine, f.err = yamlError(text, err)
 		return f
 	}
 	if err := withinValues(&doc, lim); err != nil {
@@ -113,7 +113,7 @@ var yamlLineRE = regexp.MustCompile(`^line (\d+): `)
 // yamlError turns a yaml.v3 error into "frontmatter: line N: message",
 // finding the line when yaml.v3 does not say it (the first line at which
 // the text stops parsing).
-func yamlError(text string, err error) (error, int) {
+func yamlError(text string, err error) (int, error) {
 	msg := strings.TrimPrefix(err.Error(), "yaml: ")
 	line := 0
 	if m := yamlLineRE.FindStringSubmatch(msg); m != nil {
@@ -138,9 +138,9 @@ func yamlError(text string, err error) (error, int) {
 		}
 	}
 	if line > 0 {
-		return fmt.Errorf("frontmatter: line %d: %s", line, msg), line
+		return line, fmt.Errorf("frontmatter: line %d: %s", line, msg)
 	}
-	return fmt.Errorf("frontmatter: %s", msg), 0
+	return 0, fmt.Errorf("frontmatter: %s", msg)
 }
 
 // index records where each top-level key's lines are in src, when the
@@ -225,11 +225,6 @@ func (f *Frontmatter) Modified() bool { return f != nil && len(f.dirty) > 0 }
 
 // CRLF reports whether the text uses CRLF line endings.
 func (f *Frontmatter) CRLF() bool { return f != nil && f.crlf }
-
-func cleanYAMLError(err error) error {
-	msg := strings.TrimPrefix(err.Error(), "yaml: ")
-	return fmt.Errorf("%s", msg)
-}
 
 func kindName(k yaml.Kind) string {
 	switch k {

@@ -1,6 +1,6 @@
 // Package markdown parses wiki pages: YAML frontmatter kept losslessly,
-// the known keys of SPEC §2.1, headings, inline tags and links of every
-// form in SPEC §2.2. Nothing inside fenced code, inline code, HTML
+// the known keys of a page (docs/vault.md#pages), headings, inline tags and
+// links of every form (docs/vault.md#links). Nothing inside fenced code, inline code, HTML
 // comments or Obsidian %% comments is a link, heading or tag.
 //
 // The package is pure: no I/O, no store, safe for concurrent use.

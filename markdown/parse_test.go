@@ -75,7 +75,7 @@ func TestParse_FrontmatterLinks(t *testing.T) {
 }
 
 // TestParse_LinkLinesFromTop: link lines count from the top of the file,
-// whatever precedes the body (issue 14).
+// whatever precedes the body.
 func TestParse_LinkLinesFromTop(t *testing.T) {
 	cases := []struct {
 		name, doc string

@@ -8,7 +8,7 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// SourceKind is what one `sources` entry names (SPEC §2.4). Every place
+// SourceKind is what one `sources` entry names (docs/vault.md#sources). Every place
 // that derives cited files (the scanner's source keys, `source list`
 // states, lint, the write path) classifies entries with ClassifySource,
 // so they cannot disagree.
@@ -32,7 +32,7 @@ const (
 	// start with a blank.
 	SourceExternal
 	// SourceLink is a wikilink "[[Page]]" (also "[[Page|label]]",
-	// "[[Page#Heading]]"): a link from the page (SPEC §2.2), not a file.
+	// "[[Page#Heading]]"): a link from the page, not a file.
 	SourceLink
 	// SourceName is a bare name: one word without a folder, a blank or a
 	// known file extension ("karpathy-llm-wiki", "nature.com"). Wikis
@@ -72,9 +72,6 @@ type Source struct {
 	// #heading); "" for other kinds.
 	Target string
 }
-
-// IsFile reports whether the entry names a file under raw/sources/.
-func (s Source) IsFile() bool { return s.Kind == SourceFile }
 
 // sourcesPrefix is the vault's source folder (vault.SourcesDir; this
 // package does not import vault).

@@ -254,21 +254,12 @@ func truncateName(s string) string {
 	return s[:max]
 }
 
-// appendDurable appends data to the existing file abs in one write and
-// fsyncs it. An append is not atomic the way writeAtomic is: a crash in
-// the middle can leave a torn last line, which is acceptable for the
-// append-only log (the lines before it are never touched).
-func appendDurable(abs string, data []byte) error {
-	wait, err := appendSyncing(abs, data)
-	if err != nil {
-		return err
-	}
-	return wait()
-}
-
-// appendSyncing is appendDurable with the fsync running meanwhile: data
-// is appended (in one write) before it returns, and wait returns once it
-// is on disk (the fsync's error, or the close's). A page write fsyncs
+// appendSyncing appends data to the existing file abs in one write and
+// fsyncs it meanwhile: data is appended before it returns, and wait
+// returns once it is on disk (the fsync's error, or the close's). An
+// append is not atomic the way writeAtomic is: a crash in the middle can
+// leave a torn last line, which is acceptable for the append-only log (the
+// lines before it are never touched). A page write fsyncs
 // log.md while it re-indexes the page, and waits before it answers.
 func appendSyncing(abs string, data []byte) (wait func() error, err error) {
 	f, err := fsys.OpenAppend(abs)

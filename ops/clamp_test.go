@@ -7,7 +7,7 @@ import (
 
 // TestDecode_ZeroClampsToMinimum: a parameter given as 0 or less is
 // clamped to its minimum; only an absent parameter takes the default
-// (issue 14: k=0 gave the default 5, k=-3 gave 1).
+// (k=0 must not give the default 5, nor k=-3 give 1).
 func TestDecode_ZeroClampsToMinimum(t *testing.T) {
 	cases := []struct {
 		op    *Op

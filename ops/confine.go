@@ -15,7 +15,7 @@ import (
 	"github.com/synapse-wiki/synapse/vaultfs"
 )
 
-// Path confinement for read_source_file (SPEC §6).
+// Path confinement for read_source_file (docs/vault.md#the-file-layer).
 //
 // A source path is accepted in one of three spellings, all naming a file
 // under raw/sources/:

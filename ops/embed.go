@@ -17,7 +17,7 @@ import (
 	"github.com/synapse-wiki/synapse/store"
 )
 
-// Optional embeddings (issue 16): the provider's configuration, the embed
+// Optional embeddings (docs/search.md): the provider's configuration, the embed
 // operation, the search modes, the status fields and the background
 // embedding of `serve`.
 
@@ -161,6 +161,12 @@ var opEmbed = register(Op{
 	CLI: "embed", REST: []Route{{Method: "POST", Path: "/embed"}},
 	Access: Write, Concurrent: true,
 	Limits: "only chunks whose text changed are sent; resumable",
+	Examples: []Example{
+		{`synapse embed`, "embed new and changed pages with the provider in .synapse/config.yaml (embeddings: url, model)"},
+		{`SYNAPSE_EMBED_URL=http://127.0.0.1:11434/v1/embeddings SYNAPSE_EMBED_MODEL=nomic-embed-text synapse embed --json`, "a provider from the environment; the run's report as JSON"},
+		{`synapse embed --rebuild`, "drop every vector and embed all pages again"},
+	},
+	Exits: map[int]string{5: "unavailable: no provider is configured, or it is down, slow or answers garbage (the message says which; what was stored stays)"},
 }, embedPages)
 
 func embedPages(ctx context.Context, e *Env, in *EmbedIn) (*EmbedOut, error) {

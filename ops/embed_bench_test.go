@@ -14,7 +14,7 @@ import (
 )
 
 // BenchmarkSearch_NoProvider measures what the search modes cost lexical
-// search when no embedding provider is configured (issue 16: "lexical
+// search when no embedding provider is configured ("lexical
 // search loses no speed"): the search_wiki operation as every adapter calls
 // it (op: mode resolution, the configuration read, then the lexical
 // search) against the lexical search alone as it was before the modes

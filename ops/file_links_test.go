@@ -11,7 +11,7 @@ import (
 	"github.com/synapse-wiki/synapse/internal/testvault"
 )
 
-// TestFileLinks_WriteLintAndSources (issue 12: links to files that are no
+// TestFileLinks_WriteLintAndSources (links to files that are no
 // page): a bare [[x]] whose only match is a raw source reaches it — the
 // write reports it not dangling and files no missing-page item, get_page
 // says which file, and source list counts the page as citing it. An

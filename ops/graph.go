@@ -33,7 +33,7 @@ type GraphNode struct {
 type GraphEdge struct {
 	Source string  `json:"source" desc:"One page of the pair, by id. The pair is unordered: source is not the page that links"`
 	Target string  `json:"target" desc:"The other page of the pair, by id"`
-	Weight float64 `json:"weight" desc:"How closely the two pages are tied, higher is closer (SPEC §2.3): 3 for each direction that has a link, 4 for each raw source both cite, 1.5 × the Adamic–Adar score of their common neighbours (a rare shared neighbour counts more than a hub) and 0.5 to 1.2 for how related their types are. Compare weights within one vault"`
+	Weight float64 `json:"weight" desc:"How closely the two pages are tied, higher is closer: 3 for each direction that has a link, 4 for each raw source both cite, 1.5 × the Adamic–Adar score of their common neighbours (a rare shared neighbour counts more than a hub) and 0.5 to 1.2 for how related their types are. Compare weights within one vault"`
 	// SourceToTarget counts the links in the source page to the target,
 	// TargetToSource those in the target to the source; one may be 0.
 	SourceToTarget int `json:"source_to_target" desc:"Links written in the source page to the target page (0: source does not link to target)"`
@@ -64,6 +64,12 @@ var opNeighbors = register(Op{
 	CLI: "graph neighbors", MCP: "get_graph_neighborhood",
 	REST:   []Route{{Method: "GET", Path: "/graph/neighborhood"}},
 	Access: Read, Limits: "depth 1..2 (clamped); at most 500 nodes",
+	Title: "Explore the link graph around a page",
+	Examples: []Example{
+		{`synapse graph neighbors "Daily notes"`, "the pages one link away, strongest first"},
+		{`synapse graph neighbors "Daily notes" --depth 2 --json`, "two hops, with every edge's weight and link counts"},
+	},
+	Exits: map[int]string{3: "not found: no page answers to TITLE"},
 }, neighbors)
 
 func round3(f float32) float64 {
@@ -201,6 +207,8 @@ var opBacklinks = register(Op{
 	Name: "graph.backlinks", Summary: "Pages that link to a page",
 	CLI: "graph backlinks", REST: []Route{{Method: "GET", Path: "/graph/backlinks"}},
 	Access: Read, Limits: "limit 1..1000 (default 100); total counts all",
+	Examples: []Example{{`synapse graph backlinks "Daily notes"`, "the pages linking to it, with their link counts"}},
+	Exits:    map[int]string{3: "not found: no page answers to TITLE"},
 }, backlinks)
 
 func backlinks(ctx context.Context, e *Env, in *BacklinksIn) (*BacklinksOut, error) {
@@ -258,6 +266,7 @@ var opOrphans = register(Op{
 	Name: "graph.orphans", Summary: "Pages no other page links to",
 	CLI: "graph orphans", REST: []Route{{Method: "GET", Path: "/graph/orphans"}},
 	Access: Read, Limits: "limit 1..1000 (default 100); total counts all",
+	Examples: []Example{{`synapse graph orphans --json`, "pages no other page links to"}},
 }, orphans)
 
 // orphans lists the pages without backlinks in title order; page records
@@ -309,6 +318,17 @@ var opMissing = register(Op{
 	Name: "graph.missing", Summary: "Link targets that match no page (dangling links), most linked first",
 	CLI: "graph missing", REST: []Route{{Method: "GET", Path: "/graph/missing"}},
 	Access: Read, Limits: "limit 1..1000 (default 100); total counts all",
+	Examples: []Example{
+		{`synapse graph missing`, "link targets that match no page, and who links to them"},
+		{`synapse graph missing --page "Internal links"`, "the dangling links of one page"},
+	},
+	Exits: map[int]string{3: "not found: no page answers to --page"},
+	VerbHelp: "COLUMNS:\n" +
+		"   TARGET       the link target, as first written ([[Target]])\n" +
+		"   TOTAL        links to the target from every page (with --page: from that page); most first\n" +
+		"   LINKED FROM  a page that links to it (one row per linking page)\n" +
+		"   PATH         that page's file\n" +
+		"   LINKS        links to the target from that page",
 }, missing)
 
 func missing(ctx context.Context, e *Env, in *MissingIn) (*MissingOut, error) {

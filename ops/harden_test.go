@@ -18,7 +18,7 @@ import (
 	"github.com/synapse-wiki/synapse/vault"
 )
 
-// Issue 13's reproductions at the domain level (no server): a named pipe
+// Hostile-vault reproductions at the domain level (no server): a named pipe
 // or a symlink out of the vault where synapse reads or writes. Each
 // operation answers at once, names what it refused (forbidden) and
 // touches nothing outside the vault.

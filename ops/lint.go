@@ -159,7 +159,7 @@ type LintOut struct {
 	FrontmatterErrors []LintFrontmatter `json:"frontmatter_errors"` // pages whose frontmatter does not parse
 	ReservedFiles     []ReservedFile    `json:"reserved_files"`     // top files synapse leaves alone (a hand-written index.md), vault-wide only
 	// RefusedFiles are the files the last scans skipped instead of reading
-	// (named pipes, devices, symlinks out of the vault: SPEC §2), as status
+	// (named pipes, devices, symlinks out of the vault: docs/vault.md#the-file-layer), as status
 	// lists them; vault-wide only.
 	RefusedFiles []index.Refused `json:"refused_files"`
 	// OverCap are the pages indexed only in part because they go past a
@@ -191,6 +191,10 @@ var opLint = register(Op{
 	CLI: "lint", REST: []Route{{Method: "GET", Path: "/lint"}, {Method: "POST", Path: "/lint", Body: "*"}},
 	Access: Read, WriteWith: "to_review", Rescans: true,
 	Limits: "rescans changed files first; limit 1..1000 findings listed per category (default 50), counts cover all; --to-review files only the listed findings",
+	Examples: []Example{
+		{`synapse lint`, "broken links, orphans, pages without outlinks, missing sources, duplicate titles"},
+		{`synapse lint --to-review --json`, "file every finding in the review queue (a write)"},
+	},
 }, lint)
 
 // lint first brings the index up to date with the files (the incremental

@@ -304,7 +304,7 @@ func TestTable_WriteWith(t *testing.T) {
 }
 
 // TestLinks_FrontmatterLinkInBacklinksAndGraph: a wikilink in a
-// frontmatter value is a link from that page (SPEC §2.2): backlinks, the
+// frontmatter value is a link from that page: backlinks, the
 // graph, dangling targets and missing-page reviews, with its file line.
 func TestLinks_FrontmatterLinkInBacklinksAndGraph(t *testing.T) {
 	v := testvault.New(t)
@@ -345,7 +345,7 @@ func TestLinks_FrontmatterLinkInBacklinksAndGraph(t *testing.T) {
 }
 
 // TestGraph_BacklinksAndOrphansPaged: backlinks and orphans are paged
-// with totals (SPEC §4).
+// with totals.
 func TestGraph_BacklinksAndOrphansPaged(t *testing.T) {
 	e := newTestEnv(t, testvault.WithCorpus(t))
 	all := mustCall[BacklinksOut](t, e, opBacklinks, obj{"title": "Internal links"})

@@ -20,7 +20,7 @@ import (
 // same text).
 const logHeader = "# Log\n\nAppend-only record of changes made through synapse.\n"
 
-// LogEntry is the line write_page appends to wiki/log.md (SPEC §4.2).
+// LogEntry is the line write_page appends to wiki/log.md.
 func LogEntry(now time.Time, title string) string {
 	return fmt.Sprintf("## [%s] write | %s\n", now.Format("2006-01-02"), oneLine(title))
 }

@@ -87,6 +87,13 @@ var opGetPage = register(Op{
 	Name: "page.get", Summary: "Read a page: frontmatter, content, links and backlinks",
 	CLI: "page get", MCP: "get_page", REST: []Route{{Method: "GET", Path: "/pages/{title}"}},
 	Access: Read, Limits: "at most 200 backlinks inline (backlinks_total counts all)",
+	Title: "Read a wiki page",
+	Examples: []Example{
+		{`synapse page get "Daily notes"`, "by title; an alias, file name, path or id works too"},
+		{`synapse page get "Daily notes" > page.md`, "in a pipe: the file itself (frontmatter and body), to edit and write back"},
+		{`synapse page get wiki/Home.md --json`, "frontmatter, content, sha256, links and backlinks as JSON"},
+	},
+	Exits: map[int]string{3: "not found: no page answers to TITLE (the message lists the closest titles)"},
 }, getPage)
 
 // alsoMatched lists the other pages that title resolves among, as the
@@ -245,11 +252,16 @@ var opListPages = register(Op{
 	Name: "page.list", Summary: "List wiki pages ordered by title",
 	CLI: "page list", MCP: "list_pages", REST: []Route{{Method: "GET", Path: "/pages"}},
 	Access: Read, Limits: "limit 1..1000 (default 100)",
+	Title: "List wiki pages",
+	Examples: []Example{
+		{`synapse page list --type concept --limit 20`, "the first 20 concept pages, by title"},
+		{`synapse page list --tag plugins --offset 100 --json`, "the next page of results as JSON (total counts all)"},
+	},
 }, listPages)
 
 func listPages(ctx context.Context, e *Env, in *ListPagesIn) (*ListPagesOut, error) {
 	if in.Type != "" {
-		// open types (SPEC §2.1): a well-formed type no page has matches
+		// open types (docs/vault.md#pages): a well-formed type no page has matches
 		// nothing (the result lists the vault's types); a malformed one,
 		// upper case included, is invalid
 		in.Type = strings.TrimSpace(in.Type)
@@ -278,7 +290,7 @@ func listPages(ctx context.Context, e *Env, in *ListPagesIn) (*ListPagesOut, err
 // updatedOf is when the page was last updated, always as a date
 // (YYYY-MM-DD): the frontmatter `updated` (the date of a timestamp), else
 // the file's modification time (UTC). One format on every surface, whatever
-// format each page writes (issue 14: dates and timestamps were mixed).
+// format each page writes (dates and timestamps must not be mixed).
 func updatedOf(p *store.PageRec) string {
 	if d, ok := dateOfValue(p.Updated); ok {
 		return d

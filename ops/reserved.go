@@ -12,7 +12,7 @@ import (
 	"github.com/synapse-wiki/synapse/vault"
 )
 
-// The top files synapse maintains (SPEC §2.1) on a vault that had them
+// The top files synapse maintains (docs/vault.md#pages) on a vault that had them
 // before synapse: the user's vault is the fixed point. A wiki/index.md
 // that synapse did not write (a migrated wiki's hand-kept index) is never
 // replaced by the catalogue: writes go on, index.md stays as it is, and

@@ -21,7 +21,7 @@ import (
 	"github.com/synapse-wiki/synapse/vault"
 )
 
-// The review queue (SPEC §5): typed proposals from producers (write_page,
+// The review queue (docs/review.md): typed proposals from producers (write_page,
 // lint, agents, users) that a human decides. Two promises hold on every
 // path: a decided (terminal) item is never changed again, and the same
 // proposal never piles up twice (idempotent enqueue by ReviewKey).
@@ -86,7 +86,7 @@ var actionStatus = map[string]string{
 // the status, so that a whole batch commits in one transaction.
 var bulkActions = []string{ActionSkip, ActionDismiss, ActionResolve, ActionMarkResolved}
 
-// Caps of review items (SPEC §5). Lists beyond their cap are clamped.
+// Caps of review items. Lists beyond their cap are clamped.
 const (
 	MaxReviewTitle     = 200      // characters; longer titles are invalid
 	MaxReviewRationale = 16 << 10 // bytes; longer is too_large
@@ -157,7 +157,7 @@ func ProposedTitle(title string) string {
 	}
 }
 
-// ReviewKey is the idempotency key of a proposal (SPEC §5): FNV-1a 64 of
+// ReviewKey is the idempotency key of a proposal (docs/review.md): FNV-1a 64 of
 // type, 0x1f and the normalized title (ProposedTitle, NFC, lowercased).
 func ReviewKey(typ, title string) uint64 {
 	h := fnv.New64a()
@@ -261,7 +261,7 @@ const (
 	EnqueueAlreadyTerminal = "already_terminal" // an item with the same key was decided; left alone
 )
 
-// enqueue files p idempotently in tx (SPEC §5). A pending item with the
+// enqueue files p idempotently in tx. A pending item with the
 // same key is refreshed in place with the fields p provides — title, and
 // rationale, page and source when non-empty; referenced pages and search
 // queries are merged, newest first, within their caps — keeping its id,
@@ -376,6 +376,8 @@ var simpleResolution = map[string]string{
 type ListReviewsIn struct {
 	Status string `json:"status,omitempty" default:"pending" desc:"pending (default; open is an alias), created, skipped, dismissed, deep_researched, auto_resolved, resolved (every decided item) or all"`
 	Type   string `json:"type,omitempty" desc:"Only items of this type (missing-page, suggestion, contradiction, duplicate, confirm, purpose-suggestion, schema-suggestion)"`
+	Origin string `json:"origin,omitempty" desc:"Only items from this origin (rule, lint, agent, user)"`
+	Text   string `json:"text,omitempty" desc:"Only items whose id, title, rationale, page, source or referenced pages contain this text (case-insensitive)"`
 	Limit  int    `json:"limit,omitempty" default:"50" min:"1" max:"100" desc:"Maximum items to return (1..100, default 50; larger values are clamped)"`
 	Offset int    `json:"offset,omitempty" min:"0" desc:"Items to skip"`
 }
@@ -391,6 +393,12 @@ var opListReviews = register(Op{
 	Name: "review.list", Summary: "List review items, oldest first",
 	CLI: "review list", MCP: "list_reviews", REST: []Route{{Method: "GET", Path: "/review/queue"}},
 	Access: Read, Limits: "limit 1..100 (default 50)",
+	Title: "List review items",
+	Examples: []Example{
+		{`synapse review list`, "pending items, oldest first"},
+		{`synapse review list --type missing-page --status all --json`, "every missing-page item, decided ones too"},
+		{`synapse review list --origin lint --text coffee`, "pending items lint filed that mention coffee"},
+	},
 }, listReviews)
 
 // listStatuses is the status vocabulary of list_reviews, for messages.
@@ -408,9 +416,13 @@ func listReviews(ctx context.Context, e *Env, in *ListReviewsIn) (*ListReviewsOu
 	if typ != "" && !slices.Contains(ReviewTypes, typ) {
 		return nil, errs.E(errs.Invalid, "unknown review type %q; valid types: %s", in.Type, strings.Join(ReviewTypes, ", "))
 	}
+	match, err := reviewMatch(in.Origin, in.Text)
+	if err != nil {
+		return nil, err
+	}
 	out := &ListReviewsOut{Items: []ReviewItem{}}
-	err := e.Store.View(func(tx *store.Tx) error {
-		recs, total, err := tx.ListReviews(store.ReviewFilter{Type: typ, Class: class, Offset: in.Offset, Limit: in.Limit})
+	err = e.Store.View(func(tx *store.Tx) error {
+		recs, total, err := tx.ListReviews(store.ReviewFilter{Type: typ, Class: class, Offset: in.Offset, Limit: in.Limit, Match: match})
 		if err != nil {
 			return err
 		}
@@ -448,6 +460,16 @@ var opResolveReview = register(Op{
 	// deep-research runs $SYNAPSE_RESEARCH_CMD; a repeated call is refused
 	// (conflict), so it has no further effect
 	OpenWorld: true, Idempotent: true,
+	Title: "Decide a review item",
+	Examples: []Example{
+		{`synapse review resolve k3j9xq --action create`, "write the stub page the item proposes"},
+		{`synapse review resolve k3j9xq --action dismiss --json`, "decide it; the item as JSON"},
+	},
+	Exits: map[int]string{
+		3: "not found: no item has this id",
+		4: "conflict: the item is already decided (the message names its status)",
+		5: "unavailable: deep-research without $SYNAPSE_RESEARCH_CMD, or the research command failed",
+	},
 }, func(ctx context.Context, e *Env, in *ResolveReviewIn) (*ResolveReviewOut, error) {
 	return resolveReview(ctx, e, in.ID, in.Action)
 })
@@ -627,8 +649,8 @@ func proposesPage(title string) bool {
 	return len(t) > 4 && strings.HasPrefix(t, "[[") && strings.HasSuffix(t, "]]") && !strings.Contains(t[2:len(t)-2], "]]")
 }
 
-// createApplies says whether create applies to an item (SPEC §5: create
-// writes a stub page per proposed title): a missing-page item, a
+// createApplies says whether create applies to an item (create writes a
+// stub page per proposed title): a missing-page item, a
 // suggestion whose title proposes a page, a purpose or schema suggestion
 // (appended instead). For any other item the title is no page title (lint's
 // "Orphan page: X", a duplicate's shared title, a contradiction): create
@@ -644,8 +666,8 @@ func createApplies(r *store.ReviewRec) error {
 		r.ID, r.Type, r.Title)
 }
 
-// createStub writes the stub page of a create through write_page (SPEC
-// §5): "# Title", the pages linking to it as wikilinks, the item's
+// createStub writes the stub page of a create through write_page:
+// "# Title", the pages linking to it as wikilinks, the item's
 // rationale and search queries as context, tagged stub (stubBody). A page
 // that already answers to the title (as a link would resolve it) is a
 // conflict: create never overwrites.
@@ -852,6 +874,11 @@ var opBulkResolve = register(Op{
 	Access:     Write,
 	Limits:     "at most 200 ids, more is refused before anything changes (REST 422); actions skip, dismiss, resolve",
 	RESTStatus: map[errs.Code]int{errs.TooLarge: 422},
+	Examples: []Example{
+		{`synapse review bulk-resolve --action skip k3j9xq p0w2mm`, "decide several items in one transaction"},
+		{`synapse review list --json | jq -r '.items[].id' | synapse review bulk-resolve --action dismiss -`, "ids from standard input"},
+	},
+	Exits: map[int]string{2: "invalid: more than 200 ids, or an action other than skip, dismiss, resolve"},
 }, func(ctx context.Context, e *Env, in *BulkResolveIn) (*BulkResolveOut, error) {
 	return bulkResolve(ctx, e, in.IDs, in.Action)
 })
@@ -973,6 +1000,7 @@ var opAddReview = register(Op{
 	Name: "review.add", Summary: "Propose a review item (idempotent: the same type and title never pile up)",
 	CLI: "review add", REST: []Route{{Method: "POST", Path: "/review/queue", Body: "*"}},
 	Access: Write, Limits: "title ≤ 200 characters, rationale ≤ 16 KiB, referenced pages ≤ 8, search queries ≤ 3 (lists clamped)",
+	Examples: []Example{{`synapse review add --type contradiction --title "Two dates for the launch" --rationale "Plan says May, memo says June" --ref Plan --ref Memo`, "propose work (adding it again refreshes it)"}},
 }, addReview)
 
 func addReview(ctx context.Context, e *Env, in *AddReviewIn) (*AddReviewOut, error) {
@@ -1012,7 +1040,7 @@ func init() {
 	})
 }
 
-// onPageWritten is write_page's producer (SPEC §4.2): an idempotent
+// onPageWritten is write_page's producer: an idempotent
 // missing-page item (origin rule) per dangling target, and pending
 // missing-page items that the page satisfies by title or alias become
 // auto_resolved. A target that cannot be a review title (too long) is

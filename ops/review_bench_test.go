@@ -41,7 +41,7 @@ func fillQueue(b testing.TB, e *Env, from, n int) []string {
 }
 
 // BenchmarkReview_Queue100k measures list_reviews and bulk-resolve with
-// 100,000 items in the queue (targets, SPEC-issue 5: list under 10 ms,
+// 100,000 items in the queue (targets: list under 10 ms,
 // bulk-resolve of 200 under 50 ms). Both go through op.Call, as every
 // adapter does; bulk-resolve includes its commit (fsync).
 //

@@ -10,7 +10,7 @@ import (
 	"github.com/synapse-wiki/synapse/internal/testvault"
 )
 
-// TestReview_CreateWhatTheItemProposes (SPEC §5: create "writes a stub
+// TestReview_CreateWhatTheItemProposes (create "writes a stub
 // page per proposed title"): create writes a stub for a missing-page item
 // and for a suggestion whose title proposes a page ("Create page: X");
 // for every other item — lint's "Orphan page: X", "No outgoing links: X",

@@ -592,7 +592,7 @@ func TestReview_CreateWritesStubPage(t *testing.T) {
 // TestReview_CreateStubSaysWhatLinksToIt: the stub lists the pages that
 // link to it as wikilinks, carries the rationale and search queries as the
 // item's context, never links to itself, and its "linked from" is true
-// once it exists (SPEC §5).
+// once it exists.
 func TestReview_CreateStubSaysWhatLinksToIt(t *testing.T) {
 	v := testvault.New(t)
 	testvault.Write(t, v, "wiki/coffee.md", "---\ntitle: Coffee\n---\nSee [[Cold brew]] and [[cold brew#Ratio]].\n")

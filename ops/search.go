@@ -3,6 +3,7 @@ package ops
 import (
 	"context"
 	"io"
+	"strings"
 
 	"github.com/synapse-wiki/synapse/search"
 )
@@ -32,6 +33,17 @@ var opSearch = register(Op{
 	Name: "search", Summary: "Search the wiki: ranked pages with a snippet around the best match",
 	CLI: "search", MCP: "search_wiki", REST: []Route{{Method: "GET", Path: "/search"}},
 	Access: Read, Limits: "k 1..50, default 5; wiki pages only",
+	Title: "Search the wiki",
+	Examples: []Example{
+		{`synapse search "how do I sync notes across devices"`, "a question works: words are OR-ranked"},
+		{`synapse search '"daily notes" -template type:concept' -k 10`, "a phrase, an exclusion and a type filter; ten hits"},
+		{`synapse search 'tag:plugins canvas' --json`, "the hits as JSON: id, title, type, path, score, snippet"},
+		{`synapse search "keep my notes safe" --mode hybrid`, "words and meaning fused (needs an embedding provider; else lexical, with a note)"},
+	},
+	ToolHelp: search.SyntaxHelp,
+	VerbHelp: "QUERY SYNTAX:\n   " + strings.ReplaceAll(strings.TrimPrefix(search.SyntaxHelp, "Query syntax:\n"), "\n", "\n   ") +
+		"\n   On the command line a query that starts with \"--\", or that is one of search's own options\n" +
+		"   (-k, -h, -json, -mode, -vault), goes after \"--\": synapse search -- --dry-run; -Force needs nothing",
 }, searchTypes) // ops/types.go: the vault's types for an unknown type:, around searchModes (ops/embed.go: modes around searchWiki)
 
 // maxSnippetRead bounds how much of a page is read for its snippet and

@@ -18,7 +18,7 @@ import (
 	"github.com/synapse-wiki/synapse/vaultfs"
 )
 
-// MaxSourceRead caps the content read_source_file returns (SPEC §6).
+// MaxSourceRead caps the content read_source_file returns.
 const MaxSourceRead = 2 << 20
 
 // sniffBytes is how much of a file is checked for NUL bytes and invalid
@@ -61,6 +61,16 @@ var opReadSource = register(Op{
 	Name: "source.read", Summary: "Read a text file under raw/sources/ (confined: never a file outside it)",
 	CLI: "source read", MCP: "read_source_file", REST: []Route{{Method: "GET", Path: "/sources/file"}},
 	Access: Read, Limits: "text files only; content capped at 2 MiB (truncated: true), and nothing past the cap is read",
+	Title: "Read a raw source file",
+	Examples: []Example{
+		{`synapse source read notes/srs.md`, "the text (in a pipe, byte for byte)"},
+		{`synapse source read raw/sources/notes/srs.md --json`, "with size, sha256 and truncated"},
+	},
+	Exits: map[int]string{
+		2: "invalid: not a text file, or a path that is not under raw/sources/",
+		3: "not found: no such file under raw/sources/",
+		5: "forbidden: the path leads outside raw/sources/ (no bytes are read)",
+	},
 }, readSource)
 
 // readSource serves one source file, reading at most MaxSourceRead bytes
@@ -160,7 +170,7 @@ func cutPartialRune(b []byte) []byte {
 	return b
 }
 
-// Source states (SPEC §2.4).
+// Source states (docs/vault.md#sources).
 const (
 	StateNew      = "new"      // no page cites it
 	StateIngested = "ingested" // cited, and unchanged since the last citing write
@@ -229,6 +239,10 @@ var opListSources = register(Op{
 	Name: "source.list", Summary: "List raw sources with their state (new, changed, missing, ingested), raw/sources/ rescanned first",
 	CLI: "source list", REST: []Route{{Method: "GET", Path: "/sources"}},
 	Access: Read, Rescans: true, Limits: "rescans raw/sources/ first (incremental: unchanged files are not read); limit 1..10000 (default 1000)",
+	Examples: []Example{
+		{`synapse source list --state new,changed`, "the compile worklist: sources no page cites yet, or changed since"},
+		{`synapse source list --json`, "every source with its state, size, times and citing pages"},
+	},
 }, listSources)
 
 // parseStates turns a comma-separated state filter into a set (nil = all).

@@ -150,7 +150,7 @@ sources:
 ---
 Body.
 `, t0.Add(time.Hour))
-	// a wikilink in sources is a link (SPEC §2.4), and the other entries
+	// a wikilink in sources is a link, and the other entries
 	// are external citations, free text and a bare name: none is a file
 	writeAt(t, v, "wiki/two.md", "---\ntitle: Two\nsources: [\"[[gone.md]]\", \"web:https://x.org/a\", \"kb:gone.md\", \"Smith (2020), Gone\", gone, raw/sources/Gone.md]\n---\nBody.\n", t0.Add(time.Hour))
 	writeAt(t, v, "raw/sources/d-changed.md", "changed\n", t0.Add(2*time.Hour))

@@ -78,6 +78,7 @@ var opStatus = register(Op{
 	Name: "status", Summary: "Counts and health of the vault and its index",
 	CLI: "status", REST: []Route{{Method: "GET", Path: "/status"}},
 	Access: Read, Always: true,
+	Examples: []Example{{`synapse status --json`, "pages, sources, links, orphans, reviews and the store's size"}},
 }, status)
 
 func status(ctx context.Context, e *Env, in *StatusIn) (*StatusOut, error) {
@@ -136,6 +137,7 @@ type ReindexIn struct{}
 var opReindex = register(Op{
 	Name: "reindex", Summary: "Rebuild every derived index from the files (the review queue is kept)",
 	CLI: "reindex", Access: Write, Scans: true,
+	Examples: []Example{{`synapse reindex`, "rebuild the index from the files (the review queue is kept)"}},
 }, reindex)
 
 // ReindexOut is the result of reindex: the scan that rebuilt the index
@@ -171,6 +173,8 @@ var opRescan = register(Op{
 	CLI: "source rescan", MCP: "trigger_source_rescan", REST: []Route{{Method: "POST", Path: "/sources/rescan"}},
 	Access: Write, Scans: true, Limits: "path lists capped at 100 each, with counts",
 	Additive: true, Idempotent: true,
+	Title:    "Rescan the vault for changed files",
+	Examples: []Example{{`synapse source rescan`, "pick up files added, changed or deleted since the last scan"}},
 }, rescan)
 
 func rescan(ctx context.Context, e *Env, in *RescanIn) (*index.Report, error) {

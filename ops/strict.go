@@ -9,7 +9,7 @@ import (
 	"github.com/synapse-wiki/synapse/errs"
 )
 
-// Strict JSON keys (SPEC §7: unknown parameters are rejected). Go's
+// Strict JSON keys (unknown parameters are rejected on every surface). Go's
 // decoder matches object keys to struct fields case-insensitively and lets
 // a repeated key win silently; every surface (MCP arguments, REST bodies,
 // the socket) decodes through Op.Decode, which first walks the input with

@@ -8,7 +8,7 @@ import (
 	"github.com/synapse-wiki/synapse/store"
 )
 
-// Open page types on the surfaces (SPEC §2.1): a type is a lower-case word
+// Open page types on the surfaces (docs/vault.md#pages): a type is a lower-case word
 // (vault.WellFormedType; an upper-case one is invalid everywhere, with
 // the lower-case spelling named: vault.TypeHint), and a type is never new
 // or unknown in silence. A write that brings in a type no other page has

@@ -68,7 +68,7 @@ func TestTypes_NewTypeIsSaid(t *testing.T) {
 	}
 }
 
-// TestTypes_UpperCaseInvalid: a type is a lower-case word (SPEC §2.1); an
+// TestTypes_UpperCaseInvalid: a type is a lower-case word; an
 // upper-case one is malformed on every surface (write, list_pages, search
 // type:), refused naming the lower-case spelling, and nothing is written.
 // A page's own spelling in its file (type: Topic) is read as topic and

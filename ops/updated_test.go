@@ -9,7 +9,7 @@ import (
 )
 
 // TestListPages_OneDateFormat: updated is a date in every row, whether the
-// page writes a date, a timestamp or nothing (issue 14: list_pages gave
+// page writes a date, a timestamp or nothing (list_pages once gave
 // 2026-12-01 and 2026-12-01T07:14:37Z side by side).
 func TestListPages_OneDateFormat(t *testing.T) {
 	v := testvault.New(t)

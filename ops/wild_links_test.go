@@ -13,7 +13,7 @@ import (
 	"github.com/synapse-wiki/synapse/store"
 )
 
-// wildEnv is a generated wild-conventions vault (issue 12), indexed.
+// wildEnv is a generated wild-conventions vault, indexed.
 func wildEnv(t *testing.T) (*Env, *wildgen.Manifest) {
 	t.Helper()
 	v := testvault.New(t)

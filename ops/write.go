@@ -10,7 +10,7 @@ import (
 	"github.com/synapse-wiki/synapse/index"
 )
 
-// write_page is the one validated write path (SPEC §4.2): the CLI, MCP,
+// write_page is the one validated write path (docs/operations.md#the-write-path): the CLI, MCP,
 // REST and a review's create action all call WritePage. It runs in five
 // stages, one file each, so every rule lives in exactly one place:
 //
@@ -103,7 +103,7 @@ type WritePageOut struct {
 // WasCreated reports a new page (REST: 201 Created).
 func (o *WritePageOut) WasCreated() bool { return o.Created }
 
-// Limits of write_page (SPEC §4.2, issue 13). A write that exceeds one is
+// Limits of write_page: caps on what one call may carry. A write that exceeds one is
 // refused before anything changes.
 const (
 	MaxTitleChars = 200
@@ -131,6 +131,17 @@ var opWritePage = register(Op{
 	REST:   []Route{{Method: "PUT", Path: "/pages/{title}", Body: "*"}},
 	Access: Write, Limits: "title ≤ 200 characters; the page as written ≤ 1 MiB (frontmatter included); ≤ 100 aliases, ≤ 100 tags, ≤ 500 sources, ≤ 200 frontmatter keys (refused past them)",
 	Idempotent: true, // the same call again finds the same bytes: unchanged, nothing written
+	Title:      "Write a wiki page",
+	Examples: []Example{
+		{`synapse page write "Spaced repetition" --type concept --source notes/srs.md --file draft.md`, "a new page from a file, citing a raw source"},
+		{`echo "Body text with a [[Link]]." | synapse page write "Spaced repetition" --tag memory`, "the body on standard input (--file - says so too)"},
+		{`synapse page write "Spaced repetition" --if-match SHA256 --file - < draft.md`, "an edit that fails (exit 4) if the page changed since you read its sha256"},
+	},
+	Exits: map[int]string{
+		2: "invalid input: a rule of write_page is broken (the message names the field), or the content is over 1 MiB",
+		4: "conflict: --if-match is stale, the title is ambiguous, or the existing file's frontmatter is not valid YAML",
+		5: "forbidden or unavailable: a read-only server, or the store held by another process",
+	},
 }, WritePage)
 
 // writeMu serializes writes within a process (serve answers requests
@@ -142,7 +153,7 @@ var writeMu sync.Mutex
 // wiki/index.md. Every writer (CLI, MCP, REST, a review's create action)
 // calls it.
 //
-// Errors: invalid (a field breaks a rule of SPEC §4.2 or a cap; the
+// Errors: invalid (a field breaks a rule of the write path or a cap; the
 // message names it), too_large (the page as written over 1 MiB), conflict
 // (stale if_match, a title several pages share, an existing file whose
 // frontmatter is not valid YAML and a call that would change its keys, a

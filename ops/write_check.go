@@ -48,7 +48,7 @@ func isBidiControl(r rune) bool {
 	return r >= '\u202a' && r <= '\u202e' || r >= '\u2066' && r <= '\u2069' || r == '\u200e' || r == '\u200f' || r == '\u061c'
 }
 
-// reservedNames are the names of the three top files (SPEC §2.1): no page
+// reservedNames are the names of the three top files (docs/vault.md#pages): no page
 // may be titled, renamed or aliased to one, since links to it would reach
 // the file synapse maintains.
 var reservedNames = map[string]bool{"index": true, "log": true, "overview": true}

@@ -174,11 +174,11 @@ func candidatePaths(tx *store.Tx, r index.Resolution, title string) []string {
 	return out
 }
 
-// newPageDir is the folder a new page of type typ goes to (SPEC §2.1):
+// newPageDir is the folder a new page of type typ goes to (docs/vault.md#pages):
 // the folder holding most pages of that type (for note: most pages whose
 // frontmatter says note; ties: the type's folder of
-// SPEC §2, then the shorter path, then the first in order), else the
-// type's folder of SPEC §2 (wiki/ itself for note), else wiki/<type>/.
+// the built-in folders, then the shorter path, then the first in order), else the
+// type's built-in folder (wiki/ itself for note), else wiki/<type>/.
 func newPageDir(tx *store.Tx, typ string) string {
 	builtin := vault.WikiDir
 	if f := vault.TypeFolder(typ); f != "" {

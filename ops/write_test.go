@@ -166,7 +166,7 @@ func TestWritePage_UpdateInPlace(t *testing.T) {
 	}
 	// the hand-written frontmatter keeps its keys, order and style; tags
 	// and updated are added at the end, and no created date (synapse did
-	// not create the file: SPEC §4.2)
+	// not create the file)
 	const want = "---\naliases:\n  - alias\n  - aliases\n  - How to/Add aliases to note\npermalink: aliases\n" +
 		"cssclasses:\n  - soft-embed\ntags:\n  - help\nupdated: 2026-05-01\n---\n" +
 		"Rewritten body with a [[Internal links]] link.\n"
@@ -959,7 +959,7 @@ func TestWritePage_ReviewHookContract(t *testing.T) {
 	}
 }
 
-// TestWritePage_MissingPageReview is the end-to-end check of SPEC §4.2
+// TestWritePage_MissingPageReview is the end-to-end check of
 // with the real review queue.
 func TestWritePage_MissingPageReview(t *testing.T) {
 	lr := ByTool("list_reviews")
@@ -1070,7 +1070,7 @@ func TestWritePage_IndexOtherTypes(t *testing.T) {
 	testvault.Write(t, v, "wiki/animals/yak.md", "---\ntype: animal\ntitle: Yak\n---\nYak.\n")
 	e, _ := openEnv(t, v)
 	write(t, e, &WritePageIn{Title: "Note", Content: "n\n", Type: "note"})
-	// every type alike (issue 12): one heading style, counts, by type
+	// every type alike: one heading style, counts, by type
 	want := indexHeader + "\n## animal (1)\n\n- [[wiki/animals/yak|Yak]]\n" +
 		"\n## note (1)\n\n- [[wiki/note|Note]]\n" +
 		"\n## person (1)\n\n- [[wiki/people/ada|ada]]\n"

@@ -192,7 +192,7 @@ func TestWritePage_HonestDates(t *testing.T) {
 	}
 }
 
-// TestWritePage_InputRules: issue 13's write-input validation.
+// TestWritePage_InputRules: the caps and rules on write_page's input.
 func TestWritePage_InputRules(t *testing.T) {
 	v := testvault.New(t)
 	testvault.Write(t, v, "raw/sources/ok.md", "ok\n")
@@ -298,7 +298,7 @@ func TestWild_NewNoteIgnoresUntypedPages(t *testing.T) {
 }
 
 // TestWritePage_AmbiguousTitle: a title two pages share resolves by the
-// tie-break (SPEC §2.2), and get_page says which other pages it names; a
+// tie-break (docs/vault.md#links), and get_page says which other pages it names; a
 // write back by that title with the sha256 get_page returned goes to the
 // page that was read (either one), while one without if_match is refused
 // naming both.

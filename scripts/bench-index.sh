@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Benchmarks the indexer on generated vaults (issue 2): cold reindex time,
+# Benchmarks the indexer on generated vaults: cold reindex time,
 # peak memory (total RSS, and anonymous RSS = heap and stacks without the
 # store's memory-mapped file pages), unchanged-rescan time.
 #

@@ -46,7 +46,7 @@ type Token struct {
 	Surface bool
 }
 
-// Analyzer turns text into tokens (SPEC §4.1): Unicode words, case and
+// Analyzer turns text into tokens (docs/search.md): Unicode words, case and
 // diacritic folding, English stemming, CJK as overlapping bigrams, and
 // compounds (gpt-4o, v1.2, snake_case) kept whole as well as split. An
 // Analyzer caches the analysis of the words it has seen and numbers the

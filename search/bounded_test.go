@@ -10,7 +10,7 @@ import (
 	"github.com/synapse-wiki/synapse/search"
 )
 
-// Every query shape is bounded (issue 15): what a search reads besides
+// Every query shape is bounded: what a search reads besides
 // the index is the text of the hits it returns (their snippets), plus
 // for a phrase the text of at most PhraseDepth best candidates or
 // PhraseBudget bytes of it; a long pasted query is ranked by its

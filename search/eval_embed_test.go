@@ -21,7 +21,7 @@ import (
 // dimensions) and sets it.
 const embedURLEnv = "SYNAPSE_TEST_EMBED_URL"
 
-// loadParaphrases reads the paraphrased questions (issue 16) of a set,
+// loadParaphrases reads the paraphrased questions of a set,
 // split into the half that tuned the fusion and the held-out half.
 func loadParaphrases(t testing.TB, set string) (tune, held []knownItem) {
 	data, err := os.ReadFile(filepath.Join(testvault.RepoRoot(), "testdata", "search", "paraphrases.tsv"))
@@ -102,7 +102,7 @@ func embedRanker(t testing.TB, s *store.Store, mode embed.Mode, e *memoEmbedder,
 // the hand-written questions, and the alias and heading sets of TestEval.
 // It fails unless hybrid beats lexical on the paraphrases (all of them, and
 // the held-out half alone) by 0.05 MRR@10, loses at most 0.01 on the
-// aliases and on either half of the headings (issue 16), and at most one
+// aliases and on either half of the headings, and at most one
 // question's worth (1/14) on the questions:
 //
 //	./scripts/e2e-embed        (starts the model server, runs this test)

@@ -326,7 +326,7 @@ func evalSets() []evalSet {
 		// Korean: the same twenty pages as zh and ja
 		{"ko", filepath.Join(root, "testdata", "search", "ko"), 0.95, 0.85, 10, 0},
 		// the Obsidian Help vault in the translators' Spanish, Italian
-		// and Russian (issue 17)
+		// and Russian
 		{"obsidian-help-es", filepath.Join(root, "testdata", "obsidian-help-es"), 0.85, 0.70, 30, 0.5},
 		{"obsidian-help-it", filepath.Join(root, "testdata", "obsidian-help-it"), 0.85, 0.70, 50, 0.5},
 		{"obsidian-help-ru", filepath.Join(root, "testdata", "obsidian-help-ru"), 0.85, 0.70, 50, 0.3},
@@ -336,7 +336,7 @@ func evalSets() []evalSet {
 	}
 }
 
-// TestEval runs the known-item evaluation (SPEC §4.1, issue 3) and prints
+// TestEval runs the known-item evaluation (docs/search.md) and prints
 // top-1, recall@5 and MRR@10 for synapse and for the plain BM25 baseline:
 //
 //	go test ./search -run Eval -v
@@ -389,7 +389,7 @@ func TestEval(t *testing.T) {
 			}
 			if c.nonEnglish() {
 				// the same vault with every page analyzed as English: what
-				// stemming in the page's language gains (issue 17). It must
+				// stemming in the page's language gains. It must
 				// not lose a heading or an alias anywhere.
 				restore := search.SetEnglishOnly(true)
 				ce := loadEval(t, set.dir)
@@ -419,7 +419,7 @@ func TestEval(t *testing.T) {
 				sd := score(dash, ours, miss)
 				t.Logf("%-9s %-8s %s", "-headings", "synapse", sd)
 				t.Logf("%-9s %-8s %s", "-headings", "bm25", score(dash, base.rank, nil))
-				// issue 17: every -Param heading finds its page in the top 5
+				// every -Param heading finds its page in the top 5
 				if sd.recall5 < 1 {
 					score(dash, ours, func(it knownItem, got []string) {
 						if !slices.Contains(got[:min(5, len(got))], it.target) {

@@ -3,7 +3,7 @@ package search
 import "github.com/synapse-wiki/synapse/store"
 
 // Filter is a query's filters as a predicate over pages, for rankers other
-// than BM25F (semantic search, issue 16): type: and tag: filters, -word and
+// than BM25F (semantic search): type: and tag: filters, -word and
 // -type:/-tag: exclusions, and the phrases, whose words a page must hold.
 // Allow says whether a doc passes the postings-level checks; a page's
 // phrases are confirmed on its text with PhrasesOK.

@@ -56,7 +56,7 @@ func pageSections(title, body string) []section {
 
 // writeLongCorpus builds a corpus of long reference pages with
 // near-duplicates from the sections of the pages under src, the shape of
-// a large documentation export (issue 17): families of four pages (one
+// a large documentation export: families of four pages (one
 // per platform) share most of their sections word for word, and sections
 // recur across families; each page adds sections of its own whose
 // headings are known headings qualified by the platform ("Create new

@@ -128,7 +128,7 @@ func TestQuery_Resolve(t *testing.T) {
 }
 
 func TestParseQuery_UnknownType(t *testing.T) {
-	// types are open (SPEC §2.1): a well-formed type is a filter, whether
+	// types are open: a well-formed type is a filter, whether
 	// or not a page has it; only a malformed one is invalid
 	q, err := ParseQuery("vault type:bogus type:question")
 	if err != nil || strings.Join(q.Types, ",") != "bogus,question" {

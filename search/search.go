@@ -1,5 +1,5 @@
 // Package search is synapse's ranked full-text search over wiki pages
-// (SPEC §4.1): the analyzer (tokenizer), the query language, the indexer
+// (docs/search.md): the analyzer (tokenizer), the query language, the indexer
 // the scanner feeds, and BM25F ranking with snippets. The inverted index
 // itself is stored by package store (store/search.go).
 //
@@ -28,7 +28,7 @@ type Hit struct {
 	Score   float64 `json:"score"`
 	Snippet string  `json:"snippet"`
 	// Signals names what found the hit: "lexical" (BM25F), "semantic"
-	// (embeddings, issue 16) or both; set by the search operation.
+	// (embeddings, package embed) or both; set by the search operation.
 	Signals []string `json:"signals,omitempty"`
 	// NameMatch is how wholly one of the page's names (title, alias, file
 	// name or a heading) matches the query, as re-ranking measured it:
@@ -590,7 +590,6 @@ func sortCands(c []candidate) {
 // candHeap is a min-heap on score (ties: the higher doc is worse).
 type candHeap []candidate
 
-func (h candHeap) Len() int { return len(h) }
 func (h candHeap) Less(i, j int) bool {
 	if h[i].score != h[j].score {
 		return h[i].score < h[j].score

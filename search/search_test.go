@@ -158,7 +158,7 @@ func TestSearch_Syntax(t *testing.T) {
 		{`engine -tag:people`, []string{"Analytical Engine"}},
 		{`type:entity`, []string{"Ada Lovelace", "Charles Babbage"}},
 		{`tag:machines`, []string{"Analytical Engine"}},
-		// nothing but exclusions: a search for those words (issue 17)
+		// nothing but exclusions: a search for those words
 		{`-vault -engine`, []string{"Remote vault", "Server storage", "Analytical Engine", "Charles Babbage", "Ada Lovelace"}},
 		{`-vault -engine type:entity`, []string{"Charles Babbage", "Ada Lovelace"}},
 		{`gpt-4o`, []string{"Language models"}},
@@ -368,7 +368,7 @@ func TestSearch_ExactHeadingBeatsStemTitle(t *testing.T) {
 // stopwords included (Con filtros), outranks a title that holds only the
 // query's content words (Filtros), in Spanish and in English; without the
 // stopwords the title stays first, and so does a title that is itself
-// the query word for word (issue 17).
+// the query word for word.
 func TestSearch_WordForWord(t *testing.T) {
 	w := newTestWiki(t, map[string]string{
 		"wiki/Filtros.md": "---\nlang: es\n---\nLos filtros cambian el formato de una variable: los filtros se encadenan, y cada filtro recibe el valor del anterior. " +
@@ -402,7 +402,7 @@ func TestSearch_WordForWord(t *testing.T) {
 
 // TestSearch_Sections: of two pages with the same heading and the same
 // words, the one whose section under that heading is about those words
-// ranks first for a query naming the section (issue 17).
+// ranks first for a query naming the section.
 func TestSearch_Sections(t *testing.T) {
 	w := newTestWiki(t, map[string]string{
 		"wiki/a-elsewhere.md": "---\ntitle: Alpha\n---\n## Quokka habitat\n\nSee the other page.\n\n## Notes\n\nThe quokka habitat is dry scrub.\n",
@@ -414,7 +414,7 @@ func TestSearch_Sections(t *testing.T) {
 }
 
 // TestSnippet_Markup: a snippet shows what a reader of the rendered page
-// sees, never raw markup (issue 14).
+// sees, never raw markup.
 func TestSnippet_Markup(t *testing.T) {
 	for _, c := range []struct{ body, want string }{
 		{"[[Introduction to Obsidian Sync|Obsidian Sync]] offers a headless client.", "Obsidian Sync offers a headless client."},

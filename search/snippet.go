@@ -97,7 +97,7 @@ func wordStart(s string, i int) int {
 }
 
 // clean renders body[from:] as one line of at most snippetMax bytes of
-// plain text, as a reader of the rendered page sees it (issue 14): links
+// plain text, as a reader of the rendered page sees it: links
 // show their label ([[Page|label]] → label, [[Page#Part]] → Page > Part,
 // [text](url) → text), character references show their character
 // (&nbsp; a space, &amp; &), embeds, images, HTML tags, comments, footnote

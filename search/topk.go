@@ -8,7 +8,7 @@ import (
 	"github.com/synapse-wiki/synapse/store"
 )
 
-// Top-k retrieval with dynamic pruning (issue 15). A term's postings come
+// Top-k retrieval with dynamic pruning. A term's postings come
 // in chunks of up to 128 docs (store.SearchBlock), each with a bound on
 // what any of its docs can score: the highest tf and the shortest field
 // among them. The docs are walked in windows; per window:

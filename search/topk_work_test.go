@@ -7,7 +7,7 @@ import (
 )
 
 // TestTopK_Bounded: top-k retrieval does not walk the postings of common
-// words in full (issue 15). Over a generated vault of 2,500 pages indexed
+// words in full. Over a generated vault of 2,500 pages indexed
 // in small batches, the best 5 for common words and a pasted paragraph decode only part of their terms' postings, and a rare
 // word beside common ones is answered from little more than its own
 // postings and the chunks of the others that hold its docs. (At the depth

@@ -127,8 +127,6 @@ func (r *reader) str() string {
 	return string(r.bytes(int(n)))
 }
 
-func (r *reader) u32() uint32 { return getU32(r.bytes(4)) }
-
 func appendStr(b []byte, s string) []byte {
 	b = binary.AppendUvarint(b, uint64(len(s)))
 	return append(b, s...)

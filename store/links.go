@@ -236,7 +236,7 @@ type Edge struct {
 	To     uint32
 	Out    uint32  // links from this node to To
 	In     uint32  // links from To to this node
-	Weight float32 // SPEC §2.3 weight, current once graph_dirty is drained
+	Weight float32 // edge weight (docs/vault.md#links), current once graph_dirty is drained
 }
 
 // Direct returns the number of link directions (0–2).

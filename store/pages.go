@@ -71,7 +71,7 @@ type PageRec struct {
 	FMError      string `json:"fm_error,omitempty"`
 	// TypeDeclared is set when Type is the page's frontmatter `type` (not
 	// its folder's, nor the `note` every other page falls back to): only
-	// declared types place new pages (SPEC §2.1; ops newPageDir).
+	// declared types place new pages (ops newPageDir).
 	TypeDeclared bool `json:"type_declared,omitempty"`
 }
 

@@ -1,6 +1,6 @@
 package store
 
-// The review queue (SPEC §5) is the one thing in the store that exists
+// The review queue (docs/review.md) is the one thing in the store that exists
 // nowhere else, so its buckets are kept: reindex and ResetDerived never
 // touch them. Layout ("·" is a 0x00 separator, seq is 8 bytes big-endian):
 //
@@ -312,13 +312,18 @@ type ReviewFilter struct {
 	Class  string // a status, ReviewClassResolved or ReviewClassAll ("" = all)
 	Offset int
 	Limit  int
+	// Match, when set, keeps only the items it accepts (origin, text):
+	// the total then counts the accepted items, found by walking the
+	// whole class once instead of read from the counters.
+	Match func(*ReviewRec) bool
 }
 
 // ListReviews returns the items matching f in queue order (oldest first),
 // skipping Offset and returning at most Limit, with the total number that
-// match. The total comes from counters and the page of results from one
-// cursor walk over an order index, so the cost does not grow with the
-// number of items outside the page (beyond skipping Offset keys).
+// match. Without Match, the total comes from counters and the page of
+// results from one cursor walk over an order index, so the cost does not
+// grow with the number of items outside the page (beyond skipping Offset
+// keys). With Match, one walk over the class counts the accepted items.
 func (tx *Tx) ListReviews(f ReviewFilter) ([]*ReviewRec, int, error) {
 	if !tx.reviewBucketsExist() {
 		return nil, 0, nil
@@ -326,45 +331,68 @@ func (tx *Tx) ListReviews(f ReviewFilter) ([]*ReviewRec, int, error) {
 	if f.Class == "" {
 		f.Class = ReviewClassAll
 	}
+	var out []*ReviewRec
+	if f.Match != nil {
+		total := 0
+		err := tx.walkReviews(f.Type, f.Class, 0, func(r *ReviewRec) bool {
+			if f.Match(r) {
+				if total >= f.Offset && len(out) < f.Limit {
+					out = append(out, r)
+				}
+				total++
+			}
+			return true
+		})
+		return out, total, err
+	}
 	total := tx.reviewTotal(f.Type, f.Class)
 	if f.Limit <= 0 || f.Offset >= total {
 		return nil, total, nil
 	}
-	var out []*ReviewRec
-	if f.Type == "" && f.Class == ReviewClassAll {
+	err := tx.walkReviews(f.Type, f.Class, f.Offset, func(r *ReviewRec) bool {
+		out = append(out, r)
+		return len(out) < f.Limit
+	})
+	return out, total, err
+}
+
+// walkReviews calls fn with every item of a type ("" = any) and class in
+// queue order, after skipping the first skip items without decoding them;
+// fn returning false stops. fn must not write to tx.
+func (tx *Tx) walkReviews(typ, class string, skip int, fn func(r *ReviewRec) bool) error {
+	if typ == "" && class == ReviewClassAll {
 		c := tx.b(bReviews).Cursor()
 		i := 0
-		for k, v := c.First(); k != nil && len(out) < f.Limit; k, v = c.Next() {
-			if i++; i <= f.Offset {
+		for k, v := c.First(); k != nil; k, v = c.Next() {
+			if i++; i <= skip {
 				continue
 			}
 			r, err := decodeReview(binary.BigEndian.Uint64(k), v)
 			if err != nil {
-				return nil, 0, err
+				return err
 			}
-			out = append(out, r)
+			if !fn(r) {
+				return nil
+			}
 		}
-		return out, total, nil
+		return nil
 	}
-	prefix := key(f.Type, f.Class, "")
+	prefix := key(typ, class, "")
 	c := tx.b(bReviewOrder).Cursor()
 	i := 0
-	for k, _ := c.Seek(prefix); k != nil && hasPrefixBytes(k, prefix) && len(out) < f.Limit; k, _ = c.Next() {
-		if i++; i <= f.Offset {
-			continue
-		}
-		if len(k) != len(prefix)+8 {
+	for k, _ := c.Seek(prefix); k != nil && hasPrefixBytes(k, prefix); k, _ = c.Next() {
+		if i++; i <= skip || len(k) != len(prefix)+8 {
 			continue
 		}
 		r, err := tx.reviewBySeq(binary.BigEndian.Uint64(k[len(prefix):]))
 		if err != nil {
-			return nil, 0, err
+			return err
 		}
-		if r != nil {
-			out = append(out, r)
+		if r != nil && !fn(r) {
+			return nil
 		}
 	}
-	return out, total, nil
+	return nil
 }
 
 // reviewTotal sums the counters for a type ("" = any) and class.
@@ -424,19 +452,5 @@ func (tx *Tx) EachPendingReview(typ string, fn func(r *ReviewRec) bool) error {
 	if !tx.reviewBucketsExist() {
 		return nil
 	}
-	prefix := key(typ, ReviewPending, "")
-	c := tx.b(bReviewOrder).Cursor()
-	for k, _ := c.Seek(prefix); k != nil && hasPrefixBytes(k, prefix); k, _ = c.Next() {
-		if len(k) != len(prefix)+8 {
-			continue
-		}
-		r, err := tx.reviewBySeq(binary.BigEndian.Uint64(k[len(prefix):]))
-		if err != nil {
-			return err
-		}
-		if r != nil && !fn(r) {
-			return nil
-		}
-	}
-	return nil
+	return tx.walkReviews(typ, ReviewPending, 0, fn)
 }

@@ -13,7 +13,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 )
 
-// The search index (SPEC §4.1). Package search decides what a term is and
+// The search index (docs/search.md). Package search decides what a term is and
 // how documents are ranked; this file decides how the inverted index is
 // stored. Every bucket is derived (dropped and rebuilt by reindex).
 //
@@ -486,13 +486,6 @@ func (b *blockBound) add(tf [SearchFields]uint16, norm [SearchFields]uint8) {
 	}
 	if tf[2] > 0 {
 		b.tf[2], b.len[2] = max(b.tf[2], tf[2]), min(b.len[2], norm[2])
-	}
-}
-
-func (b *blockBound) merge(o blockBound) {
-	for f := range b.tf {
-		b.tf[f] = max(b.tf[f], o.tf[f])
-		b.len[f] = min(b.len[f], o.len[f])
 	}
 }
 
@@ -1543,12 +1536,12 @@ func (u *searchUpdate) appendPostings(post *bolt.Bucket, c *bolt.Cursor, id uint
 	var k, v []byte
 	if id == math.MaxUint32 {
 		k, v = c.Last()
-	} else if k, v = c.Seek(u32(id + 1)); k == nil {
+	} else if k, _ = c.Seek(u32(id + 1)); k == nil {
 		k, v = c.Last()
 	} else {
 		k, v = c.Prev()
 	}
-	if k != nil && len(k) == 8 && getU32(k) == id {
+	if len(k) == 8 && getU32(k) == id {
 		h, err := parseBlock(v, getU32(k[4:]))
 		if err != nil {
 			return false, fmt.Errorf("search postings of term %d: %w", id, err)
@@ -1600,7 +1593,7 @@ func (u *searchUpdate) applyTermOps(post *bolt.Bucket, id uint32, ops []posting)
 	var scratch []posting
 	c := post.Cursor()
 	prefix := u32(id)
-	ours := func(k []byte) bool { return k != nil && len(k) == 8 && bytes.HasPrefix(k, prefix) }
+	ours := func(k []byte) bool { return len(k) == 8 && bytes.HasPrefix(k, prefix) }
 	for len(ops) > 0 {
 		// the block for ops[0]: the last block keyed ≤ its doc, else the
 		// term's first block, else none (a term new to the index)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/synapse-wiki/synapse/errs"
 	bolt "go.etcd.io/bbolt"
+	berrors "go.etcd.io/bbolt/errors"
 )
 
 // SchemaVersion is the layout version this build reads and writes.
@@ -203,7 +204,7 @@ func openDB(path string, opts Options) (*bolt.DB, error) {
 		if _, ok := DamageReason(err); ok {
 			return nil, err
 		}
-		if errors.Is(err, bolt.ErrTimeout) {
+		if errors.Is(err, berrors.ErrTimeout) {
 			return nil, lockedError(path)
 		}
 		if errors.Is(err, fs.ErrPermission) {
@@ -298,7 +299,7 @@ func (s *Store) Rebuild(reason string) error {
 	s.opts = opts
 	db, err := openBolt(s.path, &bolt.Options{Timeout: opts.Timeout, InitialMmapSize: 1 << 30, FreelistType: bolt.FreelistMapType})
 	if err != nil {
-		if errors.Is(err, bolt.ErrTimeout) {
+		if errors.Is(err, berrors.ErrTimeout) {
 			return errs.Wrap(errs.Unavailable, ErrLocked, "%s; and another process holds it: stop it, then run `synapse reindex`", errs.Message(damagedError(s.path, reason)))
 		}
 		db = nil // damaged past opening: nothing holds it

@@ -10,7 +10,7 @@ import (
 	"unsafe"
 )
 
-// Embedding vectors (issue 16). Package embed decides what a chunk is and
+// Embedding vectors (optional semantic search). Package embed decides what a chunk is and
 // how pages are ranked by meaning; this file decides how vectors and the
 // pages' chunks are stored.
 //

@@ -7,9 +7,9 @@ import (
 	"unicode/utf8"
 )
 
-// Page types (SPEC §2.1). Types are open: a vault may use any well-formed
+// Page types (docs/vault.md#pages). Types are open: a vault may use any well-formed
 // type (topic, question, person…) and every surface accepts it. The
-// built-in types have the folders of SPEC §2; the reserved ones belong to
+// built-in types have their folders (docs/vault.md#layout); the reserved ones belong to
 // the three top files.
 var (
 	// PageTypes are the built-in types, in catalogue order.
@@ -18,7 +18,7 @@ var (
 	ReservedTypes = []string{"index", "log", "overview"}
 )
 
-// MaxTypeChars bounds a type's length (SPEC §2.1).
+// MaxTypeChars bounds a type's length.
 const MaxTypeChars = 32
 
 var typeFolders = map[string]string{
@@ -26,7 +26,7 @@ var typeFolders = map[string]string{
 	"synthesis": "synthesis", "comparison": "comparisons", "query": "queries",
 }
 
-// TypeFolder returns the SPEC §2 wiki sub-folder of a built-in type ("" for
+// TypeFolder returns the wiki sub-folder of a built-in type ("" for
 // note, which lives at the top of wiki/, and for any other type).
 func TypeFolder(t string) string { return typeFolders[t] }
 

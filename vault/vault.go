@@ -1,4 +1,4 @@
-// Package vault knows the on-disk layout of a synapse vault (SPEC §2): where
+// Package vault knows the on-disk layout of a synapse vault (docs/vault.md): where
 // the wiki, the sources and the store live, how a vault is found from a
 // flag, the environment or the working directory, and how `synapse init`
 // lays one out. It never opens the store.

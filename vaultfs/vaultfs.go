@@ -1,5 +1,5 @@
 // Package vaultfs is the one way synapse touches the files of a vault
-// (SPEC §2): every read and write of a page, wiki/log.md, wiki/index.md,
+// (docs/vault.md#the-file-layer): every read and write of a page, wiki/log.md, wiki/index.md,
 // purpose.md, schema.md and the sources, and the scanner's walk, go
 // through an FS. A vault arrives by git clone or a sync tool, so what is in
 // it — symlinks, named pipes, sockets, devices — is untrusted input.

@@ -49,11 +49,22 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// the nine tools of SPEC §4 and which of them write
-var specTools = map[string]bool{
-	"get_graph_neighborhood": false, "get_page": false, "list_pages": false, "list_reviews": false,
-	"read_source_file": false, "search_wiki": false,
-	"resolve_review": true, "trigger_source_rescan": true, "write_page": true,
+// tableTools are the MCP tools of the operation table and which of them
+// write, as testdata/surface.golden lists them (generated from the table).
+func tableTools(t *testing.T) map[string]bool {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("..", "..", "testdata", "surface.golden"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]bool{}
+	for _, m := range regexp.MustCompile(`(?m)^tool (\S+) (read|write)$`).FindAllStringSubmatch(string(data), -1) {
+		out[m[1]] = m[2] == "write"
+	}
+	if len(out) == 0 {
+		t.Fatal("no tools in testdata/surface.golden")
+	}
+	return out
 }
 
 func synapse(t *testing.T, args ...string) string {
@@ -101,6 +112,7 @@ func exercise(t *testing.T, cs *mcp.ClientSession, write bool) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	tools := tableTools(t)
 	schemas := map[string]*jsonschema.Resolved{}
 	var names []string
 	for _, tl := range list.Tools {
@@ -108,7 +120,7 @@ func exercise(t *testing.T, cs *mcp.ClientSession, write bool) {
 		if tl.Title == "" {
 			t.Errorf("%s has no title", tl.Name)
 		}
-		if tl.Annotations == nil || tl.Annotations.ReadOnlyHint == specTools[tl.Name] {
+		if tl.Annotations == nil || tl.Annotations.ReadOnlyHint == tools[tl.Name] {
 			t.Errorf("%s: annotations %+v", tl.Name, tl.Annotations)
 		}
 		data, err := json.Marshal(tl.OutputSchema)
@@ -125,7 +137,7 @@ func exercise(t *testing.T, cs *mcp.ClientSession, write bool) {
 	}
 	sort.Strings(names)
 	var want []string
-	for n, w := range specTools {
+	for n, w := range tools {
 		if write || !w {
 			want = append(want, n)
 		}

@@ -89,7 +89,7 @@ func Fingerprint(s *store.Store) (string, error) {
 	return strings.Join(lines, "\n") + "\n", err
 }
 
-// Affinity mirrors the SPEC §2.3 type affinity table (written out again
+// Affinity mirrors the type affinity table (written out again
 // here on purpose: the check must not share code with what it checks).
 func Affinity(a, b string) float64 {
 	pair := map[[2]string]float64{}

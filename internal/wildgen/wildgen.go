@@ -1,5 +1,5 @@
 // Package wildgen generates vaults with the conventions of LLM wikis "in
-// the wild" (issue 12): no permissively licensed real agent-maintained wiki
+// the wild": no permissively licensed real agent-maintained wiki
 // of a useful size exists to test on, so this builds one from what six
 // public ones show (32k, 2.1k, 1.2k, 1.2k, 881 and 62 pages; English,
 // Chinese, Russian, mixed). The output is deterministic for a seed.
@@ -78,7 +78,7 @@ const (
 type Page struct {
 	Path    string // vault-relative
 	Title   string // the title a reader sees (frontmatter title, else the file name)
-	Type    string // the type synapse should derive (SPEC §2.1)
+	Type    string // the type synapse should derive
 	Slug    string // the kebab slug other pages link it by
 	Hazards []Hazard
 }
@@ -404,7 +404,7 @@ func (g *gen) plan() {
 	if !g.o.NoHuge {
 		take(1, Huge)
 	}
-	// broken pages are indexed by their file name (SPEC §2.1)
+	// broken pages are indexed by their file name
 	for _, p := range g.pages {
 		if p.Has(BrokenYAML) {
 			p.Title = strings.TrimSuffix(filepath.Base(p.Path), ".md")
@@ -413,7 +413,7 @@ func (g *gen) plan() {
 	}
 }
 
-// typeOfFolder is the type SPEC §2.1 gives a page without a frontmatter
+// typeOfFolder is the type synapse gives a page without a frontmatter
 // type: the built-in folders' types, else note.
 func typeOfFolder(folder string) string {
 	switch strings.TrimPrefix(folder, "wiki/") {
@@ -571,7 +571,7 @@ func (g *gen) render(i int, p *pageSpec) []byte {
 			}
 			add("%s:\n%s", key, strings.Join(items, "\n"))
 			for _, miss := range g.pending {
-				// only `sources` cites files (SPEC §2.4); the other keys
+				// only `sources` cites files; the other keys
 				// are kept as the wiki wrote them
 				if key == "sources" && !g.missSet[miss] {
 					g.missSet[miss] = true

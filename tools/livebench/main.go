@@ -1,4 +1,4 @@
-// Command livebench measures synapse living beside its users (issue 8)
+// Command livebench measures synapse living beside its users
 // with the real binary on a real vault:
 //
 //   - MCP initialize latency of `serve --mcp-stdio`, from spawning the

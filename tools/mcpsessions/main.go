@@ -1,5 +1,5 @@
-// Command mcpsessions measures what MCP sessions cost `serve --http`
-// (issue 13): it starts the real binary on a fresh vault, sends N MCP
+// Command mcpsessions measures what MCP sessions cost `serve --http`:
+// it starts the real binary on a fresh vault, sends N MCP
 // initialize requests over streamable HTTP (each opens a session, none is
 // ended) and reports the server's resident memory (VmRSS) before and
 // after, how many of the sessions are still live, and whether a deleted

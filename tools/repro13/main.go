@@ -1,5 +1,5 @@
-// Command repro13 re-runs the reproductions of issue 13 against a built
-// synapse binary and prints a table: each reproduction, what the issue
+// Command repro13 re-runs the hostile-vault and slow-client reproductions (RESULTS.md) against a built
+// synapse binary and prints a table: each reproduction, what was
 // measured on the old main, what happens now, and whether it did harm.
 // Every call is bounded (a verb still running after -hang is killed and
 // reported as a hang), so a regression shows up as a row, never as a
@@ -133,7 +133,7 @@ func main() {
 		c.fn()
 	}
 	fmt.Printf("machine: %d-core load average %s\n\n", numCPU(), loadavg())
-	fmt.Println("| reproduction | before (issue 13, old main) | now | harm |")
+	fmt.Println("| reproduction | before (old main) | now | harm |")
 	fmt.Println("|---|---|---|---|")
 	bad := 0
 	for _, r := range rows {

@@ -1,6 +1,6 @@
 // Command shutdownbench measures how long `synapse serve --http` takes to
-// exit after SIGTERM while it is under load and holds the in-flight work of
-// issue 13: REST clients searching and reading pages, slow request bodies
+// exit after SIGTERM while it is under load and holds the in-flight work a
+// hostile client can hold: REST clients searching and reading pages, slow request bodies
 // (with and without a token), reads of a huge sparse source, and a
 // get_page of a page that has been replaced by a named pipe.
 //
