@@ -782,6 +782,7 @@ func (ix *Indexer) walk(ctx context.Context, rd *readers, rep *Report, paths []s
 		byReader[rd.src] = append(byReader[rd.src], vault.SourcesDir)
 	}
 	isRoot := func(p string) bool { return slices.Contains(roots, p) }
+	var leftovers []string
 	for _, r := range order {
 		err := r.Walk(ctx, byReader[r], func(e vaultfs.Entry) error {
 			name := path.Base(e.Path)
@@ -810,6 +811,9 @@ func (ix *Indexer) walk(ctx context.Context, rd *readers, rep *Report, paths []s
 				return nil
 			}
 			if vault.IsTempName(name) {
+				if isWikiPath(e.Path) && ix.isLeftover(name, e.Info.ModTime()) {
+					leftovers = append(leftovers, e.Path) // a killed write's
+				}
 				return nil // editor temp files are not tracked
 			}
 			if !vault.IsPagePath(e.Path) && !vault.IsSourcePath(e.Path) && !IsAssetPath(e.Path) {
@@ -829,6 +833,9 @@ func (ix *Indexer) walk(ctx context.Context, rd *readers, rep *Report, paths []s
 			}
 			return nil, nil, errs.Wrap(errs.Internal, err, "scan %s: %v", strings.Join(byReader[r], ", "), err)
 		}
+	}
+	if len(paths) == 0 {
+		ix.removeLeftovers(leftovers)
 	}
 	slices.SortFunc(out, func(a, b diskFile) int { return strings.Compare(a.path, b.path) })
 	// overlapping roots walk a file twice; it is read once
