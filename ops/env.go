@@ -152,6 +152,10 @@ func OpenEnv(ctx context.Context, v *vault.Vault, o OpenOptions) (*Env, error) {
 			return nil, err
 		}
 	}
+	// a write killed after its page was written: its items are filed now
+	if err := e.finishInterruptedWrite(ctx); err != nil && o.Notify != nil {
+		o.Notify("an interrupted write's review items could not be filed: " + errs.Message(err))
+	}
 	return e, nil
 }
 

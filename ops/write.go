@@ -173,6 +173,11 @@ func WritePage(ctx context.Context, e *Env, in *WritePageIn) (*WritePageOut, err
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	// a write of this process that failed after its page was written
+	// left its bookkeeping undone (intent.go)
+	if err := e.finishInterruptedWrite(ctx); err != nil {
+		return nil, err
+	}
 	w := &pageWrite{e: e, c: c, now: e.now()}
 	return w.run(ctx)
 }

@@ -24,12 +24,21 @@ func (w *pageWrite) commit(ctx context.Context, t *target, r *rendered) (res *Wr
 	out := &WritePageOut{SHA256: r.sha256, Created: t.rec == nil, Dangling: []string{}, Unchanged: r.unchanged}
 	var p string // the page's vault path
 	var err error
+	written := false // the page's file is in place
 	// the folders this write changes: their freshness stamps are brought
 	// forward in its transaction (index.FolderMark), so the next CLI
 	// verb's check does not list them again
 	w.folders = e.Index.MarkFolders()
 	if !r.unchanged {
 		w.folders.Before(vault.WikiDir)
+		// until the commit below records it, a note says a write is under
+		// way (intent.go): a kill leaves it for the next command to finish
+		intentDone := e.noteIntent(w.c.title, t.path)
+		defer func() {
+			if rerr == nil || !written {
+				intentDone()
+			}
+		}()
 	}
 	switch {
 	case r.unchanged:
@@ -51,6 +60,7 @@ func (w *pageWrite) commit(ctx context.Context, t *target, r *rendered) (res *Wr
 			return nil, err
 		}
 	}
+	written = true
 	w.mark("file")
 	out.Path = p
 	title := r.m.fm.String("title")
