@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"io/fs"
+	"os"
 	"regexp"
 	"slices"
 	"strings"
@@ -343,16 +344,20 @@ func findReview(tx *store.Tx, id string) (*store.ReviewRec, error) {
 	return r, nil
 }
 
-// claimed reports whether a command is acting on a pending item.
-func claimed(r *store.ReviewRec, now time.Time) bool { return r.ClaimNS > now.UnixNano() }
+// claimed reports whether a command is acting on a pending item: its
+// claim's deadline is ahead and the process that took it is still there
+// (one killed meanwhile holds nothing).
+func claimed(tx *store.Tx, r *store.ReviewRec, now time.Time) bool {
+	return r.ClaimNS > now.UnixNano() && !tx.ClaimHolderGone(r.Seq)
+}
 
 // decidable returns a conflict naming the status when r is terminal, or
 // naming the claim when another command is acting on it.
-func decidable(r *store.ReviewRec, now time.Time) error {
+func decidable(tx *store.Tx, r *store.ReviewRec, now time.Time) error {
 	if r.Terminal() {
 		return errs.E(errs.Conflict, "review item %s is already %s; a decided item is never changed", r.ID, r.Status)
 	}
-	if claimed(r, now) {
+	if claimed(tx, r, now) {
 		return errs.E(errs.Conflict, "review item %s is being acted on by another command (until %s); try again then",
 			r.ID, time.Unix(0, r.ClaimNS).UTC().Format(time.RFC3339))
 	}
@@ -362,6 +367,9 @@ func decidable(r *store.ReviewRec, now time.Time) error {
 // decide moves a pending item to a terminal status.
 func decide(tx *store.Tx, r *store.ReviewRec, status, resolution string, now time.Time) error {
 	r.Status, r.Resolution, r.ReviewedNS, r.ClaimNS = status, resolution, now.UnixNano(), 0
+	if err := tx.ClearClaimHolder(r.Seq); err != nil {
+		return err
+	}
 	return tx.PutReview(r)
 }
 
@@ -528,7 +536,7 @@ func resolveReview(ctx context.Context, e *Env, id, action string) (*ResolveRevi
 			return err
 		}
 		now := e.now()
-		if err := decidable(r, now); err != nil {
+		if err := decidable(tx, r, now); err != nil {
 			return err
 		}
 		if err := decide(tx, r, actionStatus[act], simpleResolution[act], now); err != nil {
@@ -561,7 +569,7 @@ func resolveWithEffect(ctx context.Context, e *Env, id, act string) (*ResolveRev
 			return err
 		}
 		now := e.now()
-		if err := decidable(r, now); err != nil {
+		if err := decidable(tx, r, now); err != nil {
 			return err
 		}
 		if act == ActionCreate {
@@ -578,6 +586,9 @@ func resolveWithEffect(ctx context.Context, e *Env, id, act string) (*ResolveRev
 		}
 		r.ClaimNS = now.Add(hold).UnixNano()
 		rec = r
+		if err := tx.SetClaimHolder(r.Seq, os.Getpid()); err != nil {
+			return err
+		}
 		return tx.PutReview(r)
 	})
 	if err != nil {
@@ -616,6 +627,9 @@ func resolveWithEffect(ctx context.Context, e *Env, id, act string) (*ResolveRev
 		}
 		if err != nil {
 			r.ClaimNS = 0
+			if cerr := tx.ClearClaimHolder(r.Seq); cerr != nil {
+				return cerr
+			}
 			return tx.PutReview(r)
 		}
 		if derr := decide(tx, r, actionStatus[act], resolution, e.now()); derr != nil {
@@ -952,8 +966,8 @@ func bulkResolve(ctx context.Context, e *Env, ids []string, action string) (*Bul
 				continue
 			case r.Terminal():
 				out.AlreadyTerminal = append(out.AlreadyTerminal, TerminalRef{ID: r.ID, Status: r.Status})
-			case claimed(r, now):
-				return decidable(r, now)
+			case claimed(tx, r, now):
+				return decidable(tx, r, now)
 			default:
 				if err := decide(tx, r, actionStatus[act], simpleResolution[act], now); err != nil {
 					return err
@@ -1076,7 +1090,7 @@ func onPageWritten(tx *store.Tx, page *store.PageRec, dangling []string, now tim
 // item changed.
 func autoResolveMissing(tx *store.Tx, name, resolution string, now time.Time) (bool, error) {
 	r, err := tx.ReviewByKey(ReviewKey(TypeMissingPage, name))
-	if err != nil || r == nil || r.Terminal() || claimed(r, now) {
+	if err != nil || r == nil || r.Terminal() || claimed(tx, r, now) {
 		return false, err
 	}
 	return true, decide(tx, r, StatusAutoResolved, resolution, now)
