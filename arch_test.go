@@ -13,7 +13,7 @@ import (
 // TestArch_DomainImports: domain packages never import a transport or
 // presentation library, and never print to the terminal.
 func TestArch_DomainImports(t *testing.T) {
-	domain := []string{"errs", "vault", "vaultfs", "markdown", "store", "index", "ops", "search", "embed"}
+	domain := []string{"errs", "vault", "vaultfs", "markdown", "store", "index", "ops", "search", "embed", "history"}
 	forbidden := []string{"github.com/urfave/cli", "github.com/mark3labs/mcp-go", "net/http", "github.com/charmbracelet/lipgloss"}
 	for _, dir := range domain {
 		imports := importsOf(t, dir)

@@ -27,7 +27,7 @@ var extraCommands []*cli.Command
 
 // commandOrder is the order of the commands in --help and in the docs:
 // the way a user meets them. Commands not named come last, in table order.
-var commandOrder = []string{"init", "search", "page", "graph", "source", "review", "desk", "lint", "status", "reindex", "embed", "serve", "openapi", "skill", "version", "help"}
+var commandOrder = []string{"init", "search", "page", "recent", "graph", "source", "review", "desk", "lint", "status", "reindex", "backup", "embed", "serve", "openapi", "skill", "version", "help"}
 
 // commandRank is a command's place in commandOrder (the first word of a
 // path counts).
@@ -142,6 +142,9 @@ func opCommand(op *ops.Op, name string) *cli.Command {
 		}
 		if f.Arg >= 0 {
 			an := strings.ToUpper(f.Name)
+			if f.CLI == "stdin" {
+				an = "FILE | -" // read from the file named, or standard input
+			}
 			if f.Type.Kind() == reflect.Slice {
 				an += "..."
 			}
@@ -223,6 +226,18 @@ func cliInput(c *cli.Context, op *ops.Op, fields []ops.Field) ([]byte, error) {
 		if f.CLI == "-" {
 			continue
 		}
+		if f.Arg >= 0 && f.CLI == "stdin" {
+			name := ""
+			if f.Arg < len(args) {
+				name, maxArg = args[f.Arg], max(maxArg, f.Arg)
+			}
+			v, err := readFrom(c, name, "")
+			if err != nil {
+				return nil, err
+			}
+			in[f.Name] = v
+			continue
+		}
 		if f.Arg >= 0 {
 			if f.Arg > maxArg {
 				maxArg = f.Arg
@@ -283,6 +298,9 @@ func cliInput(c *cli.Context, op *ops.Op, fields []ops.Field) ([]byte, error) {
 			if f.Required {
 				return nil, errs.E(errs.Invalid, "--%s is required (usage: %s)", f.Flag, c.Command.UsageText)
 			}
+			if stdin, ok := c.App.Reader.(*os.File); f.TTY != "" && ok && isTerminal(stdin) {
+				in[f.Name] = f.TTY // a person typed it
+			}
 			continue
 		}
 		if f.Required && f.Type.Kind() == reflect.String && strings.TrimSpace(c.String(f.Flag)) == "" {
@@ -338,23 +356,37 @@ func isLastArg(fields []ops.Field, f ops.Field) bool {
 const maxStdin = ops.MaxInputBytes + 1
 
 func readContent(c *cli.Context) (string, bool, error) {
+	v, err := readFrom(c, c.String("file"), "--file")
+	return v, err == nil, err
+}
+
+// readFrom reads a value from the file name ("" or "-": standard input,
+// which must not be a terminal); flag names the flag that gave the name
+// ("" for an argument), for messages.
+func readFrom(c *cli.Context, name, flag string) (string, error) {
 	var r io.Reader
-	if name := c.String("file"); name != "" && name != "-" {
+	if name != "" && name != "-" {
 		f, err := os.Open(name)
 		if err != nil {
-			return "", false, errs.Wrap(errs.Invalid, err, "--file: %v", err)
+			if flag != "" {
+				return "", errs.Wrap(errs.Invalid, err, "%s: %v", flag, err)
+			}
+			return "", errs.Wrap(errs.Invalid, err, "%v", err)
 		}
 		defer f.Close()
 		r = f
 	} else {
 		if f, ok := c.App.Reader.(*os.File); ok && isTerminal(f) {
-			return "", false, errs.E(errs.Invalid, "content is read from standard input or --file FILE; nothing was piped in")
+			if flag == "" {
+				return "", errs.E(errs.Invalid, "content is read from FILE or standard input; nothing was piped in (usage: %s)", c.Command.UsageText)
+			}
+			return "", errs.E(errs.Invalid, "content is read from standard input or --file FILE; nothing was piped in")
 		}
 		r = c.App.Reader
 	}
 	data, err := io.ReadAll(io.LimitReader(r, maxStdin))
 	if err != nil {
-		return "", false, errs.Wrap(errs.Invalid, err, "read content: %v", err)
+		return "", errs.Wrap(errs.Invalid, err, "read content: %v", err)
 	}
 	// checked here: the JSON encoding below would turn bad bytes into U+FFFD
 	// (content over the cap is refused as too large by the operation)
@@ -367,9 +399,9 @@ func readContent(c *cli.Context) (string, bool, error) {
 			}
 			off += n
 		}
-		return "", false, errs.E(errs.Invalid, "content is not valid UTF-8 (bad byte at offset %d)", off)
+		return "", errs.E(errs.Invalid, "content is not valid UTF-8 (bad byte at offset %d)", off)
 	}
-	return string(data), true, nil
+	return string(data), nil
 }
 
 // readList replaces a "-" among list arguments with the whitespace-separated

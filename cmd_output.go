@@ -42,7 +42,9 @@ var renderers = byResult(
 	renders(renderGraphNeighbors), renders(renderGraphBacklinks), renders(renderGraphOrphans), renders(renderGraphMissing),
 	renders(renderSourceRead), renders(renderSourceList), renders(renderSourceRescan),
 	renders(renderReviewList), renders(renderReviewResolve), renders(renderReviewBulkResolve), renders(renderReviewAdd), renders(renderReviewShow),
+	renders(renderReviewExport), renders(renderReviewImport), renders(renderReviewCompact),
 	renders(renderLint), renders(renderStatus), renders(renderReindex), renders(renderEmbed),
+	renders(renderPageHistory), renders(renderPageDiff), renders(renderPageRestore), renders(renderRecent),
 )
 
 func byResult(list ...typedRenderer) map[reflect.Type]renderer {

@@ -1,9 +1,11 @@
 package main
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/synapse-wiki/synapse/ops"
+	"github.com/synapse-wiki/synapse/vault"
 )
 
 // dateOf shortens an RFC 3339 time to its date.
@@ -15,13 +17,22 @@ func dateOf(ts string) string {
 }
 
 func renderReviewList(o *output, l *ops.ListReviewsOut) error {
+	decided := slices.ContainsFunc(l.Items, func(it ops.ReviewItem) bool { return it.DecidedBy != "" })
 	rows := make([][]string, 0, len(l.Items))
 	for _, it := range l.Items {
-		rows = append(rows, []string{it.ID, it.Type, it.Status, it.Title, it.Origin, dateOf(it.CreatedAt)})
+		row := []string{it.ID, it.Type, it.Status, it.Title, it.Origin, dateOf(it.CreatedAt)}
+		if decided {
+			row = append(row, orDash(it.DecidedBy))
+		}
+		rows = append(rows, row)
 	}
 	origin := fixedCol("ORIGIN")
 	origin.drop = 1 // in --json and pipes; a narrow terminal gives its room to the title
-	o.table([]col{fixedCol("ID"), fixedCol("TYPE"), fixedCol("STATUS"), flexCol("TITLE"), origin, fixedCol("CREATED")}, rows)
+	cols := []col{fixedCol("ID"), fixedCol("TYPE"), fixedCol("STATUS"), flexCol("TITLE"), origin, fixedCol("CREATED")}
+	if decided { // who decided: a resolve by hand and an automatic one share auto_resolved
+		cols = append(cols, fixedCol("DECIDED BY"))
+	}
+	o.table(cols, rows)
 	switch {
 	case l.Total == 0:
 		o.note("no review items")
@@ -35,6 +46,7 @@ func renderReviewList(o *output, l *ops.ListReviewsOut) error {
 
 func renderReviewResolve(o *output, r *ops.ResolveReviewOut) error {
 	o.printf("%s %s: %s\n", r.ID, o.st.OK.Render(r.Status), r.Title)
+	o.note("decided by %s", r.DecidedBy)
 	if r.Resolution != "" && r.Status == ops.StatusDeepResearched {
 		o.printf("\n%s\n", r.Resolution)
 	}
@@ -74,6 +86,40 @@ func renderReviewAdd(o *output, a *ops.AddReviewOut) error {
 	default:
 		o.printf("%s\n", a.Item.ID)
 		o.note("review item %s was already %s; the decision stands and the proposal was not re-opened", a.Item.ID, a.Item.Status)
+	}
+	return nil
+}
+
+// renderReviewExport prints the lines, one a line (JSON Lines: what
+// review import reads).
+func renderReviewExport(o *output, x *ops.ExportReviewsOut) error {
+	for _, l := range x.Lines {
+		o.printf("%s\n", l)
+	}
+	o.note("%s", plural(x.Count, "review item", "review items"))
+	return nil
+}
+
+func renderReviewImport(o *output, r *ops.ImportReviewsOut) error {
+	o.printf("imported %s: %s, %s new to this vault\n", plural(r.Lines, "line", "lines"), plural(r.Appended, "line added", "lines added"), plural(r.Added, "item", "items"))
+	if r.KeptDecided > 0 {
+		o.note("%s about items decided here left out: this vault's decisions stand", plural(r.KeptDecided, "line", "lines"))
+	}
+	if r.Duplicates > 0 {
+		o.note("%s the journal holds already", plural(r.Duplicates, "line", "lines"))
+	}
+	if r.BadLines > 0 {
+		o.note("%s skipped: not journal lines (line %s)", plural(r.BadLines, "line", "lines"), joinInts(r.BadLineNums))
+	}
+	o.note("%s in the queue", plural(r.Items, "review item", "review items"))
+	return nil
+}
+
+func renderReviewCompact(o *output, c *ops.CompactReviewsOut) error {
+	o.printf("compacted %s: %s (%s) to %s (%s), one per item\n", vault.ReviewJournal,
+		plural(int(c.LinesBefore), "line", "lines"), humanBytes(c.BytesBefore), plural(int(c.Lines), "line", "lines"), humanBytes(c.Bytes))
+	if c.Dropped > 0 {
+		o.note("%s that did not parse moved to %s", plural(c.Dropped, "line", "lines"), c.DroppedTo)
 	}
 	return nil
 }

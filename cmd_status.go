@@ -9,6 +9,7 @@ import (
 	"github.com/synapse-wiki/synapse/index"
 	"github.com/synapse-wiki/synapse/ops"
 	"github.com/synapse-wiki/synapse/store"
+	"github.com/synapse-wiki/synapse/vault"
 )
 
 // reportListed is how many paths of each list a scan report prints.
@@ -61,9 +62,10 @@ func freshLine(f *ops.Freshness) string {
 }
 
 // reviewsLine counts the review queue by status, pending first, then the
-// decided ones by number; statuses with no item are left out (--json has
-// them all).
-func reviewsLine(counts map[string]int) string {
+// decided ones by number, each with who decided them ("3 auto_resolved
+// (2 rule, 1 user)"); statuses with no item are left out (--json has them
+// all).
+func reviewsLine(counts map[string]int, by map[string]map[string]int) string {
 	keys := make([]string, 0, len(counts))
 	for k, n := range counts {
 		if n > 0 {
@@ -86,8 +88,72 @@ func reviewsLine(counts map[string]int) string {
 	parts := make([]string, len(keys))
 	for i, k := range keys {
 		parts[i] = fmt.Sprintf("%d %s", counts[k], k)
+		if who := deciders(by[k]); who != "" {
+			parts[i] += " (" + who + ")"
+		}
 	}
 	return strings.Join(parts, ", ")
+}
+
+// deciders counts who decided, most first ("2 rule, 1 user"); items
+// decided before deciders were recorded are left out.
+func deciders(by map[string]int) string {
+	var names []string
+	for k, n := range by {
+		if k != "" && n > 0 {
+			names = append(names, k)
+		}
+	}
+	sort.Slice(names, func(i, j int) bool {
+		if by[names[i]] != by[names[j]] {
+			return by[names[i]] > by[names[j]]
+		}
+		return names[i] < names[j]
+	})
+	for i, k := range names {
+		names[i] = fmt.Sprintf("%d %s", by[k], k)
+	}
+	return strings.Join(names, ", ")
+}
+
+// journalLine describes the review journal: its size, whether the queue
+// is in step with it, its last compaction and what the last replay found.
+func journalLine(o *output, j *ops.JournalStatus) string {
+	line := fmt.Sprintf("%s, %s, %s", j.Path, plural(int(j.Lines), "line", "lines"), humanBytes(j.Bytes))
+	if j.CompactedAt != "" {
+		line += ", compacted " + lastScan(o, j.CompactedAt)
+	}
+	switch {
+	case j.Error != "":
+		line += "; NOT READ: " + j.Error
+	case !j.InStep:
+		line += "; changed since the queue was replayed (the next command that can write replays it)"
+	}
+	if p := j.Problems; p != nil {
+		if p.BadLines > 0 {
+			line += fmt.Sprintf("; %s skipped (not journal lines: line %s)", plural(p.BadLines, "line", "lines"), joinInts(p.BadLineNumbers))
+		}
+		if p.Conflicts > 0 {
+			line += fmt.Sprintf("; %s decided twice, differently (the earlier stands):", plural(p.Conflicts, "item", "items"))
+			for _, c := range p.ConflictList {
+				line += fmt.Sprintf(" %s %s by %s, not %s by %s;", c.ID, c.Kept.Status, orDash(c.Kept.DecidedBy), c.Other.Status, orDash(c.Other.DecidedBy))
+			}
+			line = strings.TrimSuffix(line, ";")
+		}
+		if p.TornBytes > 0 {
+			line += fmt.Sprintf("; an unfinished last line (%d bytes) was cut off", p.TornBytes)
+		}
+	}
+	return line
+}
+
+// joinInts joins numbers with commas.
+func joinInts(ns []int) string {
+	s := make([]string, len(ns))
+	for i, n := range ns {
+		s[i] = strconv.Itoa(n)
+	}
+	return strings.Join(s, ", ")
 }
 
 // lastScan shows the time of the last scan as tables show times on a
@@ -142,8 +208,12 @@ func renderStatus(o *output, s *ops.StatusOut) error {
 	}
 	pairs = append(pairs, [2]string{"embeddings", embedSummary(s.Embeddings)})
 	if len(s.Reviews) > 0 {
-		pairs = append(pairs, [2]string{"reviews", reviewsLine(s.Reviews)})
+		pairs = append(pairs, [2]string{"reviews", reviewsLine(s.Reviews, s.ReviewsDecidedBy)})
 	}
+	if j := s.ReviewJournal; j != nil {
+		pairs = append(pairs, [2]string{"review journal", journalLine(o, j)})
+	}
+	pairs = append(pairs, [2]string{"history", historyLine(s.History)}, [2]string{"git", gitLine(s.History)})
 	if s.PendingLinks+s.PendingGraph > 0 {
 		pairs = append(pairs, [2]string{"pending", fmt.Sprintf("%d link resolutions, %d graph updates", s.PendingLinks, s.PendingGraph)})
 	}
@@ -185,8 +255,15 @@ func renderStatus(o *output, s *ops.StatusOut) error {
 }
 
 func renderReindex(o *output, r *ops.ReindexOut) error {
-	o.printf("rebuilt the index from %s in %d ms: %s and %s indexed; the review queue is kept\n",
-		plural(r.Scanned, "file", "files"), r.DurationMS, plural(r.Pages, "page", "pages"), plural(r.Sources, "source", "sources"))
+	queue := "the review queue is kept"
+	if q := r.Reviews; q != nil {
+		queue = fmt.Sprintf("the review queue replayed from %s (%s)", vault.ReviewJournal, plural(q.Items, "item", "items"))
+	}
+	o.printf("rebuilt the index from %s in %d ms: %s and %s indexed; %s\n",
+		plural(r.Scanned, "file", "files"), r.DurationMS, plural(r.Pages, "page", "pages"), plural(r.Sources, "source", "sources"), queue)
+	if q := r.Reviews; q != nil && q.Problems != nil && (q.Problems.BadLines > 0 || q.Problems.Conflicts > 0) {
+		o.note("%s", q.String())
+	}
 	for _, rf := range r.Refused {
 		o.printf("  refused  %s\n", rf.Message)
 	}
@@ -204,6 +281,9 @@ func healLine(h *store.HealRecord) string {
 	line := fmt.Sprintf("%s, its file was damaged (%s); the damaged file is %s", h.At.Local().Format("2006-01-02 15:04"), h.Reason, h.MovedTo)
 	if h.QueueLost {
 		return line + fmt.Sprintf("; REVIEW ITEMS LOST: %d restored (%s)", h.ReviewsRestored, h.QueueProblem)
+	}
+	if h.FromJournal {
+		return line + fmt.Sprintf("; review queue replayed from %s (%d items)", vault.ReviewJournal, h.ReviewsRestored)
 	}
 	return line + fmt.Sprintf("; review queue kept (%d items)", h.ReviewsRestored)
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/synapse-wiki/synapse/ops"
@@ -46,6 +47,12 @@ func renderPageWrite(o *output, p *ops.WritePageOut) error {
 	}
 	o.printf("%s %s  %s\n", o.st.OK.Render(verb), o.st.Title.Render(p.Title), o.st.Dim.Render(p.Type+" · id "+p.ID))
 	pairs := [][2]string{{"path", p.Path}, {"sha256", p.SHA256}}
+	if p.Revision > 0 {
+		pairs = append(pairs, [2]string{"revision", strconv.Itoa(p.Revision)})
+	}
+	if p.Commit != "" {
+		pairs = append(pairs, [2]string{"commit", p.Commit[:min(len(p.Commit), 12)]})
+	}
 	if len(p.Dangling) > 0 {
 		pairs = append(pairs, [2]string{"dangling", strings.Join(p.Dangling, ", ")})
 	}
@@ -56,11 +63,11 @@ func renderPageWrite(o *output, p *ops.WritePageOut) error {
 	if note := danglingNote(len(p.Dangling), len(p.Filed)); note != "" {
 		o.note("%s", note)
 	}
-	for _, w := range p.Warnings {
-		o.note("warning: %s", w)
-	}
 	for _, f := range p.LinksToFiles {
 		o.note("[[%s]] reaches the file %s, no page: it files no missing-page review; write a page titled %q if you meant one", f.Target, f.Path, f.Target)
+	}
+	for _, n := range p.Notes {
+		o.note("%s", n)
 	}
 	return nil
 }

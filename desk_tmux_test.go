@@ -22,12 +22,23 @@ type tmuxSession struct {
 	sock string
 }
 
-func newTmux(t *testing.T, w, h int, dir string, env []string) *tmuxSession {
+// needTmux returns tmux's path; without tmux the test is skipped, unless
+// SYNAPSE_REQUIRE_TMUX=1 (CI sets it) makes that a failure.
+func needTmux(t *testing.T) string {
 	t.Helper()
 	bin, err := exec.LookPath("tmux")
 	if err != nil {
+		if os.Getenv("SYNAPSE_REQUIRE_TMUX") == "1" {
+			t.Fatal("tmux is not installed and SYNAPSE_REQUIRE_TMUX=1")
+		}
 		t.Skip("tmux is not installed (scripts/test installs it)")
 	}
+	return bin
+}
+
+func newTmux(t *testing.T, w, h int, dir string, env []string) *tmuxSession {
+	t.Helper()
+	bin := needTmux(t)
 	s := &tmuxSession{t: t, tmux: bin, sock: fmt.Sprintf("synapse-desk-%d", os.Getpid())}
 	args := []string{"-f", "/dev/null", "new-session", "-d", "-s", "desk", "-x", fmt.Sprint(w), "-y", fmt.Sprint(h), "-c", dir}
 	for _, e := range env {
@@ -123,9 +134,7 @@ func deskVault(t *testing.T, bin string) string {
 // decisions made with the keys are the queue's state afterwards, and q
 // leaves the terminal as it was.
 func TestDesk_Terminal(t *testing.T) {
-	if _, err := exec.LookPath("tmux"); err != nil {
-		t.Skip("tmux is not installed (scripts/test installs it)")
-	}
+	needTmux(t)
 	bin := synapseBinary(t)
 	root := deskVault(t, bin)
 	list := func(status string) []ops.ReviewItem {
@@ -226,9 +235,7 @@ func checkDecided(t *testing.T, items []ops.ReviewItem, before []ops.ReviewItem)
 // In the desk's activity view the last page write shows its diff, and u, y
 // restores the revision before it.
 func TestDesk_TerminalActivity(t *testing.T) {
-	if _, err := exec.LookPath("tmux"); err != nil {
-		t.Skip("tmux is not installed (scripts/test installs it)")
-	}
+	needTmux(t)
 	if ops.Lookup("page.diff") == nil || ops.Lookup("page.restore") == nil {
 		t.Skip("this build keeps no page history")
 	}

@@ -65,6 +65,14 @@ type Indexer struct {
 	Notify func(msg string)
 	Now    func() time.Time
 
+	// OnChanged, when set, receives the pages whose bytes a scan found
+	// changed since they were last indexed (not new pages, not reserved
+	// ones), after the transaction that indexed them is committed and
+	// outside any transaction: the page history records them as edits
+	// made outside synapse. A scan with ScanOptions.OwnWrite does not
+	// call it.
+	OnChanged func(pages []ChangedPage)
+
 	// readFile, when set, replaces the file layer's reads (tests count
 	// calls through it); it gets absolute paths.
 	readFile func(string) ([]byte, error)
@@ -191,6 +199,10 @@ type ScanOptions struct {
 	// Paths limits the scan to these vault-relative paths (files or
 	// folders); empty means the whole of wiki/ and raw/sources/.
 	Paths []string
+	// OwnWrite says the scan indexes what the caller itself just wrote
+	// (a page write, which records the page's history itself):
+	// Indexer.OnChanged is not called.
+	OwnWrite bool
 	// Then, when set, runs once in a write transaction after the scan's
 	// changes are applied: in the transaction of the last batch when
 	// nothing is left to settle after it (a page write: one commit for
@@ -439,7 +451,9 @@ func (ix *Indexer) Scan(ctx context.Context, opts ScanOptions) (*Report, error) 
 			return nil, err
 		}
 		batch := pb.items
+		var changed []ChangedPage
 		err := ix.Store.Update(func(tx *store.Tx) error {
+			changed = changed[:0]
 			u := newUpdater(tx)
 			u.bulk = bulk
 			u.track = !bulk && len(batch) <= smallSettle
@@ -472,6 +486,9 @@ func (ix *Indexer) Scan(ctx context.Context, opts ScanOptions) (*Report, error) 
 					// the mtime says (cp -p and rsync -a keep old mtimes)
 					it.file.LastChanged = max(it.file.LastChanged, old.HashedNS)
 					rep.add(&rep.Changed, &rep.ChangedCount, it.d.path)
+					if it.data != nil && !opts.OwnWrite {
+						changed = append(changed, ChangedPage{Path: it.d.path, Data: it.data, MtimeNS: it.d.mtimeNS})
+					}
 				default:
 					rep.add(&rep.New, &rep.NewCount, it.d.path)
 				}
@@ -504,6 +521,9 @@ func (ix *Indexer) Scan(ctx context.Context, opts ScanOptions) (*Report, error) 
 		})
 		if err != nil {
 			return nil, err
+		}
+		if len(changed) > 0 {
+			ix.OnChanged(changed)
 		}
 		done += pb.n
 		if bulk {
@@ -848,7 +868,15 @@ type prepared struct {
 	file   store.FileRec
 	parsed *markdown.Page // nil for sources and unchanged pages
 	err    error
-	pre    any // the PagePreparer's, for a bulk scan (preparePages)
+	pre    any    // the PagePreparer's, for a bulk scan (preparePages)
+	data   []byte // a changed page's bytes, kept for Indexer.OnChanged
+}
+
+// ChangedPage is a page a scan found changed (Indexer.OnChanged).
+type ChangedPage struct {
+	Path    string // vault path
+	Data    []byte // its bytes as read
+	MtimeNS int64  // its modification time
 }
 
 // prepare reads, hashes and parses a batch with one worker per CPU,
@@ -895,6 +923,9 @@ func (ix *Indexer) prepare(ctx context.Context, rd *readers, batch []diskFile, k
 					it.file.Kind = store.KindPage
 					if old, ok := known[d.path]; !ok || old.SHA256 != it.file.SHA256 || d.reparse {
 						it.parsed = markdown.Parse(d.path, data)
+					}
+					if old, ok := known[d.path]; ok && old.SHA256 != it.file.SHA256 && old.Kind == store.KindPage && ix.OnChanged != nil && !vault.IsReserved(d.path) {
+						it.data = data
 					}
 				}
 				out[i] = it

@@ -195,7 +195,15 @@ func writeAtomic(abs string, data []byte, perm os.FileMode, create bool) error {
 // turn, never copied into one buffer) that also returns abs stat'ed right
 // after the rename, before the folder's fsync (nil when that stat failed):
 // the identity index.RecordWritten remembers.
-func writeAtomicStat(abs string, data [][]byte, perm os.FileMode, create bool) (fi fs.FileInfo, err error) {
+func writeAtomicStat(abs string, data [][]byte, perm os.FileMode, create bool) (fs.FileInfo, error) {
+	return writeAtomicHook(abs, data, perm, create, nil)
+}
+
+// writeAtomicHook is writeAtomicStat calling beforeRename, when set, once
+// the temporary file is flushed and before it is renamed into place: the
+// page history flushes the version being replaced meanwhile, and the
+// rename waits for it.
+func writeAtomicHook(abs string, data [][]byte, perm os.FileMode, create bool, beforeRename func()) (fi fs.FileInfo, err error) {
 	dir, base := filepath.Split(abs)
 	dir = filepath.Clean(dir)
 	// a hidden name ending in .tmp: the scanner and the watcher skip it
@@ -224,6 +232,9 @@ func writeAtomicStat(abs string, data [][]byte, perm os.FileMode, create bool) (
 	}
 	if err := f.Close(); err != nil {
 		return nil, err
+	}
+	if beforeRename != nil {
+		beforeRename()
 	}
 	if create {
 		err = fsys.RenameNoReplace(tmp, abs)

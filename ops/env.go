@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/synapse-wiki/synapse/errs"
+	"github.com/synapse-wiki/synapse/history"
 	"github.com/synapse-wiki/synapse/index"
 	"github.com/synapse-wiki/synapse/internal/gcmode"
 	"github.com/synapse-wiki/synapse/search"
@@ -37,6 +38,11 @@ type Env struct {
 	// Fresh is what OpenOptions.Fresh found and did (ops/fresh.go); nil
 	// when not checked.
 	Fresh *Freshness
+	// History is the vault's page history (package history).
+	History *history.Store
+	// git: each write commits the files it changed (history.git in the
+	// vault's config, read by gitWanted)
+	git bool
 	// reopen opens the store again (OpenOptions.Detachable), waiting for
 	// its lock up to the given time.
 	reopen func(readOnly bool, wait time.Duration) (*store.Store, error)
@@ -97,20 +103,22 @@ func OpenEnv(ctx context.Context, v *vault.Vault, o OpenOptions) (*Env, error) {
 		o.ReadOnly = true
 		s, err = open(true)
 	}
-	needScan, rebuild := false, false
+	needScan, rebuild, replay := false, false, false
 	if err == nil {
 		_ = s.View(func(tx *store.Tx) error {
 			_, ok := tx.LastScan()
 			needScan = !ok
 			rebuild = ok && search.NeedsRebuild(tx)
+			replay, _ = queueStale(tx, vaultfs.For(v.Root))
 			return nil
 		})
 		switch {
 		case needScan && o.ReadOnly && !o.NoInitialScan:
 			s.Close()
 			s, err = open(false)
-		case rebuild && o.ReadOnly && !o.NoInitialScan:
+		case (rebuild && !o.NoInitialScan || replay) && o.ReadOnly:
 			// the write lock only if it is free: a reader still answers
+			// (from the queue as it was: the next command replays it)
 			s.Close()
 			if s, err = open(false); err != nil {
 				s, err = open(true)
@@ -127,9 +135,15 @@ func OpenEnv(ctx context.Context, v *vault.Vault, o OpenOptions) (*Env, error) {
 		return nil, err
 	}
 	e := NewEnv(v, s)
+	e.History.SetLimits(historyLimits(cfg))
+	e.git = gitWanted(cfg)
 	if o.Detachable {
 		e.reopen = func(ro bool, wait time.Duration) (*store.Store, error) {
-			return store.Open(v.Abs(vault.DBFile), store.Options{ReadOnly: ro, Timeout: wait, Holder: o.Holder})
+			s, err := store.Open(v.Abs(vault.DBFile), store.Options{ReadOnly: ro, Timeout: wait, Holder: o.Holder})
+			if err == nil {
+				s.SetReviewJournal(&reviewJournal{root: v.Root})
+			}
+			return s, err
 		}
 	}
 	e.Index.Pages = vectorPages{search.Indexer{Language: lang}}
@@ -137,10 +151,18 @@ func OpenEnv(ctx context.Context, v *vault.Vault, o OpenOptions) (*Env, error) {
 	e.Index.Progress = o.Progress
 	e.Index.Notify = o.Notify
 	// a damaged file was replaced by a new store: its review queue goes
-	// back first, and the scan below fills the rest
+	// back first (the journal replayed over what could be salvaged), and
+	// the scan below fills the rest
 	if _, err := e.afterHeal(ctx); err != nil {
 		s.Close()
 		return nil, err
+	}
+	// the review queue is a cache of the journal: a store that is new,
+	// rebuilt, older than this synapse or behind the journal (a git pull)
+	// replays it; a journal that cannot be read fails the review verbs,
+	// which say why, not every command
+	if err := e.syncQueue(); err != nil && o.Notify != nil {
+		o.Notify("the review queue could not be brought in step with " + vault.ReviewJournal + ": " + errs.Message(err))
 	}
 	if err := e.bringUpToDate(ctx, o, cfg, (needScan || rebuild) && !o.NoInitialScan); err != nil {
 		// a store found damaged on the way is rebuilt, then filled
@@ -152,9 +174,13 @@ func OpenEnv(ctx context.Context, v *vault.Vault, o OpenOptions) (*Env, error) {
 			return nil, err
 		}
 	}
-	// a write killed after its page was written: its items are filed now
+	// a write killed after its page was written: its items are filed now;
+	// a create killed while it held an item: the item is free again
 	if err := e.finishInterruptedWrite(ctx); err != nil && o.Notify != nil {
 		o.Notify("an interrupted write's review items could not be filed: " + errs.Message(err))
+	}
+	if err := e.releaseGoneClaims(); err != nil && o.Notify != nil {
+		o.Notify("the claims of ended commands on review items could not be released: " + errs.Message(err))
 	}
 	return e, nil
 }
@@ -178,7 +204,11 @@ func (e *Env) bringUpToDate(ctx context.Context, o OpenOptions, cfg *vault.Confi
 func NewEnv(v *vault.Vault, s *store.Store) *Env {
 	vaultfs.For(v.Root) // the write primitives find the vault's file layer by path
 	e := &Env{Vault: v, Store: s, Now: time.Now, Embed: newEmbedState()}
+	s.SetReviewJournal(&reviewJournal{root: v.Root}) // the review queue's changes go to the vault's journal
 	e.Index = &index.Indexer{Vault: v, Store: s, Pages: vectorPages{search.Indexer{}}, Now: e.now}
+	e.History = history.For(v.Root)
+	e.History.SetClock(e.now)
+	e.Index.OnChanged = e.recordEdits
 	return e
 }
 

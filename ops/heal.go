@@ -1,13 +1,16 @@
 package ops
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"path/filepath"
 	"time"
 
+	"github.com/synapse-wiki/synapse/errs"
 	"github.com/synapse-wiki/synapse/index"
 	"github.com/synapse-wiki/synapse/store"
+	"github.com/synapse-wiki/synapse/vault"
 )
 
 // A store whose file is found damaged is rebuilt (store/damage.go): at
@@ -18,25 +21,39 @@ import (
 
 // restoreReviewQueue puts the review queue back into a store rebuilt
 // because its file was damaged, and records the rebuild (status shows
-// it). This is the one place that does it: today what could be read of
-// the damaged file's queue (h.Reviews) is put back as it was; the review
-// journal, kept in the vault, replays here first, and the salvage then
-// fills only what the journal lacks.
-func restoreReviewQueue(ctx context.Context, e *Env, h *store.Healed) (store.HealRecord, error) {
+// it). What could be read of the damaged file's queue (h.Reviews) is put
+// back first; then the review journal, the queue's source of truth, is
+// replayed over it (review_replay.go: a salvaged queue that no journal
+// recorded, one an older synapse kept, is appended to the journal first,
+// so nothing of it is lost either). With a journal that replays, no item
+// is lost whatever could be salvaged.
+func restoreReviewQueue(e *Env, h *store.Healed) (store.HealRecord, error) {
 	rec := store.HealRecord{At: h.At, Reason: h.Reason, MovedTo: h.MovedTo, ReviewsExpected: -1}
 	sv := h.Reviews
 	if sv == nil {
 		sv = &store.Salvage{Expected: -1, Problem: "nothing could be read of it"}
 	}
 	rec.ReviewsExpected, rec.QueueProblem = sv.Expected, sv.Problem
-	err := e.Store.Update(func(tx *store.Tx) error {
-		n, err := tx.PutSalvagedReviews(sv.Items)
-		if err != nil {
-			return err
+	put := 0
+	if err := e.Store.Update(func(tx *store.Tx) (err error) {
+		put, err = tx.PutSalvagedReviews(sv.Items)
+		return err
+	}); err != nil {
+		return rec, err
+	}
+	end, jerr := readEnd(e.files())
+	if jerr == nil && end.exists {
+		if _, jerr = e.replayQueue(false); jerr == nil {
+			rec.FromJournal, rec.QueueProblem = true, ""
 		}
-		rec.ReviewsRestored = n
-		rec.QueueLost = sv.Lost() || n < len(sv.Items)
-		if rec.QueueLost && rec.QueueProblem == "" {
+	}
+	err := e.Store.Update(func(tx *store.Tx) error {
+		rec.ReviewsRestored = tx.ReviewCount()
+		rec.QueueLost = !rec.FromJournal && (sv.Lost() || put < len(sv.Items))
+		switch {
+		case rec.QueueLost && jerr != nil:
+			rec.QueueProblem = fmt.Sprintf("%s; %s could not be replayed: %s", cmp.Or(rec.QueueProblem, "the damaged queue could not be read in full"), vault.ReviewJournal, errs.Message(jerr))
+		case rec.QueueLost && rec.QueueProblem == "":
 			rec.QueueProblem = fmt.Sprintf("%d of %d items could be read", len(sv.Items), sv.Expected)
 		}
 		return tx.SetHealRecord(rec)
@@ -52,7 +69,7 @@ func (e *Env) afterHeal(ctx context.Context) (healed bool, err error) {
 	if h == nil {
 		return false, nil
 	}
-	rec, err := restoreReviewQueue(ctx, e, h)
+	rec, err := restoreReviewQueue(e, h)
 	if err != nil {
 		return true, err
 	}
@@ -87,6 +104,9 @@ func HealMessage(root string, r store.HealRecord) string {
 		moved = rel
 	}
 	msg := fmt.Sprintf("the vault's store was damaged (%s): it was moved to %s and a new one is built from the vault's files", r.Reason, moved)
+	if r.FromJournal {
+		return msg + fmt.Sprintf("; the review queue was replayed from %s (%d items)", vault.ReviewJournal, r.ReviewsRestored)
+	}
 	if !r.QueueLost {
 		return msg + fmt.Sprintf("; the review queue was kept (%d items)", r.ReviewsRestored)
 	}

@@ -79,50 +79,72 @@ func runLikeCLI(t *testing.T, v *vault.Vault, op *Op, input map[string]any, note
 
 // TestHeal_DamagedStores: for each of the damaged store files, every verb
 // answers (the first one heals the store: the damaged file is moved aside,
-// the review queue put back as far as it can be read, a new store built
-// from the files) or says how to recover, and reindex always recovers.
-// The review queue survives every damage that leaves it readable; where
-// it cannot be read, the loss is said (stderr and status), never silent.
+// the review queue put back, a new store built from the files) or says
+// how to recover, and reindex always recovers. With the review journal in
+// the vault, no review item is lost, whatever the damage. Without one (a
+// vault of an older synapse), the queue survives every damage that leaves
+// it readable; where it cannot be read, the loss is said (stderr and
+// status), never silent.
 func TestHeal_DamagedStores(t *testing.T) {
 	base := damagedVault(t)
-	for _, d := range hostile.Damages() {
-		t.Run(d.Name, func(t *testing.T) {
-			v := testvault.New(t)
-			must(t, os.RemoveAll(v.Root))
-			must(t, testvault.CopyTree(base.Root, v.Root))
-			must(t, d.Apply(v.Abs(vault.DBFile)))
-			var notes []string
-			for _, c := range damageOps {
-				_, err := runLikeCLI(t, v, c.op, c.input, &notes)
-				if err != nil && (errs.CodeOf(err) == errs.Internal || !strings.Contains(errs.Message(err), "synapse reindex")) {
-					t.Errorf("%s: %v", c.op.Name, err)
-				}
+	for _, journal := range []bool{true, false} {
+		for _, d := range hostile.Damages() {
+			name := d.Name
+			if !journal {
+				name += "/no journal"
 			}
-			out, err := runLikeCLI(t, v, opListReviews, map[string]any{"status": "all"}, &notes)
-			if err != nil {
-				t.Fatalf("review list after reindex: %v", err)
-			}
-			var list ListReviewsOut
-			must(t, json.Unmarshal(out, &list))
-			moved, _ := filepath.Glob(v.Abs(vault.DBFile) + ".damaged-*")
-			healed := strings.Join(notes, "\n")
-			if d.Lossy || list.Total != 3 {
-				// the queue could not be read back (whole): said on
-				// stderr and by status, never silent
-				if len(moved) != 1 || !strings.Contains(healed, "COULD NOT BE RECOVERED") {
-					t.Errorf("%d of 3 review items kept, and the loss is not said: moved %v, said %q", list.Total, moved, healed)
-				}
-				st, err := runLikeCLI(t, v, opStatus, nil, &notes)
-				must(t, err)
-				var s StatusOut
-				must(t, json.Unmarshal(st, &s))
-				if s.StoreHealed == nil || !s.StoreHealed.QueueLost {
-					t.Errorf("status does not say the queue was lost: %+v", s.StoreHealed)
-				}
-			}
-			if len(moved) > 0 && !strings.Contains(healed, "moved to .synapse/synapse.db.damaged-") {
-				t.Errorf("the move is not said: %q", healed)
-			}
-		})
+			t.Run(name, func(t *testing.T) { checkHealed(t, base, d, journal) })
+		}
+	}
+}
+
+func checkHealed(t *testing.T, base *vault.Vault, d hostile.Damage, journal bool) {
+	v := testvault.New(t)
+	must(t, os.RemoveAll(v.Root))
+	must(t, testvault.CopyTree(base.Root, v.Root))
+	if !journal {
+		must(t, os.Remove(v.Abs(vault.ReviewJournal)))
+	}
+	must(t, d.Apply(v.Abs(vault.DBFile)))
+	var notes []string
+	for _, c := range damageOps {
+		_, err := runLikeCLI(t, v, c.op, c.input, &notes)
+		if err != nil && (errs.CodeOf(err) == errs.Internal || !strings.Contains(errs.Message(err), "synapse reindex")) {
+			t.Errorf("%s: %v", c.op.Name, err)
+		}
+	}
+	out, err := runLikeCLI(t, v, opListReviews, map[string]any{"status": "all"}, &notes)
+	if err != nil {
+		t.Fatalf("review list after reindex: %v", err)
+	}
+	var list ListReviewsOut
+	must(t, json.Unmarshal(out, &list))
+	moved, _ := filepath.Glob(v.Abs(vault.DBFile) + ".damaged-*")
+	healed := strings.Join(notes, "\n")
+	st, err := runLikeCLI(t, v, opStatus, nil, &notes)
+	must(t, err)
+	var s StatusOut
+	must(t, json.Unmarshal(st, &s))
+	switch {
+	case journal:
+		if list.Total != 3 {
+			t.Errorf("%d of 3 review items kept with the journal", list.Total)
+		}
+		if len(moved) > 0 && (s.StoreHealed == nil || !s.StoreHealed.FromJournal || s.StoreHealed.QueueLost ||
+			!strings.Contains(healed, "replayed from "+vault.ReviewJournal)) {
+			t.Errorf("the replay is not said: status %+v, said %q", s.StoreHealed, healed)
+		}
+	case d.Lossy || list.Total != 3:
+		// the queue could not be read back (whole): said on stderr and
+		// by status, never silent
+		if len(moved) != 1 || !strings.Contains(healed, "COULD NOT BE RECOVERED") {
+			t.Errorf("%d of 3 review items kept, and the loss is not said: moved %v, said %q", list.Total, moved, healed)
+		}
+		if s.StoreHealed == nil || !s.StoreHealed.QueueLost {
+			t.Errorf("status does not say the queue was lost: %+v", s.StoreHealed)
+		}
+	}
+	if len(moved) > 0 && !strings.Contains(healed, "moved to .synapse/synapse.db.damaged-") {
+		t.Errorf("the move is not said: %q", healed)
 	}
 }

@@ -165,7 +165,11 @@ type LintOut struct {
 	// OverCap are the pages indexed only in part because they go past a
 	// parse limit, each saying what was left out, as status lists them.
 	OverCap []store.CappedPage `json:"over_cap"`
-	Filed   *LintFiled         `json:"filed,omitempty"` // with to_review
+	// ReviewJournal is what the last replay of the review journal found
+	// (lines skipped, items two machines decided differently), vault-wide
+	// only, absent when nothing.
+	ReviewJournal *JournalProblems `json:"review_journal,omitempty"`
+	Filed         *LintFiled       `json:"filed,omitempty"` // with to_review
 	// Failed is set with fail_on_findings when there are findings.
 	Failed bool `json:"failed,omitempty"`
 }
@@ -220,6 +224,7 @@ func lint(ctx context.Context, e *Env, in *LintIn) (*LintOut, error) {
 		err = e.Store.View(func(tx *store.Tx) error { return lintPage(tx, in.Page, w, out) })
 	} else {
 		err = lintVault(ctx, e, w, out)
+		out.ReviewJournal = journalProblems(e)
 	}
 	if err != nil {
 		return nil, err
@@ -721,6 +726,9 @@ func joinWiki(titles []string) string {
 // pending missing-page items whose title now resolves to a page (one
 // written outside synapse, which write_page's producer never saw).
 func fileLint(e *Env, out *LintOut) (*LintFiled, error) {
+	if err := e.syncQueue(); err != nil {
+		return nil, err
+	}
 	filed := &LintFiled{}
 	err := e.Store.Update(func(tx *store.Tx) error {
 		now := e.now()
@@ -764,7 +772,7 @@ func fileLint(e *Env, out *LintOut) (*LintFiled, error) {
 			return perr
 		}
 		for _, s := range found {
-			ok, err := autoResolveMissing(tx, s.name, s.path, now)
+			ok, err := autoResolveMissing(tx, s.name, OriginLint, s.path, now)
 			if err != nil {
 				return err
 			}

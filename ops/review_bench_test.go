@@ -101,3 +101,64 @@ func BenchmarkReview_Queue100k(b *testing.B) {
 		}
 	})
 }
+
+// replayBenchItems is the queue BenchmarkReview_Replay100k replays (a
+// variable, to profile a smaller one).
+var replayBenchItems = 100000
+
+// BenchmarkReview_Replay100k measures a replay of the journal of 100,000
+// items (what the first command after a lost store, or reindex, pays) and
+// a compaction of it after every item was refreshed once.
+//
+//	go test ./ops -run '^$' -bench Review_Replay100k -benchtime 3x
+func BenchmarkReview_Replay100k(b *testing.B) {
+	n := replayBenchItems
+	e, err := OpenEnv(context.Background(), testvault.New(b), OpenOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer e.Close()
+	fillQueue(b, e, 0, n)
+	b.Run("replay", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			rep, err := e.replayQueue(true)
+			if err != nil || rep.Items != n {
+				b.Fatalf("%+v %v", rep, err)
+			}
+		}
+		st, _ := e.files().Stat("reviews.jsonl")
+		b.ReportMetric(float64(st.Size())/(1<<20), "journal-MiB")
+	})
+	b.Run("compact", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			b.StopTimer()
+			fillQueue(b, e, 0, n) // every item refreshed: one more line each
+			b.StartTimer()
+			out, err := opCompactReviews.Call(context.Background(), e, []byte(`{}`))
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ReportMetric(float64(out.(*CompactReviewsOut).Bytes)/(1<<20), "compacted-MiB")
+		}
+	})
+}
+
+// BenchmarkReview_JournalCheck measures what every command pays to know
+// that the queue is the journal's: the store's mark against one stat and
+// one read of the journal's end.
+//
+//	go test ./ops -run '^$' -bench Review_JournalCheck
+func BenchmarkReview_JournalCheck(b *testing.B) {
+	e, err := OpenEnv(context.Background(), testvault.New(b), OpenOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer e.Close()
+	fillQueue(b, e, 0, 1000)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if err := e.syncQueue(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -14,7 +14,7 @@ import (
 )
 
 // The deep-research action hands an item to a command the user configures
-// and records what it prints (docs/review.md).
+// and records what it prints.
 const (
 	// ResearchCmdEnv holds the research command, run as `sh -c "$SYNAPSE_RESEARCH_CMD"`
 	// in the vault folder, so it may be a pipeline or carry arguments. It gets

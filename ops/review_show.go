@@ -98,6 +98,9 @@ func showReview(ctx context.Context, e *Env, in *ShowReviewIn) (*ShowReviewOut, 
 	out := &ShowReviewOut{Actions: []string{}}
 	var rec *store.ReviewRec
 	var reads []pageRead
+	if err := e.syncQueue(); err != nil {
+		return nil, err
+	}
 	err := e.Store.View(func(tx *store.Tx) error {
 		var err error
 		if rec, err = findReview(tx, in.ID); err != nil {

@@ -274,7 +274,9 @@ func TestReview_UnknownInputs(t *testing.T) {
 	_, err = call[AddReviewOut](t, e, opAddReview, obj{"type": "idea", "title": "x"})
 	wantCode(t, err, errs.Invalid, `"idea"`, "purpose-suggestion")
 	_, err = call[AddReviewOut](t, e, opAddReview, obj{"type": "confirm", "title": "x", "origin": "rule"})
-	wantCode(t, err, errs.Invalid, "agent or user")
+	wantCode(t, err, errs.Invalid, "user or agent")
+	_, err = call[ResolveReviewOut](t, e, opResolveReview, obj{"id": it.ID, "action": "skip", "decided_by": "lint"})
+	wantCode(t, err, errs.Invalid, `"lint"`, "user or agent")
 	_, err = call[AddReviewOut](t, e, opAddReview, obj{"type": "confirm", "title": strings.Repeat("x", 201)})
 	wantCode(t, err, errs.Invalid, "200")
 	_, err = call[AddReviewOut](t, e, opAddReview, obj{"type": "confirm", "title": "Missing page: [[ ]]"})
@@ -459,20 +461,19 @@ func TestReview_PageWrittenHook(t *testing.T) {
 	other := add(t, e, TypeSuggestion, "Alpha") // not a missing-page item
 	if err := e.Store.Update(func(tx *store.Tx) error {
 		r, _ := tx.ReviewByID(busy.ID)
-		r.ClaimNS = e.now().Add(time.Hour).UnixNano()
-		return tx.PutReview(r)
+		return claim(tx, r, e.now().Add(time.Hour), e.now())
 	}); err != nil {
 		t.Fatal(err)
 	}
-	page := &store.PageRec{Title: "Alpha", Aliases: []string{"a-one", "alpha two", "Alpha Three"}, Path: "wiki/concepts/alpha.md"}
+	page := &store.PageRec{Title: "Alpha", Path: "wiki/concepts/alpha.md"}
 	written := func(dangling ...string) {
 		t.Helper()
-		if err := e.Store.Update(func(tx *store.Tx) error {
-			_, err := reviewHooks.OnPageWritten(tx, page, dangling, e.now())
-			return err
-		}); err != nil {
-			t.Fatal(err)
+		var links []string
+		for _, d := range dangling {
+			links = append(links, "[["+d+"]]")
 		}
+		mustCall[WritePageOut](t, e, opWritePage, obj{"title": "Alpha", "content": "Links " + strings.Join(links, ", ") + ".\n",
+			"frontmatter": obj{"aliases": []string{"a-one", "alpha two", "Alpha Three"}}})
 	}
 	written("Beta", "Gamma", strings.Repeat("long ", 50))
 	for id, st := range map[string]string{alpha.ID: StatusAutoResolved, alias.ID: StatusAutoResolved,

@@ -56,8 +56,8 @@ func TestWritePage_SideFilesFailAfterThePage(t *testing.T) {
 			write(t, e, &WritePageIn{Title: "Before", Content: "x\n"})
 			withFS(t, tc.fs)
 			out := write(t, e, &WritePageIn{Title: "Full disk", Content: "It links [[Nowhere yet]].\n"})
-			if len(out.Warnings) == 0 || (tc.fs.index && !strings.Contains(strings.Join(out.Warnings, " "), "index.md was not regenerated")) {
-				t.Fatalf("warnings %q", out.Warnings)
+			if len(out.Notes) == 0 || (tc.fs.index && !strings.Contains(strings.Join(out.Notes, " "), "index.md was not regenerated")) {
+				t.Fatalf("warnings %q", out.Notes)
 			}
 			if len(out.Filed) != 1 || out.Filed[0] != "Nowhere yet" {
 				t.Errorf("filed %v", out.Filed)

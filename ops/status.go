@@ -30,6 +30,13 @@ type StatusOut struct {
 	PendingGraph   int    `json:"pending_graph"`
 	// Reviews counts review items by status (filled by the review queue).
 	Reviews map[string]int `json:"reviews"`
+	// ReviewsDecidedBy counts decided items by status, then by who decided
+	// them (user, agent, rule, lint): an auto_resolved item resolved by
+	// hand is told apart from one a producer resolved.
+	ReviewsDecidedBy map[string]map[string]int `json:"reviews_decided_by"`
+	// ReviewJournal describes the journal the review queue is replayed
+	// from (filled by the review queue).
+	ReviewJournal *JournalStatus `json:"review_journal"`
 	// Refused lists the files the scans skipped instead of reading (named
 	// pipes, sockets, devices, symlinks out of the vault, symlink loops,
 	// unreadable folders, oversized pages), as the last scan of their
@@ -65,6 +72,9 @@ type StatusOut struct {
 	// first (ops/fresh.go): set when the CLI opened the store itself,
 	// absent from a server (its watcher keeps the index current).
 	Freshness *Freshness `json:"freshness,omitempty"`
+	// History is the page history's use and bounds, and whether writes
+	// commit to git (ops/history_write.go).
+	History *HistoryStatus `json:"history"`
 }
 
 // MaxStatusRefused caps the refused files status lists.
@@ -82,6 +92,7 @@ var opStatus = register(Op{
 }, status)
 
 func status(ctx context.Context, e *Env, in *StatusIn) (*StatusOut, error) {
+	_ = e.syncQueue() // a journal that cannot be read is reported below
 	out := &StatusOut{Version: Version, Vault: e.Vault.Root, Schema: store.SchemaVersion,
 		StoreBytes: e.Store.SizeBytes(), Reviews: map[string]int{}}
 	err := e.Store.View(func(tx *store.Tx) error {
@@ -124,6 +135,7 @@ func status(ctx context.Context, e *Env, in *StatusIn) (*StatusOut, error) {
 	}
 	embedStatus(ctx, e, out)
 	out.ReservedFiles = reservedFiles(e)
+	out.History = historyStatus(ctx, e)
 	if a, ok := e.Index.Activity(); ok && a.Rebuild {
 		out.Indexing = &a
 	}
@@ -135,9 +147,9 @@ func status(ctx context.Context, e *Env, in *StatusIn) (*StatusOut, error) {
 type ReindexIn struct{}
 
 var opReindex = register(Op{
-	Name: "reindex", Summary: "Rebuild every derived index from the files (the review queue is kept)",
+	Name: "reindex", Summary: "Rebuild every derived index from the files, and the review queue from its journal",
 	CLI: "reindex", Access: Write, Scans: true,
-	Examples: []Example{{`synapse reindex`, "rebuild the index from the files (the review queue is kept)"}},
+	Examples: []Example{{`synapse reindex`, "rebuild the index from the files and the review queue from reviews.jsonl"}},
 }, reindex)
 
 // ReindexOut is the result of reindex: the scan that rebuilt the index
@@ -147,6 +159,8 @@ type ReindexOut struct {
 	index.Report
 	Pages   int `json:"pages"`   // pages indexed (the reserved index, log and overview not counted)
 	Sources int `json:"sources"` // files tracked under raw/sources/
+	// Reviews is the replay of the review journal that rebuilt the queue.
+	Reviews *ReplayReport `json:"reviews"`
 }
 
 func reindex(ctx context.Context, e *Env, in *ReindexIn) (*ReindexOut, error) {
@@ -155,6 +169,9 @@ func reindex(ctx context.Context, e *Env, in *ReindexIn) (*ReindexOut, error) {
 		return nil, err
 	}
 	out := &ReindexOut{Report: *rep}
+	if out.Reviews, err = e.replayQueue(true); err != nil {
+		return nil, err
+	}
 	err = e.Store.View(func(tx *store.Tx) error {
 		out.Pages = tx.PageCount()
 		return tx.EachFile("raw/sources/", func(string, store.FileRec) bool { out.Sources++; return true })

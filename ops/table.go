@@ -25,9 +25,13 @@
 //	                        empty if_match is a mistake, never "no check")
 //	raw:"true"              kept byte for byte (string fields are trimmed otherwise)
 //	mcp:"-"                 not an MCP parameter: absent from the tool schema and refused when sent
-//	cli:"-"                 not a CLI flag; cli:"stdin" reads the value from --file or stdin;
-//	                        cli:"stdin-list" on a []string argument reads the list from
-//	                        stdin (whitespace-separated) when the argument is "-"
+//	cli:"-"                 not a CLI flag; cli:"stdin" reads the value from --file or stdin
+//	                        (on a positional argument: from the file it names, stdin when
+//	                        it is "-" or absent); cli:"stdin-list" on a []string argument
+//	                        reads the list from stdin (whitespace-separated) when the
+//	                        argument is "-"
+//	tty:"user"              CLI: the value of a flag not given when standard input is a
+//	                        terminal (a person typed the command); otherwise the default
 //	query:"q"               REST query parameter name when it differs from the json name
 //	                        (GET /search?q= fills the field `query`); body fields keep json names
 //
@@ -468,6 +472,7 @@ type Field struct {
 	Words    bool   // words:"true": a last CLI argument of several words is their join
 	Several  string // several:"…": the CLI command that takes several values
 	NonEmpty bool   // nonempty:"true": absent, or not empty nor blank
+	TTY      string // tty:"…": the CLI's value when the flag is absent and stdin is a terminal
 }
 
 // Fields returns the described fields of an input struct type.
@@ -489,7 +494,7 @@ func Fields(t reflect.Type) []Field {
 			Flag: sf.Tag.Get("flag"), Short: sf.Tag.Get("short"), Default: sf.Tag.Get("default"),
 			Required: sf.Tag.Get("required") == "true", NoMCP: sf.Tag.Get("mcp") == "-", CLI: sf.Tag.Get("cli"),
 			Raw: sf.Tag.Get("raw") == "true", Words: sf.Tag.Get("words") == "true", Several: sf.Tag.Get("several"),
-			NonEmpty: sf.Tag.Get("nonempty") == "true"}
+			NonEmpty: sf.Tag.Get("nonempty") == "true", TTY: sf.Tag.Get("tty")}
 		if a := sf.Tag.Get("arg"); a != "" {
 			f.Arg, _ = strconv.Atoi(a)
 		}

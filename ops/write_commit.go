@@ -21,6 +21,7 @@ import (
 
 func (w *pageWrite) commit(ctx context.Context, t *target, r *rendered) (res *WritePageOut, rerr error) {
 	e := w.e
+	defer w.historyClose()
 	out := &WritePageOut{SHA256: r.sha256, Created: t.rec == nil, Dangling: []string{}, Unchanged: r.unchanged}
 	var p string // the page's vault path
 	var err error
@@ -52,7 +53,9 @@ func (w *pageWrite) commit(ctx context.Context, t *target, r *rendered) (res *Wr
 		if st, err := statVaultFile(abs); err != nil || st.Size() != t.info.Size() || !st.ModTime().Equal(t.info.ModTime()) {
 			return nil, errs.E(errs.Conflict, "%s changed while it was being written; read it again and retry", p)
 		}
-		if err := writeAtomic(abs, r.data, t.info.Mode().Perm(), false); err != nil {
+		// the bytes replaced are in the history before they are replaced
+		kept := w.historyBefore(t)
+		if _, err := writeAtomicHook(abs, [][]byte{r.data}, t.info.Mode().Perm(), false, kept); err != nil {
 			return nil, fileError(err, "write %s: %v (the file is unchanged)", p, err)
 		}
 	default:
@@ -67,6 +70,9 @@ func (w *pageWrite) commit(ctx context.Context, t *target, r *rendered) (res *Wr
 	if title == "" {
 		title = store.Stem(p)
 	}
+	if t.rec != nil && !out.Unchanged {
+		w.historyAfter(t.rec.ID, p, title, r.data, false)
+	}
 	// from here on the page is on disk: a failure says so
 	after := func(step string, err error) error {
 		return errs.Wrap(errs.Internal, err, "page %q was written to %s (sha256 %s), but %s failed: %s; run `%s` to bring the index up to date", title, p, out.SHA256, step, errs.Raw(err), errs.Cmd("source.rescan"))
@@ -76,14 +82,14 @@ func (w *pageWrite) commit(ctx context.Context, t *target, r *rendered) (res *Wr
 		// the page is written: what fails from here on with log.md or
 		// index.md is a warning of the write (room.go)
 		if logged, err = appendLog(e.Vault, w.now, title); err != nil {
-			out.Warnings = append(out.Warnings, fmt.Sprintf("%s was not appended to (%s): this write is not in the log", vault.LogPage, errs.Raw(err)))
+			out.Notes = append(out.Notes, fmt.Sprintf("%s was not appended to (%s): this write is not in the log", vault.LogPage, errs.Raw(err)))
 			logged = nil
 		} else {
 			// log.md's fsync runs while the page is re-indexed; the
 			// write answers once it is done
 			defer func() {
 				if werr := logged.wait(); werr != nil && res != nil {
-					res.Warnings = append(res.Warnings, fmt.Sprintf("%s may not hold this write's line (%s)", vault.LogPage, errs.Raw(werr)))
+					res.Notes = append(res.Notes, fmt.Sprintf("%s may not hold this write's line (%s)", vault.LogPage, errs.Raw(werr)))
 				}
 			}()
 			if logged.created {
@@ -126,6 +132,10 @@ func (w *pageWrite) commit(ctx context.Context, t *target, r *rendered) (res *Wr
 		}
 		out.ID, out.Title, out.Type = rec.ID, rec.Title, rec.Type
 		out.Dangling, out.LinksToFiles = linkTargets(rec)
+		if t.rec == nil && !out.Unchanged && w.hist.rev == 0 && len(w.hist.notes) == 0 {
+			// a new page: its id is known now
+			w.historyAfter(rec.ID, p, title, r.data, true)
+		}
 		w.mark("reindex")
 		if cat, err = regenerateIndexTx(e, tx); err != nil {
 			if _, damaged := store.DamageReason(err); damaged {
@@ -183,7 +193,7 @@ func (w *pageWrite) commit(ctx context.Context, t *target, r *rendered) (res *Wr
 		return nil, after(step, err)
 	}
 	if warnIndex != "" {
-		out.Warnings = append(out.Warnings, warnIndex)
+		out.Notes = append(out.Notes, warnIndex)
 	}
 	w.mark("commit")
 	if testHookReserved != nil {
@@ -214,6 +224,8 @@ func (w *pageWrite) commit(ctx context.Context, t *target, r *rendered) (res *Wr
 			return nil, after("recording the write in the review queue", err)
 		}
 	}
+	w.historyDone(out)
+	w.gitAfterWrite(ctx, out, t)
 	return out, nil
 }
 
@@ -243,7 +255,7 @@ func (w *pageWrite) rescan(ctx context.Context, paths []string) error {
 // rescanThen is rescan, running then in the transaction that applies the
 // paths (index.ScanOptions.Then).
 func (w *pageWrite) rescanThen(ctx context.Context, paths []string, then func(tx *store.Tx) error) error {
-	_, err := w.e.Index.Scan(ctx, index.ScanOptions{Paths: paths, Then: then})
+	_, err := w.e.Index.Scan(ctx, index.ScanOptions{Paths: paths, Then: then, OwnWrite: true})
 	return err
 }
 

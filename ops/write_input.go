@@ -127,13 +127,22 @@ func decodeWrite(in *WritePageIn) (*writeCall, error) {
 	if err := c.checkCounts(); err != nil {
 		return nil, err
 	}
-	if m := strings.ToLower(strings.TrimSpace(in.IfMatch)); m != "" {
-		if len(m) != 64 || !isHex(m) {
-			return nil, errs.E(errs.Invalid, "%s must be the sha256 of the page's file (64 hex characters, as %s gives it), not %q", errs.Param("if_match"), errs.Cmd("page.get"), in.IfMatch)
-		}
-		c.ifMatch = m
+	m, err := parseIfMatch(in.IfMatch)
+	if err != nil {
+		return nil, err
 	}
+	c.ifMatch = m
 	return c, nil
+}
+
+// parseIfMatch checks an if_match value: "" (none) or a sha256, returned
+// in lowercase.
+func parseIfMatch(s string) (string, error) {
+	m := strings.ToLower(strings.TrimSpace(s))
+	if m != "" && (len(m) != 64 || !isHex(m)) {
+		return "", errs.E(errs.Invalid, "%s must be the sha256 of the page's file (64 hex characters, as %s gives it), not %q", errs.Param("if_match"), errs.Cmd("page.get"), s)
+	}
+	return m, nil
 }
 
 // decodeContent checks the content's bytes and splits off a frontmatter

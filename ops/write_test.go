@@ -868,7 +868,7 @@ func TestWritePage_AtomicFailures(t *testing.T) {
 			e, _ := openEnv(t, v)
 			withFS(t, &faultFS{fail: step})
 			out, err := WritePage(context.Background(), e, &WritePageIn{Title: "Logged", Content: "x\n"})
-			if err != nil || out.Path != "wiki/concepts/logged.md" || len(out.Warnings) != 1 || !strings.Contains(out.Warnings[0], "wiki/log.md") {
+			if err != nil || out.Path != "wiki/concepts/logged.md" || len(out.Notes) != 1 || !strings.Contains(out.Notes[0], "wiki/log.md") {
 				t.Fatalf("got %+v %v", out, err)
 			}
 			withFS(t, osFS{})

@@ -4,8 +4,10 @@
 // through the typed methods of Tx; nothing outside this package touches
 // bbolt.
 //
-// Everything but the review queue is derived from the vault's files and
-// rebuilt by `synapse reindex` (ResetDerived). Internal document numbers
+// Everything is derived from the vault's files: the pages, links, graph
+// and search index are rebuilt by `synapse reindex` (ResetDerived), the
+// review queue is a cache of the vault's review journal that package ops
+// replays (reviews.go, reviews_journal.go). Internal document numbers
 // (doc, a uint32 > 0) key the derived buckets; the public page id is a
 // short string derived from the page's path.
 //
@@ -18,6 +20,8 @@
 //	  "pages"                → u32 (number of non-reserved pages)
 //	  "links"                → u32 (number of page links in non-reserved pages)
 //	  "scanned"              → RFC 3339 time of the last completed full scan
+//	  "review_clock"         → u64 the latest review event time (reviews_journal.go)
+//	  "review_journal"       → the mark of the review journal the queue matches (package ops)
 //	files                    vault path → FileRec (size, mtime, sha256, seen/changed times, doc)
 //	pages                    doc → PageRec (binary, pagecodec.go): path, title, type, aliases, tags, sources, links…
 //	page_path                fold(vault path) → doc

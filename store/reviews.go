@@ -1,8 +1,10 @@
 package store
 
-// The review queue (docs/review.md) is the one thing in the store that exists
-// nowhere else, so its buckets are kept: reindex and ResetDerived never
-// touch them. Layout ("·" is a 0x00 separator, seq is 8 bytes big-endian):
+// The review queue's buckets are a cache of the review journal, a file of
+// the vault that package ops keeps (docs/review.md): ops replays the
+// journal into them when they do not match it. ResetDerived leaves them
+// alone (a replay rebuilds them, ResetReviews empties them). Layout ("·"
+// is a 0x00 separator, seq is 8 bytes big-endian):
 //
 //	reviews                  seq → ReviewRec (binary, see encodeReview); seq is the
 //	                         queue position, handed out in increasing order and never reused
@@ -12,17 +14,21 @@ package store
 //	                         (every terminal status) and type "" means any type; a typed
 //	                         item also has type · "all" · seq. "Any type, any status" is
 //	                         the reviews bucket itself. Cursor order is queue order.
-//	review_counts            type · status → u64 number of items
+//	review_counts            type · status → u64 number of items decided by no one
+//	                         (pending, or decided before deciders were recorded);
+//	                         type · status · decided_by → u64 number of the others
 //
-// Items are never deleted. The domain rules (which statuses exist, which
+// Items are never deleted (but for ResetReviews, before a replay). The domain rules (which statuses exist, which
 // actions lead to them) live in package ops; the store enforces the one
 // invariant that must hold whatever the caller: a terminal item (any status
 // but "pending") is never rewritten.
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 	"hash/fnv"
+	"slices"
 	"strings"
 
 	"github.com/synapse-wiki/synapse/errs"
@@ -71,12 +77,23 @@ type ReviewRec struct {
 	// acting on (writing its page, running research): other commands and
 	// producers leave it alone until then. Unix nanoseconds; 0 = none.
 	ClaimNS int64
+	// DecidedBy says who decided a terminal item: a person or an agent by
+	// hand ("user", "agent"), or a producer automatically ("rule", "lint");
+	// "" while pending.
+	DecidedBy string
+	// TitleBy, RationaleBy, PageBy and SourceBy name the origin whose text
+	// each field holds (package ops lets a proposal replace a field only
+	// when its producer ranks as high as the field's).
+	TitleBy, RationaleBy, PageBy, SourceBy string
 }
 
 // Terminal reports whether the item has been decided.
 func (r *ReviewRec) Terminal() bool { return r.Status != ReviewPending }
 
-const reviewCodecVersion = 1
+// reviewCodecVersion 2 added DecidedBy and the fields' origins after
+// ClaimNS; a version 1 record decodes with every field's origin the item's
+// and no decider.
+const reviewCodecVersion = 2
 
 func encodeReview(r *ReviewRec) []byte {
 	b := make([]byte, 0, 96+len(r.Title)+len(r.Rationale)+len(r.Resolution))
@@ -94,11 +111,14 @@ func encodeReview(r *ReviewRec) []byte {
 	b = binary.AppendVarint(b, r.CreatedNS)
 	b = binary.AppendVarint(b, r.ReviewedNS)
 	b = binary.AppendVarint(b, r.ClaimNS)
+	for _, s := range []string{r.DecidedBy, r.TitleBy, r.RationaleBy, r.PageBy, r.SourceBy} {
+		b = appendStr(b, s)
+	}
 	return b
 }
 
 func decodeReview(seq uint64, v []byte) (*ReviewRec, error) {
-	if len(v) < 9 || v[0] != reviewCodecVersion {
+	if len(v) < 9 || v[0] < 1 || v[0] > reviewCodecVersion {
 		return nil, fmt.Errorf("review %d: %w", seq, errCorrupt)
 	}
 	r := &ReviewRec{Seq: seq, Key: binary.BigEndian.Uint64(v[1:9])}
@@ -118,6 +138,13 @@ func decodeReview(seq uint64, v []byte) (*ReviewRec, error) {
 	r.CreatedNS = rd.varint()
 	r.ReviewedNS = rd.varint()
 	r.ClaimNS = rd.varint()
+	if v[0] == 1 {
+		r.TitleBy, r.RationaleBy, r.PageBy, r.SourceBy = r.Origin, r.Origin, r.Origin, r.Origin
+	} else {
+		for _, p := range []*string{&r.DecidedBy, &r.TitleBy, &r.RationaleBy, &r.PageBy, &r.SourceBy} {
+			*p = rd.str()
+		}
+	}
 	if rd.err != nil {
 		return nil, fmt.Errorf("review %d: %w", seq, rd.err)
 	}
@@ -215,9 +242,18 @@ func orderKeys(typ, status string, seq uint64) [][]byte {
 	return ks
 }
 
-func (tx *Tx) addReviewCount(typ, status string, delta int) error {
+// countKey is the review_counts key of a type, status and decider (none:
+// the two-part key, as stores before deciders have it).
+func countKey(typ, status, by string) []byte {
+	if by == "" {
+		return key(typ, status)
+	}
+	return key(typ, status, by)
+}
+
+func (tx *Tx) addReviewCount(typ, status, by string, delta int) error {
 	b := tx.b(bReviewCounts)
-	k := key(typ, status)
+	k := countKey(typ, status, by)
 	v := int64(0)
 	if old := b.Get(k); len(old) == 8 {
 		v = int64(binary.BigEndian.Uint64(old))
@@ -229,8 +265,10 @@ func (tx *Tx) addReviewCount(typ, status string, delta int) error {
 	return b.Put(k, u64(uint64(v)))
 }
 
-// PutReview stores r. A new item (Seq 0) gets the next queue position and
-// a fresh public id, both written back into r; its Key must not be taken
+// PutReview stores r. A new item (Seq 0) gets the next queue position,
+// written back into r, and a public id: r.ID when it is given and free
+// (an id the journal recorded), else one derived from its key (salted
+// until free), written back into r. Its Key must not be taken
 // (errs.Conflict). An existing item is rewritten in place: its type and
 // key cannot change, and an item whose stored status is terminal cannot
 // be rewritten at all (errs.Conflict naming the status) — a decision,
@@ -239,39 +277,10 @@ func (tx *Tx) PutReview(r *ReviewRec) error {
 	if r.Type == "" || r.Status == "" {
 		return errs.E(errs.Internal, "review item without type or status")
 	}
-	bRev, bID, bKey, bOrd := tx.b(bReviews), tx.b(bReviewID), tx.b(bReviewKey), tx.b(bReviewOrder)
 	if r.Seq == 0 {
-		if bKey.Get(u64(r.Key)) != nil {
-			return errs.E(errs.Conflict, "a review item with this key already exists")
-		}
-		seq, err := bRev.NextSequence()
-		if err != nil {
-			return err
-		}
-		r.Seq = seq
-		for salt := 0; ; salt++ {
-			id := reviewID(r.Key, salt)
-			if bID.Get([]byte(id)) == nil {
-				r.ID = id
-				break
-			}
-		}
-		if err := bID.Put([]byte(r.ID), u64(seq)); err != nil {
-			return err
-		}
-		if err := bKey.Put(u64(r.Key), u64(seq)); err != nil {
-			return err
-		}
-		for _, k := range orderKeys(r.Type, r.Status, seq) {
-			if err := bOrd.Put(k, []byte{}); err != nil {
-				return err
-			}
-		}
-		if err := tx.addReviewCount(r.Type, r.Status, 1); err != nil {
-			return err
-		}
-		return bRev.Put(u64(seq), encodeReview(r))
+		return tx.addReview(r)
 	}
+	bRev, bOrd := tx.b(bReviews), tx.b(bReviewOrder)
 	old, err := tx.reviewBySeq(r.Seq)
 	if err != nil {
 		return err
@@ -296,14 +305,69 @@ func (tx *Tx) PutReview(r *ReviewRec) error {
 				return err
 			}
 		}
-		if err := tx.addReviewCount(old.Type, old.Status, -1); err != nil {
+	}
+	if old.Status != r.Status || old.DecidedBy != r.DecidedBy {
+		if err := tx.addReviewCount(old.Type, old.Status, old.DecidedBy, -1); err != nil {
 			return err
 		}
-		if err := tx.addReviewCount(r.Type, r.Status, 1); err != nil {
+		if err := tx.addReviewCount(r.Type, r.Status, r.DecidedBy, 1); err != nil {
 			return err
 		}
 	}
 	return bRev.Put(u64(r.Seq), encodeReview(r))
+}
+
+// addReview stores a new item (PutReview).
+func (tx *Tx) addReview(r *ReviewRec) error {
+	bRev, bID, bKey, bOrd := tx.b(bReviews), tx.b(bReviewID), tx.b(bReviewKey), tx.b(bReviewOrder)
+	if bKey.Get(u64(r.Key)) != nil {
+		return errs.E(errs.Conflict, "a review item with this key already exists")
+	}
+	seq, err := bRev.NextSequence()
+	if err != nil {
+		return err
+	}
+	r.Seq = seq
+	if want := NormalizeReviewID(r.ID); want == "" || !validReviewID(want) || bID.Get([]byte(want)) != nil {
+		for salt := 0; ; salt++ {
+			id := reviewID(r.Key, salt)
+			if bID.Get([]byte(id)) == nil {
+				r.ID = id
+				break
+			}
+		}
+	} else {
+		r.ID = want
+	}
+	if err := bID.Put([]byte(r.ID), u64(seq)); err != nil {
+		return err
+	}
+	if err := bKey.Put(u64(r.Key), u64(seq)); err != nil {
+		return err
+	}
+	for _, k := range orderKeys(r.Type, r.Status, seq) {
+		if err := bOrd.Put(k, []byte{}); err != nil {
+			return err
+		}
+	}
+	if err := tx.addReviewCount(r.Type, r.Status, r.DecidedBy, 1); err != nil {
+		return err
+	}
+	return bRev.Put(u64(seq), encodeReview(r))
+}
+
+// validReviewID reports whether id (normalized) is a public id as
+// reviewID makes them: six characters of the id alphabet.
+func validReviewID(id string) bool {
+	if len(id) != 6 {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		if !strings.ContainsRune(idAlphabet, rune(id[i])) {
+			return false
+		}
+	}
+	return true
 }
 
 // ReviewFilter selects items for ListReviews.
@@ -417,18 +481,155 @@ func (tx *Tx) reviewTotal(typ, class string) int {
 // reviewCounts returns the number of items by type, then status.
 func (tx *Tx) reviewCounts() map[string]map[string]int {
 	out := map[string]map[string]int{}
-	c := tx.b(bReviewCounts).Cursor()
-	for k, v := c.First(); k != nil; k, v = c.Next() {
-		t, s, ok := strings.Cut(string(k), "\x00")
-		if !ok || len(v) != 8 {
-			continue
-		}
+	tx.eachReviewCount(func(t, s, _ string, n int) {
 		if out[t] == nil {
 			out[t] = map[string]int{}
 		}
-		out[t][s] = int(binary.BigEndian.Uint64(v))
-	}
+		out[t][s] += n
+	})
 	return out
+}
+
+// eachReviewCount calls fn with every counter: type, status, decider ("" =
+// none) and count.
+func (tx *Tx) eachReviewCount(fn func(typ, status, by string, n int)) {
+	c := tx.b(bReviewCounts).Cursor()
+	for k, v := c.First(); k != nil; k, v = c.Next() {
+		parts := strings.SplitN(string(k), "\x00", 3)
+		if len(parts) < 2 || len(v) != 8 {
+			continue
+		}
+		by := ""
+		if len(parts) == 3 {
+			by = parts[2]
+		}
+		fn(parts[0], parts[1], by, int(binary.BigEndian.Uint64(v)))
+	}
+}
+
+// ReviewDeciderCounts returns the number of decided items by status, then
+// by who decided them (DecidedBy; "" for items decided before deciders
+// were recorded).
+func (tx *Tx) ReviewDeciderCounts() map[string]map[string]int {
+	out := map[string]map[string]int{}
+	if !tx.reviewBucketsExist() {
+		return out
+	}
+	tx.eachReviewCount(func(_, s, by string, n int) {
+		if s == ReviewPending {
+			return
+		}
+		if out[s] == nil {
+			out[s] = map[string]int{}
+		}
+		out[s][by] += n
+	})
+	return out
+}
+
+// EachReview calls fn with every item in queue order; fn returning false
+// stops. fn must not write to tx.
+func (tx *Tx) EachReview(fn func(r *ReviewRec) bool) error {
+	if !tx.reviewBucketsExist() {
+		return nil
+	}
+	return tx.walkReviews("", ReviewClassAll, 0, fn)
+}
+
+// ReviewCount returns the number of items in the queue.
+func (tx *Tx) ReviewCount() int {
+	if !tx.reviewBucketsExist() {
+		return 0
+	}
+	return tx.reviewTotal("", ReviewClassAll)
+}
+
+// ReplaceReviews makes recs the whole queue, in that order (queue
+// positions 1…n, written back into each record), as a replay of the
+// journal does: the review buckets are emptied and each is filled in its
+// key order (a random insertion order into one transaction costs bbolt
+// a copy of the growing page per key: minutes at 100,000 items). Each
+// item keeps its ID when it is well formed and not taken by an earlier
+// one, else gets the id of its key, salted until free; written back.
+// Keys must be distinct.
+func (tx *Tx) ReplaceReviews(recs []*ReviewRec) error {
+	if err := tx.ResetReviews(); err != nil {
+		return err
+	}
+	ids := make(map[string]bool, len(recs))
+	type kv struct{ k, v []byte }
+	var byID, byKey, order []kv
+	counts := map[string]uint64{}
+	bRev := tx.b(bReviews)
+	bRev.FillPercent = 0.9 // appended in key order
+	for i, r := range recs {
+		if r.Type == "" || r.Status == "" {
+			return errs.E(errs.Internal, "review item without type or status")
+		}
+		r.Seq = uint64(i + 1)
+		if want := NormalizeReviewID(r.ID); validReviewID(want) && !ids[want] {
+			r.ID = want
+		} else {
+			for salt := 0; ; salt++ {
+				if id := reviewID(r.Key, salt); !ids[id] {
+					r.ID = id
+					break
+				}
+			}
+		}
+		ids[r.ID] = true
+		seq := u64(r.Seq)
+		byID = append(byID, kv{[]byte(r.ID), seq})
+		byKey = append(byKey, kv{u64(r.Key), seq})
+		for _, k := range orderKeys(r.Type, r.Status, r.Seq) {
+			order = append(order, kv{k, []byte{}})
+		}
+		counts[string(countKey(r.Type, r.Status, r.DecidedBy))]++
+		if err := bRev.Put(seq, encodeReview(r)); err != nil {
+			return err
+		}
+	}
+	if err := bRev.SetSequence(uint64(len(recs))); err != nil {
+		return err
+	}
+	var cs []kv
+	for k, n := range counts {
+		cs = append(cs, kv{[]byte(k), u64(n)})
+	}
+	for _, set := range []struct {
+		bucket []byte
+		kvs    []kv
+	}{{bReviewID, byID}, {bReviewKey, byKey}, {bReviewOrder, order}, {bReviewCounts, cs}} {
+		slices.SortFunc(set.kvs, func(a, b kv) int { return bytes.Compare(a.k, b.k) })
+		b := tx.b(set.bucket)
+		b.FillPercent = 0.9
+		for i, e := range set.kvs {
+			if i > 0 && bytes.Equal(e.k, set.kvs[i-1].k) {
+				return errs.E(errs.Internal, "two review items share a key")
+			}
+			if err := b.Put(e.k, e.v); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// ResetReviews empties the review queue (its buckets dropped and made
+// again, the queue positions starting over): what a replay of the journal
+// does before it stores the items again.
+func (tx *Tx) ResetReviews() error {
+	for _, name := range [][]byte{bReviews, bReviewID, bReviewKey, bReviewOrder, bReviewCounts} {
+		if tx.tx.Bucket(name) != nil {
+			if err := tx.tx.DeleteBucket(name); err != nil {
+				return fmt.Errorf("drop %s: %w", name, err)
+			}
+		}
+		if _, err := tx.tx.CreateBucket(name); err != nil {
+			return fmt.Errorf("create %s: %w", name, err)
+		}
+	}
+	return nil
 }
 
 // ReviewStatusCounts returns the number of items in each status (statuses

@@ -33,7 +33,7 @@ func (tx *Tx) PutSalvagedReviews(items []*ReviewRec) (int, error) {
 				return n, err
 			}
 		}
-		if err := tx.addReviewCount(r.Type, r.Status, 1); err != nil {
+		if err := tx.addReviewCount(r.Type, r.Status, r.DecidedBy, 1); err != nil {
 			return n, err
 		}
 		if err := bRev.Put(u64(r.Seq), encodeReview(r)); err != nil {
@@ -64,6 +64,9 @@ type HealRecord struct {
 	// QueueProblem says why.
 	QueueLost    bool   `json:"queue_lost"`
 	QueueProblem string `json:"queue_problem,omitempty"`
+	// FromJournal is set when the queue was replayed from the review
+	// journal (nothing of it lost, whatever the damaged file held).
+	FromJournal bool `json:"from_journal,omitempty"`
 }
 
 const metaHealed = "healed"

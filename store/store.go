@@ -110,6 +110,9 @@ type Store struct {
 	// write transactions only
 	stageTerms map[string]uint32
 	staging    atomic.Int32 // StageSearch calls not yet done
+	// journal receives the review events of each write transaction
+	// before it commits (reviews_journal.go)
+	journal ReviewJournal
 }
 
 // HolderInfo describes the process holding a store open for writing.
@@ -420,6 +423,7 @@ type Tx struct {
 	tx  *bolt.Tx
 	s   *Store    // for ReleaseMapped during long transactions; nil in tests
 	deg *degTable // the degree table as this transaction sees it (degrees.go)
+	rev reviewTx  // review events to journal before commit (reviews_journal.go)
 }
 
 // errClosed is the error of a transaction on a closed store (or one
@@ -441,8 +445,11 @@ func (s *Store) View(fn func(tx *Tx) error) error {
 }
 
 // Update runs fn in a read-write transaction, committed when fn returns
-// nil and rolled back otherwise. A damaged file found on the way (in fn
-// or in the commit) is a damage error, and nothing is committed.
+// nil and rolled back otherwise. The review events fn journaled are
+// appended to the review journal before the commit (reviews_journal.go);
+// when that fails the transaction rolls back with its error. A damaged
+// file found on the way (in fn or in the commit) is a damage error, and
+// nothing is committed.
 func (s *Store) Update(fn func(tx *Tx) error) error {
 	if s.ReadOnly() {
 		return errs.E(errs.Internal, "store opened read-only")
@@ -455,7 +462,10 @@ func (s *Store) Update(fn func(tx *Tx) error) error {
 		return db.Update(func(btx *bolt.Tx) error {
 			tx := newTx(btx)
 			tx.s = s
-			return fn(tx)
+			if err := fn(tx); err != nil {
+				return err
+			}
+			return tx.flushReviews()
 		})
 	})
 	if err == nil {

@@ -33,6 +33,27 @@ type Config struct {
 	// Freshness configures the check of a CLI verb for files changed
 	// since the last scan (index/fresh.go).
 	Freshness FreshnessConfig `yaml:"freshness"`
+	// History configures page history and the optional git commits
+	// (docs/history.md).
+	History HistoryConfig `yaml:"history"`
+}
+
+// HistoryConfig is the `history:` section of the configuration: the
+// bounds of the page history kept in .synapse/history/ (zero or absent:
+// the defaults of package history: 100 revisions and 8 MiB per page,
+// 2 GiB in all) and whether each write also commits to git.
+type HistoryConfig struct {
+	// PageRevisions is the most revisions kept per page.
+	PageRevisions int `yaml:"page_revisions,omitempty"`
+	// PageMB is the most megabytes (MiB) one page's history takes.
+	PageMB int `yaml:"page_mb,omitempty"`
+	// TotalMB is the most megabytes (MiB) the whole history takes.
+	TotalMB int `yaml:"total_mb,omitempty"`
+	// Git, when true and the vault is in a git work tree, makes each
+	// write commit the files it changed. It runs the git program, so
+	// it is read through one function (ops.gitWanted), where a trust
+	// check applies.
+	Git bool `yaml:"git,omitempty"`
 }
 
 // FreshnessConfig is the `freshness:` section of the configuration:

@@ -31,7 +31,19 @@ const (
 	IndexPage    = "wiki/index.md"
 	LogPage      = "wiki/log.md"
 	OverviewPage = "wiki/overview.md"
+	// ReviewJournal is the review queue's journal (one JSON event a line;
+	// docs/review.md): in the vault, outside .synapse/, so that whatever
+	// carries the vault carries the decisions. It is no page.
+	ReviewJournal = "reviews.jsonl"
+	// GitAttributesFile is git's per-folder attributes file; init writes
+	// GitAttributes into a new one.
+	GitAttributesFile = ".gitattributes"
 )
+
+// GitAttributes tells git to merge the review journal by keeping the lines
+// of both sides (its union driver): two machines' decisions then merge
+// without a conflict, and the replay sorts them out.
+const GitAttributes = ReviewJournal + " merge=union\n"
 
 // EnvVar is the environment variable naming the vault.
 const EnvVar = "SYNAPSE_VAULT"
@@ -211,6 +223,8 @@ func Init(dir string) (*Vault, []string, error) {
 	files := []struct{ rel, body string }{
 		{StateDir + "/.gitignore", "*\n"},
 		{SchemaFile, schemaTemplate},
+		{ReviewJournal, ""},
+		{GitAttributesFile, GitAttributes},
 		{PurposeFile, purposeTemplate},
 		{IndexPage, indexTemplate},
 		{LogPage, logTemplate},

@@ -126,7 +126,8 @@ func (m *Model) decide(act string, ids []string) tea.Cmd {
 		var done, notes []string
 		var firstErr error
 		for _, id := range ids {
-			out, err := call[ops.ResolveReviewOut](ctx, caller, "review.resolve", map[string]string{"id": id, "action": act})
+			// the desk is a person's: its decisions say so (decided_by)
+			out, err := call[ops.ResolveReviewOut](ctx, caller, "review.resolve", map[string]string{"id": id, "action": act, "decided_by": ops.OriginUser})
 			if err != nil {
 				firstErr = cmpErr(firstErr, fmt.Errorf("%s: %w", id, err))
 				continue
@@ -168,7 +169,7 @@ func bulkDecide(ctx context.Context, caller Caller, act string, ids []string) de
 	var missing int
 	for start := 0; start < len(ids); start += ops.MaxBulkIDs {
 		part := ids[start:min(start+ops.MaxBulkIDs, len(ids))]
-		out, err := call[ops.BulkResolveOut](ctx, caller, "review.bulk_resolve", map[string]any{"ids": part, "action": act})
+		out, err := call[ops.BulkResolveOut](ctx, caller, "review.bulk_resolve", map[string]any{"ids": part, "action": act, "decided_by": ops.OriginUser})
 		if err != nil {
 			return decidedMsg{done: done, err: err, text: fmt.Sprintf("%s %d of %d", pastTense[act], len(done), len(ids))}
 		}

@@ -120,11 +120,17 @@ func (f *fixture) decide(t *testing.T, id, action string) {
 // status is an item's status in the store.
 func (f *fixture) status(t *testing.T, id string) string {
 	t.Helper()
+	return f.item(t, id).Status
+}
+
+// item is an item as the store holds it.
+func (f *fixture) item(t *testing.T, id string) ops.ReviewItem {
+	t.Helper()
 	out, err := call[ops.ShowReviewOut](context.Background(), f.c, "review.show", map[string]string{"id": id})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return out.Item.Status
+	return out.Item
 }
 
 func (f *fixture) model(o Options) *Model {
@@ -271,6 +277,10 @@ func TestDesk_DismissThird(t *testing.T) {
 			t.Errorf("item %d (%s) is %s, want %s", i, id, got, want)
 		}
 	}
+	// a decision at the desk is a person's
+	if by := f.item(t, f.ids[2]).DecidedBy; by != ops.OriginUser {
+		t.Errorf("decided by %q", by)
+	}
 }
 
 // A refused confirmation (n) changes nothing.
@@ -322,6 +332,9 @@ func TestDesk_BulkSkip(t *testing.T) {
 	}
 	if len(m.q.sel) != 0 || m.q.total != 3 {
 		t.Errorf("after the bulk: %d selected, %d pending", len(m.q.sel), m.q.total)
+	}
+	if by := f.item(t, f.ids[0]).DecidedBy; by != ops.OriginUser {
+		t.Errorf("bulk: decided by %q", by)
 	}
 	n := 0
 	for _, c := range f.c.calls {

@@ -89,6 +89,10 @@ func TestMCP_OutputSchemas(t *testing.T) {
 		{"read_source_file", map[string]any{"path": "notes/schema.md"}},
 		{"write_page", map[string]any{"title": "Schema check", "content": "Links to [[Nowhere in particular]], [[Another missing page]] and [[Home]].\n", "frontmatter": map[string]any{"tags": []string{"x"}}}},
 		{"write_page", map[string]any{"title": "Schema check", "content": "Links to [[Nowhere in particular]], [[Another missing page]] and [[Home]].\n", "frontmatter": map[string]any{"tags": []string{"x"}}}},
+		{"get_page_history", map[string]any{"title": "Schema check"}},
+		{"get_page_diff", map[string]any{"title": "Schema check"}},
+		{"restore_page", map[string]any{"title": "Schema check", "rev": 1}},
+		{"recent_activity", map[string]any{"since": "24h"}},
 		{"list_reviews", map[string]any{"status": "all", "type": "missing-page", "limit": 5}},
 		{"trigger_source_rescan", nil},
 	}

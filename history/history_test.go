@@ -1,0 +1,455 @@
+package history
+
+import (
+	"bytes"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// newStore makes a vault folder with .synapse/ and its history.
+func newStore(t *testing.T) (*Store, string) {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, ".synapse"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	s := For(dir)
+	clock := time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC)
+	s.SetClock(func() time.Time { clock = clock.Add(time.Second); return clock })
+	return s, dir
+}
+
+// histPath is the absolute path of a history file.
+func histPath(dir, rel string) string {
+	return filepath.Join(dir, filepath.FromSlash(Dir), filepath.FromSlash(rel))
+}
+
+// save appends one entry per content to page id and closes it.
+func save(t *testing.T, s *Store, id string, contents ...string) []Revision {
+	t.Helper()
+	var out []Revision
+	for _, c := range contents {
+		p, err := s.Edit(id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := p.Append(Entry{Content: []byte(c), Op: OpWrite, Origin: OriginSynapse, Path: "wiki/" + id + ".md", Title: id})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := p.Sync()(); err != nil {
+			t.Fatal(err)
+		}
+		if err := p.Close(); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// pageText makes a page of about n bytes of words drawn at random (by
+// seed) from a vocabulary: two seeds share little beyond the words.
+func pageText(seed, n int) string {
+	r := rand.New(rand.NewPCG(uint64(seed), 7))
+	var b strings.Builder
+	fmt.Fprintf(&b, "---\ntitle: Page %d\n---\n# Page %d\n\n", seed, seed)
+	for b.Len() < n {
+		for w := 0; w < 12; w++ {
+			b.WriteString(vocabulary[r.IntN(len(vocabulary))])
+			b.WriteByte(' ')
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
+}
+
+var vocabulary = strings.Fields(`the wiki page links sources agent review queue graph search index
+	history revision delta keyframe compress bytes write restore diff unified hunk vault folder
+	markdown title alias tag type concept entity synthesis comparison query note schema purpose
+	obsidian backlink orphan dangling missing created updated log overview moved renamed file
+	network program trust config bound prune newest oldest page total size count default`)
+
+func TestHistory_RoundTripAndEncodings(t *testing.T) {
+	s, _ := newStore(t)
+	base := pageText(1, 3000)
+	edited := strings.Replace(base, " page ", " PAGE ", 1)
+	other := pageText(2, 3000)
+	contents := []string{base, edited, base, other, "", "tiny"}
+	revs := save(t, s, "abcd1234", contents...)
+	p, err := s.Read("abcd1234")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Problems) > 0 {
+		t.Fatal(p.Problems)
+	}
+	got := p.Revisions()
+	if len(got) != len(contents) {
+		t.Fatalf("%d revisions, want %d", len(got), len(contents))
+	}
+	for i, c := range contents {
+		if got[len(got)-1-i].Rev != i+1 {
+			t.Errorf("revision %d numbered %d", i+1, got[len(got)-1-i].Rev)
+		}
+		data, err := p.Content(i + 1)
+		if err != nil {
+			t.Fatalf("rev %d: %v", i+1, err)
+		}
+		if string(data) != c {
+			t.Errorf("rev %d: content differs", i+1)
+		}
+	}
+	// the encodings that make the history small
+	enc := map[int]string{}
+	for _, r := range p.recs {
+		enc[r.h.Rev] = r.h.Enc
+	}
+	want := map[int]string{1: encFlate, 2: encDelta, 3: encSame, 4: encFlate}
+	for rev, e := range want {
+		if enc[rev] != e {
+			t.Errorf("rev %d stored as %s, want %s", rev, enc[rev], e)
+		}
+	}
+	if n := len(p.recs[1].payload); n > 160 {
+		t.Errorf("a one-word edit of a 3 KB page stores %d bytes of content (more than its line)", n)
+	}
+	if n := len(p.recs[2].payload); n != 0 {
+		t.Errorf("a repeat of revision 1 stores %d bytes of content", n)
+	}
+	if revs[0].Stored > int64(len(base))/2 {
+		t.Errorf("a 3 KB page is stored in %d bytes", revs[0].Stored)
+	}
+}
+
+func TestHistory_DeltaOfALargePage(t *testing.T) {
+	s, _ := newStore(t)
+	big := pageText(9, 300<<10)
+	lines := strings.Split(big, "\n")
+	lines[len(lines)/2] = "a line rewritten in the middle of a 300 KB page"
+	edited := strings.Join(lines, "\n") + "and a line added at its end\n"
+	save(t, s, "big00001", big, edited)
+	p, _ := s.Read("big00001")
+	if r := p.recs[1]; (r.h.Enc != encDelta && r.h.Enc != encZDelta) || len(r.payload) > 400 {
+		t.Fatalf("the edit of a 300 KB page is stored as %s, %d bytes", r.h.Enc, len(r.payload))
+	}
+	if c, err := p.Content(2); err != nil || string(c) != edited {
+		t.Fatalf("revision 2 decodes wrong: %v", err)
+	}
+}
+
+func FuzzApplyDelta(f *testing.F) {
+	f.Add([]byte("one\ntwo\nthree\n"), []byte("one\n2\nthree\nfour\n"), []byte{})
+	f.Add([]byte(""), []byte("new\n"), []byte{1, 2})
+	f.Fuzz(func(t *testing.T, base, content, junk []byte) {
+		d := makeDelta(base, content)
+		got, err := applyDelta(base, d, int64(len(content)))
+		if err != nil || string(got) != string(content) {
+			t.Fatalf("round trip: %q, %v", got, err)
+		}
+		// damaged deltas fail, never panic
+		_, _ = applyDelta(base, append(d[:len(d)/2], junk...), int64(len(content)))
+		_, _ = applyDelta(base, junk, int64(len(content)))
+	})
+}
+
+func TestHistory_TornTailIsCutOff(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		tail func(rec []byte) []byte
+	}{
+		{"half a record", func(rec []byte) []byte { return rec[:len(rec)/2] }},
+		{"framing only", func(rec []byte) []byte { return rec[:frameLen] }},
+		{"zeros", func(rec []byte) []byte { return make([]byte, len(rec)) }},
+		{"bad checksum at the end", func(rec []byte) []byte {
+			b := append([]byte(nil), rec...)
+			b[len(b)-1] ^= 0xff
+			return b
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, dir := newStore(t)
+			save(t, s, "torn0001", "one\n", "two\n")
+			abs := histPath(dir, packPath("torn0001"))
+			before, _ := os.ReadFile(abs)
+			// a third record, as an append would write it, damaged
+			p, _ := s.Read("torn0001")
+			b, _, err := p.encode(packHeader{Rev: 3, Time: time.Now().UTC().Format(time.RFC3339Nano), Op: OpWrite, Origin: OriginSynapse}, []byte("three\n"), p.size)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(abs, append(append([]byte(nil), before...), tc.tail(b)...), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if p, _ := s.Read("torn0001"); len(p.Revisions()) != 2 || len(p.Problems) != 0 {
+				t.Fatalf("reader: %d revisions, problems %v", len(p.Revisions()), p.Problems)
+			}
+			save(t, s, "torn0001", "four\n")
+			after, _ := os.ReadFile(abs)
+			if !bytes.HasPrefix(after, before) {
+				t.Fatal("the valid part changed")
+			}
+			p, _ = s.Read("torn0001")
+			if n := p.Newest(); n == nil || n.Rev != 3 || len(p.Revisions()) != 3 {
+				t.Fatalf("after the repair: %+v", p.Revisions())
+			}
+			if c, err := p.Content(3); err != nil || string(c) != "four\n" {
+				t.Fatalf("rev 3 = %q, %v", c, err)
+			}
+		})
+	}
+}
+
+func TestHistory_DamagedPackSetAside(t *testing.T) {
+	s, dir := newStore(t)
+	save(t, s, "dmg00001", "one\n", "two\n", "three\n")
+	abs := histPath(dir, packPath("dmg00001"))
+	data, _ := os.ReadFile(abs)
+	p, _ := s.Read("dmg00001")
+	// flip a byte inside the second record's header: damage, not a tear
+	data[p.recs[1].off+frameLen+2] ^= 0x20
+	if err := os.WriteFile(abs, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p, _ = s.Read("dmg00001")
+	if len(p.Revisions()) != 1 || len(p.Problems) == 0 {
+		t.Fatalf("reader: %d revisions, problems %v", len(p.Revisions()), p.Problems)
+	}
+	e, err := s.Edit("dmg00001")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(e.Problems) < 2 || !strings.Contains(e.Problems[1], "set aside") {
+		t.Fatalf("problems: %v", e.Problems)
+	}
+	if _, err := e.Append(Entry{Content: []byte("four\n"), Op: OpWrite, Origin: OriginSynapse}); err != nil {
+		t.Fatal(err)
+	}
+	e.Close()
+	aside, _ := filepath.Glob(filepath.Join(dir, ".synapse/history/orphans/dmg00001-damaged-*.pack"))
+	if len(aside) != 1 {
+		t.Fatalf("set aside: %v", aside)
+	}
+	if kept, _ := os.ReadFile(aside[0]); !bytes.Equal(kept, data) {
+		t.Error("the damaged file was not kept as it was")
+	}
+	p, _ = s.Read("dmg00001")
+	if got := p.Revisions(); len(got) != 2 || got[0].Rev != 2 || len(p.Problems) != 0 {
+		t.Fatalf("after: %+v %v", got, p.Problems)
+	}
+}
+
+func TestHistory_PrunePerPage(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		limits Limits
+		writes int
+		size   int
+		check  func(t *testing.T, p *Page)
+	}{
+		{"revisions", Limits{PageRevisions: 10}, 25, 500, func(t *testing.T, p *Page) {
+			if n := len(p.recs); n > 10 || n < 9 {
+				t.Errorf("%d revisions kept, want 9..10", n)
+			}
+		}},
+		{"bytes", Limits{PageBytes: 20 << 10}, 30, 4000, func(t *testing.T, p *Page) {
+			if p.size > 20<<10 {
+				t.Errorf("%d bytes kept, bound 20 KiB", p.size)
+			}
+		}},
+		{"one huge revision", Limits{PageBytes: 1 << 10}, 3, 8000, func(t *testing.T, p *Page) {
+			if len(p.recs) != 1 {
+				t.Errorf("%d revisions kept, want the newest alone", len(p.recs))
+			}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, _ := newStore(t)
+			s.SetLimits(tc.limits)
+			var last string
+			for i := 0; i < tc.writes; i++ {
+				last = pageText(i*31, tc.size) // unrelated texts: no deltas
+				save(t, s, "prune001", last)
+			}
+			p, _ := s.Read("prune001")
+			tc.check(t, p)
+			n := p.Newest()
+			if n == nil || n.Rev != tc.writes {
+				t.Fatalf("newest %+v, want rev %d", n, tc.writes)
+			}
+			if c, err := p.Content(n.Rev); err != nil || string(c) != last {
+				t.Fatalf("the newest revision is not kept whole: %v", err)
+			}
+			for _, r := range p.Revisions() {
+				if _, err := p.Content(r.Rev); err != nil {
+					t.Errorf("rev %d after pruning: %v", r.Rev, err)
+				}
+			}
+			sum, _ := s.Summary()
+			if sum.PrunedRevisions != tc.writes-len(p.recs) || sum.Revisions != len(p.recs) || sum.Bytes != p.size || sum.DiskBytes != blocks(p.size) || sum.Pages != 1 {
+				t.Errorf("summary %+v; pack %d revisions, %d bytes", sum, len(p.recs), p.size)
+			}
+		})
+	}
+}
+
+func TestHistory_PruneTotalKeepsNewest(t *testing.T) {
+	s, _ := newStore(t)
+	s.SetLimits(Limits{TotalBytes: 40 << 10})
+	ids := []string{"tot00001", "tot00002", "tot00003", "tot00004"}
+	for round := 0; round < 6; round++ {
+		for k, id := range ids {
+			save(t, s, id, pageText(round*100+k, 4000))
+		}
+	}
+	sum, err := s.Summary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.DiskBytes > 40<<10 {
+		t.Errorf("history takes %d bytes on disk, bound %d", sum.DiskBytes, 40<<10)
+	}
+	if sum.PrunedRevisions == 0 || sum.LastPruned == "" {
+		t.Errorf("nothing pruned: %+v", sum)
+	}
+	var total, disk int64
+	revs := 0
+	for k, id := range ids {
+		p, _ := s.Read(id)
+		n := p.Newest()
+		if n == nil || n.Rev != 6 {
+			t.Fatalf("%s: newest %+v", id, n)
+		}
+		if c, _ := p.Content(6); string(c) != pageText(500+k, 4000) {
+			t.Errorf("%s: newest revision damaged", id)
+		}
+		total += p.size
+		disk += blocks(p.size)
+		revs += len(p.recs)
+	}
+	if sum.Bytes != total || sum.DiskBytes != disk || sum.Revisions != revs || sum.Pages != len(ids) {
+		t.Errorf("summary %+v; packs hold %d revisions, %d bytes", sum, revs, total)
+	}
+}
+
+func TestHistory_SummaryRecountedWhenMissing(t *testing.T) {
+	s, dir := newStore(t)
+	save(t, s, "sum00001", "a\n", "b\n")
+	save(t, s, "sum00002", "c\n")
+	want, _ := s.Summary()
+	// a new process reads the totals from the feed
+	s.mu.Lock()
+	s.sum = nil
+	s.mu.Unlock()
+	if got, err := s.Summary(); err != nil || got != want {
+		t.Fatalf("reloaded %+v (%v), want %+v", got, err, want)
+	}
+	if err := os.Remove(histPath(dir, recentFile)); err != nil {
+		t.Fatal(err)
+	}
+	s.mu.Lock()
+	s.sum = nil
+	s.mu.Unlock()
+	got, err := s.Summary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Pages != 2 || got.Revisions != 3 || got.Bytes != want.Bytes || got.Recounted == "" {
+		t.Errorf("recounted %+v, want %+v", got, want)
+	}
+}
+
+func TestHistory_RecentNewestFirst(t *testing.T) {
+	s, _ := newStore(t)
+	save(t, s, "rec00001", "a\n")
+	save(t, s, "rec00002", "b\n")
+	mid := s.now()
+	save(t, s, "rec00001", "c\n")
+	all, more, err := s.Recent(time.Time{}, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if more || len(all) != 3 || all[0].ID != "rec00001" || all[0].Rev != 2 || all[2].Rev != 1 {
+		t.Fatalf("recent: %+v more=%v", all, more)
+	}
+	two, more, _ := s.Recent(time.Time{}, 2)
+	if len(two) != 2 || !more {
+		t.Errorf("limit 2: %d items, more=%v", len(two), more)
+	}
+	since, _, _ := s.Recent(mid, 10)
+	if len(since) != 1 || since[0].Rev != 2 {
+		t.Errorf("since: %+v", since)
+	}
+}
+
+func TestHistory_RecentTrimmed(t *testing.T) {
+	s, dir := newStore(t)
+	line := strings.Repeat("x", 1000)
+	var b strings.Builder
+	for b.Len() < recentMax {
+		fmt.Fprintf(&b, `{"id":"old00001","rev":1,"sha256":"%s","time":"2026-01-01T00:00:00Z","recorded":"2026-01-01T00:00:00Z","title":"%s"}`+"\n", strings.Repeat("0", 64), line)
+	}
+	if err := os.MkdirAll(filepath.Join(dir, filepath.FromSlash(Dir)), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(histPath(dir, recentFile), []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	save(t, s, "new00001", "fresh\n")
+	st, err := os.Stat(histPath(dir, recentFile))
+	if err != nil || st.Size() > recentKeep+4096 {
+		t.Fatalf("feed is %d bytes after the trim (keep %d)", st.Size(), recentKeep)
+	}
+	got, _, _ := s.Recent(time.Time{}, 1)
+	if len(got) != 1 || got[0].ID != "new00001" {
+		t.Fatalf("newest after the trim: %+v", got)
+	}
+}
+
+func TestHistory_EditMovedCarriesThePack(t *testing.T) {
+	s, dir := newStore(t)
+	save(t, s, "from0001", "one\n", "two\n")
+	save(t, s, "to000001", "a page that was deleted\n")
+	p, err := s.EditMoved("from0001", "to000001")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Append(Entry{Content: []byte("two\n"), Op: OpMove, Origin: OriginSynapse, Path: "wiki/new.md", MovedFrom: "wiki/old.md"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if s.Has("from0001") {
+		t.Error("the old id still has a history")
+	}
+	q, _ := s.Read("to000001")
+	revs := q.Revisions()
+	if len(revs) != 3 || revs[0].Op != OpMove || revs[0].MovedFrom != "wiki/old.md" || len(q.recs[2].payload) != 0 {
+		t.Fatalf("moved history: %+v", revs)
+	}
+	if aside, _ := filepath.Glob(filepath.Join(dir, ".synapse/history/orphans/to000001-replaced-*.pack")); len(aside) != 1 {
+		t.Errorf("the replaced history was not set aside: %v", aside)
+	}
+	sum, _ := s.Summary()
+	if sum.Pages != 1 || sum.Revisions != 3 || sum.Bytes != q.size || sum.DiskBytes != blocks(q.size) {
+		t.Errorf("summary %+v, pack %d bytes", sum, q.size)
+	}
+}
+
+func TestHistory_RefusesBadIDs(t *testing.T) {
+	s, _ := newStore(t)
+	for _, id := range []string{"", "a", "../../etc", "AB12", "ab/cd", "ab.cd"} {
+		if _, err := s.Edit(id); err == nil {
+			t.Errorf("Edit(%q) accepted", id)
+		}
+		if _, err := s.Read(id); err == nil {
+			t.Errorf("Read(%q) accepted", id)
+		}
+	}
+}

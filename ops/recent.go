@@ -1,0 +1,188 @@
+package ops
+
+import (
+	"context"
+	"encoding/json"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/synapse-wiki/synapse/errs"
+	"github.com/synapse-wiki/synapse/history"
+	"github.com/synapse-wiki/synapse/store"
+)
+
+// Recent activity: what changed in the wiki and what was decided, newest
+// first. Page changes come from the page history's feed (history.Recent):
+// pages created, updated, restored and moved through synapse, and edits
+// made outside it that the history recorded. Review decisions come from
+// recentDecisions.
+
+// RecentIn is the input of recent.
+type RecentIn struct {
+	Since string `json:"since,omitempty" desc:"Only what happened since then: a duration back from now (90m, 24h, 7d, 2w) or a date or time (2026-05-01, 2026-05-01T10:00:00Z)"`
+	Limit int    `json:"limit,omitempty" default:"50" min:"1" max:"500" desc:"Most entries to return, newest first"`
+}
+
+// RecentItem is one thing that happened.
+type RecentItem struct {
+	Time time.Time `json:"time"`
+	// Kind is "page" (a page changed) or "review" (a review item was
+	// decided).
+	Kind string `json:"kind"`
+	// Action says what happened: for a page created, updated, restored,
+	// moved or edited (changed outside synapse); for a review item its
+	// terminal status (created, skipped, dismissed, deep_researched,
+	// auto_resolved).
+	Action string `json:"action"`
+	Title  string `json:"title"`
+	// ID is the page's id (at the time) or the review item's.
+	ID   string `json:"id"`
+	Path string `json:"path,omitempty"`
+	// Rev is the page's history revision; From the revision a restore
+	// wrote back; MovedFrom the file a move left.
+	Rev       int    `json:"rev,omitempty"`
+	From      int    `json:"from,omitempty"`
+	MovedFrom string `json:"moved_from,omitempty"`
+	// Type is a review item's type.
+	Type string `json:"type,omitempty"`
+}
+
+// RecentOut is the result of recent.
+type RecentOut struct {
+	// Since is the start of the window asked for (RFC 3339), "" for all.
+	Since string       `json:"since,omitempty"`
+	Items []RecentItem `json:"items"`
+	// More says that older entries were left out (the limit, or the size
+	// bound MaxRecentBytes); ask again with a smaller window or a larger
+	// limit.
+	More bool `json:"more"`
+}
+
+var opRecent = register(Op{
+	Name: "recent", Summary: "What changed in the wiki and what was decided, newest first: pages created, updated, restored, moved or edited, and review decisions",
+	CLI: "recent", MCP: "recent_activity", REST: []Route{{Method: "GET", Path: "/recent"}},
+	Access: Read, Limits: "limit 1..500 (default 50); the answer stays under 16 KB (more says what was left out)",
+	Title: "List recent activity",
+	Examples: []Example{
+		{`synapse recent`, "the newest 50 changes and decisions"},
+		{`synapse recent --since 24h`, "what happened in the last day (also 90m, 7d, 2w, or a date: 2026-05-01)"},
+		{`synapse recent --since 7d --limit 200 --json`, "a week, as JSON"},
+	},
+	Exits: map[int]string{2: "invalid input: --since is not a duration (90m, 24h, 7d, 2w) or a date"},
+}, recent)
+
+// MaxRecentBytes bounds the JSON of a recent answer: it fits an agent's
+// context whatever the limit.
+const MaxRecentBytes = 16 << 10
+
+// pageActions names a history op as recent lists it.
+var pageActions = map[string]string{
+	history.OpCreate: "created", history.OpWrite: "updated", history.OpRestore: "restored",
+	history.OpMove: "moved", history.OpEdit: "edited",
+}
+
+func recent(ctx context.Context, e *Env, in *RecentIn) (*RecentOut, error) {
+	since, err := parseSince(in.Since, e.now())
+	if err != nil {
+		return nil, err
+	}
+	limit := max(in.Limit, 1)
+	out := &RecentOut{Items: []RecentItem{}}
+	if !since.IsZero() {
+		out.Since = since.UTC().Format(time.RFC3339)
+	}
+	acts, more, err := e.History.Recent(since, limit)
+	if err != nil {
+		return nil, errs.Wrap(errs.Internal, err, "read the page history's activity: %v", err)
+	}
+	for _, a := range acts {
+		action := pageActions[a.Op]
+		if action == "" {
+			action = a.Op
+		}
+		out.Items = append(out.Items, RecentItem{Time: a.Time, Kind: "page", Action: action, Title: a.Title,
+			ID: a.ID, Path: a.Path, Rev: a.Rev, From: a.From, MovedFrom: a.MovedFrom})
+	}
+	var decided []RecentItem
+	err = e.Store.View(func(tx *store.Tx) error {
+		var err error
+		decided, err = recentDecisions(tx, since, limit)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	out.Items = append(out.Items, decided...)
+	sort.SliceStable(out.Items, func(i, j int) bool { return out.Items[i].Time.After(out.Items[j].Time) })
+	if len(out.Items) > limit {
+		out.Items, more = out.Items[:limit], true
+	}
+	// within the size bound: the oldest go first
+	for len(out.Items) > 0 {
+		b, err := json.Marshal(out)
+		if err != nil || len(b) <= MaxRecentBytes {
+			break
+		}
+		n := len(out.Items) * MaxRecentBytes / len(b)
+		out.Items, more = out.Items[:min(n, len(out.Items)-1)], true
+	}
+	out.More = more
+	return out, nil
+}
+
+// recentDecisions lists the review items decided at or after since,
+// newest first, at most limit. It reads the store's queue (each item's
+// reviewed_at); the review journal, once the queue lives in the vault,
+// is the place to read them from instead.
+func recentDecisions(tx *store.Tx, since time.Time, limit int) ([]RecentItem, error) {
+	total := tx.ReviewStatusCounts()
+	n := 0
+	for s, c := range total {
+		if s != store.ReviewPending {
+			n += c
+		}
+	}
+	recs, _, err := tx.ListReviews(store.ReviewFilter{Class: store.ReviewClassResolved, Limit: n})
+	if err != nil {
+		return nil, err
+	}
+	var out []RecentItem
+	for _, r := range recs {
+		if r.ReviewedNS == 0 || (!since.IsZero() && r.ReviewedNS < since.UnixNano()) {
+			continue
+		}
+		out = append(out, RecentItem{Time: time.Unix(0, r.ReviewedNS).UTC(), Kind: "review", Action: r.Status,
+			Title: r.Title, ID: r.ID, Path: r.Page, Type: r.Type})
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Time.After(out[j].Time) })
+	return out[:min(len(out), limit)], nil
+}
+
+var sinceDuration = regexp.MustCompile(`^(\d+)(m|h|d|w)$`)
+
+// parseSince reads a window's start: "" (none), a duration back from now
+// (90m, 24h, 7d, 2w), a date (2026-05-01, local midnight) or an RFC 3339
+// time.
+func parseSince(s string, now time.Time) (time.Time, error) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return time.Time{}, nil
+	}
+	if m := sinceDuration.FindStringSubmatch(strings.ToLower(s)); m != nil {
+		n, err := strconv.Atoi(m[1])
+		if err == nil && n <= 100000 {
+			unit := map[string]time.Duration{"m": time.Minute, "h": time.Hour, "d": 24 * time.Hour, "w": 7 * 24 * time.Hour}[m[2]]
+			return now.Add(-time.Duration(n) * unit), nil
+		}
+	}
+	if t, err := time.ParseInLocation("2006-01-02", s, now.Location()); err == nil {
+		return t, nil
+	}
+	if t, err := time.Parse(time.RFC3339, s); err == nil {
+		return t, nil
+	}
+	return time.Time{}, errs.E(errs.Invalid, "%s must be a duration back from now (90m, 24h, 7d, 2w) or a date (2026-05-01) or an RFC 3339 time, not %q", errs.Param("since"), s)
+}

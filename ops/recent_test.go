@@ -1,0 +1,114 @@
+package ops
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/synapse-wiki/synapse/errs"
+	"github.com/synapse-wiki/synapse/index"
+	"github.com/synapse-wiki/synapse/internal/testvault"
+)
+
+// recentT is recent through the operation's row (its default limit).
+func recentT(t *testing.T, e *Env, in *RecentIn) *RecentOut {
+	t.Helper()
+	p := obj{}
+	if in.Since != "" {
+		p["since"] = in.Since
+	}
+	if in.Limit != 0 {
+		p["limit"] = in.Limit
+	}
+	return mustCall[RecentOut](t, e, opRecent, p)
+}
+
+// actions lists recent items as "kind:action:title", newest first.
+func actions(out *RecentOut) string {
+	var s []string
+	for _, it := range out.Items {
+		s = append(s, it.Kind+":"+it.Action+":"+it.Title)
+	}
+	return strings.Join(s, " ")
+}
+
+func TestRecent_WritesRestoresEditsAndDecisions(t *testing.T) {
+	v := testvault.New(t)
+	e := newTestEnv(t, v)
+	w := write(t, e, &WritePageIn{Title: "Egret", Content: "# Egret\n"})
+	write(t, e, &WritePageIn{Title: "Egret", Content: "# Egret\n\nWhite.\n"})
+	it := add(t, e, "suggestion", "Split Egret")
+	mustCall[ResolveReviewOut](t, e, opResolveReview, obj{"id": it.ID, "action": "dismiss"})
+	if _, err := restore(t, e, "Egret", 1, ""); err != nil {
+		t.Fatal(err)
+	}
+	// an edit outside synapse, seen by a scan
+	testvault.Write(t, v, w.Path, readFile(t, v, w.Path)+"\nBy hand.\n")
+	edited := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC) // after every reading of the test clock
+	if err := os.Chtimes(v.Abs(w.Path), edited, edited); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.Index.Scan(context.Background(), index.ScanOptions{Paths: []string{w.Path}}); err != nil {
+		t.Fatal(err)
+	}
+	got := actions(recentT(t, e, &RecentIn{}))
+	want := "page:edited:Egret page:restored:Egret review:dismissed:Split Egret page:updated:Egret page:created:Egret"
+	if got != want {
+		t.Fatalf("recent:\n%s\nwant\n%s", got, want)
+	}
+	out := recentT(t, e, &RecentIn{Limit: 2})
+	if len(out.Items) != 2 || !out.More || out.Items[1].Rev != 3 || out.Items[1].From != 1 {
+		t.Fatalf("limit 2: %+v", out)
+	}
+}
+
+func TestRecent_Since(t *testing.T) {
+	v := testvault.New(t)
+	e := newTestEnv(t, v)
+	clock := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
+	e.Now = func() time.Time { return clock }
+	write(t, e, &WritePageIn{Title: "Gannet", Content: "# Gannet\n"})
+	clock = clock.Add(48 * time.Hour)
+	write(t, e, &WritePageIn{Title: "Grebe", Content: "# Grebe\n"})
+	clock = clock.Add(time.Hour)
+	for _, tc := range []struct {
+		since, want string
+	}{
+		{"", "page:created:Grebe page:created:Gannet"},
+		{"2h", "page:created:Grebe"},
+		{"3d", "page:created:Grebe page:created:Gannet"},
+		{"2026-03-02", "page:created:Grebe"},
+		{"2026-03-01T08:00:00Z", "page:created:Grebe page:created:Gannet"},
+	} {
+		out := recentT(t, e, &RecentIn{Since: tc.since})
+		if got := actions(out); got != tc.want {
+			t.Errorf("since %q: %s, want %s", tc.since, got, tc.want)
+		}
+	}
+	for _, bad := range []string{"yesterday", "5y", "-2h"} {
+		if _, err := recent(context.Background(), e, &RecentIn{Since: bad, Limit: 5}); errs.CodeOf(err) != errs.Invalid {
+			t.Errorf("since %q: %v, want invalid", bad, err)
+		}
+	}
+}
+
+func TestRecent_FitsInSixteenKB(t *testing.T) {
+	v := testvault.New(t)
+	e := newTestEnv(t, v)
+	long := strings.Repeat("Long Title Words ", 11)
+	for i := 0; i < 120; i++ {
+		write(t, e, &WritePageIn{Title: fmt.Sprintf("%s%d", long, i), Content: "body\n"})
+	}
+	out := recentT(t, e, &RecentIn{Limit: 500})
+	b, _ := json.Marshal(out)
+	if len(b) > MaxRecentBytes || !out.More || len(out.Items) < 20 {
+		t.Fatalf("%d bytes, %d items, more=%v", len(b), len(out.Items), out.More)
+	}
+	if !strings.HasSuffix(out.Items[0].Title, "119") {
+		t.Fatalf("newest first: %q", out.Items[0].Title)
+	}
+}
