@@ -12,8 +12,8 @@ import (
 // TestScan_RemovesKilledWritesTempFiles: a scan of the whole vault
 // removes the temporary files killed writes left (synapse's form, older
 // than any write takes), and nothing else: not a recent one (a write may
-// be under way), not an editor's, not one outside wiki/ and the top files;
-// a scan of named files removes nothing.
+// be under way), not an editor's, not one outside wiki/, synapse's top
+// files and the page history; a scan of named files removes nothing.
 func TestScan_RemovesKilledWritesTempFiles(t *testing.T) {
 	old := time.Now().Add(-2 * leftoverAge)
 	files := map[string]bool{ // path → removed by a whole scan

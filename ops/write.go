@@ -277,7 +277,7 @@ func (w *pageWrite) attempt(ctx context.Context) (*WritePageOut, error) {
 	}
 	if !r.unchanged {
 		// what is written after the page must fit too (room.go)
-		if err := checkRoom(w.e.Vault, int64(len(r.data))); err != nil {
+		if err := checkRoom(w.e.Vault, int64(len(r.data)), int64(len(t.old))); err != nil {
 			return nil, err
 		}
 	}
