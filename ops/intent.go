@@ -38,22 +38,23 @@ const maxIntent = 64 << 10
 type writeIntent struct {
 	Title string    `json:"title"`          // as the write was given it
 	Path  string    `json:"path,omitempty"` // the page's, when it existed
+	Type  string    `json:"type,omitempty"` // a new page's: its folder
 	PID   int       `json:"pid"`
 	At    time.Time `json:"at"`
 }
 
 // noteIntent records that a write of title (to the page at path, "" for a
-// new page) is about to write its page; the returned func removes the
+// new page of type typ) is about to write its page; the returned func removes the
 // note once the write is recorded (or wrote nothing). The note is
 // written whole (a new file renamed into place) and never through a
 // symlink (stateRoot); it is not fsynced: a kill loses nothing the kernel
 // holds.
-func (e *Env) noteIntent(title, path string) (done func()) {
+func (e *Env) noteIntent(title, path, typ string) (done func()) {
 	r, err := stateRoot(e.Vault)
 	if err != nil {
 		return func() {} // no .synapse to write to: the write fails on its own
 	}
-	data, _ := json.Marshal(writeIntent{Title: title, Path: path, PID: os.Getpid(), At: e.now().UTC()})
+	data, _ := json.Marshal(writeIntent{Title: title, Path: path, Type: typ, PID: os.Getpid(), At: e.now().UTC()})
 	tmp := fmt.Sprintf(".%s.%d.tmp", intentName, os.Getpid())
 	_ = r.Remove(tmp) // one of a killed process with the same id
 	f, err := r.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
@@ -116,17 +117,9 @@ func (e *Env) finishInterruptedWrite(ctx context.Context) error {
 		_ = r.Remove(intentName)
 		return nil
 	}
-	path := in.Path
-	if path == "" {
-		// a new page: found by its title once the scan indexed its file
-		_ = e.Store.View(func(tx *store.Tx) error {
-			if r := index.Resolve(tx, index.LinkKey(in.Title), "", false); r.Doc != 0 {
-				if h, ok, _ := tx.Head(r.Doc); ok {
-					path = h.Path
-				}
-			}
-			return nil
-		})
+	path, err := e.intentPath(ctx, in)
+	if err != nil {
+		return err
 	}
 	if path != "" && reviewHooks.OnPageWritten != nil {
 		// the page as it is on disk now, indexed first
@@ -147,4 +140,32 @@ func (e *Env) finishInterruptedWrite(ctx context.Context) error {
 		}
 	}
 	return r.Remove(intentName)
+}
+
+// intentPath finds the page an interrupted write wrote: its path when it
+// replaced a page; for a new page, the page its title resolves to once
+// the folder new pages of its type go to is scanned (the command that
+// finishes the write may not have indexed it yet). "" when there is none.
+func (e *Env) intentPath(ctx context.Context, in writeIntent) (string, error) {
+	if in.Path != "" {
+		return in.Path, nil
+	}
+	var dir string
+	_ = e.Store.View(func(tx *store.Tx) error {
+		dir = newPageDir(tx, in.Type)
+		return nil
+	})
+	if _, err := e.Index.Scan(ctx, index.ScanOptions{Paths: []string{dir}}); err != nil {
+		return "", err
+	}
+	path := ""
+	_ = e.Store.View(func(tx *store.Tx) error {
+		if r := index.Resolve(tx, index.LinkKey(in.Title), "", false); r.Doc != 0 {
+			if h, ok, _ := tx.Head(r.Doc); ok {
+				path = h.Path
+			}
+		}
+		return nil
+	})
+	return path, nil
 }

@@ -59,10 +59,12 @@ func TestWritePage_KilledAfterItsFile(t *testing.T) {
 		name     string
 		existing bool // the write replaces a page
 		dropNote bool // the note is lost: nothing finishes the write
+		fresh    bool // the next command indexes changed files first
 	}{
-		{"new page", false, false},
-		{"existing page", true, false},
-		{"no note", false, true},
+		{"new page", false, false, false},
+		{"new page, fresh", false, false, true},
+		{"existing page", true, false, false},
+		{"no note", false, true, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			v := testvault.New(t)
@@ -81,7 +83,7 @@ func TestWritePage_KilledAfterItsFile(t *testing.T) {
 				_ = os.Remove(v.Abs(intentFile))
 			}
 			e.Close()
-			e, err = OpenEnv(context.Background(), v, OpenOptions{Fresh: true})
+			e, err = OpenEnv(context.Background(), v, OpenOptions{Fresh: tc.fresh})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -114,5 +116,21 @@ func TestWritePage_IntentNoteIsConfined(t *testing.T) {
 	}
 	if st, err := os.Lstat(v.Abs(intentFile)); err == nil && st.Mode()&os.ModeSymlink == 0 {
 		t.Errorf("a note is left after the write: %v", st.Mode())
+	}
+}
+
+// TestWritePage_KilledBeforeItsFile: a note whose page never reached the
+// disk (a type whose folder does not exist yet) is just removed.
+func TestWritePage_KilledBeforeItsFile(t *testing.T) {
+	v := testvault.New(t)
+	e := newTestEnv(t, v)
+	_ = e.noteIntent("Never written", "", "recipe") // killed: the note stays
+	e.Close()
+	e = newTestEnv(t, v)
+	if _, err := os.Stat(v.Abs(intentFile)); err == nil {
+		t.Error("the note is still there")
+	}
+	if r := missingItem(t, e, "Never written"); r != nil {
+		t.Errorf("an item: %+v", r)
 	}
 }

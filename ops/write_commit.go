@@ -34,7 +34,7 @@ func (w *pageWrite) commit(ctx context.Context, t *target, r *rendered) (res *Wr
 		w.folders.Before(vault.WikiDir)
 		// until the commit below records it, a note says a write is under
 		// way (intent.go): a kill leaves it for the next command to finish
-		intentDone := e.noteIntent(w.c.title, t.path)
+		intentDone := e.noteIntent(w.c.title, t.path, r.m.typ)
 		defer func() {
 			if rerr == nil || !written {
 				intentDone()

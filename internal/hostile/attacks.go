@@ -110,6 +110,12 @@ func Attacks() []Attack {
 			Found: "a 32 KiB+ link target, alias, tag, source or title bricked every verb (internal error: key too large, naming no file), and page write accepted [[aaa…40k]]; a 440-byte alias bomb took page get --json past 30 s (7 levels: 19 s, 279 MB)"},
 		{Name: "twin-names", Quick: true, Run: twinNames,
 			Found: "Upper.md + upper.md, NFC + NFD Résumé.md: 2 of 4 files were pages, the others appeared nowhere; writing the NFD title overwrote the NFC file"},
+		{Name: "empty-if-match", Quick: true, Run: emptyIfMatch,
+			Found: `an empty --if-match ("", " ", REST {"if_match": ""}) overwrote a changed page: no check at all`},
+		{Name: "long-source-name", Quick: true, Run: longSourceName,
+			Found: "a source name over 255 bytes answered internal (500 / exit 1), the path printed twice"},
+		{Name: "killed-writes", Run: killedWrites,
+			Found: ".name.md.NNN.tmp files of killed writes were never cleaned; 5 of 14 killed new pages kept dangling links without items"},
 	}
 }
 

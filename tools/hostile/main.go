@@ -8,6 +8,7 @@
 //	go run ./tools/hostile -bin /tmp/synapse -size 32MiB shapes
 //	go run ./tools/hostile -bin /tmp/synapse -only long-link,alias-bomb-9 shapes
 //	go run ./tools/hostile -bin /tmp/synapse damage      # from the repository root
+//	go run ./tools/hostile -bin /tmp/synapse attacks     # the red team's findings replayed
 //	go run ./tools/hostile apply flip-leaf VAULT/.synapse/synapse.db
 //
 // Linux only (peak RSS from rusage). It exits 1 when a verb is over its
@@ -41,7 +42,7 @@ func main() {
 	hang := flag.Duration("hang", 60*time.Second, "a call still running after this is killed and reported as a hang")
 	keep := flag.Bool("keep", false, "keep the work folder")
 	flag.Usage = func() {
-		fmt.Fprintln(os.Stderr, "usage: hostile [-bin BIN] [-size N] [-only NAMES] shapes|damage\n       hostile apply DAMAGE STORE-FILE   (damage one store file as the damage table does)")
+		fmt.Fprintln(os.Stderr, "usage: hostile [-bin BIN] [-size N] [-only NAMES] shapes|damage|attacks\n       hostile apply DAMAGE STORE-FILE   (damage one store file as the damage table does)")
 		flag.PrintDefaults()
 	}
 	flag.Parse()
@@ -75,6 +76,8 @@ func main() {
 		bad = shapes(r, work, int(n), want)
 	case "damage":
 		bad = damage(r, work, want)
+	case "attacks":
+		bad = attacks(abs, work, want)
 	default:
 		flag.Usage()
 		os.Exit(2)
@@ -140,6 +143,31 @@ func check(err error) {
 		fmt.Fprintln(os.Stderr, "hostile:", err)
 		os.Exit(2)
 	}
+}
+
+// attacks replays every attack of internal/hostile (the quick ones run
+// in go test too) and prints what the red team found beside what happens
+// now.
+func attacks(bin, work string, want map[string]bool) int {
+	fmt.Println("| attack | found | now | harm |\n|---|---|---|---|")
+	bad := 0
+	for _, at := range hostile.Attacks() {
+		if len(want) > 0 && !want[at.Name] {
+			continue
+		}
+		fmt.Fprintf(os.Stderr, "== %s\n", at.Name)
+		dir := filepath.Join(work, at.Name)
+		check(os.MkdirAll(dir, 0o755))
+		v := at.Run(hostile.NewArena(bin, dir))
+		harm := "none"
+		if !v.OK {
+			bad++
+			harm = "**still**"
+		}
+		fmt.Printf("| %s | %s | %s | %s |\n", at.Name, strings.ReplaceAll(at.Found, "|", "/"), strings.ReplaceAll(v.Now, "|", "/"), harm)
+		os.RemoveAll(dir)
+	}
+	return bad
 }
 
 // damageVerbs run, in order, against each damaged store.
