@@ -87,6 +87,9 @@ func invokeVerb(c *cli.Context, v *vault.Vault, op *ops.Op, raw []byte, o *outpu
 			}
 			return out, err
 		}
+		if ctx.Err() != nil && errors.Is(err, context.Canceled) {
+			return nil, interrupted(op, err) // a signal while the index was brought up to date
+		}
 		if !errors.Is(err, store.ErrLocked) || time.Now().After(deadline) || ctx.Err() != nil {
 			return nil, sock.LockedBecause(err, why)
 		}

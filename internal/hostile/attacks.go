@@ -114,6 +114,8 @@ func Attacks() []Attack {
 			Found: `an empty --if-match ("", " ", REST {"if_match": ""}) overwrote a changed page: no check at all`},
 		{Name: "long-source-name", Quick: true, Run: longSourceName,
 			Found: "a source name over 255 bytes answered internal (500 / exit 1), the path printed twice"},
+		{Name: "sigterm", Run: sigterm,
+			Found: "SIGTERM was not honoured while a page's alias bomb expanded, nor while 120k aliases were put in the store"},
 		{Name: "killed-writes", Run: killedWrites,
 			Found: ".name.md.NNN.tmp files of killed writes were never cleaned; 5 of 14 killed new pages kept dangling links without items"},
 	}

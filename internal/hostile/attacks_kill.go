@@ -96,3 +96,44 @@ func longSourceName(a *Arena) Verdict {
 	ok := read.Code == 2 && cite.Code == 2
 	return verdict(ok, "source read: exit %d (%s); page write citing it: exit %d", read.Code, read.Line(100), cite.Code)
 }
+
+// sigterm: verbs busy with hostile pages and a vault of many pages are
+// sent SIGTERM mid-way; each ends within two seconds of it, saying it
+// was interrupted (never an internal error or a crash), and the next
+// reindex answers.
+func sigterm(a *Arena) Verdict {
+	v, err := a.Vault("sigterm", true)
+	if err != nil {
+		return verdict(false, "setup: %v", err)
+	}
+	for i := range 3000 {
+		body := fmt.Sprintf("# Page %d\n\nzebu %d links [[Page %d]] and [[Missing %d]].\n", i, i, (i*7)%3000, i%50)
+		if err := writeFile(filepath.Join(v, "wiki", fmt.Sprintf("gen/page-%d.md", i)), body); err != nil {
+			return verdict(false, "setup: %v", err)
+		}
+	}
+	for _, s := range Shapes(4 << 20) {
+		if err := s.Write(v); err != nil {
+			return verdict(false, "setup: %v", err)
+		}
+	}
+	var out []string
+	ok := true
+	for _, args := range [][]string{{"reindex"}, {"lint"}, {"graph", "missing"}, {"search", "zebu"}} {
+		whole := a.R.Run(v, "", args...).Took // uninterrupted
+		for _, after := range []time.Duration{whole / 2, whole * 4 / 5} {
+			took, res := a.R.Terminate(v, after, args...)
+			// exit 5 says it was interrupted; 143 is the signal's own end
+			// (before the handler is installed: nothing open yet); 0 ended
+			// before the signal or finished meanwhile
+			good := (res.Code == 5 || res.Code == 143 || res.Code == 0) && !Crashed(res.Stderr) && took < 2*time.Second
+			out = append(out, fmt.Sprintf("%s (%s) at %s: exit %d %s later", strings.Join(args, " "), Secs(whole), Secs(after), res.Code, Secs(took)))
+			ok = ok && good
+		}
+	}
+	if res := a.R.Run(v, "", "reindex"); res.Code != 0 {
+		ok = false
+		out = append(out, "reindex after: "+res.Line(100))
+	}
+	return verdict(ok, "%s", strings.Join(out, "; "))
+}

@@ -178,3 +178,47 @@ func (r Runner) Init(dir string) error {
 	}
 	return nil
 }
+
+// Terminate runs the binary in the vault at root and sends it SIGTERM
+// after the given time; it returns how long the call ran on after the
+// signal (0 when it ended before) and its result.
+func (r Runner) Terminate(root string, after time.Duration, args ...string) (time.Duration, Result) {
+	cmd := exec.Command(r.Bin, append([]string{"--vault", root}, args...)...)
+	cmd.Env = append(append(os.Environ(), "NO_COLOR=1", "SYNAPSE_VAULT="), r.Env...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	t0 := time.Now()
+	if err := cmd.Start(); err != nil {
+		return 0, Result{Args: args, Code: -1, Stderr: err.Error()}
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	var sent time.Time
+	select {
+	case <-done:
+	case <-time.After(after):
+		sent = time.Now()
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-done:
+		case <-time.After(r.hang()):
+			_ = cmd.Process.Kill()
+			<-done
+		}
+	}
+	res := Result{Args: args, Stdout: out.String(), Stderr: errb.String(), Took: time.Since(t0), Code: cmd.ProcessState.ExitCode()}
+	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		res.Code = 128 + int(ws.Signal())
+	}
+	if sent.IsZero() {
+		return 0, res
+	}
+	return time.Since(sent), res
+}
+
+func (r Runner) hang() time.Duration {
+	if r.Hang > 0 {
+		return r.Hang
+	}
+	return 60 * time.Second
+}
