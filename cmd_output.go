@@ -38,7 +38,7 @@ func renders[Out any](f func(o *output, out *Out) error) typedRenderer {
 // printed as indented JSON).
 var renderers = byResult(
 	renders(renderSearch),
-	renders(renderPageGet), renders(renderPageList), renders(renderPageWrite),
+	renders(renderPageGet), renders(renderPageList), renders(renderPageWrite), renders(renderPageMove), renders(renderContext),
 	renders(renderGraphNeighbors), renders(renderGraphBacklinks), renders(renderGraphOrphans), renders(renderGraphMissing),
 	renders(renderSourceRead), renders(renderSourceList), renders(renderSourceRescan),
 	renders(renderReviewList), renders(renderReviewResolve), renders(renderReviewBulkResolve), renders(renderReviewAdd), renders(renderReviewShow),

@@ -31,6 +31,17 @@ func renderPageGet(o *output, p *ops.GetPageOut) error {
 		o.note("%s: %s answer to it; this is %s (a link would choose it too: %s); also %s. Ask for one by its path or id.",
 			asked(o.in), plural(len(p.AlsoMatched)+1, "page", "pages"), p.Path, why, strings.Join(others, ", "))
 	}
+	if p.Section != "" {
+		// one section: its text, as page write --section takes it back
+		if o.tty {
+			o.printf("%s  %s\n", o.st.Title.Render(p.Title), o.st.Dim.Render(fmt.Sprintf("%s · line %d · sha256 %s", p.Path, p.SectionLine, p.SHA256[:12])))
+		}
+		o.printf("%s", p.Content)
+		if !strings.HasSuffix(p.Content, "\n") {
+			o.printf("\n")
+		}
+		return nil
+	}
 	if !o.tty {
 		// a pipe gets the page as a file: frontmatter (as written, even
 		// when it is not valid YAML) and body, so that piping it back to
@@ -76,6 +87,59 @@ func renderPageList(o *output, p *ops.ListPagesOut) error {
 		o.note("no pages")
 	case len(p.Pages) < p.Total:
 		o.note("%d of %s shown (use --limit and --offset for more)", len(p.Pages), plural(p.Total, "page", "pages"))
+	}
+	return nil
+}
+
+// movedShown bounds the changed pages page move lists (--json lists all).
+const movedShown = 20
+
+func renderPageMove(o *output, p *ops.MovePageOut) error {
+	what := o.st.Title.Render(p.Title)
+	if p.FromTitle != p.Title {
+		what = o.st.Title.Render(p.FromTitle) + " → " + what
+	}
+	o.printf("%s %s  %s\n", o.st.OK.Render("moved"), what, o.st.Dim.Render(p.Type+" · id "+p.ID))
+	pairs := [][2]string{{"from", p.FromPath}, {"path", p.Path}}
+	links := 0
+	for _, c := range p.Changed {
+		links += c.Links
+	}
+	pairs = append(pairs, [2]string{"links", fmt.Sprintf("%d rewritten in %s", links, plural(len(p.Changed), "other page", "other pages"))})
+	o.kv(pairs)
+	for i, c := range p.Changed {
+		if i == movedShown {
+			o.note("and %d more pages (--json lists them all)", len(p.Changed)-i)
+			break
+		}
+		o.printf("  %s %s\n", c.Path, o.st.Dim.Render(fmt.Sprintf("(%d)", c.Links)))
+	}
+	return nil
+}
+
+func renderContext(o *output, c *ops.ContextOut) error {
+	for _, p := range c.Pages {
+		o.printf("%s  %s\n", o.st.Title.Render(p.Title), o.st.Dim.Render(p.Type+" · "+p.Path))
+		o.printf("%s\n", strings.TrimRight(p.Content, "\n"))
+		if p.Cut > 0 {
+			o.printf("%s\n", o.st.Dim.Render(fmt.Sprintf("[… %d more bytes]", p.Cut)))
+		}
+		o.printf("\n")
+	}
+	if len(c.Neighbors) > 0 {
+		o.printf("%s\n", o.st.Header.Render("Neighbours"))
+	}
+	for _, n := range c.Neighbors {
+		o.printf("%s  %s\n", o.st.Title.Render(n.Title), o.st.Dim.Render(n.Type+" · "+n.Path))
+		if n.Summary != "" {
+			o.printf("  %s\n", n.Summary)
+		}
+		for _, l := range n.Links {
+			o.printf("  %s\n", o.st.Dim.Render(l))
+		}
+	}
+	if c.Note != "" {
+		o.note("%s", c.Note)
 	}
 	return nil
 }

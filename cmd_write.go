@@ -9,8 +9,9 @@ import (
 )
 
 // danglingNote says what became of a write's dangling links: filed as new
-// missing-page reviews, or already in the queue (a repeated or unchanged
-// write files nothing).
+// missing-page reviews, or not filed again because the page linked to them
+// before or they are in the queue already (a repeated or unchanged write
+// files nothing).
 func danglingNote(dangling, filed int) string {
 	targets := plural(dangling, "link target matches", "link targets match")
 	switch {
@@ -21,11 +22,11 @@ func danglingNote(dangling, filed int) string {
 	case filed == dangling:
 		return targets + " no page yet: filed as missing-page reviews (synapse review list)"
 	case filed == 0 && dangling == 1:
-		return targets + " no page yet; it is in the review queue already (synapse review list --status all)"
+		return targets + " no page yet; the page linked to it before, or it is in the review queue already (synapse review list --status all)"
 	case filed == 0:
-		return targets + " no page yet; they are in the review queue already (synapse review list --status all)"
+		return targets + " no page yet; the page linked to them before, or they are in the review queue already (synapse review list --status all)"
 	}
-	return fmt.Sprintf("%s no page yet: %d filed as new missing-page reviews, %d in the review queue already (synapse review list --status all)", targets, filed, dangling-filed)
+	return fmt.Sprintf("%s no page yet: %d filed as new missing-page reviews; the others the page linked to before, or they are in the review queue already (synapse review list --status all)", targets, filed)
 }
 
 // typeList names types with their page counts: "entity (12), concept (3)".
@@ -62,6 +63,10 @@ func renderPageWrite(o *output, p *ops.WritePageOut) error {
 	}
 	if note := danglingNote(len(p.Dangling), len(p.Filed)); note != "" {
 		o.note("%s", note)
+	}
+	if p.NotFiled > 0 {
+		o.note("%s this write added %s not filed (a write files at most %d): synapse lint --page %q --to-review files them",
+			plural(p.NotFiled, "link target", "link targets"), map[bool]string{true: "is", false: "are"}[p.NotFiled == 1], ops.MaxFiledPerWrite, p.Title)
 	}
 	for _, f := range p.LinksToFiles {
 		o.note("[[%s]] reaches the file %s, no page: it files no missing-page review; write a page titled %q if you meant one", f.Target, f.Path, f.Target)

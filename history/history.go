@@ -40,6 +40,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/synapse-wiki/synapse/vaultfs"
@@ -145,9 +146,13 @@ type Store struct {
 	fs   *vaultfs.FS // the file layer rooted at Dir (nil until ready)
 	now  func() time.Time
 
+	dir os.FileInfo // Dir as fs found it: a folder replaced since is found again
+
 	mu     sync.Mutex // held by an open Page (Edit) and the global prune
 	limits Limits
 	sum    *Summary // loaded on first use
+	// sumStale says sum counts a folder that is gone (see ready)
+	sumStale atomic.Bool
 }
 
 var (
@@ -177,17 +182,24 @@ var errNoHistory = fmt.Errorf("no history yet: %w", fs.ErrNotExist)
 // Every file of the history is reached through a vaultfs layer rooted at
 // Dir: nothing is written through a symlink, nothing but regular files is
 // read. .synapse/ and Dir themselves must be real folders, never
-// symlinks: a vault arrives from anywhere.
+// symlinks: a vault arrives from anywhere. A folder deleted or replaced
+// since it was found (a user resetting .synapse/ beside a running
+// server) is found again, and the summary of the old one dropped.
 func (s *Store) ready(create bool) error {
 	regMu.Lock()
 	defer regMu.Unlock()
 	if s.fs != nil {
-		return nil
+		st, err := os.Lstat(filepath.Join(s.root, filepath.FromSlash(Dir)))
+		if err == nil && os.SameFile(st, s.dir) {
+			return nil
+		}
+		s.fs, s.dir = nil, nil
+		s.sumStale.Store(true) // s.mu may be held here: dropped where it is read
 	}
 	for i, d := range []string{".synapse", Dir} {
 		abs := filepath.Join(s.root, filepath.FromSlash(d))
 		st, err := os.Lstat(abs)
-		if errors.Is(err, fs.ErrNotExist) && i == 1 {
+		if errors.Is(err, fs.ErrNotExist) && (i == 1 || !create) {
 			if !create {
 				return errNoHistory
 			}
@@ -202,7 +214,12 @@ func (s *Store) ready(create bool) error {
 			return fmt.Errorf("history: %s is not a folder (a symlink or a file there is never followed)", d)
 		}
 	}
-	s.fs = vaultfs.For(filepath.Join(s.root, filepath.FromSlash(Dir)))
+	abs := filepath.Join(s.root, filepath.FromSlash(Dir))
+	st, err := os.Lstat(abs)
+	if err != nil {
+		return fmt.Errorf("history: %w", err)
+	}
+	s.fs, s.dir = vaultfs.For(abs), st
 	return nil
 }
 

@@ -453,3 +453,31 @@ func TestHistory_RefusesBadIDs(t *testing.T) {
 		}
 	}
 }
+
+// A history folder deleted while a process holds its Store (a user
+// resetting .synapse/ beside a running server) is made again on the next
+// change, and the totals count the new folder only.
+func TestHistory_FolderDeletedBesideAProcess(t *testing.T) {
+	s, dir := newStore(t)
+	save(t, s, "abcd1234", "one", "two")
+	if sum, err := s.Summary(); err != nil || sum.Revisions != 2 {
+		t.Fatalf("summary %+v, %v", sum, err)
+	}
+	if err := os.RemoveAll(filepath.Join(dir, ".synapse")); err != nil {
+		t.Fatal(err)
+	}
+	if sum, err := s.Summary(); err != nil || sum.Revisions != 0 {
+		t.Fatalf("after the folder went: summary %+v, %v", sum, err)
+	}
+	if err := os.MkdirAll(filepath.Join(dir, ".synapse"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	save(t, s, "abcd1234", "three")
+	p, err := s.Read("abcd1234")
+	if err != nil || len(p.Revisions()) != 1 {
+		t.Fatalf("read after the reset: %v, %v", p, err)
+	}
+	if sum, err := s.Summary(); err != nil || sum.Revisions != 1 || sum.Pages != 1 {
+		t.Fatalf("summary after the reset %+v, %v", sum, err)
+	}
+}

@@ -41,6 +41,7 @@ func (s *Store) Summary() (Summary, error) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.dropStaleSummary()
 	if s.sum != nil {
 		return *s.sum, nil
 	}
@@ -62,6 +63,7 @@ func (s *Store) Summary() (Summary, error) {
 // carries them, else a count of the packs, recorded in the feed. The
 // lock is held by a writer (Edit).
 func (s *Store) loadSummary() error {
+	s.dropStaleSummary()
 	if s.sum != nil {
 		return nil
 	}
@@ -249,3 +251,11 @@ func (s *Store) dropOldest(id string, k int) error {
 
 // blocks is what a file of n bytes takes on a file system of 4 KiB blocks.
 func blocks(n int64) int64 { return (n + 4095) / 4096 * 4096 }
+
+// dropStaleSummary forgets the totals of a history folder that was
+// replaced since they were counted. The lock is held.
+func (s *Store) dropStaleSummary() {
+	if s.sumStale.Swap(false) {
+		s.sum = nil
+	}
+}

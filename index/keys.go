@@ -41,7 +41,9 @@ func SourceKey(s string) string { return markdown.ClassifySource(s).Path }
 // links; schema.md and purpose.md are tracked files.
 // 6: records say whether the frontmatter declares the type
 // (PageRec.TypeDeclared: only declared notes place a new note).
-const ParseVersion = "6"
+// 7: a page whose frontmatter is not valid YAML keeps the title, type,
+// aliases and tags of its plain lines (markdown recoverKeys).
+const ParseVersion = "7"
 
 const metaParseVersion = "parse_version"
 

@@ -65,7 +65,12 @@ func lookupFileLink(tx *store.Tx, l store.LinkRec, srcPath string) match {
 
 // lookupAny is lookup, then lookupFile when no page matched.
 func lookupAny(tx *store.Tx, key, srcPath string, markdownLink bool) match {
-	m := lookup(tx, key, srcPath, markdownLink)
+	return lookupAnyIn(tx, tx, key, srcPath, markdownLink)
+}
+
+// lookupAnyIn is lookupAny with the pages' paths and names read from n.
+func lookupAnyIn(n names, tx *store.Tx, key, srcPath string, markdownLink bool) match {
+	m := lookup(n, key, srcPath, markdownLink)
 	if len(m.cands) == 0 && key != "" {
 		f := lookupFile(tx, key, srcPath, markdownLink)
 		f.relative = f.relative || m.relative
@@ -122,7 +127,14 @@ func relativeKey(key string, markdownLink bool) bool {
 	return markdownLink || strings.HasPrefix(key, "../")
 }
 
-func lookup(tx *store.Tx, key, srcPath string, markdownLink bool) match {
+// names is where lookup finds pages by path and by name: the store, or
+// the store as it will be after a move (movedNames).
+type names interface {
+	DocByPath(vaultPath string) uint32
+	LookupName(kind byte, name string) []store.NameCandidate
+}
+
+func lookup(tx names, key, srcPath string, markdownLink bool) match {
 	if key == "" {
 		return match{}
 	}

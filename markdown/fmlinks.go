@@ -24,8 +24,11 @@ func frontmatterLinks(text string, firstLine int) []Link {
 	var out []Link
 	key := ""
 	line := firstLine
+	off := 0 // offset of the line in text
 	for rest := text; rest != ""; line++ {
 		l, after, _ := strings.Cut(rest, "\n")
+		lineOff := off
+		off += len(rest) - len(after)
 		rest = after
 		l = strings.TrimSuffix(l, "\r")
 		start := 0
@@ -51,6 +54,8 @@ func frontmatterLinks(text string, firstLine int) []Link {
 			if lk, ok := parseWikiInner(v[i+2 : end]); ok {
 				lk.Embed = i > 0 && v[i-1] == '!'
 				lk.Kind, lk.Line, lk.Property = WikiLink, line, key
+				s, e := wikiTargetSpan(v[i+2 : end])
+				lk.Start, lk.End = lineOff+i+2+s, lineOff+i+2+e
 				out = append(out, lk)
 			}
 			i = end + 2

@@ -140,6 +140,7 @@ func (p *Page) limitTitle(rel string, lim Limits) {
 // LinkBytes in all. The parser stops looking for links once it is full.
 type linkSink struct {
 	lim   Limits
+	off   int // added to a kept link's Start and End
 	out   []Link
 	long  int  // left out: a target or heading too long
 	full  bool // left out: past Links or LinkBytes
@@ -161,6 +162,8 @@ func (k *linkSink) add(l Link) bool {
 	}
 	k.bytes += len(l.Target) + len(l.Heading)
 	l.Label = cutUTF8(l.Label, k.lim.NameBytes)
+	l.Start += k.off
+	l.End += k.off
 	k.out = append(k.out, l)
 	return true
 }

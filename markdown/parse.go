@@ -37,6 +37,14 @@ type Link struct {
 	// Property is the frontmatter key whose value holds the link ("" for
 	// a link in the body).
 	Property string `json:"property,omitempty"`
+	// Start and End are the byte offsets in the file of the target as
+	// written: a wikilink's text before any '#' or '|' (spaces around it
+	// excluded), a markdown link's destination before any '#', escapes
+	// and all (without the <> of a <destination>). A move rewrites links
+	// there.
+	Start, End int `json:"-"`
+	// Angle is set for a markdown link written [label](<destination>).
+	Angle bool `json:"-"`
 }
 
 // Heading is an ATX heading.
@@ -48,10 +56,13 @@ type Heading struct {
 // Page is a parsed page.
 type Page struct {
 	Frontmatter *Frontmatter
-	FMError     string // non-empty when the frontmatter block is not valid YAML (then ignored): "line N: what"
-	FMLine      int    // the 1-based line of the file FMError is about (0 unknown)
-	HasFM       bool   // a frontmatter block was present
-	Body        string // the document after the frontmatter block
+	// FMError is non-empty when the frontmatter block is not valid YAML
+	// ("line N: what"): the block has no keys then, but its plain title,
+	// type, aliases and tags lines are still read (recoverKeys).
+	FMError string
+	FMLine  int    // the 1-based line of the file FMError is about (0 unknown)
+	HasFM   bool   // a frontmatter block was present
+	Body    string // the document after the frontmatter block
 
 	Title    string
 	Type     string // from frontmatter; "" when absent (the caller infers from the folder)
@@ -106,8 +117,14 @@ func ParseLimited(rel string, data []byte, lim Limits) *Page {
 			fmLinks = frontmatterLinks(d.FM, 2)
 		}
 	}
-	// body lines are counted from the top of the file
-	bodyLine := 1 + strings.Count(doc[:len(doc)-len(p.Body)], "\n")
+	// body lines are counted from the top of the file, offsets from its
+	// first byte
+	bodyOff := len(doc) - len(p.Body)
+	bodyLine := 1 + strings.Count(doc[:bodyOff], "\n")
+	for i := range fmLinks {
+		fmLinks[i].Start += len(d.BOM) + len(d.Open)
+		fmLinks[i].End += len(d.BOM) + len(d.Open)
+	}
 	fm := p.Frontmatter
 	p.Title = fm.String("title")
 	if p.Title == "" {
@@ -131,6 +148,7 @@ func ParseLimited(rel string, data []byte, lim Limits) *Page {
 	for _, l := range fmLinks {
 		sink.add(l)
 	}
+	sink.off = bodyOff // the body's links: offsets from the file's first byte
 	if stopped := links(masked, p.Body, bodyLine, lim.ScanBytes*len(p.Body)+1<<20, sink); stopped > 0 {
 		p.capped("scan_bytes", "markdown links after line %d not read (the lines before cost more than %d times the page's size to read)", stopped, lim.ScanBytes)
 	}
@@ -141,8 +159,32 @@ func ParseLimited(rel string, data []byte, lim Limits) *Page {
 		tags = append(tags, strings.Fields(t)...)
 	}
 	tags = append(tags, inlineTags(masked)...)
-	p.Tags = p.limitNames(NormalizeTags(tags), "tag", "tags", lim.NameBytes, lim.Tags, "tags")
+	p.Tags = NormalizeTags(tags)
+	if p.FMError != "" && len(d.FM) <= lim.FrontmatterBytes {
+		// a block too long to read is not read for its plain lines either
+		p.recover(d.FM)
+		p.limitTitle(rel, lim)
+		p.Aliases = p.limitNames(p.Aliases, "alias", "aliases", lim.NameBytes, lim.Aliases, "aliases")
+	}
+	p.Tags = p.limitNames(p.Tags, "tag", "tags", lim.NameBytes, lim.Tags, "tags")
 	return p
+}
+
+// recover fills in the title, type, aliases and tags of a page whose
+// frontmatter is not valid YAML from the block's plain lines for those keys
+// (recoverKeys); the page still reports FMError and has no frontmatter keys.
+func (p *Page) recover(fm string) {
+	r := recoverKeys(fm)
+	if r.title != "" {
+		p.Title = r.title
+	}
+	p.Type = r.typ
+	p.Aliases = dedupe(r.aliases, false)
+	var tags []string
+	for _, t := range r.tags {
+		tags = append(tags, strings.Fields(t)...)
+	}
+	p.Tags = NormalizeTags(append(tags, p.Tags...))
 }
 
 // NormalizeTags trims, strips a leading '#', lowercases and deduplicates.
@@ -417,6 +459,8 @@ func links(masked, body string, firstLine, budget int, sink *linkSink) (stopped 
 			if end, ok := wikiEnd(masked, i+2); ok {
 				if l, ok := parseWikiInner(body[i+2 : end]); ok {
 					l.Embed, l.Kind, l.Line = embed, WikiLink, at(start)
+					s, e := wikiTargetSpan(body[i+2 : end])
+					l.Start, l.End = i+2+s, i+2+e
 					if !sink.add(l) {
 						return stopped
 					}
@@ -496,12 +540,14 @@ func markdownLink(masked, body string, i int) (Link, int, bool) {
 		p++
 	}
 	var dest string
+	destAt, angle := p, false
 	if p < len(masked) && masked[p] == '<' {
 		e := strings.IndexAny(masked[p+1:], ">\n")
 		if e < 0 || masked[p+1+e] != '>' {
 			return Link{}, p + 1 + max(e, 0), false
 		}
 		dest = body[p+1 : p+1+e]
+		destAt, angle = p+1, true
 		p += e + 2
 	} else {
 		ds, paren := p, 0
@@ -545,6 +591,11 @@ func markdownLink(masked, body string, i int) (Link, int, bool) {
 		return Link{}, i + 1, false // a link, but not to a page or a file: nothing wasted
 	}
 	l.Label = strings.TrimSpace(label)
+	l.Start, l.Angle = destAt, angle
+	l.End = destAt + len(dest)
+	if h := strings.IndexByte(dest, '#'); h >= 0 {
+		l.End = destAt + h
+	}
 	return l, p + 1, true
 }
 
@@ -564,6 +615,22 @@ func parseWikiInner(inner string) (Link, bool) {
 		return l, false // [[#Heading]]: a link inside the same page
 	}
 	return l, true
+}
+
+// wikiTargetSpan returns where the target is within the inside of a
+// wikilink, as parseWikiInner reads it: before a '|' (a "\|" escape
+// included) and a '#', spaces around it excluded.
+func wikiTargetSpan(inner string) (start, end int) {
+	t := inner
+	if i := strings.IndexByte(inner, '|'); i >= 0 {
+		t = strings.TrimSuffix(inner[:i], "\\")
+	}
+	if i := strings.IndexByte(t, '#'); i >= 0 {
+		t = t[:i]
+	}
+	end = len(strings.TrimRightFunc(t, unicode.IsSpace))
+	start = len(t) - len(strings.TrimLeftFunc(t, unicode.IsSpace))
+	return min(start, end), end
 }
 
 func splitFragment(t string) (target, heading, block string) {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 func linkSummary(ls []Link) []string {
@@ -114,6 +115,9 @@ func FuzzParse(f *testing.F) {
 	f.Add("[[a]]\n```\n[[b]]\n```\n")
 	f.Fuzz(func(t *testing.T, doc string) {
 		p := Parse("wiki/f.md", []byte(doc))
+		if utf8.ValidString(doc) {
+			checkSpans(t, "fuzz", doc, p)
+		}
 		lines := strings.Count(doc, "\n") + 1
 		for _, l := range p.Links {
 			if l.Line < 1 || l.Line > lines {

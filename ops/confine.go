@@ -180,9 +180,6 @@ func openSource(v *vault.Vault, rel string) (*os.File, fs.FileInfo, error) {
 	return f, info, nil
 }
 
-// maxNameBytes is the longest file or folder name a file system holds.
-const maxNameBytes = 255
-
 // checkNameLengths refuses a path with a file or folder name longer than
 // a file system holds (invalid, naming the length, not the path).
 func checkNameLengths(p string) error {

@@ -131,6 +131,14 @@ func OpenEnv(ctx context.Context, v *vault.Vault, o OpenOptions) (*Env, error) {
 			s, err, needScan = s2, nil, true
 		}
 	}
+	if err == nil && o.ReadOnly && pendingMove(v) {
+		// a move a crash interrupted is finished first, which takes the
+		// write lock (a holder of it finished it when it opened)
+		s.Close()
+		if s, err = open(false); err != nil {
+			s, err = open(true)
+		}
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -163,6 +171,12 @@ func OpenEnv(ctx context.Context, v *vault.Vault, o OpenOptions) (*Env, error) {
 	// which say why, not every command
 	if err := e.syncQueue(); err != nil && o.Notify != nil {
 		o.Notify("the review queue could not be brought in step with " + vault.ReviewJournal + ": " + errs.Message(err))
+	}
+	if !s.ReadOnly() {
+		if err := recoverMoves(ctx, e); err != nil {
+			s.Close()
+			return nil, err
+		}
 	}
 	if err := e.bringUpToDate(ctx, o, cfg, (needScan || rebuild) && !o.NoInitialScan); err != nil {
 		// a store found damaged on the way is rebuilt, then filled

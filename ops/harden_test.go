@@ -184,12 +184,20 @@ func TestHarden_SymlinkedPageLogPurpose(t *testing.T) {
 	must(t, os.Symlink(filepath.Join(out, "secret.md"), v.Abs(vault.LogPage)))
 	_, err = WritePage(context.Background(), e, &WritePageIn{Title: "Other", Content: "x\n"})
 	wantCode(t, err, errs.Forbidden, vault.LogPage, "symlink")
+	// review decisions are logged: they refuse on it too
+	it := add(t, e, TypeSuggestion, "Decide me")
+	_, err = callJSON(t, opResolveReview, e, map[string]any{"id": it.ID, "action": "dismiss"})
+	wantCode(t, err, errs.Forbidden, vault.LogPage, "symlink")
+	if it2 := item(t, e, it.ID); it2.Status != StatusPending {
+		t.Errorf("a decision refused on log.md changed the item: %s", it2.Status)
+	}
+	must(t, os.Remove(v.Abs(vault.LogPage))) // synapse makes a new one
 
 	// purpose.md a symlink: review create neither copies the outside text in
 	// nor writes through it
 	must(t, os.Remove(v.Abs(vault.PurposeFile)))
 	must(t, os.Symlink(filepath.Join(out, "secret.md"), v.Abs(vault.PurposeFile)))
-	it := add(t, e, TypePurposeSuggestion, "Widen the purpose")
+	it = add(t, e, TypePurposeSuggestion, "Widen the purpose")
 	_, err = callJSON(t, opResolveReview, e, map[string]any{"id": it.ID, "action": "create"})
 	wantCode(t, err, errs.Forbidden, vault.PurposeFile)
 	if strings.Contains(errs.Message(err), "OUTSIDE-SECRET") {

@@ -10,7 +10,10 @@ import (
 	"strings"
 	"time"
 	"unicode"
+	"unicode/utf8"
 
+	"github.com/synapse-wiki/synapse/errs"
+	"github.com/synapse-wiki/synapse/index"
 	"github.com/synapse-wiki/synapse/store"
 	"github.com/synapse-wiki/synapse/vault"
 	"github.com/synapse-wiki/synapse/vaultfs"
@@ -20,9 +23,92 @@ import (
 // same text).
 const logHeader = "# Log\n\nAppend-only record of changes made through synapse.\n"
 
-// LogEntry is the line write_page appends to wiki/log.md.
-func LogEntry(now time.Time, title string) string {
-	return fmt.Sprintf("## [%s] write | %s\n", now.Format("2006-01-02"), oneLine(title))
+// What a wiki/log.md entry records: its heading names the kind and the
+// title, `## [YYYY-MM-DD] created | Title`, so `grep '] created |'` lists the
+// pages created; the lines under it (each "- key: value") say what the
+// heading cannot: the sources a write cites, the writer's own note, where a
+// page moved, a review decision. docs/pages.md describes the format.
+
+// LogKind is the kind of change a log entry records.
+type LogKind string
+
+// Log kinds. A page write is created or updated (write_page decides);
+// moved and restored are given by the operation that writes (WritePageIn
+// Kind); a review decision is "review " and the item's new status.
+const (
+	LogCreated  LogKind = "created"
+	LogUpdated  LogKind = "updated"
+	LogMoved    LogKind = "moved"
+	LogRestored LogKind = "restored"
+)
+
+// logReviewKind is the kind of a review decision's entry.
+func logReviewKind(status string) LogKind { return LogKind("review " + status) }
+
+// maxLogNote bounds the writer's note in an entry (one line).
+const maxLogNote = 500
+
+// maxLogItems bounds the items one detail line lists (sources, review
+// items); the rest are counted.
+const maxLogItems = 10
+
+// logRecord is one entry of wiki/log.md.
+type logRecord struct {
+	kind  LogKind
+	title string
+	// lines are the entry's details, each "key: value" (written "- key: value")
+	lines []string
+}
+
+// detail adds a "key: value" line when value is not empty.
+func (r *logRecord) detail(key, value string) {
+	if value = strings.TrimSpace(oneLine(value)); value != "" {
+		r.lines = append(r.lines, key+": "+value)
+	}
+}
+
+// list adds a "key: a, b, c" line naming at most maxLogItems items.
+func (r *logRecord) list(key string, items []string) {
+	if len(items) == 0 {
+		return
+	}
+	shown := items[:min(len(items), maxLogItems)]
+	v := strings.Join(shown, ", ")
+	if n := len(items) - len(shown); n > 0 {
+		v += fmt.Sprintf(" and %d more", n)
+	}
+	r.detail(key, v)
+}
+
+// text renders the entry: the heading line, then its detail lines.
+func (r logRecord) text(now time.Time) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "## [%s] %s | %s\n", now.Format("2006-01-02"), r.kind, oneLine(r.title))
+	for _, l := range r.lines {
+		b.WriteString("- " + l + "\n")
+	}
+	return b.String()
+}
+
+// LogEntry is the entry of a page write of the given kind without details
+// (tests and docs use it for the heading line's format).
+func LogEntry(now time.Time, kind LogKind, title string) string {
+	return logRecord{kind: kind, title: title}.text(now)
+}
+
+// checkLogNote checks the writer's note for a log entry: one line of text.
+func checkLogNote(note string) (string, error) {
+	note = strings.TrimSpace(note)
+	if strings.ContainsAny(note, "\r\n") {
+		return "", errs.E(errs.Invalid, "%s is one line; it was given %d lines", errs.Param("log"), strings.Count(note, "\n")+1)
+	}
+	if hasControl(note) {
+		return "", errs.E(errs.Invalid, "%s contains a control character", errs.Param("log"))
+	}
+	if n := utf8.RuneCountInString(note); n > maxLogNote {
+		return "", errs.E(errs.Invalid, "%s is %d characters; the limit is %d", errs.Param("log"), n, maxLogNote)
+	}
+	return note, nil
 }
 
 // oneLine replaces control characters (a hand-written title may hold a
@@ -58,10 +144,15 @@ const maxReservedRead = 256 << 20
 // created atomically. Everything goes through the vault's file layer: a
 // log.md that is a symlink, a named pipe or another special file is
 // refused (a vaultfs.Refusal), never opened, waited on or written through.
-func appendLog(v *vault.Vault, now time.Time, title string) (*logAppend, error) {
+func appendLog(v *vault.Vault, now time.Time, rec logRecord) (*logAppend, error) {
+	return appendLogText(v, rec.text(now), true)
+}
+
+// appendLogText appends entry to wiki/log.md, after a blank line when sep
+// is set (else as it is: the rest of an entry a crash cut short).
+func appendLogText(v *vault.Vault, entry string, sep bool) (*logAppend, error) {
 	abs := v.Abs(vault.LogPage)
 	l := vaultfs.For(v.Root)
-	entry := LogEntry(now, title)
 	la := &logAppend{plain: true}
 	if err := l.CheckWrite(vault.LogPage); err != nil {
 		return nil, err
@@ -82,11 +173,13 @@ func appendLog(v *vault.Vault, now time.Time, title string) (*logAppend, error) 
 		return nil, err
 	}
 	la.before = before
-	sep, err := separator(l, before.Size())
-	if err != nil {
-		return nil, err
+	gap := ""
+	if sep {
+		if gap, err = separator(l, before.Size()); err != nil {
+			return nil, err
+		}
 	}
-	wait, err := appendSyncing(abs, []byte(sep+entry))
+	wait, err := appendSyncing(abs, []byte(gap+entry))
 	if err != nil {
 		return nil, err
 	}
@@ -184,4 +277,111 @@ func fastForwardFile(tx *store.Tx, p string, f store.FileRec, size, mtimeNS int6
 	}
 	f.Size, f.MtimeNS, f.SHA256, f.LastChanged = size, mtimeNS, sum, mtimeNS
 	return true, tx.PutFile(p, f)
+}
+
+// writeRecord is the log entry of a page write: its kind (the caller's, else
+// created or updated), the title, the sources it cites and the writer's
+// note. The sources a write cites are those the page gains and those the
+// call names explicitly (a --source flag, the sources field), in the
+// page's order: a page written back with the sources it had does not list
+// them again.
+func (w *pageWrite) writeRecord(t *target, m *merged, title string) logRecord {
+	rec := logRecord{kind: w.c.kind, title: title}
+	if rec.kind == "" {
+		rec.kind = LogUpdated
+		if t.rec == nil {
+			rec.kind = LogCreated
+		}
+	}
+	had := map[string]bool{}
+	for _, s := range t.fm.SourceEntries("sources") {
+		had[sourceIdentity(s)] = true
+	}
+	named := map[string]bool{}
+	for _, p := range w.c.parts["sources"] {
+		if ss, ok := p.value.([]string); ok && p.field {
+			for _, s := range ss {
+				named[sourceIdentity(s)] = true
+			}
+		}
+	}
+	var cited []string
+	if !m.keepFM {
+		for _, s := range m.fm.SourceEntries("sources") {
+			if id := sourceIdentity(s); !had[id] || named[id] {
+				cited = append(cited, s)
+			}
+		}
+	}
+	rec.list("sources", cited)
+	rec.detail("note", w.c.logNote)
+	return rec
+}
+
+// logEvent appends an entry that no page write carries (a move, a review
+// decision) to wiki/log.md, waits for it to be durable and brings the
+// store's record of log.md in step (re-indexing it when the record was
+// behind the file already).
+func logEvent(ctx context.Context, e *Env, now time.Time, rec logRecord) error {
+	return logText(ctx, e, rec.text(now), true)
+}
+
+// logText is logEvent of an entry's text (sep: see appendLogText).
+func logText(ctx context.Context, e *Env, entry string, sep bool) error {
+	la, err := appendLogText(e.Vault, entry, sep)
+	if err != nil {
+		return err
+	}
+	if err := la.wait(); err != nil {
+		return err
+	}
+	ok := false
+	if err := e.Store.Update(func(tx *store.Tx) error {
+		var err error
+		ok, err = la.fastForward(tx)
+		return err
+	}); err != nil {
+		return err
+	}
+	if !ok {
+		_, err = e.Index.Scan(ctx, index.ScanOptions{Paths: []string{vault.LogPage}})
+	}
+	return err
+}
+
+// checkLogWritable refuses an operation up front when log.md cannot be
+// appended to (a named pipe or a symlink there), before it decides or
+// writes anything.
+func checkLogWritable(v *vault.Vault) error {
+	if err := vaultfs.For(v.Root).CheckWrite(vault.LogPage); err != nil {
+		return fileError(err, "cannot log to %s: %v; replace it with a regular file (or remove it: synapse creates a new one)", vault.LogPage, err)
+	}
+	return nil
+}
+
+// logDecisions logs review decisions just made: one entry for one item
+// (its title, id, type and resolution), one entry for a bulk decision
+// naming its items. A failure says the decisions stand.
+func logDecisions(ctx context.Context, e *Env, items []ReviewItem) error {
+	if len(items) == 0 {
+		return nil
+	}
+	rec := logRecord{kind: logReviewKind(items[0].Status)}
+	if len(items) == 1 {
+		it := items[0]
+		rec.title = it.Title
+		rec.detail("item", it.ID+" ("+it.Type+")")
+		rec.detail("resolution", it.Resolution)
+	} else {
+		rec.title = fmt.Sprintf("%d items", len(items))
+		names := make([]string, len(items))
+		for i, it := range items {
+			names[i] = it.Title + " (" + it.ID + ")"
+		}
+		rec.list("items", names)
+	}
+	if err := logEvent(ctx, e, e.now(), rec); err != nil {
+		return errs.Wrap(errs.Internal, err, "the review decision is recorded (%s), but appending it to %s failed: %s", rec.title, vault.LogPage, errs.Raw(err))
+	}
+	return nil
 }

@@ -38,7 +38,8 @@ func refOfDoc(tx *store.Tx, doc uint32) (PageRef, bool, error) {
 
 // GetPageIn is the input of get_page.
 type GetPageIn struct {
-	Title string `json:"title" arg:"0" words:"true" required:"true" desc:"Page title, alias, file name, path or id; resolved like a [[link]]"`
+	Title   string `json:"title" arg:"0" words:"true" required:"true" desc:"Page title, alias, file name, path or id; resolved like a [[link]]"`
+	Section string `json:"section,omitempty" desc:"Only this section: its heading and the text up to the next heading of the same or a higher level (\"Heading\", \"## Heading\" or \"Parent#Heading\"); links are then the section's"`
 }
 
 // LinkOut is one outgoing link of a page.
@@ -74,6 +75,10 @@ type GetPageOut struct {
 	// BacklinksTotal counts every page linking here; Backlinks holds at
 	// most MaxPageBacklinks of them (graph backlinks lists all).
 	BacklinksTotal int `json:"backlinks_total"`
+	// Section is the heading of the section Content holds when one was
+	// asked for ("## Setup"), and SectionLine its line in the file.
+	Section     string `json:"section,omitempty"`
+	SectionLine int    `json:"section_line,omitempty"`
 	// AlsoMatched are the other pages that answer to the title given
 	// (an ambiguous title); this page was chosen as a link would choose.
 	AlsoMatched []PageRef `json:"also_matched,omitempty" desc:"Other pages that answer to the title as well (an ambiguous title); this page was chosen as a [[link]] would choose: an exact path, then the shortest path, then the first in order. Ask for one of them by its path or id"`
@@ -205,11 +210,46 @@ func getPage(ctx context.Context, e *Env, in *GetPageIn) (*GetPageOut, error) {
 			return nil
 		})
 	}
-	return &GetPageOut{
+	out := &GetPageOut{
 		ID: rec.ID, Title: rec.Title, Type: rec.Type, Path: rec.Path,
 		Frontmatter: parsed.Frontmatter, FrontmatterError: parsed.FMError, Content: parsed.Body, SHA256: hex.EncodeToString(sum[:]),
 		Links: links, Backlinks: backlinks, BacklinksTotal: backlinksTotal, AlsoMatched: also,
-	}, nil
+	}
+	if in.Section != "" {
+		if err := out.cutSection(data, in.Section); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// cutSection narrows a page read to one section: its text, and the links
+// on its lines.
+func (o *GetPageOut) cutSection(data []byte, name string) error {
+	spec := markdown.ParseSectionSpec(name)
+	sec, ok, amb := markdown.FindSection(o.Content, spec)
+	switch {
+	case len(amb) > 0:
+		return errs.E(errs.Invalid, "%d sections of %s are headed %q: %s; name one by its level (\"## Heading\") or its parent (\"Parent#Heading\")", len(amb), o.Path, spec.Path[0], markdown.Lines(amb))
+	case !ok:
+		return errs.E(errs.NotFound, "%s has no section %q; its headings: %s", o.Path, spec.Raw, headingList(o.Content))
+	}
+	// the body's first line is this line of the file
+	doc := strings.ToValidUTF8(string(data), "\uFFFD") // as markdown.Parse reads it
+	first := 1 + strings.Count(doc[:len(doc)-len(o.Content)], "\n")
+	from, to := first+sec.Line-1, first+sec.Line-1+strings.Count(o.Content[sec.Start:sec.End], "\n")
+	if sec.End == len(o.Content) {
+		to++ // the last line has no newline after it, or is the end
+	}
+	links := []LinkOut{}
+	for _, l := range o.Links {
+		if l.Line >= from && l.Line < to {
+			links = append(links, l)
+		}
+	}
+	o.Content, o.Links = o.Content[sec.Start:sec.End], links
+	o.Section, o.SectionLine = strings.Repeat("#", sec.Level)+" "+sec.Text, from
+	return nil
 }
 
 func sortRefs(r []PageRef) {

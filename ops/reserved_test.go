@@ -30,7 +30,7 @@ func TestIndexMD_HandWrittenKept(t *testing.T) {
 	if got := readFile(t, e.Vault, vault.IndexPage); got != before {
 		t.Fatalf("the hand-written index.md was rewritten (%d bytes → %d)", len(before), len(got))
 	}
-	if got := readFile(t, e.Vault, vault.LogPage); !strings.HasPrefix(got, logBefore) || strings.Count(got[len(logBefore):], "] write | After Migration") != 2 {
+	if got := readFile(t, e.Vault, vault.LogPage); !strings.HasPrefix(got, logBefore) || strings.Count(got[len(logBefore):], "] created | After Migration") != 1 || strings.Count(got[len(logBefore):], "] updated | After Migration") != 1 {
 		t.Errorf("the hand-kept log.md was not just appended to:\n%s", got[max(0, len(logBefore)-200):])
 	}
 	if _, err := os.Stat(e.Vault.Abs(out.Path)); err != nil {
@@ -118,7 +118,7 @@ func TestLogMD_HandWrittenOnlyAppended(t *testing.T) {
 			if !strings.HasPrefix(got, text) {
 				t.Fatalf("log.md lost its hand-written start:\n%.200q", got)
 			}
-			if n := strings.Count(got[len(text):], "] write | "); n != 3 {
+			if n := strings.Count(got[len(text):], "## [2026-05-01] "); n != 3 {
 				t.Errorf("%d entries appended, want 3:\n%q", n, got[len(text):])
 			}
 		})

@@ -109,6 +109,10 @@ func bulkResolve(ctx context.Context, e *Env, ids []string, action, by string) (
 	if len(uniq) == 0 {
 		return nil, errs.E(errs.Invalid, "no review ids given")
 	}
+	if err := checkLogWritable(e.Vault); err != nil { // decisions are logged
+		return nil, err
+	}
+	var decided []ReviewItem
 	if err := e.syncQueue(); err != nil {
 		return nil, err
 	}
@@ -135,6 +139,7 @@ func bulkResolve(ctx context.Context, e *Env, ids []string, action, by string) (
 					return err
 				}
 				out.Resolved = append(out.Resolved, r.ID)
+				decided = append(decided, itemOf(r))
 			}
 			if r != nil {
 				seen[r.ID] = true
@@ -146,5 +151,5 @@ func bulkResolve(ctx context.Context, e *Env, ids []string, action, by string) (
 		return nil, err
 	}
 	out.Count = len(out.Resolved)
-	return out, nil
+	return out, logDecisions(ctx, e, decided)
 }

@@ -104,6 +104,9 @@ func resolveReview(ctx context.Context, e *Env, id, action, by string) (*Resolve
 	if by, err = callerOrigin("decided_by", by); err != nil {
 		return nil, err
 	}
+	if err := checkLogWritable(e.Vault); err != nil { // decisions are logged
+		return nil, err
+	}
 	if err := e.syncQueue(); err != nil {
 		return nil, err
 	}
@@ -126,7 +129,7 @@ func resolveReview(ctx context.Context, e *Env, id, action, by string) (*Resolve
 	if err != nil {
 		return nil, err
 	}
-	return out, nil
+	return out, logDecisions(ctx, e, []ReviewItem{out.ReviewItem})
 }
 
 // claimForCreate bounds how long a create may hold an item.
@@ -214,7 +217,7 @@ func resolveWithEffect(ctx context.Context, e *Env, id, act, by string) (*Resolv
 	if uerr != nil {
 		return nil, uerr
 	}
-	return out, nil
+	return out, logDecisions(ctx, e, []ReviewItem{out.ReviewItem})
 }
 
 // pageProposals are the title prefixes by which a suggestion proposes a
@@ -257,8 +260,9 @@ func createApplies(r *store.ReviewRec) error {
 // conflict: create never overwrites.
 func createStub(ctx context.Context, e *Env, r *store.ReviewRec) (*PageRef, error) {
 	title := ProposedTitle(r.Title)
-	var body string
+	var body, at string
 	err := e.Store.View(func(tx *store.Tx) error {
+		at = stubPath(tx, title) // beside the pages that link to it
 		p, err := pageAnswering(tx, title)
 		if err != nil {
 			return err
@@ -272,7 +276,7 @@ func createStub(ctx context.Context, e *Env, r *store.ReviewRec) (*PageRef, erro
 	if err != nil {
 		return nil, err
 	}
-	w, err := WritePage(ctx, e, &WritePageIn{Title: title, Content: body, Tags: []string{"stub"}})
+	w, err := WritePage(ctx, e, &WritePageIn{Title: title, Content: body, Tags: []string{"stub"}, Path: at})
 	if err != nil {
 		return nil, err
 	}

@@ -144,14 +144,14 @@ type pageRead struct {
 // page, and schedules the reads of their link lines.
 func linkersOf(tx *store.Tx, r *store.ReviewRec, out *ShowReviewOut) []pageRead {
 	key := index.LinkKey(ProposedTitle(r.Title))
-	var reads []pageRead
+	type linker struct {
+		p  *store.PageRec
+		at []int // the lines of its links to the title
+	}
+	var found []linker
 	for _, bl := range tx.DanglingFor(key) {
 		p, err := tx.Page(bl.Src)
 		if err != nil || p == nil || p.Reserved {
-			continue
-		}
-		out.LinkersTotal++
-		if len(out.Linkers) == maxShowLinkers {
 			continue
 		}
 		var at []int
@@ -160,19 +160,25 @@ func linkersOf(tx *store.Tx, r *store.ReviewRec, out *ShowReviewOut) []pageRead 
 				at = append(at, l.Line)
 			}
 		}
-		i := len(out.Linkers)
-		out.Linkers = append(out.Linkers, LinkingPage{PageRef: refOf(p), Lines: []LineText{}})
-		reads = append(reads, pageRead{path: p.Path, fill: func(lines []string, _ map[string]bool) {
-			for _, n := range at[:min(len(at), maxShowLines)] {
+		found = append(found, linker{p, at})
+	}
+	out.LinkersTotal = len(found)
+	// sorted before the reads are scheduled: each read fills its own entry
+	slices.SortStableFunc(found, func(a, b linker) int {
+		return strings.Compare(store.Fold(a.p.Title), store.Fold(b.p.Title))
+	})
+	found = found[:min(len(found), maxShowLinkers)]
+	var reads []pageRead
+	for i, f := range found {
+		out.Linkers = append(out.Linkers, LinkingPage{PageRef: refOf(f.p), Lines: []LineText{}})
+		reads = append(reads, pageRead{path: f.p.Path, fill: func(lines []string, _ map[string]bool) {
+			for _, n := range f.at[:min(len(f.at), maxShowLines)] {
 				if n >= 1 && n <= len(lines) {
 					out.Linkers[i].Lines = append(out.Linkers[i].Lines, LineText{Line: n, Text: clip(lines[n-1])})
 				}
 			}
 		}})
 	}
-	slices.SortStableFunc(out.Linkers, func(a, b LinkingPage) int {
-		return strings.Compare(store.Fold(a.Title), store.Fold(b.Title))
-	})
 	return reads
 }
 
@@ -245,8 +251,11 @@ func stubPreview(tx *store.Tx, r *store.ReviewRec) (*StubPreview, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &StubPreview{Title: title, Path: newPageDir(tx, "concept") + "/" + Slug(title) + ".md",
-		Tags: []string{"stub"}, Content: body}, nil
+	at := stubPath(tx, title) // where create puts it: beside its linking pages
+	if at == "" {
+		at = newPageDir(tx, "concept") + "/" + Slug(title) + ".md"
+	}
+	return &StubPreview{Title: title, Path: at, Tags: []string{"stub"}, Content: body}, nil
 }
 
 // pageLines reads a page's file as lines (a trailing newline ends the

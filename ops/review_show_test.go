@@ -55,6 +55,31 @@ func TestReviewShow_MissingPage(t *testing.T) {
 	}
 }
 
+// Each linking page quotes its own lines, whatever order the pages are
+// listed in: the list is by title, the index holds them otherwise.
+func TestReviewShow_LinesStayWithTheirPage(t *testing.T) {
+	v := testvault.New(t)
+	names := []string{"Zebra", "Mango", "Apple", "Kiwi"}
+	for i, n := range names {
+		body := strings.Repeat("filler\n", i) + "[[Cold brew]] from " + n + "\n"
+		testvault.Write(t, v, fmt.Sprintf("wiki/%c-%d.md", 'a'+i, i), "---\ntitle: "+n+"\n---\n"+body)
+	}
+	e := newTestEnv(t, v)
+	it := add(t, e, TypeMissingPage, "Cold brew")
+	got := mustCall[ShowReviewOut](t, e, opShowReview, obj{"id": it.ID})
+	if len(got.Linkers) != len(names) {
+		t.Fatalf("linkers %+v", got.Linkers)
+	}
+	for i, l := range got.Linkers {
+		if i > 0 && got.Linkers[i-1].Title > l.Title {
+			t.Errorf("linkers not by title: %q before %q", got.Linkers[i-1].Title, l.Title)
+		}
+		if len(l.Lines) != 1 || !strings.HasSuffix(l.Lines[0].Text, "from "+l.Title) {
+			t.Errorf("%s quotes %+v, not its own line", l.Title, l.Lines)
+		}
+	}
+}
+
 // A contradiction shows, for each page it names, the block that shares
 // most words with the item; a duplicate shows the top of each page; a
 // name no page answers to is listed as not found.

@@ -156,7 +156,7 @@ type Group struct{ Name, Usage string }
 // multi-word CLI path has one.
 func Groups() []Group {
 	return []Group{
-		{"page", "Read, list and write wiki pages"},
+		{"page", "Read, list, write and move wiki pages"},
 		{"graph", "The link graph: neighbours, backlinks, orphans, missing pages"},
 		{"review", "The review queue of proposed work"},
 		{"source", "Raw sources: read, list, rescan"},

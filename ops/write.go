@@ -55,6 +55,13 @@ type WritePageIn struct {
 	Sources     []string       `json:"sources,omitempty" flag:"source" mcp:"-" desc:"A source the page draws on: a file under raw/sources/ (x.md or raw/sources/x.md, must exist), a URL or id (https://…, doi:…, web:…), or a [[wikilink]]"`
 	Aliases     []string       `json:"aliases,omitempty" flag:"alias" mcp:"-" desc:"Another name of the page"`
 	IfMatch     string         `json:"if_match,omitempty" nonempty:"true" desc:"sha256 of the current file (from get_page); the write is refused as a conflict if the page changed. Leave it out to write without the check: an empty value is refused"`
+	Path        string         `json:"path,omitempty" desc:"Where a new page goes: a vault path inside wiki/ ending in .md (wiki/topics/x.md), instead of its type's folder and a file name made from the title; its type defaults to the folder's. For an existing page it must be the page's own path (move_page moves a page)"`
+	Section     string         `json:"section,omitempty" desc:"Write only this section: content replaces the text under the heading (up to the next heading of the same or a higher level), or becomes a new section at the end when the page has no such heading. \"Heading\", \"## Heading\" (that level) or \"Parent#Heading\"; the rest of the page is kept byte for byte"`
+	Log         string         `json:"log,omitempty" desc:"One line for wiki/log.md saying what this write did (≤ 500 characters); the entry already says created or updated, the title and the sources the write cites"`
+	// Kind names the operation writing, for the log entry (moved,
+	// restored); "" lets the write say created or updated. Not a parameter
+	// on any surface: the operations that write through write_page set it.
+	Kind LogKind `json:"-"`
 }
 
 // FileTarget is a link target and the file that is no page it reached.
@@ -73,10 +80,13 @@ type WritePageOut struct {
 	SHA256   string   `json:"sha256"`
 	Created  bool     `json:"created"`  // true when the page is new
 	Dangling []string `json:"dangling"` // link targets in the content that match no page
-	// Filed are the dangling targets this write filed as new missing-page
-	// review items; the others were in the queue already (pending or
-	// decided).
-	Filed []string `json:"filed,omitempty" desc:"Dangling targets this write filed as new missing-page review items (the others were already in the queue)"`
+	// Filed are the dangling targets this write added (the previous
+	// version did not link to them) and filed as new missing-page review
+	// items; the others were in the queue already (pending or decided).
+	Filed []string `json:"filed,omitempty" desc:"Dangling targets this write added and filed as new missing-page review items (links the page already had, and targets already in the queue, file nothing)"`
+	// NotFiled counts the dangling targets this write added beyond the
+	// first MaxFiledPerWrite, which it does not file.
+	NotFiled int `json:"not_filed,omitempty" desc:"Dangling targets this write added beyond the first 50, not filed as review items; lint --page TITLE --to-review files them"`
 	// LinksToFiles are the [[links]] written as page links (a bare name)
 	// that no page answers and a file that is no page does, by its file
 	// name: a clipped source raw/sources/X.md takes [[X]], as in Obsidian.
@@ -145,10 +155,12 @@ var opWritePage = register(Op{
 		{`synapse page write "Spaced repetition" --type concept --source notes/srs.md --file draft.md`, "a new page from a file, citing a raw source"},
 		{`echo "Body text with a [[Link]]." | synapse page write "Spaced repetition" --tag memory`, "the body on standard input (--file - says so too)"},
 		{`synapse page write "Spaced repetition" --if-match SHA256 --file - < draft.md`, "an edit that fails (exit 4) if the page changed since you read its sha256"},
+		{`synapse page write "Automated market maker" --path wiki/finance/amm.md --file draft.md`, "a new page at the file you choose"},
+		{`echo "- [[Leitner system]]" | synapse page write "Spaced repetition" --section "See also" --log "linked the Leitner page"`, "one section only (added when absent), with a line for log.md"},
 	},
 	Exits: map[int]string{
-		2: "invalid input: a rule of write_page is broken (the message names the field), or the content is over 1 MiB",
-		4: "conflict: --if-match is stale, the title is ambiguous, or the existing file's frontmatter is not valid YAML",
+		2: "invalid input: a rule of write_page is broken (the message names the field), the content is over 1 MiB, or the title looks like a path (use --path)",
+		4: "conflict: --if-match is stale, the title is ambiguous, the existing file's frontmatter is not valid YAML, or --path is taken or is not the page's own",
 		5: "forbidden or unavailable: a read-only server, or the store held by another process",
 	},
 }, WritePage)

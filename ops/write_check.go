@@ -2,6 +2,7 @@ package ops
 
 import (
 	"fmt"
+	"path"
 	"strings"
 	"time"
 	"unicode"
@@ -213,4 +214,74 @@ func formatLike(existing string, now time.Time) string {
 		}
 	}
 	return now.Format(l)
+}
+
+// maxPathBytes and maxNameBytes bound a page path a caller chooses (most
+// file systems allow 255 bytes per name).
+const (
+	maxPathBytes = 1024
+	maxNameBytes = 255
+)
+
+// pathForbidden are the characters a chosen page path may not hold:
+// those Windows refuses in file names, and those that cut an Obsidian
+// link to the file by name ([[a#b]] is a heading, [[a|b]] a label).
+const pathForbidden = "\\<>:\"|?*#^[]"
+
+// checkPagePath checks a page path a caller chooses (write_page --path,
+// move --path) and returns it in NFC: a vault path inside wiki/ ending in
+// .md, every name visible (no dot file, no control character, none of
+// pathForbidden, no Windows device name), not one of the three top files,
+// and clean (no "..", "." or empty names): it is confined before the file
+// layer is asked. field names the parameter in messages.
+func checkPagePath(field, p string) (string, error) {
+	p = norm.NFC.String(strings.TrimSpace(p))
+	bad := func(why string, a ...any) error {
+		return errs.E(errs.Invalid, "%s %q %s", field, p, fmt.Sprintf(why, a...))
+	}
+	switch {
+	case !utf8.ValidString(p):
+		return "", errs.E(errs.Invalid, "%s is not valid UTF-8", field)
+	case len(p) > maxPathBytes:
+		return "", bad("is %d bytes; the limit is %d", len(p), maxPathBytes)
+	case strings.HasPrefix(p, "/") || strings.Contains(p, "\\") || len(p) > 1 && p[1] == ':':
+		return "", bad("must be a vault path with forward slashes, such as %s/topics/x.md", vault.WikiDir)
+	case !strings.HasPrefix(p, vault.WikiDir+"/"):
+		return "", bad("is outside %s/: pages live under it (%s)", vault.WikiDir, vault.WikiDir+"/"+strings.TrimPrefix(p, "./"))
+	case !strings.HasSuffix(p, ".md"):
+		return "", bad("must end in .md")
+	case vault.IsReserved(p):
+		return "", bad("is one of the files synapse maintains (index.md, log.md, overview.md); choose another")
+	}
+	for _, name := range strings.Split(p, "/")[1:] {
+		switch {
+		case name == "" || name == "." || name == "..":
+			return "", bad("must be clean: no empty, \".\" or \"..\" names")
+		case strings.HasPrefix(name, "."):
+			return "", bad("has a hidden name (%q): files and folders starting with a dot are not pages", name)
+		case len(name) > maxNameBytes:
+			return "", bad("has a name of %d bytes; the limit is %d", len(name), maxNameBytes)
+		case strings.ContainsAny(name, pathForbidden):
+			return "", bad("holds one of %s, which file systems or links do not allow in names", pathForbidden)
+		case strings.HasSuffix(name, " ") || strings.HasSuffix(name, "."):
+			return "", bad("has a name ending in a space or a dot, which Windows cannot open")
+		case windowsDevices[strings.ToLower(strings.TrimSuffix(name, ".md"))]:
+			return "", bad("uses %q, a name Windows reserves", name)
+		}
+		for _, r := range name {
+			if unicode.IsControl(r) || isBidiControl(r) || r == '\u2028' || r == '\u2029' {
+				return "", bad("holds a control character (%U)", r)
+			}
+		}
+	}
+	if strings.TrimSuffix(path.Base(p), ".md") == "" {
+		return "", bad("has no file name before .md")
+	}
+	return p, nil
+}
+
+// looksLikePath reports whether a title looks like a file path (it ends in
+// .md): written as a title it would make a page titled with the path.
+func looksLikePath(title string) bool {
+	return strings.HasSuffix(strings.ToLower(strings.TrimSpace(title)), ".md")
 }

@@ -67,6 +67,9 @@ func (w *pageWrite) commit(ctx context.Context, t *target, r *rendered) (res *Wr
 	w.mark("file")
 	out.Path = p
 	title := r.m.fm.String("title")
+	if title == "" && t.rec != nil && r.m.keepFM {
+		title = t.rec.Title // a broken block's plain title line
+	}
 	if title == "" {
 		title = store.Stem(p)
 	}
@@ -80,8 +83,8 @@ func (w *pageWrite) commit(ctx context.Context, t *target, r *rendered) (res *Wr
 	var logged *logAppend
 	if !out.Unchanged {
 		// the page is written: what fails from here on with log.md or
-		// index.md is a warning of the write (room.go)
-		if logged, err = appendLog(e.Vault, w.now, title); err != nil {
+		// index.md is a note of the write (room.go)
+		if logged, err = appendLog(e.Vault, w.now, w.writeRecord(t, r.m, title)); err != nil {
 			out.Notes = append(out.Notes, fmt.Sprintf("%s was not appended to (%s): this write is not in the log", vault.LogPage, errs.Raw(err)))
 			logged = nil
 		} else {
@@ -182,12 +185,7 @@ func (w *pageWrite) commit(ctx context.Context, t *target, r *rendered) (res *Wr
 			hookLater = true
 			return nil
 		}
-		if hook == nil {
-			return nil
-		}
-		filed, err := hook(tx, rec, out.Dangling, w.now)
-		out.Filed = filed
-		return err
+		return w.fileMissing(tx, hook, t, rec, out)
 	}
 	if err := w.rescanThen(ctx, paths, then); err != nil {
 		return nil, after(step, err)
@@ -213,12 +211,7 @@ func (w *pageWrite) commit(ctx context.Context, t *target, r *rendered) (res *Wr
 				return err
 			}
 			out.Dangling, out.LinksToFiles = linkTargets(rec)
-			if hook == nil {
-				return nil
-			}
-			filed, err := hook(tx, rec, out.Dangling, w.now)
-			out.Filed = filed
-			return err
+			return w.fileMissing(tx, hook, t, rec, out)
 		})
 		if err != nil {
 			return nil, after("recording the write in the review queue", err)
@@ -227,6 +220,36 @@ func (w *pageWrite) commit(ctx context.Context, t *target, r *rendered) (res *Wr
 	w.historyDone(out)
 	w.gitAfterWrite(ctx, out, t)
 	return out, nil
+}
+
+// MaxFiledPerWrite caps the dangling targets one write hands to the review
+// queue: a page with thousands of distinct dangling links (a generated
+// citation list, a hostile body) would otherwise file as many items while
+// the store is locked. The targets past the cap are counted in the result
+// (WritePageOut.NotFiled); lint --to-review files them.
+const MaxFiledPerWrite = 50
+
+// fileMissing hands the review queue the dangling targets this write adds
+// (those the previous version of the page did not link to: an edit does
+// not file again what it did not touch), at most MaxFiledPerWrite of them,
+// and lets it auto-resolve items the page answers.
+func (w *pageWrite) fileMissing(tx *store.Tx, hook func(*store.Tx, *store.PageRec, []string, time.Time) ([]string, error), t *target, rec *store.PageRec, out *WritePageOut) error {
+	if hook == nil {
+		return nil
+	}
+	added := []string{}
+	seen := map[string]bool{}
+	for _, l := range rec.Links {
+		if l.To != 0 || l.File != "" || seen[l.Key] || t.linked[l.Key] {
+			continue
+		}
+		seen[l.Key] = true
+		added = append(added, strings.TrimSuffix(l.Target, ".md"))
+	}
+	out.NotFiled = max(0, len(added)-MaxFiledPerWrite)
+	filed, err := hook(tx, rec, added[:min(len(added), MaxFiledPerWrite)], w.now)
+	out.Filed = filed
+	return err
 }
 
 // reservedLinks reports whether one of a page's dangling links names a
@@ -306,7 +329,8 @@ func linkTargets(rec *store.PageRec) (dangling []string, files []FileTarget) {
 var reviewHooks struct {
 	// OnPageWritten runs in a write transaction after a page was written
 	// and re-indexed: it files an idempotent missing-page item (origin
-	// "rule") for each dangling target and marks pending missing-page items
+	// "rule") for each dangling target it is given (those the write adds,
+	// at most MaxFiledPerWrite: fileMissing) and marks pending missing-page items
 	// that the page satisfies (by title or alias) auto_resolved. It returns
 	// the targets it filed as new items (not those already in the queue).
 	OnPageWritten func(tx *store.Tx, page *store.PageRec, dangling []string, now time.Time) (filed []string, err error)

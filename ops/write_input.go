@@ -37,6 +37,11 @@ type writeCall struct {
 	keys    []string
 	parts   map[string][]part
 	ifMatch string // lowercase hex, "" = none
+
+	path    string                // the path the caller chose (checkPagePath), "" = none
+	section *markdown.SectionSpec // the section the content replaces; nil = the whole body
+	logNote string                // the writer's line for log.md ("" = none)
+	kind    LogKind               // the log entry's kind ("" = created or updated)
 }
 
 // part is one place that gives a key a value.
@@ -127,11 +132,24 @@ func decodeWrite(in *WritePageIn) (*writeCall, error) {
 	if err := c.checkCounts(); err != nil {
 		return nil, err
 	}
-	m, err := parseIfMatch(in.IfMatch)
-	if err != nil {
+	var err error
+	if c.logNote, err = checkLogNote(in.Log); err != nil {
 		return nil, err
 	}
-	c.ifMatch = m
+	if strings.TrimSpace(in.Section) != "" {
+		if err := c.decodeSection(in.Section); err != nil {
+			return nil, err
+		}
+	}
+	if strings.TrimSpace(in.Path) != "" {
+		if c.path, err = checkPagePath(errs.Param("path"), in.Path); err != nil {
+			return nil, err
+		}
+	}
+	c.kind = in.Kind
+	if c.ifMatch, err = parseIfMatch(in.IfMatch); err != nil {
+		return nil, err
+	}
 	return c, nil
 }
 
@@ -185,6 +203,24 @@ func (c *writeCall) decodeContent(content string) error {
 	for _, k := range fm.Keys() {
 		c.give(k, fm.Node(k), fromBlock, false)
 	}
+	return nil
+}
+
+// decodeSection checks a section name: one line, a heading's text
+// (optionally with its level), and content that is the section's text (no
+// frontmatter block: keys are given with the other parameters).
+func (c *writeCall) decodeSection(name string) error {
+	spec := markdown.ParseSectionSpec(name)
+	if err := checkTitle(errs.Param("section"), spec.Raw); err != nil {
+		return err
+	}
+	if spec.Path[0] == "" {
+		return errs.E(errs.Invalid, "%s names no heading (%q)", errs.Param("section"), name)
+	}
+	if c.hasBlock {
+		return errs.E(errs.Invalid, "with %s, content is the section's text and cannot start with a frontmatter block; give frontmatter keys with the other parameters", errs.Param("section"))
+	}
+	c.section = &spec
 	return nil
 }
 

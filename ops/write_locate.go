@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path"
 	"sort"
 	"strings"
 	"unicode"
@@ -42,6 +43,13 @@ type target struct {
 	// title is refused, since the caller may mean either file
 	twins []string
 	stale string // a stored path whose file is gone (re-scanned away)
+	// linked holds the link keys of the page as last indexed: a dangling
+	// link the previous version already had files no review item. The
+	// index, not the file, is the previous version here because a write
+	// records its review items in the transaction that indexes it: a write
+	// killed before that commit left the links unfiled, and its retry
+	// files them.
+	linked map[string]bool
 }
 
 // locate finds the page the call writes: an existing page resolved by its
@@ -100,6 +108,9 @@ func (w *pageWrite) locate() (*target, error) {
 		return nil, errs.E(errs.Invalid, "%q names %s, which synapse maintains; write_page does not write index.md, log.md or overview.md (choose another title)", c.title, t.rec.Path)
 	}
 	t.path = t.rec.Path
+	if c.path != "" && store.PathKey(c.path) != store.PathKey(t.path) {
+		return nil, errs.E(errs.Conflict, "%q is the page at %s; %s names another file: a write does not move a page (%s does)", c.title, t.path, errs.Param("path"), errs.Cmd("page.move"))
+	}
 	abs := e.Vault.Abs(t.path)
 	// stat, read, stat: the bytes merged below are the file as stat saw it
 	before, err := statVaultFile(abs)
@@ -131,6 +142,10 @@ func (w *pageWrite) locate() (*target, error) {
 	parsed := markdown.Parse(t.path, data)
 	t.doc = markdown.SplitDocument(string(data))
 	t.fm, t.fmErr = parsed.Frontmatter, parsed.FMError
+	t.linked = make(map[string]bool, len(t.rec.Links))
+	for _, l := range t.rec.Links {
+		t.linked[l.Key] = true
+	}
 	return t, nil
 }
 
@@ -141,6 +156,25 @@ func (w *pageWrite) newTarget(t *target) (*target, error) {
 	}
 	if err := checkNotReserved("title", c.title); err != nil {
 		return nil, err
+	}
+	if looksLikePath(c.title) {
+		hint := c.title
+		if !strings.HasPrefix(hint, vault.WikiDir+"/") {
+			hint = vault.WikiDir + "/" + strings.TrimPrefix(hint, "/")
+		}
+		return nil, errs.E(errs.Invalid, "%q looks like a file path, and no page is there; to create a page at a path you choose, give its title and the path: %s", c.title, errs.Cmd("page.write", "title", "TITLE", "path", hint))
+	}
+	if c.path != "" {
+		var holder *store.PageRec
+		_ = w.e.Store.View(func(tx *store.Tx) error {
+			if d := tx.DocByPath(c.path); d != 0 {
+				holder, _ = tx.Page(d)
+			}
+			return nil
+		})
+		if holder != nil && holder.Path != t.stale {
+			return nil, errs.E(errs.Conflict, "%s holds the page %q already; write it by that title, or choose another %s", holder.Path, holder.Title, errs.Param("path"))
+		}
 	}
 	t.fm = &markdown.Frontmatter{}
 	return t, nil
@@ -220,6 +254,9 @@ func newPageDir(tx *store.Tx, typ string) string {
 // pages; an existing file is never replaced.
 func (w *pageWrite) create(data []byte, t *target, title, typ string) (string, error) {
 	e := w.e
+	if w.c.path != "" {
+		return w.createAt(data, w.c.path)
+	}
 	var dir string
 	_ = e.Store.View(func(tx *store.Tx) error {
 		dir = newPageDir(tx, typ)
@@ -231,11 +268,7 @@ func (w *pageWrite) create(data []byte, t *target, title, typ string) (string, e
 	w.folders.Before(dir)
 	slug := Slug(title)
 	for n := 1; n <= 1000; n++ {
-		name := slug
-		if n > 1 {
-			name = fmt.Sprintf("%s-%d", slug, n)
-		}
-		p := dir + "/" + name + ".md"
+		p := numberedPath(dir, slug, n)
 		if vault.IsReserved(p) {
 			continue
 		}
@@ -260,6 +293,35 @@ func (w *pageWrite) create(data []byte, t *target, title, typ string) (string, e
 		return "", fileError(err, "write %s: %v (nothing was written)", p, err)
 	}
 	return "", errs.E(errs.Conflict, "no free file name for %q under %s/ (tried %s.md to %s-1000.md)", title, dir, slug, slug)
+}
+
+// numberedPath is the n-th file name tried for a slug in dir: slug.md,
+// then slug-2.md, slug-3.md…
+func numberedPath(dir, slug string, n int) string {
+	if n > 1 {
+		slug = fmt.Sprintf("%s-%d", slug, n)
+	}
+	return dir + "/" + slug + ".md"
+}
+
+// createAt writes a new page at the path the caller chose; an existing
+// file is never replaced (one the index does not know yet is scanned, and
+// the write tried again: it may be this very page, written by hand).
+func (w *pageWrite) createAt(data []byte, p string) (string, error) {
+	dir := path.Dir(p)
+	if err := mkdirDurable(w.e.Vault.Abs(dir)); err != nil {
+		return "", fileError(err, "create %s/: %v", dir, err)
+	}
+	w.folders.Before(dir)
+	err := writeAtomic(w.e.Vault.Abs(p), data, 0o644, true)
+	switch {
+	case err == nil:
+		w.folders.Added(dir, 1)
+		return p, nil
+	case errors.Is(err, errExists):
+		return "", &errUnknownFile{path: p}
+	}
+	return "", fileError(err, "write %s: %v (nothing was written)", p, err)
 }
 
 // windowsDevices are the file names Windows reserves whatever the

@@ -1,6 +1,7 @@
 package ops
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -38,6 +39,13 @@ func (w *pageWrite) merge(t *target) (*merged, error) {
 		// the page's own body begins with a ---…--- block (after its
 		// frontmatter): sent back as get_page returned it, it is body
 		c.dropBlock()
+	}
+	if c.section != nil {
+		body, err := spliceSection(t, c.section, c.body)
+		if err != nil {
+			return nil, err
+		}
+		c.body = body
 	}
 	bodyChanged, err := w.mergeBody(t, m)
 	if err != nil {
@@ -83,6 +91,36 @@ func (w *pageWrite) merge(t *target) (*merged, error) {
 		return m, w.bumpUpdated(t, m)
 	}
 	return m, nil
+}
+
+// spliceSection returns the page's body with the section spec names
+// replaced by text, or with text appended as that section when the page
+// has no such heading (a new page is that section alone). A heading that
+// several sections have is invalid, naming their lines.
+func spliceSection(t *target, spec *markdown.SectionSpec, text string) (string, error) {
+	body := t.doc.Body
+	sec, ok, amb := markdown.FindSection(body, *spec)
+	switch {
+	case ok:
+		return markdown.ReplaceSection(body, sec, text), nil
+	case len(amb) > 0:
+		return "", errs.E(errs.Invalid, "%d sections of %s are headed %q: %s; name one by its level (\"## Heading\") or its parent (\"Parent#Heading\")", len(amb), t.path, spec.Path[0], markdown.Lines(amb))
+	case strings.Contains(strings.Trim(spec.Path[0], "# "), "#"):
+		return "", errs.E(errs.Invalid, "%s has no section %q to write under; its headings: %s", cmp.Or(t.path, "the page"), spec.Raw, headingList(body))
+	}
+	return markdown.AppendSection(body, spec.Level, spec.Path[0], text), nil
+}
+
+// headingList names a body's first headings for a message.
+func headingList(body string) string {
+	secs := markdown.Sections(body)
+	if len(secs) == 0 {
+		return "none"
+	}
+	if len(secs) > 20 {
+		return markdown.Lines(secs[:20]) + fmt.Sprintf(" and %d more", len(secs)-20)
+	}
+	return markdown.Lines(secs)
 }
 
 // mergeBody decides the new body: the caller's, written in the body's
@@ -157,6 +195,9 @@ func (w *pageWrite) newPageKeys(m *merged) error {
 		m.title = r
 	}
 	m.typ = "concept"
+	if c.path != "" {
+		m.typ = vault.TypeFromPath(c.path) // a chosen folder says the type (note outside the type folders)
+	}
 	if typ, ok, err := w.typeOf(); err != nil {
 		return err
 	} else if ok {

@@ -143,7 +143,7 @@ func TestWritePage_Create(t *testing.T) {
 		t.Fatalf("list_pages tag:neuro = %+v, %v", l, err)
 	}
 	// log.md and index.md
-	if log := readFile(t, v, vault.LogPage); !strings.HasSuffix(log, "\n\n## [2026-05-01] write | Birdsong\n") {
+	if log := readFile(t, v, vault.LogPage); !strings.HasSuffix(log, "\n\n## [2026-05-01] created | Birdsong\n- sources: raw/sources/finch.md\n") {
 		t.Fatalf("log.md:\n%s", log)
 	}
 	if idxmd := readFile(t, v, vault.IndexPage); !strings.Contains(idxmd, "## concept (1)\n\n- [[wiki/concepts/birdsong|Birdsong]]\n") {
@@ -182,7 +182,7 @@ func TestWritePage_UpdateInPlace(t *testing.T) {
 	if home.Path != "wiki/Home.md" || home.Title != "Home" || home.Created {
 		t.Fatalf("alias write: %+v", home)
 	}
-	if log := readFile(t, v, vault.LogPage); log != logBefore+"\n## [2026-05-01] write | Aliases\n\n## [2026-05-01] write | Home\n" {
+	if log := readFile(t, v, vault.LogPage); log != logBefore+"\n## [2026-05-01] updated | Aliases\n\n## [2026-05-01] updated | Home\n" {
 		t.Fatalf("log.md:\n%s", log)
 	}
 	// backlinks: Internal links now has Aliases among its backlinks
@@ -297,21 +297,7 @@ func TestWritePage_EmptyIfMatchIsInvalid(t *testing.T) {
 // snapshot maps every file under wiki/ to its content.
 func snapshot(t testing.TB, v *vault.Vault) map[string]string {
 	t.Helper()
-	out := map[string]string{}
-	root := v.Abs(vault.WikiDir)
-	err := filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		data, err := os.ReadFile(p)
-		rel, _ := filepath.Rel(root, p)
-		out[filepath.ToSlash(rel)] = string(data)
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
+	return testvault.AllWikiFiles(t, v)
 }
 
 func TestWritePage_Invalid(t *testing.T) {
@@ -406,7 +392,7 @@ func TestWritePage_OperationRow(t *testing.T) {
 			mcp[f.Name] = true
 		}
 	}
-	if want := map[string]bool{"title": true, "content": true, "frontmatter": true, "if_match": true}; !reflect.DeepEqual(mcp, want) {
+	if want := map[string]bool{"title": true, "content": true, "frontmatter": true, "if_match": true, "log": true, "path": true, "section": true}; !reflect.DeepEqual(mcp, want) {
 		t.Fatalf("MCP parameters %v, want %v", mcp, want)
 	}
 	// an MCP-shaped call
@@ -906,7 +892,7 @@ func TestWritePage_Concurrent(t *testing.T) {
 	if len(g.Backlinks) != 8 {
 		t.Fatalf("backlinks %d", len(g.Backlinks))
 	}
-	if n := strings.Count(readFile(t, v, vault.LogPage), "] write | "); n != 16 {
+	if n := strings.Count(readFile(t, v, vault.LogPage), "] created | ") + strings.Count(readFile(t, v, vault.LogPage), "] updated | "); n != 16 {
 		t.Fatalf("log has %d entries", n)
 	}
 	files, _ := filepath.Glob(v.Abs("wiki/concepts/*.md"))
@@ -918,7 +904,7 @@ func TestWritePage_Concurrent(t *testing.T) {
 
 // TestWritePage_ReviewHookContract checks this side of the review-queue
 // contract: the hook runs after the re-index with the page record, the
-// dangling targets of the new content and the write's time.
+// dangling targets the new content adds and the write's time.
 func TestWritePage_ReviewHookContract(t *testing.T) {
 	type call struct {
 		title, path string
@@ -1043,7 +1029,7 @@ func TestWritePage_MissingFilesAndFolders(t *testing.T) {
 	if out.Path != "wiki/queries/why-is-the-sky-blue.md" {
 		t.Fatalf("path %s", out.Path)
 	}
-	if got := readFile(t, v, vault.LogPage); got != logHeader+"\n## [2026-05-01] write | Why is the sky blue?\n" {
+	if got := readFile(t, v, vault.LogPage); got != logHeader+"\n## [2026-05-01] created | Why is the sky blue?\n" {
 		t.Fatalf("log.md:\n%q", got)
 	}
 	if got := readFile(t, v, vault.IndexPage); got != indexHeader+"\n## query (1)\n\n- [[wiki/queries/why-is-the-sky-blue|Why is the sky blue?]]\n" {
@@ -1054,7 +1040,7 @@ func TestWritePage_MissingFilesAndFolders(t *testing.T) {
 		t.Fatal(err)
 	}
 	write(t, e, &WritePageIn{Title: "Second", Content: "x\n"})
-	if got := readFile(t, v, vault.LogPage); got != "# Log\n\nmy note\n\n## [2026-05-01] write | Second\n" {
+	if got := readFile(t, v, vault.LogPage); got != "# Log\n\nmy note\n\n## [2026-05-01] created | Second\n" {
 		t.Fatalf("log.md:\n%q", got)
 	}
 	// the store is in step with everything on disk

@@ -40,10 +40,11 @@ const (
 	GitAttributesFile = ".gitattributes"
 )
 
-// GitAttributes tells git to merge the review journal by keeping the lines
-// of both sides (its union driver): two machines' decisions then merge
-// without a conflict, and the replay sorts them out.
-const GitAttributes = ReviewJournal + " merge=union\n"
+// GitAttributes tells git to merge the review journal and wiki/log.md by
+// keeping the lines of both sides (its union driver): both files only
+// grow at their end, so two machines' decisions and log entries merge
+// without a conflict, and the journal's replay sorts its lines out.
+const GitAttributes = ReviewJournal + " merge=union\n" + WikiDir + "/log.md merge=union\n"
 
 // EnvVar is the environment variable naming the vault.
 const EnvVar = "SYNAPSE_VAULT"

@@ -179,6 +179,7 @@ func exercise(t *testing.T, cs *mcp.ClientSession, write bool) {
 		t.Errorf("depth=0 is clamped to 1, got %v", nb["depth"])
 	}
 	call("read_source_file", map[string]any{"path": "note.md"})
+	call("get_context", map[string]any{"title": "Home", "budget": 2048})
 	call("list_reviews", map[string]any{"status": "all"})
 	if !write {
 		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "write_page", Arguments: map[string]any{"title": "No", "content": "x"}})
@@ -204,6 +205,10 @@ func exercise(t *testing.T, cs *mcp.ClientSession, write bool) {
 	r := call("resolve_review", map[string]any{"id": id, "action": "skip"})
 	if r["status"] != "skipped" {
 		t.Errorf("resolve_review skip: %v", r)
+	}
+	mv := call("move_page", map[string]any{"title": "Go SDK page", "to": "Go SDK page moved"})
+	if mv["path"] != "wiki/concepts/go-sdk-page-moved.md" {
+		t.Errorf("move_page: %v", mv)
 	}
 	call("trigger_source_rescan", nil)
 }

@@ -354,7 +354,8 @@ func (m *Model) footer() string {
 	var line string
 	switch {
 	case m.confirm != nil:
-		line = m.st.Prompt.Render(m.confirm.prompt + " [y/n]")
+		// the keys stay on screen however long the question (a stub's path)
+		line = m.st.Prompt.Render(ansi.Truncate(m.confirm.prompt, m.width-len(" [y/n]"), "…") + " [y/n]")
 	case m.status != "" && m.bad:
 		line = m.st.Error.Render(m.status)
 	case m.status != "":

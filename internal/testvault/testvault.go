@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"testing"
 
 	"github.com/synapse-wiki/synapse/vault"
@@ -70,4 +71,37 @@ func Write(t testing.TB, v *vault.Vault, rel, content string) {
 	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// WikiFiles reads every file under the vault's wiki/ but temporary ones
+// (hidden names ending in .tmp, which a write in progress leaves): what a
+// reader of the vault sees, by path relative to wiki/.
+func WikiFiles(t testing.TB, v *vault.Vault) map[string]string {
+	t.Helper()
+	return wikiFiles(t, v, false)
+}
+
+// AllWikiFiles is WikiFiles with the temporary files too.
+func AllWikiFiles(t testing.TB, v *vault.Vault) map[string]string {
+	t.Helper()
+	return wikiFiles(t, v, true)
+}
+
+func wikiFiles(t testing.TB, v *vault.Vault, temp bool) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	root := v.Abs(vault.WikiDir)
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !temp && strings.HasSuffix(p, ".tmp") {
+			return err
+		}
+		data, err := os.ReadFile(p)
+		rel, _ := filepath.Rel(root, p)
+		out[filepath.ToSlash(rel)] = string(data)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
 }

@@ -404,10 +404,18 @@ func (g *gen) plan() {
 	if !g.o.NoHuge {
 		take(1, Huge)
 	}
-	// broken pages are indexed by their file name
+	// a broken frontmatter block still gives the title and type of its
+	// lines that are valid YAML alone: a page whose title line is the
+	// broken one is indexed by its file name; conflict markers break the
+	// block but not the title line
 	for _, p := range g.pages {
-		if p.Has(BrokenYAML) {
+		if !p.Has(BrokenYAML) {
+			continue
+		}
+		if !p.Has(ConflictYAML) {
 			p.Title = strings.TrimSuffix(filepath.Base(p.Path), ".md")
+		}
+		if p.typeKey != "type" {
 			p.Type = typeOfFolder(p.folder)
 		}
 	}

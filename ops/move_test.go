@@ -1,0 +1,183 @@
+package ops
+
+import (
+	"context"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/synapse-wiki/synapse/errs"
+	"github.com/synapse-wiki/synapse/internal/testvault"
+	"github.com/synapse-wiki/synapse/store"
+	"github.com/synapse-wiki/synapse/vault"
+)
+
+func move(t *testing.T, e *Env, in *MovePageIn) *MovePageOut {
+	t.Helper()
+	out, err := movePage(context.Background(), e, in)
+	if err != nil {
+		t.Fatalf("move %q: %v", in.Title, err)
+	}
+	return out
+}
+
+// TestMove_KeepsEachLinkForm: every form of link to a page is rewritten in
+// its own form (file name, title, alias, paths of each kind, markdown
+// links relative and escaped, headings, blocks, labels, embeds,
+// frontmatter), and the moved page's own relative links still reach what
+// they reached.
+func TestMove_KeepsEachLinkForm(t *testing.T) {
+	v := testvault.New(t)
+	testvault.Write(t, v, "wiki/notes/target-page.md", "---\ntitle: Target Page\naliases: [TP]\n---\n"+
+		"Back to [[a]] and [A](../a.md), myself [[target-page#Top]], a picture ![p](../../raw/assets/p.png).\n")
+	testvault.Write(t, v, "raw/assets/p.png", "png")
+	testvault.Write(t, v, "wiki/a.md", "---\nrelated: \"[[Target Page]]\"\nsee: ['[[target-page|t]]']\n---\n"+
+		"[[target-page]] [[Target Page]] [[target page]] [[TP]] [[notes/target-page]] [[wiki/notes/target-page]]\n"+
+		"[[target-page.md]] [[Target Page#Heading|label]] [[target-page#^blk]] ![[target-page]]\n"+
+		"[md](notes/target-page.md) [angle](<notes/target-page.md>) [head](notes/target-page.md#Heading)\n"+
+		"`[[target-page]]` and [[Other]]\n")
+	testvault.Write(t, v, "wiki/sub/b.md", "[up](../notes/target-page.md) [[../notes/target-page|rel]]\n")
+	e, _ := openEnv(t, v)
+	out := move(t, e, &MovePageIn{Title: "Target Page", To: "Goal Page", Path: "wiki/archive 2024/goal.md"})
+	if out.Path != "wiki/archive 2024/goal.md" || out.Title != "Goal Page" || out.FromPath != "wiki/notes/target-page.md" || out.FromTitle != "Target Page" {
+		t.Fatalf("result %+v", out)
+	}
+	if len(out.Changed) != 2 || out.Changed[0].Path != "wiki/a.md" || out.Changed[1].Path != "wiki/sub/b.md" {
+		t.Fatalf("changed %+v", out.Changed)
+	}
+	wantA := "---\nrelated: \"[[Goal Page]]\"\nsee: ['[[goal|t]]']\n---\n" +
+		"[[goal]] [[Goal Page]] [[goal page]] [[TP]] [[archive 2024/goal]] [[wiki/archive 2024/goal]]\n" +
+		"[[goal.md]] [[Goal Page#Heading|label]] [[goal#^blk]] ![[goal]]\n" +
+		"[md](archive%202024/goal.md) [angle](<archive 2024/goal.md>) [head](archive%202024/goal.md#Heading)\n" +
+		"`[[target-page]]` and [[Other]]\n"
+	if got := readFile(t, v, "wiki/a.md"); got != wantA {
+		t.Errorf("wiki/a.md:\n%s\nwant:\n%s", got, wantA)
+	}
+	if got, want := readFile(t, v, "wiki/sub/b.md"), "[up](../archive%202024/goal.md) [[../archive 2024/goal|rel]]\n"; got != want {
+		t.Errorf("wiki/sub/b.md: %q, want %q", got, want)
+	}
+	wantMoved := "---\ntitle: Goal Page\naliases: [TP]\n---\n" +
+		"Back to [[a]] and [A](../a.md), myself [[goal#Top]], a picture ![p](../../raw/assets/p.png).\n"
+	if got := readFile(t, v, "wiki/archive 2024/goal.md"); got != wantMoved {
+		t.Errorf("the moved page:\n%s\nwant:\n%s", got, wantMoved)
+	}
+	if _, err := os.Stat(v.Abs("wiki/notes/target-page.md")); !os.IsNotExist(err) {
+		t.Errorf("the old file is still there (%v)", err)
+	}
+	// the index: every link resolves to the moved page, nothing dangles
+	g := getPageOut(t, e, "Goal Page")
+	if g.BacklinksTotal != 2 {
+		t.Errorf("backlinks %d", g.BacklinksTotal)
+	}
+	a := getPageOut(t, e, "a")
+	for _, l := range a.Links {
+		if l.Target != "Other" && l.Path != "wiki/archive 2024/goal.md" {
+			t.Errorf("a's link %q reaches %q", l.Target, l.Path)
+		}
+	}
+	if _, err := os.Stat(v.Abs(moveJournalFile)); !os.IsNotExist(err) {
+		t.Errorf("the journal is left (%v)", err)
+	}
+	if log := readFile(t, v, vault.LogPage); !strings.HasSuffix(log, "## [2026-05-01] moved | Goal Page\n- from: Target Page (wiki/notes/target-page.md)\n- to: wiki/archive 2024/goal.md\n- links: 16 rewritten in 2 other pages\n") {
+		t.Errorf("log.md:\n%s", log)
+	}
+}
+
+// TestMove_Refused: a move onto an existing file, onto a name another page
+// answers to, of a reserved file, or to nowhere is refused, changing
+// nothing.
+func TestMove_Refused(t *testing.T) {
+	v := testvault.New(t)
+	testvault.Write(t, v, "wiki/x.md", "---\ntitle: X\n---\n[[Y]]\n")
+	testvault.Write(t, v, "wiki/y.md", "---\ntitle: Y\naliases: [Why]\n---\n[[X]]\n")
+	e, _ := openEnv(t, v)
+	ctx := context.Background()
+	for _, c := range []struct {
+		in   MovePageIn
+		code errs.Code
+		says string
+	}{
+		{MovePageIn{Title: "X", Path: "wiki/y.md"}, errs.Conflict, "exists already"},
+		{MovePageIn{Title: "X", Path: "wiki/Y.md"}, errs.Conflict, "exists already"},
+		{MovePageIn{Title: "X", To: "Why"}, errs.Conflict, "another page answers"},
+		{MovePageIn{Title: "X", To: "y"}, errs.Conflict, "another page answers"},
+		{MovePageIn{Title: "X"}, errs.Invalid, "say where"},
+		{MovePageIn{Title: "X", To: "X"}, errs.Invalid, "nothing to move"},
+		{MovePageIn{Title: "X", Path: "notes/x.md"}, errs.Invalid, "outside wiki/"},
+		{MovePageIn{Title: "X", To: "index"}, errs.Invalid, ""},
+		{MovePageIn{Title: "log", To: "Journal"}, errs.Invalid, "maintains"},
+		{MovePageIn{Title: "Nothing", To: "Z"}, errs.NotFound, ""},
+	} {
+		_, err := movePage(ctx, e, &c.in)
+		wantCode(t, err, c.code, c.says)
+	}
+	if readFile(t, v, "wiki/x.md") != "---\ntitle: X\n---\n[[Y]]\n" || readFile(t, v, "wiki/y.md") != "---\ntitle: Y\naliases: [Why]\n---\n[[X]]\n" {
+		t.Fatal("a refused move changed a file")
+	}
+}
+
+// TestMove_KeepsOtherPagesLinks: a new name that another page's links
+// reach it by (here a file name taking over links by title) makes those
+// links reach that page still.
+func TestMove_KeepsOtherPagesLinks(t *testing.T) {
+	v := testvault.New(t)
+	testvault.Write(t, v, "wiki/people/q.md", "---\ntitle: Bar\n---\nQ.\n")
+	testvault.Write(t, v, "wiki/p.md", "---\ntitle: P\n---\nP.\n")
+	testvault.Write(t, v, "wiki/a.md", "[[Bar]] [[P]]\n")
+	e, _ := openEnv(t, v)
+	out := move(t, e, &MovePageIn{Title: "P", Path: "wiki/notes/Bar.md"})
+	if out.Title != "P" {
+		t.Fatalf("the title came from frontmatter and stays: %+v", out)
+	}
+	a := getPageOut(t, e, "a")
+	if len(a.Links) != 2 || a.Links[0].Path != "wiki/people/q.md" || a.Links[1].Path != "wiki/notes/Bar.md" {
+		t.Fatalf("a's links after the move: %+v\n%s", a.Links, readFile(t, v, "wiki/a.md"))
+	}
+}
+
+// TestMove_TitleFollowsFileName: a page titled by its file name takes the
+// new file name as title; a rename keeps the file name style.
+func TestMove_TitleFollowsFileName(t *testing.T) {
+	v := testvault.New(t)
+	testvault.Write(t, v, "wiki/Linking/Internal links.md", "Body.\n")
+	testvault.Write(t, v, "wiki/concepts/src-cluster-aware-updating.md", "---\ntitle: Cluster-Aware Updating\n---\nCAU.\n")
+	testvault.Write(t, v, "wiki/a.md", "[[Internal links]] [[src-cluster-aware-updating]]\n")
+	e, _ := openEnv(t, v)
+	out := move(t, e, &MovePageIn{Title: "Internal links", To: "Wikilinks: how to"})
+	if out.Path != "wiki/Linking/Wikilinks how to.md" || out.Title != "Wikilinks: how to" {
+		t.Fatalf("renamed to %+v", out)
+	}
+	if got := readFile(t, v, out.Path); got != "---\ntitle: 'Wikilinks: how to'\n---\nBody.\n" {
+		t.Errorf("the renamed page: %q", got)
+	}
+	out = move(t, e, &MovePageIn{Title: "Cluster-Aware Updating", To: "Failover Clustering"})
+	if out.Path != "wiki/concepts/src-failover-clustering.md" {
+		t.Fatalf("renamed to %+v", out)
+	}
+	if got := readFile(t, v, "wiki/a.md"); got != "[[Wikilinks how to]] [[src-failover-clustering]]\n" {
+		t.Errorf("a: %q", got)
+	}
+	out = move(t, e, &MovePageIn{Title: "Wikilinks: how to", Path: "wiki/Linking/Links.md"})
+	if out.Title != "Wikilinks: how to" {
+		t.Fatalf("a frontmatter title stays: %+v", out)
+	}
+	var n int
+	_ = e.Store.View(func(tx *store.Tx) error { n = len(tx.Backlinks(tx.DocByPath(out.Path))); return nil })
+	if n != 1 {
+		t.Fatalf("backlinks %d", n)
+	}
+}
+
+// TestMove_RereadsFilesChangedSinceIndexed: a linking page edited by hand
+// after it was indexed is indexed again and rewritten as it is now.
+func TestMove_RereadsFilesChangedSinceIndexed(t *testing.T) {
+	v := testvault.New(t)
+	testvault.Write(t, v, "wiki/target.md", "Target.\n")
+	testvault.Write(t, v, "wiki/a.md", "[[target]]\n")
+	e, _ := openEnv(t, v)
+	testvault.Write(t, v, "wiki/a.md", "[[target]] and, added by hand, [[target|again]]\n")
+	move(t, e, &MovePageIn{Title: "target", To: "Goal"})
+	if got := readFile(t, v, "wiki/a.md"); got != "[[goal]] and, added by hand, [[goal|again]]\n" { // written in lower case, it stays so
+		t.Fatalf("a.md: %q", got)
+	}
+}
