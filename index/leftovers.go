@@ -18,9 +18,10 @@ import (
 // ".name.md.<random digits>.tmp" beside the page (or index.md, log.md),
 // beside the files at the top of the vault synapse writes (purpose.md,
 // schema.md, reviews.jsonl, .gitattributes), or in the page history's
-// folder (.synapse/history). A scan of the whole vault removes the ones
-// it meets that are old enough never to belong to a write still under
-// way; nothing else is removed (an editor's ".name.md.tmp" or swap file,
+// folder (.synapse/history); a move's journal or a write's note in
+// .synapse/ leaves ".move-<digits>.tmp" or ".write-intent.<digits>.tmp".
+// A scan of the whole vault removes the ones it meets that are old
+// enough never to belong to a write still under way; nothing else is removed (an editor's ".name.md.tmp" or swap file,
 // a sync tool's temporary files do not have this form, and at the top of
 // the vault only the temporary files of synapse's own files are).
 
@@ -55,6 +56,35 @@ func (ix *Indexer) removeLeftovers(found []string) {
 	}
 	for _, p := range found {
 		_ = l.Remove(p)
+	}
+	ix.removeStateLeftovers()
+}
+
+// stateTemps are the temporary files synapse writes in .synapse/ (a
+// move's journal, a write's note), by os.CreateTemp's or their own
+// random digits.
+var stateTemps = []string{".move-*.tmp", ".write-intent.*.tmp"}
+
+// removeStateLeftovers removes the stale temporary files of .synapse/
+// and of the page history under it. The folders are opened as roots:
+// nothing is followed out of them, and one that is a symlink is left
+// alone.
+func (ix *Indexer) removeStateLeftovers() {
+	if st, err := os.Lstat(ix.Vault.Abs(vault.StateDir)); err != nil || !st.IsDir() {
+		return
+	}
+	r, err := os.OpenRoot(ix.Vault.Abs(vault.StateDir))
+	if err != nil {
+		return
+	}
+	defer r.Close()
+	for _, pat := range stateTemps {
+		matches, _ := fs.Glob(r.FS(), pat)
+		for _, m := range matches {
+			if st, err := r.Lstat(m); err == nil && st.Mode().IsRegular() && ix.now().Sub(st.ModTime()) > leftoverAge {
+				_ = r.Remove(m)
+			}
+		}
 	}
 	ix.removeHistoryLeftovers()
 }

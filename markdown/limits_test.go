@@ -187,3 +187,28 @@ func readAhead(s string, from, n int) int {
 	}
 	return -1
 }
+
+// TestParse_BrokenFrontmatterRecoveryIsCapped: the title, aliases and tags
+// read back from the plain lines of a frontmatter that is not valid YAML
+// are held to the same limits as a valid block's, and a block over the
+// frontmatter byte limit is not read for them at all.
+func TestParse_BrokenFrontmatterRecoveryIsCapped(t *testing.T) {
+	long := strings.Repeat("a", 40<<10)
+	lim := DefaultLimits
+	broken := "---\ntitle: " + long + "\naliases: [" + long + ", short]\ntags: [" + long + "]\nbad: [\n---\nbody\n"
+	p := ParseLimited("wiki/Broken.md", []byte(broken), lim)
+	if p.FMError == "" {
+		t.Fatal("the block parsed")
+	}
+	if p.Title != "Broken" || len(p.Aliases) != 1 || p.Aliases[0] != "short" || len(p.Tags) != 0 {
+		t.Errorf("title %.20q, aliases %d %.20q, tags %d", p.Title, len(p.Aliases), p.Aliases, len(p.Tags))
+	}
+	if len(p.Capped) == 0 {
+		t.Error("nothing said about what was left out")
+	}
+	lim.FrontmatterBytes = 64
+	p = ParseLimited("wiki/Broken.md", []byte("---\ntitle: Kept\naliases: [x]\nbad: [\n"+strings.Repeat("k: v\n", 20)+"---\nbody\n"), lim)
+	if p.Title != "Broken" || len(p.Aliases) != 0 {
+		t.Errorf("a block over the limit was read: title %q aliases %q", p.Title, p.Aliases)
+	}
+}
