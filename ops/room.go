@@ -8,6 +8,7 @@ import (
 
 	"github.com/synapse-wiki/synapse/errs"
 	"github.com/synapse-wiki/synapse/vault"
+	"github.com/synapse-wiki/synapse/vaultfs"
 )
 
 // A page write changes up to six things: the page, wiki/log.md (an
@@ -42,7 +43,7 @@ func checkRoom(v *vault.Vault, size, replaced int64) error {
 	for _, p := range []string{vault.LogPage, vault.ReviewJournal, vault.WikiDir} {
 		abs := v.Abs(p)
 		if err := writable(abs); err != nil && !(errors.Is(err, fs.ErrNotExist) && p != vault.WikiDir) {
-			return errs.Wrap(errs.Forbidden, err, "cannot write pages: %s cannot be written (%v); nothing was written", p, errText(err))
+			return errs.Wrap(errs.Forbidden, err, "cannot write pages: %s cannot be written (%v); nothing was written", p, vaultfs.ErrText(err))
 		}
 	}
 	free, ok := freeSpace(v.Abs(vault.WikiDir))
@@ -57,14 +58,6 @@ func checkRoom(v *vault.Vault, size, replaced int64) error {
 		return errs.E(errs.Unavailable, "the disk holding the vault has %s free and this write needs about %s (the page, a new wiki/index.md beside the old one, the version it replaces in the page history, the store's growth); free some space; nothing was written", humanSize(free), humanSize(need))
 	}
 	return nil
-}
-
-func errText(err error) string {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		return pe.Err.Error()
-	}
-	return err.Error()
 }
 
 func humanSize(n int64) string {

@@ -19,7 +19,6 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -27,6 +26,7 @@ import (
 	"time"
 
 	"github.com/synapse-wiki/synapse/internal/hostile"
+	"github.com/synapse-wiki/synapse/internal/testvault"
 )
 
 func main() {
@@ -184,7 +184,7 @@ func damage(r hostile.Runner, work string, want map[string]bool) int {
 	check(r.Init(base))
 	corpus, err := filepath.Abs("testdata/obsidian-help-en")
 	check(err)
-	check(copyTree(corpus, filepath.Join(base, "wiki")))
+	check(testvault.CopyTree(corpus, filepath.Join(base, "wiki")))
 	var first string
 	for _, t := range []string{"Split the Sync page", "Merge two pages", "Check a claim"} {
 		res := r.Run(base, "", "review", "add", "--type", "suggestion", "--title", t, "--json")
@@ -217,7 +217,7 @@ func damage(r hostile.Runner, work string, want map[string]bool) int {
 		fmt.Fprintf(os.Stderr, "== %s (%s)\n", d.Name, d.What)
 		v := filepath.Join(work, d.Name)
 		os.RemoveAll(v)
-		check(copyTree(base, v))
+		check(testvault.CopyTree(base, v))
 		check(d.Apply(filepath.Join(v, ".synapse", "synapse.db")))
 		fmt.Printf("| %s: %s |", d.Name, d.What)
 		said := ""
@@ -252,25 +252,6 @@ func damage(r hostile.Runner, work string, want map[string]bool) int {
 		os.RemoveAll(v)
 	}
 	return bad
-}
-
-// copyTree copies the files and folders under src into dst.
-func copyTree(src, dst string) error {
-	return filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		target := filepath.Join(dst, rel)
-		if d.IsDir() {
-			return os.MkdirAll(target, 0o755)
-		}
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(target, data, 0o600)
-	})
 }
 
 func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
