@@ -2,6 +2,7 @@ package ops
 
 import (
 	"context"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -31,4 +32,21 @@ func TestSources_NameOver255Bytes(t *testing.T) {
 	// 255 bytes is a name a file system holds: not found, not refused
 	_, err = readSource(context.Background(), e, &ReadSourceIn{Path: strings.Repeat("b", 252) + ".md"})
 	wantCode(t, err, errs.NotFound)
+}
+
+// TestRestorePage_EmptyIfMatchIsInvalid: as for a write, an empty or
+// blank if_match on a restore is refused, never "no check".
+func TestRestorePage_EmptyIfMatchIsInvalid(t *testing.T) {
+	v := testvault.New(t)
+	e := newTestEnv(t, v)
+	write(t, e, &WritePageIn{Title: "Page", Content: "one\n"})
+	write(t, e, &WritePageIn{Title: "Page", Content: "two\n"})
+	snap := snapshot(t, v)
+	for _, m := range []string{`""`, `" "`} {
+		_, err := opPageRestore.Call(context.Background(), e, []byte(`{"title":"Page","rev":1,"if_match":`+m+`}`))
+		wantCode(t, err, errs.Invalid, "if_match is empty")
+	}
+	if after := snapshot(t, v); !reflect.DeepEqual(after, snap) {
+		t.Fatal("a refused restore changed the vault")
+	}
 }
