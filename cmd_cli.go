@@ -3,8 +3,10 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"reflect"
 	"slices"
@@ -27,7 +29,7 @@ var extraCommands []*cli.Command
 
 // commandOrder is the order of the commands in --help and in the docs:
 // the way a user meets them. Commands not named come last, in table order.
-var commandOrder = []string{"init", "search", "page", "recent", "graph", "source", "review", "desk", "lint", "status", "reindex", "backup", "embed", "serve", "openapi", "skill", "version", "help"}
+var commandOrder = []string{"init", "search", "page", "recent", "graph", "source", "review", "desk", "lint", "status", "reindex", "backup", "embed", "trust", "serve", "openapi", "skill", "version", "help"}
 
 // commandRank is a command's place in commandOrder (the first word of a
 // path counts).
@@ -368,10 +370,7 @@ func readFrom(c *cli.Context, name, flag string) (string, error) {
 	if name != "" && name != "-" {
 		f, err := os.Open(name)
 		if err != nil {
-			if flag != "" {
-				return "", errs.Wrap(errs.Invalid, err, "%s: %v", flag, err)
-			}
-			return "", errs.Wrap(errs.Invalid, err, "%v", err)
+			return "", openFromError(err, name, flag)
 		}
 		defer f.Close()
 		r = f
@@ -391,17 +390,24 @@ func readFrom(c *cli.Context, name, flag string) (string, error) {
 	// checked here: the JSON encoding below would turn bad bytes into U+FFFD
 	// (content over the cap is refused as too large by the operation)
 	if len(data) < maxStdin && !utf8.Valid(data) {
-		off := 0
-		for off < len(data) {
-			r, n := utf8.DecodeRune(data[off:])
-			if r == utf8.RuneError && n <= 1 {
-				break
-			}
-			off += n
-		}
-		return "", errs.E(errs.Invalid, "content is not valid UTF-8 (bad byte at offset %d)", off)
+		return "", errs.E(errs.Invalid, "content is not valid UTF-8 (bad byte at offset %d)", ops.BadUTF8Offset(data))
 	}
 	return string(data), nil
+}
+
+// openFromError is the error of opening the file name that flag gave
+// ("" for an argument): for a flag, not found (exit 3) and forbidden
+// (exit 5) as the verb's help says; else invalid.
+func openFromError(err error, name, flag string) error {
+	switch {
+	case flag == "":
+		return errs.Wrap(errs.Invalid, err, "%v", err)
+	case errors.Is(err, fs.ErrNotExist):
+		return errs.Wrap(errs.NotFound, err, "%s %s: no such file", flag, name)
+	case errors.Is(err, fs.ErrPermission):
+		return errs.Wrap(errs.Forbidden, err, "%s %s: permission denied", flag, name)
+	}
+	return errs.Wrap(errs.Invalid, err, "%s: %v", flag, err)
 }
 
 // readList replaces a "-" among list arguments with the whitespace-separated
@@ -463,6 +469,7 @@ func runOp(c *cli.Context, op *ops.Op, raw []byte) error {
 	}
 	o := newOutput(c.App.Writer, c.App.ErrWriter)
 	o.in = raw
+	configNote(v, o.ew, "")
 	if in, err := op.Decode(raw); err == nil {
 		for _, n := range ops.ClampNotes(in) {
 			o.note("%s", n)

@@ -63,6 +63,14 @@ var extraDocs = map[string]verbDoc{
 			{`synapse init --json`, "make the working directory a vault; the created paths as JSON"},
 		},
 	},
+	"trust": {
+		examples: []example{
+			{`synapse trust --show`, "what in this vault's .synapse/config.yaml needs trust (URLs, key variable names), and whether it has it"},
+			{`synapse trust`, "trust the file as it is now; a later change makes it untrusted again"},
+			{`synapse trust --revoke`, "forget this vault's trust"},
+		},
+		exits: map[int]string{3: "not found: the vault has no .synapse/config.yaml"},
+	},
 	"serve": {
 		examples: []example{
 			{`synapse serve --mcp-stdio`, "MCP over standard input and output, every tool (how MCP clients start it)"},

@@ -98,6 +98,7 @@ func serveAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	configNote(v, c.App.ErrWriter, "synapse: ")
 	var tok string
 	if cfg.HTTP {
 		// resolve the token before taking the store, so a bad token file

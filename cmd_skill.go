@@ -5,10 +5,14 @@ import (
 	"crypto/sha256"
 	_ "embed"
 	"encoding/hex"
+	"errors"
+	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
+	"syscall"
 
 	"github.com/synapse-wiki/synapse/errs"
 	"github.com/synapse-wiki/synapse/ops"
@@ -186,8 +190,11 @@ func skillDir(dir, agent string) (string, error) {
 func installSkill(dir string, force bool) (*SkillInstallOut, error) {
 	path := filepath.Join(dir, "SKILL.md")
 	out := &SkillInstallOut{Path: path, Status: "installed", Bytes: len(skillMD)}
-	old, err := os.ReadFile(path)
+	old, err := readRegular(path)
+	var nr *notRegularError
 	switch {
+	case errors.As(err, &nr):
+		return nil, errs.Wrap(errs.Forbidden, err, "%s is %s, not a file; synapse replaces only a SKILL.md file: remove it first", path, nr.kind)
 	case err == nil && bytes.Equal(old, skillMD):
 		out.Status = "unchanged"
 		return out, nil
@@ -234,4 +241,52 @@ func fileErr(err error, format string, args ...any) error {
 		return errs.Wrap(errs.Forbidden, err, format, args...)
 	}
 	return errs.Wrap(errs.Invalid, err, format, args...)
+}
+
+// notRegularError: a named pipe, socket, device or folder where a file
+// was expected.
+type notRegularError struct{ kind string }
+
+func (e *notRegularError) Error() string { return "not a regular file: " + e.kind }
+
+// readRegular reads a regular file (a symlink to one included) without
+// ever waiting on a named pipe: the open does not block and what it
+// opened is checked before a byte is read.
+func readRegular(path string) ([]byte, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkRegular(st); err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if st, err = f.Stat(); err != nil {
+		return nil, err
+	}
+	if err := checkRegular(st); err != nil {
+		return nil, err // swapped in since the first look
+	}
+	return io.ReadAll(f)
+}
+
+func checkRegular(st fs.FileInfo) error {
+	t := st.Mode().Type()
+	switch {
+	case st.Mode().IsRegular():
+		return nil
+	case t&fs.ModeNamedPipe != 0:
+		return &notRegularError{"a named pipe (FIFO)"}
+	case t&fs.ModeSocket != 0:
+		return &notRegularError{"a socket"}
+	case t&fs.ModeDevice != 0:
+		return &notRegularError{"a device"}
+	case t&fs.ModeDir != 0:
+		return &notRegularError{"a folder"}
+	}
+	return &notRegularError{"a special file"}
 }

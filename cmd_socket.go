@@ -40,6 +40,9 @@ func invokeVerb(c *cli.Context, v *vault.Vault, op *ops.Op, raw []byte, o *outpu
 			switch {
 			case err == nil:
 				return out, nil
+			case errors.Is(err, sock.ErrUnsafe) && why == nil:
+				o.note("synapse: %v; running `synapse %s` in this process", err, op.CLI)
+				why = err
 			case ctx.Err() != nil:
 				return nil, interrupted(op, err)
 			case errors.Is(err, sock.ErrNoServer), errors.Is(err, sock.ErrRetry),
@@ -113,7 +116,11 @@ func forwardVerb(c *cli.Context, v *vault.Vault, op *ops.Op, raw []byte, o *outp
 		return nil, err
 	}
 	defer sc.Close()
-	req := sock.NewRequest(op.Name, raw)
+	key := ""
+	if cfg, err := v.LoadConfig(); err == nil {
+		key = cfg.Embeddings.APIKeyEnv
+	}
+	req := sock.NewRequest(op, raw, key)
 	req.Patient = true
 	var progress func(sock.Progress)
 	if draw := o.progress(); draw != nil {

@@ -207,6 +207,9 @@ func renderStatus(o *output, s *ops.StatusOut) error {
 		pairs = append(pairs, [2]string{"changes", freshLine(f)})
 	}
 	pairs = append(pairs, [2]string{"embeddings", embedSummary(s.Embeddings)})
+	if c := s.Config; c != nil {
+		pairs = append(pairs, [2]string{"config", c.Note})
+	}
 	if len(s.Reviews) > 0 {
 		pairs = append(pairs, [2]string{"reviews", reviewsLine(s.Reviews, s.ReviewsDecidedBy)})
 	}

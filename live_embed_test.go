@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -86,9 +85,7 @@ func TestLive_BackgroundEmbedding(t *testing.T) {
 		testvault.Write(t, v, fmt.Sprintf("wiki/concepts/topic-%02d.md", i), fmt.Sprintf("# Topic %d\n\nText about topic %d.\n\n## More\n\nDetails %d.\n", i, i, i))
 	}
 	cfg := "embeddings:\n  url: " + g.srv.URL + "/v1/embeddings\n  model: gate-16\n  batch: 4\n  query_timeout: 300ms\n"
-	if err := os.WriteFile(v.Abs(vault.ConfigFile), []byte(cfg), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	testvault.TrustedConfig(t, v, cfg)
 	ls := startLive(t, v)
 	servertest.Eventually(t, "the pages embedded in the background", func() bool {
 		st := embedStatusVia(t, ls.s)
@@ -153,9 +150,7 @@ func TestCLI_EmbedLeavesTheStoreFree(t *testing.T) {
 		testvault.Write(t, v, fmt.Sprintf("wiki/concepts/topic-%02d.md", i), fmt.Sprintf("# Topic %d\n\nText about topic %d.\n", i, i))
 	}
 	cfg := "embeddings:\n  url: " + g.srv.URL + "/v1/embeddings\n  model: gate-16\n  batch: 2\n  concurrency: 1\n  timeout: 60s\n"
-	if err := os.WriteFile(v.Abs(vault.ConfigFile), []byte(cfg), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	testvault.TrustedConfig(t, v, cfg)
 	if r := runCLI(v, "", "reindex"); r.code != 0 {
 		t.Fatalf("reindex: %+v", r)
 	}

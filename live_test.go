@@ -433,6 +433,7 @@ func TestLive_HeldStoreFailsFast(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ln.Close()
+	os.Chmod(v.Abs(sock.File), 0o600) // owner-only, as a server makes it
 	go func() {
 		for {
 			c, err := ln.Accept()

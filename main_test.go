@@ -32,6 +32,9 @@ func TestMain(m *testing.M) {
 type removeBuiltBinary struct{ m *testing.M }
 
 func (r removeBuiltBinary) Run() int {
+	// the tests' own user config folder (not when this process runs a
+	// script's synapse command: the script's environment says)
+	defer testvault.PrivateUserConfig()()
 	code := r.m.Run()
 	if builtBin != "" {
 		os.RemoveAll(filepath.Dir(builtBin))

@@ -55,6 +55,7 @@ var extraAccess = map[string]string{
 	"serve":         "server",
 	"skill install": "write",
 	"skill print":   "read",
+	"trust":         "the user's decision: an agent never runs it",
 	"version":       "read",
 }
 

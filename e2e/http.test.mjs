@@ -3,6 +3,8 @@
 import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { makeVault, startHTTP, httpClient, call, rest, golden, exerciseEveryTool, TOOLS, WRITE_TOOLS } from './lib.mjs';
 
 const table = golden();
@@ -106,6 +108,36 @@ describe('HTTP without --write', () => {
     assert.equal(mcp.status, 401);
     const health = await rest(ro, 'GET', '/healthz', { token: null });
     assert.equal(health.status, 200);
+  });
+
+  test('MCP: a wrong token is reported as such by a client that can do OAuth (Inspector, mcp-remote)', async () => {
+    // the client the Inspector and mcp-remote build: the SDK's transport
+    // with an OAuth provider, and a bearer header the user configured
+    let redirected = false;
+    const provider = {
+      get redirectUrl() { return 'http://127.0.0.1:1/callback'; },
+      get clientMetadata() { return { client_name: 'e2e', redirect_uris: ['http://127.0.0.1:1/callback'] }; },
+      clientInformation: () => undefined,
+      saveClientInformation: () => {},
+      tokens: () => undefined,
+      saveTokens: () => {},
+      redirectToAuthorization: () => { redirected = true; },
+      saveCodeVerifier: () => {},
+      codeVerifier: () => 'v',
+    };
+    const transport = new StreamableHTTPClientTransport(new URL('/mcp', ro.url), {
+      authProvider: provider,
+      requestInit: { headers: { Authorization: 'Bearer not-the-token' } },
+    });
+    const c = new Client({ name: 'e2e-oauth', version: '1.0.0' });
+    await assert.rejects(c.connect(transport), (err) => {
+      // before: "HTTP 401: Invalid OAuth error response: …" (a schema dump)
+      const msg = String(err?.message ?? err);
+      assert.match(msg, /static bearer token, not OAuth/);
+      assert.match(msg, /\.synapse\/token/);
+      return true;
+    });
+    assert.equal(redirected, false, 'the client was sent to an OAuth login');
   });
 
   test('REST: a write route is 403 saying how to enable writes', async () => {

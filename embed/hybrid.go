@@ -153,7 +153,7 @@ func Search(ctx context.Context, s *store.Store, query string, o SearchOptions) 
 		if o.Mode == Auto {
 			return lexical("")
 		}
-		return lexical("no embedding provider is configured (.synapse/config.yaml embeddings: url and model); lexical results")
+		return lexical("no embedding provider is configured (embeddings: url and model, in ~/.config/synapse/config.yaml or a trusted .synapse/config.yaml); lexical results")
 	}
 	var model string
 	var dim int

@@ -30,6 +30,7 @@ import (
 //
 //	empty, "." or the raw/sources/ folder itself        invalid
 //	longer than MaxSourcePathBytes                       invalid
+//	an element longer than 255 bytes (no such file)      invalid
 //	a NUL byte, another control character, invalid UTF-8 invalid
 //	a backslash (never a separator, never taken literally) invalid
 //	a ".." element anywhere                              forbidden
@@ -215,5 +216,9 @@ func openError(display string, err error) error {
 	case errors.Is(err, fs.ErrPermission):
 		return errs.E(errs.Forbidden, "%s cannot be read: permission denied", display)
 	}
-	return errs.Wrap(errs.Internal, err, "open %s: %v", display, err)
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err // the path is display, said once
+	}
+	return errs.Wrap(errs.Internal, err, "%s cannot be opened: %v", display, err)
 }

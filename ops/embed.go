@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strconv"
 	"sync"
 	"time"
@@ -15,6 +14,7 @@ import (
 	"github.com/synapse-wiki/synapse/index"
 	"github.com/synapse-wiki/synapse/search"
 	"github.com/synapse-wiki/synapse/store"
+	"github.com/synapse-wiki/synapse/vault"
 )
 
 // Optional embeddings (docs/search.md): the provider's configuration, the embed
@@ -162,7 +162,7 @@ var opEmbed = register(Op{
 	Access: Write, Concurrent: true,
 	Limits: "only chunks whose text changed are sent; resumable",
 	Examples: []Example{
-		{`synapse embed`, "embed new and changed pages with the provider in .synapse/config.yaml (embeddings: url, model)"},
+		{`synapse embed`, "embed new and changed pages with the provider of ~/.config/synapse/config.yaml or a trusted .synapse/config.yaml (embeddings: url, model)"},
 		{`SYNAPSE_EMBED_URL=http://127.0.0.1:11434/v1/embeddings SYNAPSE_EMBED_MODEL=nomic-embed-text synapse embed --json`, "a provider from the environment; the run's report as JSON"},
 		{`synapse embed --rebuild`, "drop every vector and embed all pages again"},
 	},
@@ -175,7 +175,7 @@ func embedPages(ctx context.Context, e *Env, in *EmbedIn) (*EmbedOut, error) {
 		return nil, err
 	}
 	if !ok {
-		return nil, errs.E(errs.Unavailable, "no embedding provider is configured: set embeddings.url and embeddings.model in %s (or $%s and $%s)", ".synapse/config.yaml", EnvEmbedURL, EnvEmbedModel)
+		return nil, errs.E(errs.Unavailable, "no embedding provider is configured: set embeddings.url and embeddings.model in ~/.config/synapse/config.yaml, or in %s and run `synapse trust` (or $%s and $%s)", vault.ConfigFile, EnvEmbedURL, EnvEmbedModel)
 	}
 	rep, err := runEmbedding(ctx, e, c, in.Rebuild, e.Progress)
 	if rep == nil {
@@ -256,9 +256,11 @@ func (e *Env) embedState() *EmbedState {
 	return e.Embed
 }
 
-// readPage reads a page's text by vault path, at most maxSnippetRead bytes.
+// readPage reads a page's text by vault path, at most maxSnippetRead
+// bytes, through the vault's file layer (a page swapped for a symlink out
+// of the vault or a named pipe is refused, as everywhere).
 func (e *Env) readPage(p string) ([]byte, error) {
-	f, err := os.Open(e.Vault.Abs(p))
+	f, _, err := e.files().Open(p)
 	if err != nil {
 		return nil, err
 	}

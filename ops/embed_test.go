@@ -164,10 +164,7 @@ func embedVault(t *testing.T, f *fakeProvider, pages map[string]string) (*vault.
 
 func writeEmbedConfig(t *testing.T, v *vault.Vault, url, model string) {
 	t.Helper()
-	cfg := fmt.Sprintf("embeddings:\n  url: %s\n  model: %s\n  query_timeout: 500ms\n  timeout: 1s\n", url, model)
-	if err := os.WriteFile(v.Abs(vault.ConfigFile), []byte(cfg), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	testvault.TrustedConfig(t, v, fmt.Sprintf("embeddings:\n  url: %s\n  model: %s\n  query_timeout: 500ms\n  timeout: 1s\n", url, model))
 }
 
 func callEmbed(t *testing.T, e *Env, in string) (*EmbedOut, error) {
@@ -547,7 +544,7 @@ func TestEmbed_Config(t *testing.T) {
 	if st := callStatus(t, e); st.State != "off" || st.Provider != "" {
 		t.Errorf("status without a provider: %+v", st)
 	}
-	os.WriteFile(v.Abs(vault.ConfigFile), []byte("embeddings:\n  url: http://127.0.0.1:1/v1/embeddings\n"), 0o600)
+	testvault.TrustedConfig(t, v, "embeddings:\n  url: http://127.0.0.1:1/v1/embeddings\n")
 	if st := callStatus(t, e); st.State != "misconfigured" || !strings.Contains(st.Reason, "model") {
 		t.Errorf("status with a url and no model: %+v", st)
 	}
@@ -556,7 +553,7 @@ func TestEmbed_Config(t *testing.T) {
 	}
 	f := newFakeProvider(t)
 	f.apiKey.Store("s3cret")
-	os.WriteFile(v.Abs(vault.ConfigFile), []byte("embeddings:\n  url: "+f.url()+"\n  model: m\n  api_key_env: TEST_SYNAPSE_KEY\n"), 0o600)
+	testvault.TrustedConfig(t, v, "embeddings:\n  url: "+f.url()+"\n  model: m\n  api_key_env: TEST_SYNAPSE_KEY\n")
 	if _, err := callEmbed(t, e, `{}`); errs.CodeOf(err) != errs.Unavailable || !strings.Contains(errs.Message(err), "401") {
 		t.Errorf("embed without the key: %v", err)
 	}

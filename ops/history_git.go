@@ -34,9 +34,8 @@ import (
 // too).
 
 // gitWanted reports whether writes commit to git: history.git in the
-// vault's config. It is the one place the setting is read, and it runs a
-// program: a trust check of the vault's config (a vault arrives from
-// anywhere) belongs here.
+// config in effect. It runs a program, so a vault's own config sets it
+// only once the user trusted the file (vault.Config.Sensitive).
 func gitWanted(cfg *vault.Config) bool { return cfg != nil && cfg.History.Git }
 
 // gitStateFiles are vault files besides the page, log.md and index.md

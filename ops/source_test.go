@@ -176,6 +176,8 @@ func TestSource_ReadEscapes(t *testing.T) {
 		{"file URL", "file:///etc/passwd", errs.NotFound},
 		{"not text by extension", "raw/sources/x.png", errs.Invalid},
 		{"too long", strings.Repeat("a/", MaxSourcePathBytes), errs.Invalid},
+		{"a name over 255 bytes", strings.Repeat("a", 300) + ".md", errs.Invalid},
+		{"a folder name over 255 bytes", strings.Repeat("é", 200) + "/x.md", errs.Invalid},
 		{"missing", "nope.md", errs.NotFound},
 		{"through a file", "ok.md/x.md", errs.NotFound},
 	}

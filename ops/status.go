@@ -75,6 +75,20 @@ type StatusOut struct {
 	// History is the page history's use and bounds, and whether writes
 	// commit to git (ops/history_write.go).
 	History *HistoryStatus `json:"history"`
+	// Config names the settings of the vault's own config that were
+	// ignored because the user has not trusted the file as it is
+	// (docs/security.md); absent when none was.
+	Config *ConfigStatus `json:"config,omitempty"`
+}
+
+// ConfigStatus is the part of status that says which settings of the
+// vault's .synapse/config.yaml were ignored, and how to use them.
+type ConfigStatus struct {
+	// Trust is "untrusted" (never trusted) or "changed" (changed since it
+	// was trusted).
+	Trust   string   `json:"trust"`
+	Ignored []string `json:"ignored"`
+	Note    string   `json:"note"`
 }
 
 // MaxStatusRefused caps the refused files status lists.
@@ -132,6 +146,9 @@ func status(ctx context.Context, e *Env, in *StatusIn) (*StatusOut, error) {
 	})
 	if err != nil {
 		return nil, err
+	}
+	if cfg, err := e.Vault.LoadConfig(); err == nil && len(cfg.Ignored) > 0 {
+		out.Config = &ConfigStatus{Trust: cfg.TrustState, Ignored: cfg.Ignored, Note: cfg.UntrustedNote()}
 	}
 	embedStatus(ctx, e, out)
 	out.ReservedFiles = reservedFiles(e)

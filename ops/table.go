@@ -232,6 +232,9 @@ func (op *Op) Decode(raw []byte) (any, error) {
 	if len(raw) == 0 || string(raw) == "null" {
 		raw = []byte("{}")
 	}
+	if err := checkParamText(raw); err != nil {
+		return nil, err
+	}
 	// keys exact (case-sensitive) and each given once, at every depth
 	if err := checkKeys(raw, op.In); err != nil {
 		return nil, err

@@ -160,8 +160,9 @@ var opWritePage = register(Op{
 	},
 	Exits: map[int]string{
 		2: "invalid input: a rule of write_page is broken (the message names the field), the content is over 1 MiB, or the title looks like a path (use --path)",
+		3: "not found: --file FILE does not exist",
 		4: "conflict: --if-match is stale, the title is ambiguous, the existing file's frontmatter is not valid YAML, or --path is taken or is not the page's own",
-		5: "forbidden or unavailable: a read-only server, or the store held by another process",
+		5: "forbidden or unavailable: a read-only server, the store held by another process, or --file FILE unreadable",
 	},
 }, WritePage)
 

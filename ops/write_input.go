@@ -171,15 +171,7 @@ func (c *writeCall) decodeContent(content string) error {
 		return errs.E(errs.TooLarge, "content is %d bytes; the limit of a page as written is 1 MiB (%d bytes); split the page", len(content), MaxContentBytes)
 	}
 	if !utf8.ValidString(content) {
-		off := 0
-		for off < len(content) {
-			r, n := utf8.DecodeRuneInString(content[off:])
-			if r == utf8.RuneError && n <= 1 {
-				break
-			}
-			off += n
-		}
-		return errs.E(errs.Invalid, "content is not valid UTF-8 (bad byte at offset %d)", off)
+		return errs.E(errs.Invalid, "content is not valid UTF-8 (bad byte at offset %d)", BadUTF8Offset([]byte(content)))
 	}
 	if i := strings.IndexByte(content, 0); i >= 0 {
 		return errs.E(errs.Invalid, "content contains a NUL byte at offset %d; pages are text", i)

@@ -128,7 +128,7 @@ func HolderPath(dbPath string) string { return dbPath + ".holder" }
 // ReadHolder returns the recorded holder of the store at dbPath, if any.
 func ReadHolder(dbPath string) (HolderInfo, bool) {
 	var h HolderInfo
-	data, err := os.ReadFile(HolderPath(dbPath))
+	data, err := readHolderFile(HolderPath(dbPath))
 	if err != nil || json.Unmarshal(data, &h) != nil || h.PID == 0 {
 		return h, false
 	}
@@ -147,6 +147,9 @@ func ReadHolder(dbPath string) (HolderInfo, bool) {
 func Open(path string, opts Options) (*Store, error) {
 	if opts.Timeout <= 0 {
 		opts.Timeout = 2 * time.Second
+	}
+	if err := checkStoreFile(path); err != nil {
+		return nil, err
 	}
 	if opts.ReadOnly {
 		if _, err := os.Stat(path); err != nil {
@@ -255,9 +258,7 @@ func (s *Store) ready() error {
 		}
 	}
 	if s.opts.Holder != "" {
-		h := HolderInfo{PID: os.Getpid(), Command: s.opts.Holder, Since: time.Now().UTC().Truncate(time.Second)}
-		data, _ := json.Marshal(h)
-		_ = os.WriteFile(HolderPath(s.path), data, 0o600)
+		writeHolderFile(HolderPath(s.path), HolderInfo{PID: os.Getpid(), Command: s.opts.Holder, Since: time.Now().UTC().Truncate(time.Second)})
 	}
 	return nil
 }

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
+	"reflect"
 
 	"go.yaml.in/yaml/v3"
 
@@ -19,7 +21,8 @@ const ConfigFile = ".synapse/config.yaml"
 // maxConfigBytes bounds the configuration file: it is small by nature.
 const maxConfigBytes = 64 << 10
 
-// Config is the vault's configuration (ConfigFile). Each section belongs
+// Config is a configuration: the vault's (ConfigFile) or the user's own
+// (UserConfigName), in the same form. Each section belongs
 // to one subsystem and documents its own keys; environment variables may
 // override a section's values where that section says so. Unknown keys
 // are an error naming them, so a typo never silently falls back to a
@@ -36,6 +39,13 @@ type Config struct {
 	// History configures page history and the optional git commits
 	// (docs/history.md).
 	History HistoryConfig `yaml:"history"`
+
+	// Ignored lists the sensitive settings of the vault's file that were
+	// left out because the user has not trusted it as it is (sorted
+	// keys, e.g. "embeddings.url"); TrustState says why (TrustUntrusted
+	// or TrustChanged).
+	Ignored    []string `yaml:"-"`
+	TrustState string   `yaml:"-"`
 }
 
 // HistoryConfig is the `history:` section of the configuration: the
@@ -50,9 +60,8 @@ type HistoryConfig struct {
 	// TotalMB is the most megabytes (MiB) the whole history takes.
 	TotalMB int `yaml:"total_mb,omitempty"`
 	// Git, when true and the vault is in a git work tree, makes each
-	// write commit the files it changed. It runs the git program, so
-	// it is read through one function (ops.gitWanted), where a trust
-	// check applies.
+	// write commit the files it changed. It runs the git program, so in
+	// a vault's own config it needs trust (Sensitive).
 	Git bool `yaml:"git,omitempty"`
 }
 
@@ -96,30 +105,104 @@ type EmbeddingsConfig struct {
 	QueryTimeout string `yaml:"query_timeout,omitempty"`
 }
 
-// LoadConfig reads the vault's configuration. A missing file gives the
-// zero Config; a malformed one is errs.Invalid naming the file and the
-// problem.
+// LoadConfig returns the configuration in effect for the vault: the
+// user's own (UserConfigFile in UserConfigDir, for every vault), overlaid
+// by the vault's ConfigFile — whose sensitive settings (Sensitive) count
+// only when the user trusted the file as it is (docs/security.md; the
+// others are listed in Ignored). Missing files give the zero Config; a
+// malformed one is errs.Invalid naming the file and the problem.
 func (v *Vault) LoadConfig() (*Config, error) {
+	c, err := loadUserConfig()
+	if err != nil {
+		return nil, err
+	}
+	vc, data, err := v.readVaultConfig()
+	if err != nil || data == nil {
+		return c, err
+	}
+	if len(vc.Sensitive()) > 0 {
+		state := TrustUntrusted
+		if dir, err := UserConfigDir(); err == nil {
+			// a record that cannot be read trusts nothing
+			if tf, err := readTrust(dir); err == nil {
+				state = v.trustState(dir, tf, vc, data).State
+			}
+		}
+		if state != TrustTrusted {
+			c.Ignored, c.TrustState = vc.withoutSensitive(), state
+		}
+	}
+	overlay(reflect.ValueOf(c).Elem(), reflect.ValueOf(vc).Elem())
+	return c, nil
+}
+
+// loadUserConfig reads the user's own configuration (zero when there is
+// none, or no user config folder).
+func loadUserConfig() (*Config, error) {
+	c := &Config{}
+	dir, err := UserConfigDir()
+	if err != nil {
+		return c, nil
+	}
+	p := filepath.Join(dir, UserConfigName)
+	data, err := readSmallFile(p, maxConfigBytes)
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) {
+		// none, or another user's folder (XDG_CONFIG_HOME kept by sudo)
+		return c, nil
+	}
+	if err == nil {
+		err = decodeConfig(data, c)
+	}
+	if err != nil {
+		return nil, errs.Wrap(errs.Invalid, err, "%s: %v", p, err)
+	}
+	return c, nil
+}
+
+// readVaultConfig reads the vault's ConfigFile as it is, with its bytes
+// (nil when there is no file).
+func (v *Vault) readVaultConfig() (*Config, []byte, error) {
 	var c Config
 	data, err := readSmallFile(v.Abs(ConfigFile), maxConfigBytes)
 	if errors.Is(err, fs.ErrNotExist) {
-		return &c, nil
+		return &c, nil, nil
 	}
 	if errors.Is(err, fs.ErrPermission) {
-		return nil, errs.Wrap(errs.Forbidden, err, "%s cannot be read: permission denied (%s/ belongs to the vault's owner; run synapse as that user)", ConfigFile, StateDir)
+		return nil, nil, errs.Wrap(errs.Forbidden, err, "%s cannot be read: permission denied (%s/ belongs to the vault's owner; run synapse as that user)", ConfigFile, StateDir)
+	}
+	if err == nil {
+		err = decodeConfig(data, &c)
 	}
 	if err != nil {
-		return nil, errs.Wrap(errs.Invalid, err, "%s: %v", ConfigFile, err)
+		return nil, nil, errs.Wrap(errs.Invalid, err, "%s: %v", ConfigFile, err)
 	}
+	return &c, data, nil
+}
+
+// decodeConfig parses a configuration strictly (unknown keys are errors).
+func decodeConfig(data []byte, c *Config) error {
 	if len(bytes.TrimSpace(data)) == 0 {
-		return &c, nil
+		return nil
 	}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
-	if err := dec.Decode(&c); err != nil {
-		return nil, errs.Wrap(errs.Invalid, err, "%s: %v", ConfigFile, err)
+	return dec.Decode(c)
+}
+
+// overlay sets every field of dst that src sets (non-zero), through
+// nested structs; fields without a yaml name (Ignored) are left alone.
+func overlay(dst, src reflect.Value) {
+	for i := 0; i < src.NumField(); i++ {
+		f := src.Type().Field(i)
+		if f.Tag.Get("yaml") == "-" || f.Tag.Get("yaml") == "" {
+			continue
+		}
+		if f.Type.Kind() == reflect.Struct {
+			overlay(dst.Field(i), src.Field(i))
+		} else if !src.Field(i).IsZero() {
+			dst.Field(i).Set(src.Field(i))
+		}
 	}
-	return &c, nil
 }
 
 // readSmallFile reads at most max bytes of a regular file; a larger file

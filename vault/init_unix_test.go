@@ -5,6 +5,7 @@ package vault
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/synapse-wiki/synapse/errs"
@@ -53,5 +54,34 @@ func TestInit_NeverThroughSymlinks(t *testing.T) {
 	}
 	if n := count(); n != 0 {
 		t.Fatalf("init wrote %d files outside the vault", n)
+	}
+}
+
+// TestOpen_StateDirSymlinkRefused: a .synapse that is a symlink is
+// refused by name on every way a vault is found, never followed (main
+// opened the store and config of the folder it points to).
+func TestOpen_StateDirSymlinkRefused(t *testing.T) {
+	base := t.TempDir()
+	other := filepath.Join(base, "other")
+	os.MkdirAll(other, 0o700)
+	dir := filepath.Join(base, "v")
+	os.MkdirAll(filepath.Join(dir, "wiki", "sub"), 0o755)
+	os.Symlink(other, filepath.Join(dir, StateDir))
+	check := func(what string, err error) {
+		t.Helper()
+		if errs.CodeOf(err) != errs.Forbidden || !strings.Contains(err.Error(), filepath.Join(dir, StateDir)) || !strings.Contains(err.Error(), "symlink") {
+			t.Errorf("%s: %v", what, err)
+		}
+	}
+	_, err := Open(dir)
+	check("open", err)
+	_, err = Find("", "", filepath.Join(dir, "wiki", "sub"))
+	check("find from below", err)
+	_, err = Find("", dir, "/")
+	check("find from the environment", err)
+	_, _, err = Init(dir)
+	check("init", err)
+	if ents, _ := os.ReadDir(other); len(ents) != 0 {
+		t.Errorf("wrote %d entries through the symlink", len(ents))
 	}
 }

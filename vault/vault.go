@@ -79,11 +79,31 @@ func Open(dir string) (*Vault, error) {
 	if err != nil {
 		return nil, errs.Wrap(errs.Invalid, err, "vault path %q: %v", dir, err)
 	}
-	st, err := os.Stat(filepath.Join(abs, StateDir))
-	if err != nil || !st.IsDir() {
+	ok, err := hasStateDir(abs)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
 		return nil, errs.E(errs.NotFound, "%s is not a synapse vault (no %s folder); run `synapse init %s` first", abs, StateDir, dir)
 	}
 	return &Vault{Root: abs}, nil
+}
+
+// hasStateDir reports whether dir holds a .synapse folder. One that is a
+// symlink is refused (forbidden), never followed: a vault from elsewhere
+// could point it at another user's folder, whose store and config synapse
+// would then use.
+func hasStateDir(dir string) (bool, error) {
+	p := filepath.Join(dir, StateDir)
+	st, err := os.Lstat(p)
+	switch {
+	case err != nil:
+		return false, nil
+	case st.Mode()&fs.ModeSymlink != 0:
+		to, _ := os.Readlink(p)
+		return false, errs.E(errs.Forbidden, "%s is a symlink (to %s): synapse never follows %s out of the vault; replace it with a folder (`rm %s && synapse init %s`)", p, to, StateDir, p, dir)
+	}
+	return st.IsDir(), nil
 }
 
 // Find locates the vault: the --vault flag if given, then $SYNAPSE_VAULT,
@@ -100,7 +120,9 @@ func Find(flag, env, cwd string) (*Vault, error) {
 		return nil, errs.Wrap(errs.Internal, err, "working directory: %v", err)
 	}
 	for {
-		if st, err := os.Stat(filepath.Join(dir, StateDir)); err == nil && st.IsDir() {
+		if ok, err := hasStateDir(dir); err != nil {
+			return nil, err
+		} else if ok {
 			return &Vault{Root: dir}, nil
 		}
 		parent := filepath.Dir(dir)
@@ -196,7 +218,9 @@ func Init(dir string) (*Vault, []string, error) {
 	lay := vaultfs.For(abs)
 	for _, d := range dirs {
 		if d == StateDir {
-			if st, err := os.Lstat(v.Abs(d)); err == nil && !st.IsDir() {
+			if st, err := os.Lstat(v.Abs(d)); err == nil && st.Mode()&fs.ModeSymlink != 0 {
+				return nil, nil, errs.E(errs.Forbidden, "%s is a symlink: synapse never follows %s out of the vault; replace it with a folder", v.Abs(d), StateDir)
+			} else if err == nil && !st.IsDir() {
 				return nil, nil, errs.E(errs.Forbidden, "%s is not a folder (%s); remove it first", d, st.Mode().Type())
 			} else if err != nil {
 				if err := os.Mkdir(v.Abs(d), 0o700); err != nil {

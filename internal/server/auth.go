@@ -15,6 +15,7 @@ import (
 	"net/url"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/synapse-wiki/synapse/errs"
 	"github.com/synapse-wiki/synapse/vault"
@@ -24,48 +25,66 @@ import (
 const TokenEnv = "SYNAPSE_TOKEN"
 
 // loadToken returns the bearer token every HTTP route but /healthz needs:
-// $SYNAPSE_TOKEN (when not empty), else the vault's .synapse/token, created (0600, 32 random
-// bytes in hex) on first use with its location printed once. The token
-// itself is never logged. A token file others can read or write, one
-// another user owns, or anything but a regular file (a symlink, a named
-// pipe) is refused, saying how to fix it: serve does not start with a
-// token others may have seen.
+// $SYNAPSE_TOKEN (when not empty), else the vault's .synapse/token. A
+// vault arrives from anywhere, so that file is used only if synapse
+// created it for this user: a regular file (not a symlink, not a named
+// pipe) that the user owns, that nobody else may read or write, and whose
+// sha256 synapse recorded in the user's config folder when it made it
+// (vault.RecordToken). Anything else — a token shipped with a cloned
+// vault, whatever its mode — is replaced by a new one (32 random bytes in
+// hex, mode 0600), logged with the reason: an attacker's token is never
+// accepted. The token itself is never logged.
 func loadToken(v *vault.Vault, logger *log.Logger) (string, error) {
 	if t := strings.TrimSpace(os.Getenv(TokenEnv)); t != "" {
 		return t, nil
 	}
 	path := v.Abs(vault.TokenFile)
-	f, err := openToken(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return createToken(path, logger)
-	}
+	tok, why, err := readToken(path)
 	if err != nil {
 		return "", err
 	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, 4096))
-	if err != nil {
-		return "", errs.Wrap(errs.Internal, err, "read the token file %s: %v", path, err)
+	if tok != "" {
+		created, rerr := vault.TokenCreated(tok)
+		switch {
+		case rerr != nil:
+			// no record to check against (no home folder): the file passed
+			// every other check
+			logger.Printf("cannot check the token file %s against the tokens synapse made (%s); using it", path, errs.Message(rerr))
+			return tok, nil
+		case created:
+			return tok, nil
+		}
+		why = "synapse did not make it for you (shipped with the vault, written by hand, or made by a synapse from before tokens were recorded)"
 	}
-	t := strings.TrimSpace(string(data))
-	if t == "" {
-		return "", errs.E(errs.Invalid, "the token file %s is empty; delete it to have a new token generated", path)
+	if why != "" {
+		if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return "", errs.Wrap(errs.Forbidden, err, "the token file %s cannot be used (%s) nor replaced: %v", path, why, err)
+		}
+		logger.Printf("replaced the token file %s: %s; HTTP clients need the new token", path, why)
 	}
-	return t, nil
+	return createToken(v, path, logger)
 }
 
-func createToken(path string, logger *log.Logger) (string, error) {
+// createToken makes a new token, records it as synapse's, then writes it
+// (0600, never over an existing name). When another process made one
+// first, that one is used if it passes loadToken's checks.
+func createToken(v *vault.Vault, path string, logger *log.Logger) (string, error) {
 	var b [32]byte
 	if _, err := rand.Read(b[:]); err != nil {
 		return "", errs.Wrap(errs.Internal, err, "generate a token: %v", err)
 	}
 	tok := hex.EncodeToString(b[:])
+	// recorded first: a process that reads the file finds it recorded
+	if err := v.RecordToken(tok, time.Now()); err != nil {
+		logger.Printf("could not record the new token (%s): the next serve will replace it", errs.Message(err))
+	}
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if errors.Is(err, fs.ErrExist) {
 		// another process created it first: use theirs
-		data, rerr := os.ReadFile(path)
-		if rerr == nil && strings.TrimSpace(string(data)) != "" {
-			return strings.TrimSpace(string(data)), nil
+		if theirs, why, rerr := readToken(path); rerr == nil && why == "" && theirs != "" {
+			if ok, _ := vault.TokenCreated(theirs); ok {
+				return theirs, nil
+			}
 		}
 	}
 	if err != nil {
@@ -81,6 +100,22 @@ func createToken(path string, logger *log.Logger) (string, error) {
 	}
 	logger.Printf("created an access token in %s (mode 0600); HTTP clients send it as 'Authorization: Bearer <token>'", path)
 	return tok, nil
+}
+
+// maxTokenBytes bounds what is read of a token file.
+const maxTokenBytes = 4096
+
+// tokenIn reads an opened token file: the token, or why the file must be
+// replaced (it is empty).
+func tokenIn(r io.Reader, path string) (tok, why string, err error) {
+	data, err := io.ReadAll(io.LimitReader(r, maxTokenBytes))
+	if err != nil {
+		return "", "", errs.Wrap(errs.Internal, err, "read the token file %s: %v", path, err)
+	}
+	if tok = strings.TrimSpace(string(data)); tok == "" {
+		return "", "it is empty", nil
+	}
+	return tok, "", nil
 }
 
 // tokenMatch compares a presented token with the expected one in constant
@@ -102,16 +137,16 @@ func bearer(r *http.Request) (string, bool) {
 }
 
 // requireToken answers 401 with WWW-Authenticate unless the request carries
-// the token.
+// the token (oauth.go: what the challenge says, and why).
 func requireToken(token string, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		got, ok := bearer(r)
 		switch {
 		case !ok:
-			w.Header().Set("WWW-Authenticate", `Bearer realm="synapse"`)
+			w.Header().Set("WWW-Authenticate", challenge(r, false))
 			writeError(w, http.StatusUnauthorized, errs.E(errs.Unauthorized, "missing 'Authorization: Bearer <token>'; the token is in $%s or %s", TokenEnv, vault.TokenFile))
 		case !tokenMatch(got, token):
-			w.Header().Set("WWW-Authenticate", `Bearer realm="synapse", error="invalid_token"`)
+			w.Header().Set("WWW-Authenticate", challenge(r, true))
 			writeError(w, http.StatusUnauthorized, errs.E(errs.Unauthorized, "wrong bearer token; the token is in $%s or %s", TokenEnv, vault.TokenFile))
 		default:
 			next.ServeHTTP(w, r)

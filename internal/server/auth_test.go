@@ -2,13 +2,13 @@ package server
 
 import (
 	"bytes"
+	"fmt"
 	"log"
 	"os"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/synapse-wiki/synapse/errs"
 	"github.com/synapse-wiki/synapse/internal/testvault"
 	"github.com/synapse-wiki/synapse/vault"
 )
@@ -43,18 +43,45 @@ func TestAuth_TokenFile(t *testing.T) {
 		t.Errorf("the location is printed once: %q", logs.String())
 	}
 
-	// a token file others may read or write is refused, saying how to fix it
+	// a token file others may read or write is replaced: it may have been seen
 	for _, mode := range []os.FileMode{0o644, 0o640, 0o602} {
 		os.Chmod(v.Abs(vault.TokenFile), mode)
-		if _, err := loadToken(v, lg); errs.CodeOf(err) != errs.Forbidden || !strings.Contains(errs.Message(err), "chmod 600 "+v.Abs(vault.TokenFile)) {
-			t.Errorf("mode %04o: %v", mode, err)
+		logs.Reset()
+		got, err := loadToken(v, lg)
+		if err != nil || got == tok || !strings.Contains(logs.String(), fmt.Sprintf("replaced the token file %s: other users may read or write it (mode %04o)", v.Abs(vault.TokenFile), mode)) {
+			t.Errorf("mode %04o: %v %q", mode, err, logs.String())
 		}
+		tok = got
 	}
-	os.Chmod(v.Abs(vault.TokenFile), 0o600)
-
 	os.WriteFile(v.Abs(vault.TokenFile), []byte("\n"), 0o600)
-	if _, err := loadToken(v, lg); err == nil || !strings.Contains(err.Error(), "is empty") {
-		t.Errorf("empty token file: %v", err)
+	logs.Reset()
+	if got, err := loadToken(v, lg); err != nil || got == "" || !strings.Contains(logs.String(), "it is empty") {
+		t.Errorf("empty token file: %v %q", err, logs.String())
+	}
+}
+
+// TestAuth_TokenShipped: a token file synapse did not make — shipped with
+// a cloned vault, owned by the user and mode 0600 (after the chmod an
+// older synapse asked for) — is replaced, never accepted; the token
+// synapse made instead is kept across restarts.
+func TestAuth_TokenShipped(t *testing.T) {
+	t.Setenv(TokenEnv, "")
+	v := testvault.New(t)
+	var logs bytes.Buffer
+	lg := log.New(&logs, "", 0)
+	const shipped = "shipped-token-known-to-the-attacker"
+	os.WriteFile(v.Abs(vault.TokenFile), []byte(shipped+"\n"), 0o600)
+	tok, err := loadToken(v, lg)
+	if err != nil || tok == shipped || len(tok) != 64 || !strings.Contains(logs.String(), "synapse did not make it for you") {
+		t.Fatalf("shipped token: %q %v %q", tok, err, logs.String())
+	}
+	data, _ := os.ReadFile(v.Abs(vault.TokenFile))
+	if strings.TrimSpace(string(data)) != tok {
+		t.Errorf("the file holds %q", data)
+	}
+	logs.Reset()
+	if again, err := loadToken(v, lg); err != nil || again != tok || logs.Len() != 0 {
+		t.Errorf("restart: %q %v %q", again, err, logs.String())
 	}
 }
 
@@ -116,8 +143,8 @@ func TestAuth_HostGuard(t *testing.T) {
 	}
 }
 
-// A token file that is a symlink or a named pipe is refused at once (a
-// pipe would have hung serve).
+// A token file that is a symlink or a named pipe is replaced at once (a
+// pipe would have hung serve), the symlink's target left alone.
 func TestAuth_TokenFileNotRegular(t *testing.T) {
 	t.Setenv(TokenEnv, "")
 	v := testvault.New(t)
@@ -125,8 +152,11 @@ func TestAuth_TokenFileNotRegular(t *testing.T) {
 	other := v.Abs("elsewhere")
 	os.WriteFile(other, []byte("0123456789abcdef\n"), 0o600)
 	os.Symlink(other, v.Abs(vault.TokenFile))
-	if _, err := loadToken(v, lg); errs.CodeOf(err) != errs.Forbidden || !strings.Contains(errs.Message(err), "symlink") {
-		t.Errorf("symlink: %v", err)
+	if tok, err := loadToken(v, lg); err != nil || len(tok) != 64 {
+		t.Errorf("symlink: %q %v", tok, err)
+	}
+	if data, _ := os.ReadFile(other); string(data) != "0123456789abcdef\n" {
+		t.Errorf("the symlink's target was changed: %q", data)
 	}
 	os.Remove(v.Abs(vault.TokenFile))
 	if err := mkfifoFile(v.Abs(vault.TokenFile)); err != nil {
@@ -136,8 +166,11 @@ func TestAuth_TokenFileNotRegular(t *testing.T) {
 	go func() { _, err := loadToken(v, lg); done <- err }()
 	select {
 	case err := <-done:
-		if errs.CodeOf(err) != errs.Forbidden || !strings.Contains(errs.Message(err), "not a regular file") {
+		if err != nil {
 			t.Errorf("fifo: %v", err)
+		}
+		if st, err := os.Lstat(v.Abs(vault.TokenFile)); err != nil || !st.Mode().IsRegular() {
+			t.Errorf("fifo not replaced: %v %v", st, err)
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("a token fifo hangs serve")

@@ -4,6 +4,7 @@ package server
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"syscall"
@@ -11,45 +12,43 @@ import (
 	"github.com/synapse-wiki/synapse/errs"
 )
 
-// openToken opens the token file for reading if it is safe to use: a
-// regular file (not followed through a symlink, never waited on like a
-// named pipe) that the current user owns and that nobody else may read or
-// write.
-func openToken(path string) (*os.File, error) {
+// readToken reads the token file if it is one synapse may use: a regular
+// file (not followed through a symlink, never waited on like a named
+// pipe) that the current user owns and that nobody else may read or
+// write. It returns the token, or why the file must be replaced ("" and
+// "" when there is none); err only for what replacing cannot fix.
+func readToken(path string) (tok, why string, err error) {
 	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return nil, err
+		return "", "", nil
 	case errors.Is(err, syscall.ELOOP):
-		return nil, errs.E(errs.Forbidden, "the token file %s is a symlink; serve uses only a regular file: remove it (a new token is generated) or put the token itself there, owner-only (chmod 600)", path)
+		return "", "it is a symlink", nil
 	case errors.Is(err, fs.ErrPermission):
-		return nil, errs.E(errs.Forbidden, "the token file %s cannot be read: permission denied (run serve as the vault's owner)", path)
+		return "", "it cannot be read (another user's file?)", nil
+	case errors.Is(err, syscall.ENXIO):
+		return "", "it is a socket", nil
 	case err != nil:
-		return nil, errs.Wrap(errs.Internal, err, "open the token file %s: %v", path, err)
+		return "", "", errs.Wrap(errs.Internal, err, "open the token file %s: %v", path, err)
 	}
+	defer f.Close()
 	st, err := f.Stat()
 	if err != nil {
-		f.Close()
-		return nil, errs.Wrap(errs.Internal, err, "stat the token file %s: %v", path, err)
-	}
-	fail := func(format string, args ...any) (*os.File, error) {
-		f.Close()
-		return nil, errs.E(errs.Forbidden, format, args...)
+		return "", "", errs.Wrap(errs.Internal, err, "stat the token file %s: %v", path, err)
 	}
 	if !st.Mode().IsRegular() {
-		return fail("the token file %s is not a regular file (%s); remove it and a new token is generated", path, st.Mode().Type())
+		return "", fmt.Sprintf("it is not a regular file (%s)", st.Mode().Type()), nil
 	}
 	if sys, ok := st.Sys().(*syscall.Stat_t); ok && int(sys.Uid) != os.Geteuid() {
-		return fail("the token file %s belongs to uid %d, not to you (uid %d); serve refuses a token another user controls: remove it (a new token is generated) or run serve as its owner", path, sys.Uid, os.Geteuid())
+		return "", fmt.Sprintf("it belongs to uid %d, not to you (uid %d)", sys.Uid, os.Geteuid()), nil
 	}
 	if perm := st.Mode().Perm(); perm&0o077 != 0 {
-		return fail("the token file %s is open to other users (mode %04o), so the token may have been read; serve refuses it. Fix it with: chmod 600 %s (and consider deleting it for a new token)", path, perm, path)
+		return "", fmt.Sprintf("other users may read or write it (mode %04o), so the token may have been seen", perm), nil
 	}
 	if err := syscallSetBlock(f); err != nil {
-		f.Close()
-		return nil, errs.Wrap(errs.Internal, err, "open the token file %s: %v", path, err)
+		return "", "", errs.Wrap(errs.Internal, err, "open the token file %s: %v", path, err)
 	}
-	return f, nil
+	return tokenIn(f, path)
 }
 
 func syscallSetBlock(f *os.File) error {

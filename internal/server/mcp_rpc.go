@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"container/list"
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -33,7 +32,9 @@ import (
 //   - notifications/cancelled cancels the request's context and its result
 //     is never sent; a write that has started runs to completion
 //     (service.call);
-//   - a tools/list cursor this server did not issue is -32602.
+//   - a tools/list cursor (this server issues none) and params that are
+//     not an object are -32602;
+//   - initialize without a protocol version negotiates the latest.
 
 // JSON-RPC error codes.
 const (
@@ -241,6 +242,9 @@ func (c *mcpConn) acceptOne(ctx context.Context, raw []byte, inBatch bool) serve
 	if string(m.ID) == "null" || (m.ID[0] != '"' && !isJSONNumber(m.ID)) {
 		return answered(rpcError(nil, rpcInvalidRequest, "a request id must be a string or a number"), 1)
 	}
+	if p := bytes.TrimSpace(m.Params); len(p) > 0 && p[0] != '{' && string(p) != "null" {
+		return answered(rpcError(m.ID, rpcInvalidParams, "params must be an object: MCP methods take named parameters"), 1)
+	}
 	v := c.negotiated()
 	switch {
 	case m.Method == string(mcp.MethodInitialize) && inBatch:
@@ -249,6 +253,8 @@ func (c *mcpConn) acceptOne(ctx context.Context, raw []byte, inBatch bool) serve
 		return answered(rpcError(m.ID, rpcInvalidRequest, "the session is already initialized (protocol %s)", v), 1)
 	case m.Method != string(mcp.MethodInitialize) && m.Method != string(mcp.MethodPing) && v == "":
 		return answered(rpcError(m.ID, rpcInvalidRequest, "the session is not initialized: send initialize first"), 1)
+	case m.Method == string(mcp.MethodInitialize):
+		raw = withProtocolVersion(raw, m)
 	case m.Method == string(mcp.MethodToolsList):
 		if err := c.checkCursor(m.Params); err != nil {
 			return answered(rpcError(m.ID, rpcInvalidParams, "%v", err), 1)
@@ -313,9 +319,8 @@ func (c *mcpConn) notify(ctx context.Context, m *rpcMsg, raw []byte) {
 	c.srv.HandleMessage(c.srv.WithContext(ctx, c), raw)
 }
 
-// checkCursor refuses a tools/list cursor this server did not issue. It
-// issues none (every tool fits on one page), so any cursor but one naming
-// a tool the way mcp-go's paging would is invalid.
+// checkCursor refuses a tools/list cursor: this server issues none (every
+// tool fits on one page), so any cursor given is one it did not issue.
 func (c *mcpConn) checkCursor(params json.RawMessage) error {
 	var p struct {
 		Cursor *string `json:"cursor"`
@@ -323,10 +328,40 @@ func (c *mcpConn) checkCursor(params json.RawMessage) error {
 	if len(params) == 0 || json.Unmarshal(params, &p) != nil || p.Cursor == nil || *p.Cursor == "" {
 		return nil
 	}
-	if name, err := base64.StdEncoding.DecodeString(*p.Cursor); err == nil && c.srv.GetTool(string(name)) != nil {
-		return nil
-	}
 	return fmt.Errorf("invalid cursor %q: this server lists every tool at once and issued no cursor; leave it out", *p.Cursor)
+}
+
+// latestVersion is the newest protocol version initialize negotiates.
+var latestVersion = mcp.LATEST_LEGACY_PROTOCOL_VERSION
+
+// withProtocolVersion gives an initialize request without a protocol
+// version the newest this server speaks: the specification has a server
+// answer a version it does not support with its latest, and the core
+// would answer 2025-03-26 (the default of a request without the HTTP
+// version header, which does not apply to initialize).
+func withProtocolVersion(raw []byte, m *rpcMsg) []byte {
+	var params map[string]json.RawMessage
+	if len(m.Params) > 0 && string(m.Params) != "null" && json.Unmarshal(m.Params, &params) != nil {
+		return raw
+	}
+	var v string
+	if json.Unmarshal(params["protocolVersion"], &v) == nil && v != "" {
+		return raw
+	}
+	if params == nil {
+		params = map[string]json.RawMessage{}
+	}
+	params["protocolVersion"], _ = json.Marshal(latestVersion)
+	var msg map[string]json.RawMessage
+	if json.Unmarshal(raw, &msg) != nil {
+		return raw
+	}
+	msg["params"], _ = json.Marshal(params)
+	out, err := json.Marshal(msg)
+	if err != nil {
+		return raw
+	}
+	return out
 }
 
 // maxMessageBytes bounds one stdio message (a line), as maxBodyBytes

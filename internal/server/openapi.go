@@ -186,10 +186,16 @@ func openAPIOperation(route *restRoute, defs *schemaDefs) map[string]any {
 		}
 		o["requestBody"] = map[string]any{"required": len(bodyReq) > 0, "content": jsonContent(schema)}
 	}
+	out := defs.schema(op.Out)
 	responses := map[string]any{
-		"200":     map[string]any{"description": "OK", "content": jsonContent(defs.schema(op.Out))},
+		"200":     map[string]any{"description": "OK", "content": jsonContent(out)},
 		"401":     map[string]any{"$ref": "#/components/responses/Unauthorized"},
 		"default": map[string]any{"$ref": "#/components/responses/Error"},
+	}
+	if op.Out != nil && reflect.PointerTo(op.Out).Implements(creatorType) {
+		// the same result, 201 when the call created what it names
+		responses["200"] = map[string]any{"description": "OK: it existed already (updated, unchanged or refreshed)", "content": jsonContent(out)}
+		responses["201"] = map[string]any{"description": "Created", "content": jsonContent(out)}
 	}
 	if op.Access == ops.Write || op.WriteWith != "" && hasBody(route.method) {
 		responses["403"] = map[string]any{"description": "The server is read-only (start it with --write)", "content": jsonContent(ref("ErrorBody"))}
@@ -276,7 +282,10 @@ func (d *schemaDefs) name(t reflect.Type) (string, bool) {
 	return n, false
 }
 
-var jsonMarshaler = reflect.TypeFor[json.Marshaler]()
+var (
+	jsonMarshaler = reflect.TypeFor[json.Marshaler]()
+	creatorType   = reflect.TypeFor[ops.Creator]()
+)
 
 // typeSchema maps a Go type to JSON Schema following encoding/json. Named
 // structs go into defs (when given) and are referenced; without defs they
@@ -319,26 +328,35 @@ func typeSchema(t reflect.Type, defs *schemaDefs) map[string]any {
 	return map[string]any{}
 }
 
+// structSchema describes a struct as encoding/json writes it: a field
+// without omitempty is always present (required), and one that can hold
+// nil (a pointer, a slice, a map) may be null; a field with omitempty is
+// absent rather than null. Embedded structs add their fields (not
+// required when embedded through a pointer, which may be nil).
 func structSchema(t reflect.Type, defs *schemaDefs) map[string]any {
 	props := map[string]any{}
+	required := []string{}
 	for i := 0; i < t.NumField(); i++ {
 		sf := t.Field(i)
 		if !sf.IsExported() {
 			continue
 		}
-		name, _, _ := strings.Cut(sf.Tag.Get("json"), ",")
-		if name == "-" {
+		name, opts, _ := strings.Cut(sf.Tag.Get("json"), ",")
+		if name == "-" && opts == "" {
 			continue
 		}
+		omit := hasOpt(opts, "omitempty") || hasOpt(opts, "omitzero")
 		if sf.Anonymous && name == "" {
 			ft := sf.Type
 			for ft.Kind() == reflect.Pointer {
 				ft = ft.Elem()
 			}
-			if inner, ok := structSchema(ft, defs)["properties"].(map[string]any); ok {
-				for k, v := range inner {
-					props[k] = v
-				}
+			inner := structSchema(ft, defs)
+			for k, v := range inner["properties"].(map[string]any) {
+				props[k] = v
+			}
+			if sf.Type.Kind() != reflect.Pointer {
+				required = append(required, inner["required"].([]string)...)
 			}
 			continue
 		}
@@ -346,10 +364,51 @@ func structSchema(t reflect.Type, defs *schemaDefs) map[string]any {
 			name = sf.Name
 		}
 		ps := typeSchema(sf.Type, defs)
+		if !omit && nullable(sf.Type) {
+			ps = orNull(ps)
+		}
 		if d := sf.Tag.Get("desc"); d != "" && ps["$ref"] == nil {
 			ps["description"] = d
 		}
 		props[name] = ps
+		if !omit {
+			required = append(required, name)
+		}
 	}
-	return map[string]any{"type": "object", "properties": props}
+	sort.Strings(required)
+	return map[string]any{"type": "object", "properties": props, "required": required}
+}
+
+func hasOpt(opts, name string) bool {
+	for _, o := range strings.Split(opts, ",") {
+		if o == name {
+			return true
+		}
+	}
+	return false
+}
+
+// nullable reports whether encoding/json can write null for a value of t
+// (nil pointers; nil slices and maps are checked by the conformance test
+// to be written as [] and {} by the operations, so they are not).
+func nullable(t reflect.Type) bool {
+	return t.Kind() == reflect.Pointer
+}
+
+// orNull is schema s, or null.
+func orNull(s map[string]any) map[string]any {
+	switch typ := s["type"].(type) {
+	case string:
+		out := map[string]any{}
+		for k, v := range s {
+			out[k] = v
+		}
+		out["type"] = []string{typ, "null"}
+		return out
+	case nil:
+		if len(s) == 0 {
+			return s // anything, null included
+		}
+	}
+	return map[string]any{"anyOf": []any{s, map[string]any{"type": "null"}}}
 }

@@ -19,6 +19,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/synapse-wiki/synapse/errs"
 	"github.com/synapse-wiki/synapse/ops"
@@ -101,6 +102,9 @@ func (s *Service) httpHandler(cfg Config, token string, mcpHandler http.Handler)
 				return
 			}
 			writeJSON(w, http.StatusOK, map[string]string{"status": "ok", "version": s.version})
+			return
+		}
+		if discovery(w, r) {
 			return
 		}
 		authed.ServeHTTP(w, r)
@@ -477,6 +481,13 @@ func paramValue(f ops.Field, vals []string, what string) (json.RawMessage, error
 	name := f.Query
 	if what == "path parameter" {
 		name = f.Name
+	}
+	for _, v := range vals {
+		// checked here: the JSON built below would turn bad bytes into
+		// U+FFFD, as a body's are refused by the operation
+		if !utf8.ValidString(v) {
+			return nil, errs.E(errs.Invalid, "%s %q is not valid UTF-8 once unescaped; percent-encode the UTF-8 bytes of the text", what, name)
+		}
 	}
 	if f.Type.Kind() == reflect.Slice {
 		return json.Marshal(vals)

@@ -407,6 +407,15 @@ func (s *Service) close() {
 	})
 }
 
+// embedKeyVar names the variable holding the embeddings API key, as the
+// configuration in effect for v gives it ("" when none does).
+func embedKeyVar(v *vault.Vault) string {
+	if cfg, err := v.LoadConfig(); err == nil {
+		return cfg.Embeddings.APIKeyEnv
+	}
+	return ""
+}
+
 // forward hands a call to the server that holds the vault. When none
 // answers any more, this service takes the store over (promote) and runs
 // the call itself.
@@ -415,7 +424,7 @@ func (s *Service) forward(ctx context.Context, env *ops.Env, op *ops.Op, raw []b
 		sc, err := sock.Dial(s.vault)
 		if err == nil {
 			// this process's environment, as if it ran the call itself
-			r, err := sc.Call(ctx, sock.NewRequest(op.Name, raw), nil)
+			r, err := sc.Call(ctx, sock.NewRequest(op, raw, embedKeyVar(s.vault)), nil)
 			sc.Close()
 			switch {
 			case err == nil:

@@ -12,6 +12,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -51,7 +52,12 @@ func (s *Service) listenSocket(v *vault.Vault) (*sockServer, error) {
 	if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return nil, fmt.Errorf("remove stale socket: %w", err)
 	}
-	addr, release, err := sock.Addr(path)
+	// bound under a temporary name, made owner-only, then renamed into
+	// place: a client never finds the socket open to others (it refuses
+	// one that is)
+	tmp := filepath.Join(filepath.Dir(path), fmt.Sprintf(".serve.sock-%d", os.Getpid()))
+	os.Remove(tmp)
+	addr, release, err := sock.Addr(tmp)
 	if err != nil {
 		return nil, err
 	}
@@ -61,9 +67,12 @@ func (s *Service) listenSocket(v *vault.Vault) (*sockServer, error) {
 		return nil, err
 	}
 	ln.(*net.UnixListener).SetUnlinkOnClose(false) // removed by path in shutdown
-	if err := os.Chmod(path, 0o600); err != nil {
+	if err := os.Chmod(tmp, 0o600); err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
 		ln.Close()
-		os.Remove(path)
+		os.Remove(tmp)
 		return nil, err
 	}
 	ss := &sockServer{s: s, ln: ln, path: path}
@@ -188,7 +197,8 @@ func (ss *sockServer) handle(c net.Conn) {
 	if req.Patient {
 		ctx = context.WithValue(ctx, patientKey{}, true)
 	}
-	if len(req.Environ) > 0 {
+	if req.Environ != nil {
+		// the caller's settings, and only those (sock.NewRequest)
 		ctx = ops.WithEnviron(ctx, req.Environ)
 	}
 

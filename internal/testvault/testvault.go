@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/synapse-wiki/synapse/vault"
 )
@@ -71,6 +72,38 @@ func Write(t testing.TB, v *vault.Vault, rel, content string) {
 	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// TrustedConfig writes the vault's .synapse/config.yaml and trusts it, as
+// the user would with `synapse trust` (recorded in the user config folder
+// of the test process: point XDG_CONFIG_HOME at a temporary folder first).
+func TrustedConfig(t testing.TB, v *vault.Vault, cfg string) {
+	t.Helper()
+	if err := os.WriteFile(v.Abs(vault.ConfigFile), []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := v.Trust(time.Now()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// PrivateUserConfig points XDG_CONFIG_HOME at a new temporary folder for
+// the rest of the process, so that tests never read or write the user's
+// own config; it returns a function that removes the folder.
+func PrivateUserConfig() func() {
+	dir, err := os.MkdirTemp("", "synapse-test-config-")
+	if err != nil {
+		panic(err)
+	}
+	os.Setenv("XDG_CONFIG_HOME", dir)
+	return func() { os.RemoveAll(dir) }
+}
+
+// RunPrivate runs a package's tests with a user config folder of their
+// own (PrivateUserConfig), for its TestMain: os.Exit(testvault.RunPrivate(m)).
+func RunPrivate(m *testing.M) int {
+	defer PrivateUserConfig()()
+	return m.Run()
 }
 
 // WikiFiles reads every file under the vault's wiki/ but temporary ones

@@ -33,6 +33,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/synapse-wiki/synapse/internal/replay"
 )
 
 var (
@@ -46,21 +48,10 @@ var (
 
 const token = "repro13-token-0123456789"
 
-type row struct {
-	name, before, now string
-	ok                bool
-}
-
-var rows []row
+var table replay.Table
 
 func record(name, before string, ok bool, format string, args ...any) {
-	r := row{name: name, before: before, now: fmt.Sprintf(format, args...), ok: ok}
-	rows = append(rows, r)
-	mark := "ok  "
-	if !ok {
-		mark = "FAIL"
-	}
-	fmt.Fprintf(os.Stderr, "%s %s: %s\n", mark, name, r.now)
+	table.Record(name, before, ok, format, args...)
 }
 
 func main() {
@@ -133,17 +124,8 @@ func main() {
 		c.fn()
 	}
 	fmt.Printf("machine: %d-core load average %s\n\n", numCPU(), loadavg())
-	fmt.Println("| reproduction | before (old main) | now | harm |")
-	fmt.Println("|---|---|---|---|")
-	bad := 0
-	for _, r := range rows {
-		verdict := "none"
-		if !r.ok {
-			verdict = "**YES**"
-			bad++
-		}
-		fmt.Printf("| %s | %s | %s | %s |\n", r.name, r.before, r.now, verdict)
-	}
+	table.Markdown(os.Stdout, "reproduction", "before (old main)", "now")
+	bad := table.Harm()
 	if bad > 0 {
 		fmt.Fprintf(os.Stderr, "%d reproduction(s) still do harm\n", bad)
 		cleanup()
@@ -221,29 +203,8 @@ func cli(v vaultDir, stdin string, args ...string) result {
 	if v != "" {
 		args = append([]string{"--vault", string(v)}, args...)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), hang)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, args...)
-	cmd.Env = append(os.Environ(), "NO_COLOR=1")
-	cmd.Stdin = strings.NewReader(stdin)
-	cmd.WaitDelay = time.Second
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	t0 := time.Now()
-	err := cmd.Run()
-	r := result{stdout: out.String(), stderr: errb.String(), took: time.Since(t0)}
-	if ctx.Err() != nil {
-		r.hung = true
-		r.code = -1
-		return r
-	}
-	if ee, ok := err.(*exec.ExitError); ok {
-		r.code = ee.ExitCode()
-	} else if err != nil {
-		r.code = -1
-		r.stderr = err.Error()
-	}
-	return r
+	r := replay.Exec(bin, append(os.Environ(), "NO_COLOR=1"), stdin, hang, args...)
+	return result{code: r.Code, stdout: r.Stdout, stderr: r.Stderr, took: r.Took, hung: r.Hung}
 }
 
 func quick(r result) bool { return !r.hung && r.took < 10*time.Second }
@@ -251,12 +212,8 @@ func quick(r result) bool { return !r.hung && r.took < 10*time.Second }
 // ---- a server
 
 type server struct {
-	cmd    *exec.Cmd
-	base   string
-	addr   string
-	mu     sync.Mutex
-	logs   strings.Builder
-	exited chan struct{}
+	*replay.Server
+	base string
 }
 
 // serve starts `serve --http --write`; nofile > 0 runs it with that
@@ -270,59 +227,24 @@ func serve(v vaultDir, nofile int) *server {
 		cmd = exec.Command(bin, args...)
 	}
 	cmd.Env = append(os.Environ(), "SYNAPSE_TOKEN="+token)
-	stderr, err := cmd.StderrPipe()
+	rs, err := replay.StartServer(cmd, 60*time.Second)
 	must(err)
-	must(cmd.Start())
-	s := &server{cmd: cmd, exited: make(chan struct{})}
-	urlc := make(chan string, 1)
-	go func() {
-		re := regexp.MustCompile(`serving http://(127\.0\.0\.1:\d+)`)
-		sc := bufio.NewScanner(stderr)
-		for sc.Scan() {
-			s.mu.Lock()
-			s.logs.WriteString(sc.Text() + "\n")
-			s.mu.Unlock()
-			if m := re.FindStringSubmatch(sc.Text()); m != nil {
-				urlc <- m[1]
-			}
-		}
-		cmd.Wait()
-		close(s.exited)
-	}()
-	select {
-	case s.addr = <-urlc:
-	case <-time.After(60 * time.Second):
-		cmd.Process.Kill()
-		fail(fmt.Errorf("serve did not start: %s", s.log()))
+	if rs.Addr == "" {
+		fail(fmt.Errorf("serve exited: %s", rs.Log()))
 	}
-	s.base = "http://" + s.addr
+	s := &server{Server: rs, base: "http://" + rs.Addr}
 	for i := 0; i < 100 && !exists(v.abs(".synapse/serve.sock")); i++ {
 		time.Sleep(50 * time.Millisecond)
 	}
 	return s
 }
 
-func (s *server) log() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.logs.String()
-}
+func (s *server) log() string { return s.Log() }
 
-func (s *server) pid() int { return s.cmd.Process.Pid }
+func (s *server) pid() int { return s.Cmd.Process.Pid }
 
 // stop sends SIGTERM and returns the time to exit (killed after 60 s).
-func (s *server) stop() (time.Duration, bool) {
-	t0 := time.Now()
-	s.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-s.exited:
-		return time.Since(t0), true
-	case <-time.After(60 * time.Second):
-		s.cmd.Process.Kill()
-		<-s.exited
-		return time.Since(t0), false
-	}
-}
+func (s *server) stop() (time.Duration, bool) { return s.Stop(60 * time.Second) }
 
 type resp struct {
 	status int
@@ -672,11 +594,11 @@ func slowBodies() {
 	var mu sync.Mutex
 	t0 := time.Now()
 	for i := 0; i < n; i++ {
-		c, err := net.DialTimeout("tcp", s.addr, 5*time.Second)
+		c, err := net.DialTimeout("tcp", s.Addr, 5*time.Second)
 		if err != nil {
 			continue
 		}
-		fmt.Fprintf(c, "POST /status HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{\"a\":", s.addr)
+		fmt.Fprintf(c, "POST /status HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{\"a\":", s.Addr)
 		mu.Lock()
 		conns = append(conns, c)
 		mu.Unlock()
@@ -718,11 +640,11 @@ func slowBodies() {
 	// does not wait for them
 	var held []net.Conn
 	for i := 0; i < 300; i++ {
-		c, err := net.DialTimeout("tcp", s.addr, 5*time.Second)
+		c, err := net.DialTimeout("tcp", s.Addr, 5*time.Second)
 		if err != nil {
 			continue
 		}
-		fmt.Fprintf(c, "PUT /pages/Slow%d HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer %s\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{\"content\":\"", i, s.addr, token)
+		fmt.Fprintf(c, "PUT /pages/Slow%d HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer %s\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{\"content\":\"", i, s.Addr, token)
 		held = append(held, c)
 	}
 	time.Sleep(time.Second)
@@ -1026,13 +948,51 @@ func tokenMode() {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, "--vault", string(v), "serve", "--http", "--addr", "127.0.0.1:0")
 	cmd.Env = os.Environ() // no SYNAPSE_TOKEN: the file is used
-	out, err := cmd.CombinedOutput()
+	out := &syncWriter{w: &strings.Builder{}}
+	cmd.Stdout, cmd.Stderr = out, out
+	must(cmd.Start())
+	// refused (exit 5, "chmod 600"), or replaced by a new token (the
+	// server then runs: stopped once it says so)
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	var err error
+	for deadline := time.Now().Add(hang); ; time.Sleep(20 * time.Millisecond) {
+		select {
+		case err = <-done:
+		default:
+			if s := out.String(); !strings.Contains(s, "serving http://") && time.Now().Before(deadline) {
+				continue
+			}
+			cmd.Process.Signal(syscall.SIGTERM)
+			err = <-done
+		}
+		break
+	}
 	code := 0
 	if ee, ok := err.(*exec.ExitError); ok {
 		code = ee.ExitCode()
 	}
-	ok := code == 5 && strings.Contains(string(out), "chmod 600")
-	record("serve with .synapse/token mode 0644", before, ok, "exit %d: %s", code, clip(string(out), 120))
+	log := out.String()
+	ok := (code == 5 && strings.Contains(log, "chmod 600")) || strings.Contains(log, "replaced the token file")
+	record("serve with .synapse/token mode 0644", before, ok, "exit %d: %s", code, clip(log, 120))
+}
+
+// syncWriter is a strings.Builder for a child's output, read meanwhile.
+type syncWriter struct {
+	mu sync.Mutex
+	w  *strings.Builder
+}
+
+func (s *syncWriter) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.Write(p)
+}
+
+func (s *syncWriter) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.String()
 }
 
 func permission() {

@@ -2,10 +2,7 @@
 
 package sock
 
-import (
-	"fmt"
-	"net"
-)
+import "fmt"
 
 // MaxPath is the longest socket path bind and connect take (104 bytes
 // with the NUL on the BSDs and macOS).
@@ -19,7 +16,3 @@ func Addr(path string) (addr string, release func(), err error) {
 	}
 	return path, func() {}, nil
 }
-
-// CheckPeer accepts every connection: without SO_PEERCRED the socket's 0600
-// mode inside the 0700 .synapse folder is the guard.
-func CheckPeer(net.Conn) error { return nil }

@@ -71,8 +71,10 @@ type Hello struct {
 type Request struct {
 	Op    string          `json:"op"`
 	Input json.RawMessage `json:"input,omitempty"`
-	// Environ is the caller's environment (deep-research runs with it).
-	Environ []string `json:"environ,omitempty"`
+	// Environ is what of the caller's environment the operation needs
+	// (ops.ForwardEnviron); the server reads the caller's settings from
+	// it and from nothing else, so an empty list is sent as [].
+	Environ []string `json:"environ"`
 	// Progress asks for the progress of the server's scans while waiting.
 	Progress bool `json:"progress,omitempty"`
 	// Patient waits for the first index of a new vault however long it
@@ -82,9 +84,11 @@ type Request struct {
 
 // NewRequest is the request that runs op on input as this process would:
 // the one place that decides what of the caller's environment travels
-// with it (today all of it).
-func NewRequest(op string, input []byte) Request {
-	return Request{Op: op, Input: input, Environ: os.Environ()}
+// with it — synapse's own settings and the variable keyVar names as the
+// embeddings key, or all of it for an operation that runs the user's
+// research command (ops.ForwardEnviron).
+func NewRequest(op *ops.Op, input []byte, keyVar string) Request {
+	return Request{Op: op.Name, Input: input, Environ: ops.ForwardEnviron(op, os.Environ(), keyVar)}
 }
 
 // Progress is the progress of a scan the server runs.
@@ -116,7 +120,46 @@ var (
 	// ErrGone: the connection ended after the request was sent and before
 	// the answer; the operation may or may not have run.
 	ErrGone = errors.New("the server stopped before answering")
+	// ErrUnsafe: the socket is not this user's server's (a symlink, a file
+	// another user owns, another user listening): nothing was sent. It
+	// comes wrapped in ErrNoServer, so the verb runs in its own process
+	// when it can.
+	ErrUnsafe = errors.New("not this user's server")
 )
+
+// UnsafeError is the error of a socket that fails a check: it matches
+// ErrUnsafe and ErrNoServer (errors.Is).
+type UnsafeError struct{ Why string }
+
+func (e *UnsafeError) Error() string {
+	return "not using " + File + ": it " + e.Why + ", so nothing was sent to it"
+}
+
+// Is makes an UnsafeError match ErrUnsafe and ErrNoServer.
+func (e *UnsafeError) Is(target error) bool { return target == ErrUnsafe || target == ErrNoServer }
+
+func unsafe(why string) error { return &UnsafeError{Why: why} }
+
+// checkFile says why the socket file st (from Lstat) is not one to
+// connect to ("" when it is): a vault arrives from anywhere, and its
+// serve.sock may be a symlink to someone's listener, or a socket another
+// user made.
+func checkFile(path string, st os.FileInfo) string {
+	switch {
+	case st.Mode()&os.ModeSymlink != 0:
+		to, _ := os.Readlink(path)
+		return fmt.Sprintf("is a symlink (to %s)", to)
+	case st.Mode().Type() != os.ModeSocket:
+		return fmt.Sprintf("is not a socket (%s)", st.Mode().Type())
+	}
+	if uid, ok := fileOwner(st); ok && uid != os.Getuid() {
+		return fmt.Sprintf("belongs to uid %d, not to you (uid %d)", uid, os.Getuid())
+	}
+	if perm := st.Mode().Perm(); perm&0o077 != 0 {
+		return fmt.Sprintf("is open to other users (mode %04o)", perm)
+	}
+	return ""
+}
 
 // Conn is a connection to a running server, after its hello.
 type Conn struct {
@@ -125,13 +168,21 @@ type Conn struct {
 	hello Hello
 }
 
-// Dial connects to the server that holds v's store. Every failure wraps
-// ErrNoServer; one that says more than "nothing listens" (a server that
-// does not say hello in time) says so in its message.
+// Dial connects to the server that holds v's store, after checking that
+// it is this user's: the socket file is a socket, not a symlink, owned by
+// this user and closed to others, and (where the system tells) the
+// process listening runs as this user — else ErrUnsafe, before a byte is
+// sent. Every failure wraps ErrNoServer; one that says more than "nothing
+// listens" (a server that does not say hello in time) says so in its
+// message.
 func Dial(v *vault.Vault) (*Conn, error) {
 	path := v.Abs(File)
-	if _, err := os.Stat(path); err != nil {
+	st, err := os.Lstat(path)
+	if err != nil {
 		return nil, ErrNoServer
+	}
+	if why := checkFile(path, st); why != "" {
+		return nil, unsafe(why)
 	}
 	addr, release, err := Addr(path)
 	if err != nil {
@@ -144,6 +195,10 @@ func Dial(v *vault.Vault) (*Conn, error) {
 			return nil, ErrNoServer // a stale socket, or the server just left
 		}
 		return nil, fmt.Errorf("%w: connect to %s: %v", ErrNoServer, File, err)
+	}
+	if err := CheckPeer(c); err != nil {
+		c.Close()
+		return nil, unsafe("is served by another user (" + err.Error() + ")")
 	}
 	sc := &Conn{c: c, dec: json.NewDecoder(c)}
 	c.SetReadDeadline(time.Now().Add(HelloTimeout))
