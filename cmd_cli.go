@@ -207,6 +207,10 @@ func opCommand(op *ops.Op, name string) *cli.Command {
 		Description:  desc,
 		Flags:        flags,
 		OnUsageError: usageError,
+		// no `help` subcommand: a verb's words are its arguments
+		// (`synapse search -- help` searches for "help"); --help shows
+		// its help
+		HideHelpCommand: true,
 		Action: func(c *cli.Context) error {
 			raw, err := cliInput(c, op, fields)
 			if err != nil {

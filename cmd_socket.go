@@ -71,8 +71,10 @@ func invokeVerb(c *cli.Context, v *vault.Vault, op *ops.Op, raw []byte, o *outpu
 			Notify:           o.scanNote,
 			NoInitialScan:    op.Scans,
 			Detachable:       true, // this process runs one verb (ops.OpenOptions)
-			// files changed by hand are indexed first (no server watches)
-			Fresh: !op.Scans && !op.Rescans,
+			// files changed by hand are indexed first (no server watches),
+			// found by the vault's file monitor when one runs
+			Fresh:   !op.Scans && !op.Rescans,
+			Monitor: cliMonitor{root: v.Root},
 		})
 		if err == nil {
 			defer e.Close()

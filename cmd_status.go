@@ -45,11 +45,18 @@ func renderReport(o *output, r *index.Report) {
 // last scan (ops.Freshness) and what it did.
 func freshLine(f *ops.Freshness) string {
 	checked := fmt.Sprintf("%s and %s by size and mtime", plural(f.Files, "file", "files"), plural(f.Folders, "folder", "folders"))
-	if f.Mode == index.CheckFolders {
+	switch f.Mode {
+	case index.CheckFolders:
 		checked = fmt.Sprintf("%s by mtime, the %s modified most lately by size and mtime; above freshness.max_files, other files edited in place are not seen",
 			plural(f.Folders, "folder", "folders"), plural(f.Files, "file", "files"))
+	case index.CheckMonitor:
+		checked = fmt.Sprintf("what the file monitor (pid %d) saw change: %s and %s", f.MonitorPID,
+			plural(f.Files, "file", "files"), plural(f.Folders, "folder", "folders"))
 	}
 	checked = fmt.Sprintf("checked in %.1f ms: %s", float64(f.DurationUS)/1000, checked)
+	if f.Monitor != "" {
+		checked += "; file monitor: " + f.Monitor
+	}
 	n := f.New + f.Changed + f.Deleted
 	what := ops.ChangeSummary(f.New, f.Changed, f.Deleted)
 	switch {
@@ -184,6 +191,16 @@ func humanBytes(n int64) string {
 	return fmt.Sprintf("%d B", n)
 }
 
+// storeLine is the store's size on disk, its file's length when that is
+// more (bbolt grows its file sparsely), and its schema.
+func storeLine(s *ops.StatusOut) string {
+	size := humanBytes(s.StoreDiskBytes)
+	if file := humanBytes(s.StoreBytes); file != size && s.StoreBytes > s.StoreDiskBytes {
+		size += " on disk (a " + file + " sparse file)"
+	}
+	return fmt.Sprintf("%s, schema %d", size, s.Schema)
+}
+
 // sourcesLine counts sources as `source list` does: files, and cited files
 // that are missing.
 func sourcesLine(n, missing int) string {
@@ -200,7 +217,7 @@ func renderStatus(o *output, s *ops.StatusOut) error {
 		{"sources", sourcesLine(s.Sources, s.SourcesMissing)},
 		{"links", fmt.Sprintf("%d (%d dangling)", s.Links, s.Dangling)},
 		{"orphans", strconv.Itoa(s.Orphans)},
-		{"store", fmt.Sprintf("%s, schema %d", humanBytes(s.StoreBytes), s.Schema)},
+		{"store", storeLine(s)},
 		{"last scan", lastScan(o, s.LastScan)},
 	}
 	if f := s.Freshness; f != nil {

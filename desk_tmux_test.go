@@ -233,23 +233,27 @@ func checkDecided(t *testing.T, items []ops.ReviewItem, before []ops.ReviewItem)
 }
 
 // In the desk's activity view the last page write shows its diff, and u, y
-// restores the revision before it.
+// restores the revision before it: the page is that revision's bytes
+// again, and synapse recent lists the restore.
 func TestDesk_TerminalActivity(t *testing.T) {
 	needTmux(t)
-	if ops.Lookup("page.diff") == nil || ops.Lookup("page.restore") == nil {
-		t.Skip("this build keeps no page history")
-	}
 	bin := synapseBinary(t)
 	v := testvault.WithCorpus(t)
-	write := func(body string) {
-		cmd := exec.Command(bin, "page", "write", "Desk note", "--vault", v.Root)
-		cmd.Stdin = strings.NewReader(body)
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("page write: %v\n%s", err, out)
+	jsonOf := func(out any, stdin string, args ...string) {
+		t.Helper()
+		cmd := exec.Command(bin, append(args, "--json", "--vault", v.Root)...)
+		cmd.Stdin = strings.NewReader(stdin)
+		b, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("synapse %s: %v\n%s", strings.Join(args, " "), err, b)
+		}
+		if err := json.Unmarshal(b, out); err != nil {
+			t.Fatalf("synapse %s: %v\n%s", strings.Join(args, " "), err, b)
 		}
 	}
-	write("The first version.\n")
-	write("The second version.\n")
+	var first, second ops.WritePageOut
+	jsonOf(&first, "The first version.\n", "page", "write", "Desk note")
+	jsonOf(&second, "The second version.\n", "page", "write", "Desk note")
 	s := newTmux(t, 80, 24, v.Root, []string{"PATH=" + filepath.Dir(bin) + ":/usr/bin:/bin", "HOME=" + t.TempDir(), "TERM=xterm-256color"})
 	s.keys("synapse desk", "Enter")
 	s.waitFor("pending")
@@ -261,12 +265,14 @@ func TestDesk_TerminalActivity(t *testing.T) {
 	s.keys("y")
 	s.waitFor("restored \"Desk note\"")
 	s.keys("q")
-	out, err := exec.Command(bin, "page", "get", "Desk note", "--json", "--vault", v.Root).Output()
-	if err != nil {
-		t.Fatal(err)
-	}
 	var p ops.GetPageOut
-	if err := json.Unmarshal(out, &p); err != nil || !strings.Contains(p.Content, "The first version.") {
-		t.Errorf("after the restore (%v): %q", err, p.Content)
+	jsonOf(&p, "", "page", "get", "Desk note")
+	if p.SHA256 != first.SHA256 || !strings.Contains(p.Content, "The first version.") {
+		t.Errorf("after the restore the page is %q (sha256 %s), want the first version's bytes (%s)", p.Content, p.SHA256, first.SHA256)
+	}
+	var r ops.RecentOut
+	jsonOf(&r, "", "recent")
+	if len(r.Items) == 0 || r.Items[0].Action != "restored" || r.Items[0].Rev != second.Revision+1 || r.Items[0].From != first.Revision {
+		t.Errorf("recent after the restore: %+v", r.Items)
 	}
 }

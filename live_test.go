@@ -77,7 +77,7 @@ var (
 	reTime     = regexp.MustCompile(`\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)?`)
 	reDuration = regexp.MustCompile(`("duration_ms":|in )\d+( ms)?`)
 	reFresh    = regexp.MustCompile(`(?m)^changes: .*\n|,"freshness":\{[^}]*\}`)
-	reStore    = regexp.MustCompile(`("store_bytes":)\d+|(store: +)[0-9.]+ [KMG]?i?B`)
+	reStore    = regexp.MustCompile(`("store_(?:disk_)?bytes":)\d+|(store: +)[0-9.]+ [KMG]?i?B( on disk \(a [0-9.]+ [KMG]?i?B sparse file\))?`)
 )
 
 // normalize blanks what differs between any two runs: clock times, scan

@@ -75,8 +75,8 @@ func docCommands() ([]docCmd, error) {
 	var walk func(prefix string, cmds []*cli.Command) error
 	walk = func(prefix string, cmds []*cli.Command) error {
 		for _, c := range cmds {
-			if c.Name == "help" {
-				continue // added by urfave when a command has run
+			if c.Name == "help" || c.Hidden {
+				continue // added by urfave when a command has run; internal verbs
 			}
 			path := strings.TrimSpace(prefix + " " + c.Name)
 			if len(c.Subcommands) > 0 {
@@ -499,7 +499,7 @@ func TestDocs_EveryVerbDocumented(t *testing.T) {
 	var walk func(prefix string, cmds []*cli.Command)
 	walk = func(prefix string, cmds []*cli.Command) {
 		for _, c := range cmds {
-			if c.Name == "help" {
+			if c.Name == "help" || c.Hidden {
 				continue
 			}
 			path := strings.TrimSpace(prefix + " " + c.Name)

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/synapse-wiki/synapse/vaultfs"
 )
 
 // newStore makes a vault folder with .synapse/ and its history.
@@ -450,6 +452,102 @@ func TestHistory_RefusesBadIDs(t *testing.T) {
 		}
 		if _, err := s.Read(id); err == nil {
 			t.Errorf("Read(%q) accepted", id)
+		}
+	}
+}
+
+// A page edited again and again refers to a whole revision less than ten
+// records back (deltaRun, as docs/history.md says), before pruning and
+// after it, so that a prune re-encodes at most one run; every kept
+// revision still decodes.
+func TestHistory_DeltaRunsAreBounded(t *testing.T) {
+	s, _ := newStore(t)
+	s.SetLimits(Limits{PageRevisions: 30})
+	text := pageText(5, 3000)
+	var want []string
+	for i := 0; i < 75; i++ {
+		text += fmt.Sprintf("edit %d\n", i) // a small edit: always a delta if allowed
+		want = append(want, text)
+		save(t, s, "runs0001", text)
+		p, err := s.Read("runs0001")
+		if err != nil {
+			t.Fatal(err)
+		}
+		whole := 0
+		for k, r := range p.recs {
+			if r.keyframe() {
+				whole = k
+			}
+			if !r.keyframe() && r.h.Enc != encSame && (k-whole >= 10 || p.find(r.h.Base) != p.recs[whole]) {
+				t.Fatalf("after write %d: revision %d refers to revision %d, %d records back", i+1, r.h.Rev, r.h.Base, k-whole)
+			}
+		}
+	}
+	p, _ := s.Read("runs0001")
+	if n := len(p.recs); n < 27 || n > 30 {
+		t.Fatalf("%d revisions kept, want 27..30", n)
+	}
+	wholes := 0
+	for _, r := range p.recs {
+		if r.keyframe() {
+			wholes++
+		}
+		if c, err := p.Content(r.h.Rev); err != nil || string(c) != want[r.h.Rev-1] {
+			t.Fatalf("revision %d: %v", r.h.Rev, err)
+		}
+	}
+	if max := (len(p.recs) + 9) / 10; wholes > max+1 {
+		t.Errorf("%d whole revisions among %d: more than one per run", wholes, len(p.recs))
+	}
+}
+
+// A pack's folder is flushed while the pack's entry may not be on disk:
+// by the write that follows a new page's unflushed first revision, and
+// by the scan that gives such a pack its second revision; an edit of a
+// pack of two revisions or more flushes the pack alone.
+func TestHistory_FolderFlushedUntilTheEntryIsOnDisk(t *testing.T) {
+	var n int
+	orig := syncDir
+	syncDir = func(fs *vaultfs.FS, dir string) error { n++; return orig(fs, dir) }
+	t.Cleanup(func() { syncDir = orig })
+	s, _ := newStore(t)
+	edit := func(id, content string, sync bool) int {
+		t.Helper()
+		n = 0
+		p, err := s.Edit(id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := p.Append(Entry{Content: []byte(content), Op: OpWrite, Origin: OriginSynapse, Path: "wiki/x.md"}); err != nil {
+			t.Fatal(err)
+		}
+		if sync {
+			if err := p.Sync()(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := p.Close(); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	for _, tc := range []struct {
+		name  string
+		id    string
+		text  string
+		sync  bool
+		flush int
+	}{
+		{"a new page: unflushed", "flush001", "one", false, 0},
+		{"its first write: the folder too", "flush001", "two", true, 1},
+		{"a later write: the pack alone", "flush001", "three", true, 0},
+		{"another new page", "flush002", "one", false, 0},
+		{"a scan's second revision: the folder", "flush002", "edited", false, 1},
+		{"then a write: the pack alone", "flush002", "two", true, 0},
+		{"a pack made and flushed by one write", "flush003", "one", true, 1},
+	} {
+		if got := edit(tc.id, tc.text, tc.sync); got != tc.flush {
+			t.Errorf("%s: %d folder flushes, want %d", tc.name, got, tc.flush)
 		}
 	}
 }

@@ -186,9 +186,8 @@ func appendRecord(b []byte, h *packHeader, payload []byte) ([]byte, error) {
 func deflate(data []byte) []byte {
 	var buf bytes.Buffer
 	buf.Grow(len(data)/3 + 64)
-	// a compressor is some hundreds of kilobytes: reuse them
-	w := writers.Get().(*flate.Writer)
-	defer writers.Put(w)
+	w := getWriter()
+	defer putWriter(w)
 	w.Reset(&buf)
 	_, _ = w.Write(data) // a bytes.Buffer does not fail
 	_ = w.Close()
@@ -197,10 +196,30 @@ func deflate(data []byte) []byte {
 
 var readers = sync.Pool{New: func() any { return flate.NewReader(bytes.NewReader(nil)) }}
 
-var writers = sync.Pool{New: func() any {
-	w, _ := flate.NewWriter(nil, flate.DefaultCompression) // the level is valid
-	return w
-}}
+// writers keeps a few compressors for good. A compressor is ~800 KiB to
+// make; a sync.Pool loses its compressors at every garbage collection,
+// and a page write allocates enough to collect every write or two, so a
+// pool made one for almost every revision (a third of the history's CPU
+// time in a write). The store's lock lets one change run at a time, so
+// two are plenty.
+var writers = make(chan *flate.Writer, 2)
+
+func getWriter() *flate.Writer {
+	select {
+	case w := <-writers:
+		return w
+	default:
+		w, _ := flate.NewWriter(nil, flate.DefaultCompression) // the level is valid
+		return w
+	}
+}
+
+func putWriter(w *flate.Writer) {
+	select {
+	case writers <- w:
+	default:
+	}
+}
 
 // inflate decompresses data, which must expand to at most max bytes
 // (exactly max with exact set).

@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/synapse-wiki/synapse/vaultfs"
 )
 
 // Page is the history of one page, open for reading (Read) or for changes
@@ -27,6 +29,11 @@ type Page struct {
 	onDisk  int64    // the pack's length as read (-1: no pack)
 	f       *os.File // the pack, open for appending (nil until the first append)
 	madeDir bool     // and the pack's folder
+	// opened is the revisions the pack held when opened for changes;
+	// created says this Page created the pack, synced that Sync ran.
+	opened  int
+	created bool
+	synced  bool
 	added   []Revision
 	// carried: the totals changed when the page was opened (EditMoved)
 	carried bool
@@ -91,7 +98,7 @@ func (s *Store) Edit(id string) (*Page, error) {
 		s.mu.Unlock()
 		return nil, err
 	}
-	p.start = p.size
+	p.start, p.opened = p.size, len(p.recs)
 	return p, nil
 }
 
@@ -305,7 +312,8 @@ func (p *Page) frame(h packHeader, payload []byte, off int64) ([]byte, *record, 
 // otherwise the content is stored as its line edits from the page's
 // newest whole revision (a delta) when those are small or at least twice
 // as small as the content compressed on its own, else on its own (raw
-// when compressing saves nothing).
+// when compressing saves nothing). A delta's whole revision is less than
+// deltaRun records back: see deltaRun.
 func (p *Page) encodeContent(h *packHeader, content []byte) []byte {
 	for i := len(p.recs) - 1; i >= 0; i-- {
 		if r := p.recs[i]; r.h.SHA256 == h.SHA256 {
@@ -320,6 +328,9 @@ func (p *Page) encodeContent(h *packHeader, content []byte) []byte {
 	denc, base := encDelta, 0
 	for i := len(p.recs) - 1; i >= 0; i-- {
 		if k := p.recs[i]; k.keyframe() {
+			if len(p.recs)-i >= deltaRun {
+				break // a whole revision starts the next run
+			}
 			if kc, err := p.content(k); err == nil {
 				delta, base = makeDelta(kc, content), k.h.Rev
 				if len(delta) > 128 {
@@ -347,6 +358,20 @@ func (p *Page) encodeContent(h *packHeader, content []byte) []byte {
 	}
 	return whole
 }
+
+// syncDir flushes a folder of the history's packs (tests count them).
+var syncDir = func(fs *vaultfs.FS, dir string) error { return fs.SyncDir(dir) }
+
+// deltaRun bounds a run of records that refer to one whole revision: the
+// whole revision and at most deltaRun-1 records after it. When pruning
+// drops a whole revision, the records that referred to it are encoded
+// anew (decoded, then diffed against the first one kept), so the run is
+// what one prune re-encodes at most; without the bound a page edited all
+// day refers to one old revision, and a prune re-encoded every revision
+// kept (90 diffs, some milliseconds of CPU). Pruning drops a tenth of the
+// revisions at a time, so a tenth is also what a run costs in bytes: one
+// whole revision, compressed, per ten.
+const deltaRun = 10
 
 // write appends b to the pack, creating it (and its folder) when absent.
 func (p *Page) write(b []byte) error {
@@ -387,19 +412,28 @@ func (p *Page) write(b []byte) error {
 		_ = p.s.fs.Remove(dir + "/" + path.Base(f.Name()))
 		return fmt.Errorf("create %s: %w", name(p.rel), err)
 	}
-	p.f = f
+	p.f, p.created = f, true
 	return nil
 }
 
 // Sync starts flushing the pack to stable storage — what this Page
 // appended and whatever earlier appends left unflushed — with its folder
-// entries, and returns a function that waits for it (the first error).
-// The flushes run side by side, while the caller does other work. The
-// pack's descriptor goes with the flush (a later Append opens it again).
-// A page without a pack has nothing to flush.
+// entries when they may not be on disk yet, and returns a function that
+// waits for it (the first error). The flushes run side by side, while the
+// caller does other work. The pack's descriptor goes with the flush (a
+// later Append opens it again). A page without a pack has nothing to
+// flush.
+//
+// The pack's entry in its folder is flushed when this Page created the
+// pack, or found it holding fewer than two revisions: a pack is created
+// unflushed by a new page's one revision, and every change that gives a
+// pack its second revision flushes the entry (the next write's Sync, or
+// Close), as does every change that renames a pack (pruning, repair, a
+// move). So a pack of two revisions or more has its entry on disk, and
+// an edit of it costs one flush, the pack's.
 func (p *Page) Sync() (wait func() error) {
 	f, madeDir := p.f, p.madeDir
-	p.f, p.madeDir = nil, false
+	p.f, p.madeDir, p.synced = nil, false, true
 	if f == nil && p.size > 0 {
 		var err error
 		if f, err = p.s.fs.OpenAppend(p.rel); err != nil {
@@ -417,9 +451,11 @@ func (p *Page) Sync() (wait func() error) {
 			}
 			return err
 		},
+	}
+	if p.created || madeDir || p.opened < 2 {
 		// the pack's name in its folder (it may be new: a crash must not
 		// lose the entry while keeping the bytes)
-		func() error { return p.s.fs.SyncDir(path.Dir(p.rel)) },
+		steps = append(steps, func() error { return syncDir(p.s.fs, path.Dir(p.rel)) })
 	}
 	if madeDir {
 		steps = append(steps, func() error { return p.s.fs.SyncDir(pagesDir) })
@@ -458,6 +494,14 @@ func (p *Page) Close() error {
 			errs = append(errs, err)
 		}
 		p.f = nil
+	}
+	if !p.synced && p.opened < 2 && len(p.recs) > 1 {
+		// a pack created unflushed gets its second revision unflushed
+		// (a scan's record of a hand edit): its entry must reach the
+		// disk now, as Sync says
+		if err := syncDir(p.s.fs, path.Dir(p.rel)); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	grown, added := p.size-p.start, len(p.added)
 	pruned, freed, err := p.prune(p.s.limits)

@@ -165,6 +165,13 @@ type checker struct {
 // file or writing anything (module doc above). It works on a store opened
 // read-only.
 func (ix *Indexer) Check(ctx context.Context, o CheckOptions) (*Staleness, error) {
+	return ix.check(ctx, func(c *checker, tx *store.Tx) error { return c.run(ctx, tx, o) })
+}
+
+// check runs compare with a new checker inside a read transaction, then
+// verifies the racy records it met and leaves big sources to a rescan
+// (Check, CheckPaths).
+func (ix *Indexer) check(ctx context.Context, compare func(c *checker, tx *store.Tx) error) (*Staleness, error) {
 	start := time.Now()
 	st, err := openStatter(ix.Vault.Root)
 	if err != nil {
@@ -173,7 +180,7 @@ func (ix *Indexer) Check(ctx context.Context, o CheckOptions) (*Staleness, error
 	defer st.close()
 	c := &checker{ix: ix, st: st, now: start.UnixNano(), dirs: map[string]*dirInfo{},
 		out: &Staleness{}, seen: map[string]*int{}}
-	if err := ix.Store.View(func(tx *store.Tx) error { return c.run(ctx, tx, o) }); err != nil {
+	if err := ix.Store.View(func(tx *store.Tx) error { return compare(c, tx) }); err != nil {
 		return nil, err
 	}
 	if err := c.verifyRacy(ctx); err != nil {

@@ -199,11 +199,14 @@ func writeAtomicStat(abs string, data [][]byte, perm os.FileMode, create bool) (
 	return writeAtomicHook(abs, data, perm, create, nil)
 }
 
-// writeAtomicHook is writeAtomicStat calling beforeRename, when set, once
-// the temporary file is flushed and before it is renamed into place: the
-// page history flushes the version being replaced meanwhile, and the
-// rename waits for it.
-func writeAtomicHook(abs string, data [][]byte, perm os.FileMode, create bool, beforeRename func()) (fi fs.FileInfo, err error) {
+// writeAtomicHook is writeAtomicStat calling flushing, when set, as the
+// temporary file's flush starts, and the function it returns before the
+// file is renamed into place: the page history flushes the version being
+// replaced meanwhile, and the rename waits for it. Started together, the
+// two flushes are one commit of the file system's journal, where one
+// started earlier would have its own commit and the other wait for the
+// next.
+func writeAtomicHook(abs string, data [][]byte, perm os.FileMode, create bool, flushing func() (wait func())) (fi fs.FileInfo, err error) {
 	dir, base := filepath.Split(abs)
 	dir = filepath.Clean(dir)
 	// a hidden name ending in .tmp: the scanner and the watcher skip it
@@ -227,14 +230,17 @@ func writeAtomicHook(abs string, data [][]byte, perm os.FileMode, create bool, b
 	if err := f.Chmod(perm); err != nil {
 		return nil, err
 	}
-	if err := f.Sync(); err != nil {
-		return nil, err
+	wait := func() {}
+	if flushing != nil {
+		wait = flushing()
 	}
-	if err := f.Close(); err != nil {
-		return nil, err
+	err = f.Sync()
+	if err == nil {
+		err = f.Close()
 	}
-	if beforeRename != nil {
-		beforeRename()
+	wait() // even on an error: the flush must not outlive the write
+	if err != nil {
+		return nil, err
 	}
 	if create {
 		err = fsys.RenameNoReplace(tmp, abs)

@@ -70,6 +70,9 @@ type OpenOptions struct {
 	// would rather write first (lint brings the index up to date), which
 	// then answers from the index as it is.
 	ReadOnlyFallback bool
+	// Monitor is the vault's file monitor, asked by Fresh which files
+	// changed (ops/fresh_monitor.go); nil checks the files by stat.
+	Monitor FreshMonitor
 	// Detachable says nothing else in this process uses the Env (a CLI
 	// verb run alone): an operation that waits on something outside the
 	// vault for long (embed, on the provider) may close the store for the
@@ -94,6 +97,9 @@ func OpenEnv(ctx context.Context, v *vault.Vault, o OpenOptions) (*Env, error) {
 	lang, err := search.ConfigLanguage(cfg.Search.Language)
 	if err != nil {
 		return nil, errs.Wrap(errs.Invalid, err, "%s: %v", vault.ConfigFile, err)
+	}
+	if _, err := monitorSetting(cfg); err != nil {
+		return nil, err
 	}
 	open := func(ro bool) (*store.Store, error) {
 		return store.Open(v.Abs(vault.DBFile), store.Options{ReadOnly: ro, Timeout: o.Timeout, Holder: o.Holder})
@@ -209,7 +215,7 @@ func (e *Env) bringUpToDate(ctx context.Context, o OpenOptions, cfg *vault.Confi
 		return err
 	}
 	if o.Fresh && !freshOff() {
-		return e.freshen(ctx, o, checkFiles(cfg, !o.ReadOnly))
+		return e.freshen(ctx, o, cfg, checkFiles(cfg, !o.ReadOnly))
 	}
 	return nil
 }

@@ -24,6 +24,12 @@ type Freshness struct {
 	// NotIndexed says why they were not (another process holds the
 	// store's write lock): this answer comes from the index as it was.
 	NotIndexed string `json:"not_indexed,omitempty"`
+	// MonitorPID is the vault's file monitor that told what changed (mode
+	// monitor: only those paths were checked); Monitor says why none did,
+	// or why its answer was not enough (a monitor started since the last
+	// command: every file was checked once more).
+	MonitorPID int    `json:"monitor_pid,omitempty"`
+	Monitor    string `json:"monitor,omitempty"`
 }
 
 // envCheckFiles overrides the `freshness: max_files` configuration;
@@ -60,8 +66,8 @@ func checkFiles(cfg *vault.Config, write bool) int {
 // trades its shared lock for the write lock without waiting; when another
 // process holds the store, the read answers from the persisted index and
 // a note says so. It never waits longer than o.Timeout for a lock.
-func (e *Env) freshen(ctx context.Context, o OpenOptions, maxFiles int) error {
-	st, err := e.Index.Check(ctx, index.CheckOptions{MaxFiles: maxFiles})
+func (e *Env) freshen(ctx context.Context, o OpenOptions, cfg *vault.Config, maxFiles int) error {
+	fc, err := e.check(ctx, o, cfg, maxFiles)
 	if err != nil {
 		if ctx.Err() != nil {
 			return ctx.Err()
@@ -69,12 +75,14 @@ func (e *Env) freshen(ctx context.Context, o OpenOptions, maxFiles int) error {
 		e.note(o, "could not check for files changed since the last scan: %v", err)
 		return nil
 	}
-	e.Fresh = &Freshness{Staleness: *st}
+	st := fc.st
+	e.Fresh = &Freshness{Staleness: *st, MonitorPID: fc.pid, Monitor: fc.monitor}
 	if n := len(st.Deferred); n > 0 {
 		e.note(o, "%s over 16 MiB changed since the last scan and not hashed before this answer (%s); `synapse source rescan` indexes them",
 			filesCount(n), st.Deferred[0])
 	}
 	if !st.NeedsWrite() {
+		e.saveToken(fc)
 		return nil
 	}
 	if e.Store.ReadOnly() {
@@ -117,6 +125,7 @@ func (e *Env) freshen(ctx context.Context, o OpenOptions, maxFiles int) error {
 		return err
 	}
 	e.Fresh.Indexed = st.Count() > 0
+	e.saveToken(fc)
 	return nil
 }
 

@@ -49,12 +49,13 @@ func (h *histWrite) note(format string, args ...any) {
 	h.notes = append(h.notes, "history: "+fmt.Sprintf(format, args...))
 }
 
-// historyBefore opens the history of the page t is, appends its bytes
-// (origin file) when they are not the newest revision, and starts the
-// flush of its pack: step 1 above. It returns what the write calls before
-// its rename: the wait for that flush (nil when there is nothing to wait
-// for). The page stays open for historyAfter.
-func (w *pageWrite) historyBefore(t *target) (kept func()) {
+// historyBefore opens the history of the page t is and appends its bytes
+// (origin file) when they are not the newest revision: step 1 above. It
+// returns what the write calls as its temporary file's flush starts: the
+// start of the flush of the pack, which returns the wait for it, called
+// before the rename (nil when there is nothing to flush). The page stays
+// open for historyAfter.
+func (w *pageWrite) historyBefore(t *target) (flushing func() (wait func())) {
 	h := &w.hist
 	if w.e.History == nil {
 		return nil // no history (benchmarks compare without it)
@@ -76,10 +77,12 @@ func (w *pageWrite) historyBefore(t *target) (kept func()) {
 			return nil
 		}
 	}
-	wait := p.Sync()
-	return func() {
-		if err := wait(); err != nil {
-			h.note("%v (the replaced version of %s may not be kept)", err, t.path)
+	return func() func() {
+		wait := p.Sync()
+		return func() {
+			if err := wait(); err != nil {
+				h.note("%v (the replaced version of %s may not be kept)", err, t.path)
+			}
 		}
 	}
 }

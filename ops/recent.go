@@ -135,8 +135,8 @@ func recent(ctx context.Context, e *Env, in *RecentIn) (*RecentOut, error) {
 
 // recentDecisions lists the review items decided at or after since,
 // newest first, at most limit. It reads the store's queue (each item's
-// reviewed_at); the review journal, once the queue lives in the vault,
-// is the place to read them from instead.
+// reviewed_at), the cache synapse keeps of the review journal
+// (docs/review.md): the same decisions, indexed by status.
 func recentDecisions(tx *store.Tx, since time.Time, limit int) ([]RecentItem, error) {
 	total := tx.ReviewStatusCounts()
 	n := 0

@@ -18,12 +18,16 @@ type StatusOut struct {
 	Pages   int    `json:"pages"`
 	// Sources counts what `source list` lists: the files under
 	// raw/sources/ and the cited files that are missing (SourcesMissing).
-	Sources        int    `json:"sources"`
-	SourcesMissing int    `json:"sources_missing"`
-	Links          int    `json:"links"`
-	Dangling       int    `json:"dangling"`
-	Orphans        int    `json:"orphans"`
+	Sources        int `json:"sources"`
+	SourcesMissing int `json:"sources_missing"`
+	Links          int `json:"links"`
+	Dangling       int `json:"dangling"`
+	Orphans        int `json:"orphans"`
+	// StoreBytes is the store file's apparent size (its length);
+	// StoreDiskBytes the space it takes on disk (its allocated blocks:
+	// bbolt grows its file sparsely, so this is often far less).
 	StoreBytes     int64  `json:"store_bytes"`
+	StoreDiskBytes int64  `json:"store_disk_bytes"`
 	Schema         int    `json:"schema"`
 	LastScan       string `json:"last_scan"`
 	PendingLinks   int    `json:"pending_links"`
@@ -108,7 +112,7 @@ var opStatus = register(Op{
 func status(ctx context.Context, e *Env, in *StatusIn) (*StatusOut, error) {
 	_ = e.syncQueue() // a journal that cannot be read is reported below
 	out := &StatusOut{Version: Version, Vault: e.Vault.Root, Schema: store.SchemaVersion,
-		StoreBytes: e.Store.SizeBytes(), Reviews: map[string]int{}}
+		StoreBytes: e.Store.SizeBytes(), StoreDiskBytes: e.Store.DiskBytes(), Reviews: map[string]int{}}
 	err := e.Store.View(func(tx *store.Tx) error {
 		out.Pages = tx.PageCount()
 		files, missing := sourceTotals(tx)

@@ -54,8 +54,8 @@ func (w *pageWrite) commit(ctx context.Context, t *target, r *rendered) (res *Wr
 			return nil, errs.E(errs.Conflict, "%s changed while it was being written; read it again and retry", p)
 		}
 		// the bytes replaced are in the history before they are replaced
-		kept := w.historyBefore(t)
-		if _, err := writeAtomicHook(abs, [][]byte{r.data}, t.info.Mode().Perm(), false, kept); err != nil {
+		flushing := w.historyBefore(t)
+		if _, err := writeAtomicHook(abs, [][]byte{r.data}, t.info.Mode().Perm(), false, flushing); err != nil {
 			return nil, fileError(err, "write %s: %v (the file is unchanged)", p, err)
 		}
 	default:

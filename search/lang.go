@@ -242,10 +242,13 @@ type detectTables struct {
 	stopMaxLen int
 }
 
-var detection = sync.OnceValue(func() *detectTables {
+var detection = sync.OnceValue(buildDetection)
+
+// buildDetection builds the tables detection looks function words up in.
+func buildDetection() *detectTables {
 	// the words of the shared list that detection counts for English
 	// and German
-	m := map[string]uint32{}
+	m := make(map[string]uint32, 2048)
 	for _, w := range strings.Fields(`the and of to a in is it that for on with as are this be by or you your
 		from can not an at if have what how which when do does will all there their more other`) {
 		m[w] |= 1 << English
@@ -254,9 +257,11 @@ var detection = sync.OnceValue(func() *detectTables {
 		auch es an werden wird oder aus bei wie kann sie wenn nach einer noch über nur sind`) {
 		m[fold(w)] |= 1 << German
 	}
+	// (from each language's list itself: the lists as maps are built
+	// only for the languages text is analyzed in)
 	for l := range langs {
-		for w := range langStop[l]() {
-			m[w] |= 1 << l
+		for _, w := range strings.Fields(langs[l].stop) {
+			m[fold(w)] |= 1 << l
 		}
 	}
 	d := &detectTables{stopTable: newWordTable(1 << 14)}
@@ -266,7 +271,7 @@ var detection = sync.OnceValue(func() *detectTables {
 	}
 	d.stopMaxLen = min(d.stopMaxLen, maxStopBytes)
 	return d
-})
+}
 
 // maxStopBytes bounds the function words detection looks up.
 const maxStopBytes = 16

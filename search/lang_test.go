@@ -116,6 +116,16 @@ func TestParseQuery_Language(t *testing.T) {
 		{"how do I make a vault", map[string]int{"es": 10}, nil, Spanish}, // English not in the vault
 		{"collegamenti interni", map[string]int{"en": 5, "it": 3}, map[string]int{"colleg": 2, "intern": 2}, Italian},
 		{"running notes", map[string]int{"en": 5, "it": 3}, map[string]int{"run": 2, "note": 2}, English},
+		// an English word another language stems to a word the index
+		// also holds (Hungarian run → ru, Italian pie → pi): the word
+		// as written is indexed, so the other reading is no evidence,
+		// whichever language has more pages
+		{"run", map[string]int{"en": 6634, "hu": 2}, map[string]int{"run": 1129, "ru": 3}, English},
+		{"pie", map[string]int{"en": 6634, "it": 2}, map[string]int{"pie": 1, "pi": 21}, English},
+		{"run", map[string]int{"en": 5, "hu": 300}, map[string]int{"run": 20, "ru": 3}, English},
+		{"open file", map[string]int{"en": 500, "hu": 2, "it": 2}, map[string]int{"open": 40, "op": 3, "file": 90, "fil": 2}, English},
+		// the other language's stems are its only reading: it still wins
+		{"collegamenti interni", map[string]int{"en": 500, "it": 20}, map[string]int{"colleg": 2, "intern": 2}, Italian},
 	} {
 		q, err := ParseQuery(c.in)
 		if err != nil {

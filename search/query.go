@@ -231,8 +231,9 @@ func isPunct(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }
 //
 // The language: the one the query itself showed, if the index has pages
 // in it; else the only language the index has pages in; else the one of
-// those whose stems of the query's words the index holds most (ties: the
-// language of more pages). The query is stemmed again in it.
+// those that reads more of the query's words as words the index holds
+// (ties: the language of more pages; see pickLanguage). The query is
+// stemmed again in it.
 //
 // Flags: each -word whose flag (the word with its dash, e.g. -force) the
 // index holds is read as text — the query names a command-line parameter
@@ -246,7 +247,20 @@ func (q *Query) Resolve(df func(term string) int) {
 	q.resolve(func(d dashWord) bool { return d.flag != "" && df(d.flag) > 0 })
 }
 
-// pickLanguage chooses the query's language for Resolve.
+// pickLanguage chooses the query's language for Resolve when the query
+// did not show it and the index has pages in several languages. Each
+// language scores the query's content words it reads as a term the index
+// holds; the highest score wins, ties going to the language of more
+// pages.
+//
+// A reading that stems a word to another term counts only when the index
+// holds that stem on more pages than the word as written: a word the
+// index holds as itself is that word, and a rarer stem of it in another
+// language is a different word that happens to be indexed too (Hungarian
+// stems run to ru, which a command reference holds on three pages of the
+// thousand that hold run). Only stems count, never the surface forms
+// emitted beside them: a language that emits both would count the word
+// twice and outvote the one that reads it as itself.
 func (q *Query) pickLanguage(df func(string) int) Language {
 	var docs [numLanguages]int
 	var present []Language
@@ -263,6 +277,15 @@ func (q *Query) pickLanguage(df func(string) int) Language {
 	case len(present) == 1:
 		return present[0]
 	}
+	dfs := map[string]int{} // each term asked once
+	pages := func(term string) int {
+		n, ok := dfs[term]
+		if !ok {
+			n = df(term)
+			dfs[term] = n
+		}
+		return n
+	}
 	best, bestHits := q.lang, -1
 	a := Acquire()
 	defer Release(a)
@@ -271,11 +294,15 @@ func (q *Query) pickLanguage(df func(string) int) Language {
 		seen := map[string]bool{}
 		hits := 0
 		a.Each(q.raw, func(t Token) {
-			if t.Stop || t.Kind == Gram || seen[t.Term] {
+			if t.Stop || t.Kind == Gram || t.Kind == Whole || seen[t.Term] {
 				return
 			}
 			seen[t.Term] = true
-			if df(t.Term) > 0 {
+			n := pages(t.Term)
+			if n == 0 {
+				return
+			}
+			if f := fold(q.raw[t.Start:t.End]); f == t.Term || pages(f) < n {
 				hits++
 			}
 		})

@@ -276,31 +276,62 @@ type run struct {
 func newRun(tx *store.Tx, q *Query, p Params) *run {
 	r := &run{tx: tx, q: q, p: p, stats: tx.SearchStats()}
 	r.maxDoc = max(tx.MetaU32("next_doc"), r.stats.MaxDoc)
-	// stopwords count only when the query has nothing else
+	tw := &termWeights{weights: map[string]float64{}, required: map[string]bool{}}
+	r.textTerms(tw)
+	r.phraseTerms(tw)
+	slices.Sort(r.stops)
+	r.stops = slices.Compact(r.stops)
+	r.lookupTerms(tw)
+	for _, t := range r.terms {
+		if t.weight > 0 {
+			r.work.Postings += int(t.df) // what scoring every word would walk
+		}
+	}
+	r.capTerms()
+	r.loadBlocks()
+	return r
+}
+
+// termWeights gathers the query's terms, in order, with their weights
+// (0: matched against names only) and whether a phrase requires them.
+type termWeights struct {
+	weights  map[string]float64
+	required map[string]bool
+	order    []string
+}
+
+func (tw *termWeights) add(term string, w float64) {
+	if _, ok := tw.weights[term]; !ok {
+		tw.order = append(tw.order, term)
+	}
+	tw.weights[term] += w
+}
+
+// slot adds a query slot for name matching: a term, its synonyms, and the
+// word as written.
+func (r *run) slot(term, exact string, syn []string) {
+	for _, sl := range r.slots {
+		if sl[0] == term {
+			return
+		}
+	}
+	r.slots = append(r.slots, append([]string{term}, syn...))
+	r.exact = append(r.exact, exact)
+}
+
+// textTerms adds the query's words: ranked terms, their synonyms (for
+// name matching only: as ranked terms they would pull in every page that
+// uses the other word) and the stopwords, which count only when the
+// query has nothing else. A stopword with synonyms (make) is matched
+// against names but not ranked.
+func (r *run) textTerms(tw *termWeights) {
+	q := r.q
 	allStop := true
 	for _, t := range q.Text {
 		if !t.Stop && t.Kind != Whole {
 			allStop = false
 			break
 		}
-	}
-	weights := map[string]float64{}
-	required := map[string]bool{}
-	var order []string
-	add := func(term string, w float64) {
-		if _, ok := weights[term]; !ok {
-			order = append(order, term)
-		}
-		weights[term] += w
-	}
-	slot := func(term, exact string, syn []string) {
-		for _, sl := range r.slots {
-			if sl[0] == term {
-				return
-			}
-		}
-		r.slots = append(r.slots, append([]string{term}, syn...))
-		r.exact = append(r.exact, exact)
 	}
 	for i, t := range q.Text {
 		// the word as written: its surface form, which follows it, or the
@@ -309,12 +340,9 @@ func newRun(tx *store.Tx, q *Query, p Params) *run {
 		if i+1 < len(q.Text) && q.Text[i+1].Surface {
 			exact = q.Text[i+1].Term
 		}
-		// synonyms count for name matching only: as ranked terms they
-		// would pull in every page that uses the other word. A stopword
-		// with synonyms (make) is matched against names but not ranked.
 		syn := synonyms()[t.Term]
 		if t.Stop && !allStop && t.Kind != Whole {
-			id, ok := tx.SearchTermID(t.Term)
+			id, ok := r.tx.SearchTermID(t.Term)
 			if !ok {
 				id = math.MaxUint32 // no name holds it
 			}
@@ -322,87 +350,91 @@ func newRun(tx *store.Tx, q *Query, p Params) *run {
 		}
 		if t.Stop && !allStop {
 			if syn != nil && t.Kind != Whole {
-				add(t.Term, 0)
+				tw.add(t.Term, 0)
 				for _, x := range syn {
-					add(x, 0)
+					tw.add(x, 0)
 				}
-				slot(t.Term, exact, syn)
+				r.slot(t.Term, exact, syn)
 			}
 			continue
 		}
 		// (a word's surface form, the word as written, is ranked too: it
 		// finds pages whose stem of another form is this word — Russian
 		// stems псевдонимы to псевдоним, the singular псевдоним to псевдон)
-		add(t.Term, 1)
+		tw.add(t.Term, 1)
 		if t.Kind == Whole {
 			continue
 		}
 		for _, x := range syn {
-			add(x, 0)
+			tw.add(x, 0)
 		}
-		slot(t.Term, exact, syn)
+		r.slot(t.Term, exact, syn)
 	}
+}
+
+// phraseTerms adds the words of the query's phrases: ranked and required.
+func (r *run) phraseTerms(tw *termWeights) {
 	a := Acquire()
-	for _, ph := range q.Phrases {
+	defer Release(a)
+	for _, ph := range r.q.Phrases {
 		for _, t := range ph {
-			add(t, 1)
-			required[t] = true
+			tw.add(t, 1)
+			tw.required[t] = true
 			if !stopTerm(a, t) {
-				slot(t, "", nil)
+				r.slot(t, "", nil)
 			}
 		}
 	}
-	Release(a)
-	slices.Sort(r.stops)
-	r.stops = slices.Compact(r.stops)
+}
+
+// lookupTerms finds the gathered terms in the index with their document
+// frequency and idf. A required term the index lacks makes the query
+// impossible; a CJK character standing alone, indexed only inside
+// bigrams, stands for the bigrams that start with it.
+func (r *run) lookupTerms(tw *termWeights) {
 	N := float64(r.stats.Docs)
 	lookup := func(term string, w float64) {
-		id, ok := tx.SearchTermID(term)
+		id, ok := r.tx.SearchTermID(term)
 		if !ok {
 			return
 		}
-		qt := qterm{term: term, id: id, weight: w, required: required[term], df: tx.SearchDF(id)}
+		qt := qterm{term: term, id: id, weight: w, required: tw.required[term], df: r.tx.SearchDF(id)}
 		if qt.df == 0 {
 			return
 		}
 		qt.idf = math.Log(1 + (N-float64(qt.df)+0.5)/(float64(qt.df)+0.5))
 		r.terms = append(r.terms, qt)
 	}
-	for _, t := range order {
+	for _, t := range tw.order {
 		n := len(r.terms)
 		// (a zero weight keeps a synonym's id for name matching)
-		lookup(t, weights[t])
+		lookup(t, tw.weights[t])
 		if len(r.terms) > n {
 			continue
 		}
-		if required[t] {
+		if tw.required[t] {
 			r.impossible = true
 		}
-		// a CJK character standing alone is indexed only inside bigrams
 		if isLoneCJK(t) {
-			for _, st := range tx.SearchTermsWithPrefix(t, maxExpand) {
-				lookup(st.Term, weights[t])
+			for _, st := range r.tx.SearchTermsWithPrefix(t, maxExpand) {
+				lookup(st.Term, tw.weights[t])
 			}
 		}
 	}
-	for _, t := range r.terms {
-		if t.weight > 0 {
-			r.work.Postings += int(t.df) // what scoring every word would walk
-		}
-	}
-	r.capTerms()
-	// the postings chunks of the terms that are scored
+}
+
+// loadBlocks reads the postings chunks of the terms that are scored.
+func (r *run) loadBlocks() {
 	for i := range r.terms {
 		t := &r.terms[i]
 		if t.weight == 0 {
 			continue
 		}
 		var err error
-		if t.blocks, err = tx.SearchBlocks(t.id, make([]store.SearchBlock, 0, t.df/96+4)); err != nil {
+		if t.blocks, err = r.tx.SearchBlocks(t.id, make([]store.SearchBlock, 0, t.df/96+4)); err != nil {
 			r.err = err
 		}
 	}
-	return r
 }
 
 // capTerms keeps the Params.MaxTerms scoring terms with the highest idf
@@ -597,202 +629,6 @@ func (h candHeap) Less(i, j int) bool {
 	return h[i].doc > h[j].doc
 }
 func (h candHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
-
-// exactWeight is the least weight of a name of the kind that holds the
-// query's words as written and nothing else: Params.ExactName for a
-// heading, and as much more for the other kinds as their NameKind weighs
-// more than a heading's, so a title or alias that is the query stays
-// above a heading that is.
-func (r *run) exactWeight(kind uint8) float64 {
-	h := r.p.NameKind[NameHeading]
-	if h <= 0 {
-		return r.p.ExactName
-	}
-	return r.p.ExactName * max(1, r.p.NameKind[kind]/h)
-}
-
-// rerank multiplies each candidate's score by 1 + Name·m, where m in [0,1]
-// measures how well one of the page's names — title, alias, file name or
-// a heading — matches the query as a whole: (shared words / name words) ·
-// (shared words / query words) · the kind's weight, so 1 when the title
-// holds exactly the query's words. A query word matches through its
-// synonyms too. Outside English, where a name's exact words are stored
-// after it: each query word the name holds only by its stem (its exact
-// words hold neither the word as written nor its stem as a word)
-// multiplies m by Params.StemName, and a name that holds the query's
-// words exactly and nothing else weighs at least Params.ExactName.
-//
-// c comes best first. When need > 0, only the best need candidates after
-// re-ranking matter: re-ranking stops at the first candidate that, even
-// with the highest bonus, cannot reach the need-th best score so far (nor
-// can any after it), and returns the candidates it re-ranked. Each
-// candidate costs a read of its names, so a query whose best pages stand
-// out reads a few instead of all.
-func (r *run) rerank(c []candidate, need int) ([]candidate, error) {
-	if r.p.Name == 0 || len(r.slots) == 0 {
-		return c, nil
-	}
-	// outside English the index keeps the words of names as written too
-	// (English keeps stems only: there an exact name is no different)
-	written := r.q.Language() != English
-	maxBonus := 0.0
-	for kind, w := range r.p.NameKind {
-		if written {
-			w = max(w, r.exactWeight(uint8(kind))) // (StemName only lowers a weight)
-		}
-		w *= max(1, r.p.WordForWord)
-		if kind == NameHeading {
-			w *= 1 + max(r.p.Section, 0)
-		}
-		maxBonus = max(maxBonus, w)
-	}
-	maxMul := 1 + r.p.Name*maxBonus
-	var bestScores []float64 // the need best scores so far, descending
-	slotOf := map[uint32]int{}
-	stemID := make([]uint32, len(r.slots))
-	for i := range stemID {
-		stemID[i] = math.MaxUint32
-	}
-	for _, t := range r.terms {
-		for i, sl := range r.slots {
-			if slices.Contains(sl, t.term) {
-				slotOf[t.id] = i
-				if t.term == sl[0] {
-					stemID[i] = t.id
-				}
-				break
-			}
-		}
-	}
-	// the id of each slot's exact form (none: no name holds it)
-	exactID := make([]uint32, len(r.slots))
-	for i, x := range r.exact {
-		exactID[i] = math.MaxUint32
-		if x == "" {
-			continue
-		}
-		if id, ok := r.tx.SearchTermID(x); ok {
-			exactID[i] = id
-		}
-	}
-	const (
-		hitNone  = iota
-		hitStem  // by the stem only
-		hitExact // by the stem, and the name has the word as written
-		hitFull  // by a synonym, or a phrase word (any form will do)
-	)
-	hit := make([]uint8, len(r.slots))
-	for i := range c {
-		if need > 0 && len(bestScores) == need && c[i].score*maxMul < bestScores[need-1] {
-			c = c[:i]
-			break
-		}
-		best := 0.0
-		var kind, sup uint8 // the pending name's kind and section support
-		n := 0              // the pending name's terms (0: none pending)
-		var stops []uint32  // the pending name's stopwords
-		flush := func() {
-			if n == 0 {
-				return
-			}
-			common, exact := 0, 0
-			w := r.p.NameKind[kind]
-			for _, h := range hit {
-				switch h {
-				case hitStem:
-					common++
-					w *= r.p.StemName
-				case hitExact:
-					common++
-					exact++
-				case hitFull:
-					common++
-				}
-			}
-			if written && exact == n && n == len(r.slots) {
-				w = max(w, r.exactWeight(kind))
-			}
-			if len(r.stops) > 0 && n == len(r.slots) && (written && exact == n || !written && common == n) && slices.Equal(stops, r.stops) {
-				w *= max(1, r.p.WordForWord)
-			}
-			whole := float64(common*common) / float64(n*len(r.slots))
-			m := whole * w
-			if kind == NameHeading {
-				m *= 1 + r.p.Section*float64(sup)/3
-			}
-			best = max(best, m)
-			c[i].name = max(c[i].name, whole)
-			n = 0
-		}
-		err := r.tx.EachSearchName(c[i].doc, func(k uint8, terms []uint32) {
-			ks, k := k>>4, k&0x0f
-			if k&nameExact != 0 {
-				// the exact words of the name just seen
-				if n == 0 || k&^nameExact != kind || ks != sup {
-					return
-				}
-				for s, h := range hit {
-					if h == hitStem || h == hitExact {
-						hit[s] = hitStem
-						if slices.Contains(terms, exactID[s]) {
-							hit[s] = hitExact
-						}
-					}
-				}
-				return
-			}
-			if k&nameStops != 0 {
-				// the stopwords of the name just seen
-				if n > 0 && k&^nameStops == kind && ks == sup {
-					// (ascending by the analyzer's numbering when stored,
-					// not by term id)
-					stops = append(stops[:0], terms...)
-					slices.Sort(stops)
-				}
-				return
-			}
-			flush()
-			stops = stops[:0]
-			if int(k) >= len(r.p.NameKind) {
-				return
-			}
-			clear(hit)
-			common := 0
-			for _, t := range terms {
-				s, ok := slotOf[t]
-				if !ok || hit[s] != hitNone {
-					continue
-				}
-				common++
-				switch {
-				case t != stemID[s] || r.exact[s] == "":
-					hit[s] = hitFull
-				case slices.Contains(terms, exactID[s]):
-					hit[s] = hitExact
-				default:
-					hit[s] = hitStem
-				}
-			}
-			if common > 0 {
-				kind, sup, n = k, ks, len(terms)
-			}
-		})
-		if err != nil {
-			return nil, err
-		}
-		flush()
-		c[i].score *= 1 + r.p.Name*best
-		if need > 0 {
-			j, _ := slices.BinarySearchFunc(bestScores, c[i].score, func(a, b float64) int { return cmpFloat(b, a) })
-			if j < need {
-				bestScores = slices.Insert(bestScores, j, c[i].score)
-				bestScores = bestScores[:min(len(bestScores), need)]
-			}
-		}
-	}
-	sortCands(c)
-	return c, nil
-}
 
 func cmpFloat(a, b float64) int {
 	switch {

@@ -376,122 +376,18 @@ func (r *renderer) inline(s string, i, end int) int {
 	if nl := strings.IndexByte(rest, '\n'); nl >= 0 {
 		rest = rest[:nl]
 	}
-	c := rest[0]
-	switch c {
-	case '%':
-		if strings.HasPrefix(rest, "%%") {
-			// a comment, to its closing %% (possibly on a later line)
-			if k := strings.Index(s[i+2:], "%%"); k >= 0 {
-				return i + 2 + k + 2
-			}
-			return len(s)
+	if strings.HasPrefix(rest, "%%") {
+		// a comment, to its closing %% (possibly on a later line)
+		if k := strings.Index(s[i+2:], "%%"); k >= 0 {
+			return i + 2 + k + 2
 		}
-	case '!':
-		if strings.HasPrefix(rest, "![[") {
-			if k := strings.Index(rest, "]]"); k >= 0 {
-				r.space = true
-				return i + k + 2 // an embed
-			}
-		}
-		if strings.HasPrefix(rest, "![") {
-			if k := linkEnd(rest[1:]); k > 0 {
-				r.space = true
-				return i + 1 + k // an image
-			}
-		}
-	case '[':
-		if strings.HasPrefix(rest, "[[") {
-			if k := strings.Index(rest, "]]"); k >= 0 {
-				r.text(wikiLabel(rest[2:k]))
-				return i + k + 2
-			}
-		}
-		if strings.HasPrefix(rest, "[^") {
-			if k := strings.IndexByte(rest, ']'); k >= 0 {
-				return i + k + 1 // a footnote reference
-			}
-		}
-		if k := linkEnd(rest); k > 0 {
-			label := rest[1:strings.Index(rest, "](")]
-			j := 0
-			for j < len(label) {
-				j = r.inline(label, j, len(label))
-			}
-			return i + k
-		}
-	case '<':
-		if k := strings.IndexByte(rest, '>'); k > 0 {
-			inner := rest[1:k]
-			if strings.HasPrefix(inner, "http://") || strings.HasPrefix(inner, "https://") || strings.HasPrefix(inner, "mailto:") {
-				r.text(inner)
-				return i + k + 1
-			}
-			if isTag(inner) {
-				r.space = r.space || r.out.Len() > 0 && tagBreaks(inner)
-				return i + k + 1
-			}
-		}
-	case '`':
-		n := 0
-		for n < len(rest) && rest[n] == '`' {
-			n++
-		}
-		if k := strings.Index(rest[n:], rest[:n]); k >= 0 {
-			r.text(rest[n : n+k]) // code keeps its text as written
-			return i + n + k + n
-		}
+		return len(s)
+	}
+	if n := r.link(rest); n > 0 {
 		return i + n
-	case '*', '~', '=':
-		n := 0
-		for n < len(rest) && rest[n] == c {
-			n++
-		}
-		if c == '*' || n >= 2 {
-			return i + n // emphasis, strikethrough, highlight markers
-		}
-	case '_':
-		n := 0
-		for n < len(rest) && rest[n] == '_' {
-			n++
-		}
-		// emphasis when it does not join two word characters (snake_case)
-		before := i > 0 && isWordByte(s[i-1])
-		after := i+n < end && isWordByte(s[i+n])
-		if !(before && after) {
-			return i + n
-		}
-	case '|':
-		r.space = true // a table cell boundary
-		return i + 1
-	case '\\':
-		if len(rest) > 1 && strings.IndexByte("\\`*_{}[]()#+-.!|<>~=%^$", rest[1]) >= 0 {
-			r.word(rest[1:2])
-			return i + 2
-		}
-	case '^':
-		// a block id closing the line: text ^abc-1
-		k := 1
-		for k < len(rest) && (isWordByte(rest[k]) || rest[k] == '-') {
-			k++
-		}
-		if k > 1 && strings.TrimSpace(rest[k:]) == "" && (i == 0 || s[i-1] == ' ') {
-			return i + k
-		}
-	case '&':
-		if k := entityEnd(rest); k > 0 {
-			// a character reference shows as its character; a
-			// non-breaking or other space is a space like any other
-			dec := html.UnescapeString(rest[:k])
-			if strings.TrimFunc(dec, unicode.IsSpace) == "" || strings.IndexFunc(dec, unicode.IsControl) >= 0 {
-				r.space = true
-			} else {
-				r.glue(dec)
-			}
-			return i + k
-		}
-	case ' ', '\t', '\r':
-		r.space = true
-		return i + 1
+	}
+	if n := r.marker(s, rest, i, end); n > 0 {
+		return i + n
 	}
 	ru, size := utf8.DecodeRuneInString(rest)
 	if unicode.IsSpace(ru) {
@@ -504,6 +400,138 @@ func (r *renderer) inline(s string, i, end int) int {
 	r.space = false
 	r.out.WriteString(rest[:size])
 	return i + size
+}
+
+// link renders the embed, image, wikilink, footnote reference, link,
+// autolink or HTML tag rest starts with (rest: the rest of a line) and
+// returns its length, or 0 when rest starts none.
+func (r *renderer) link(rest string) int {
+	switch rest[0] {
+	case '!':
+		if strings.HasPrefix(rest, "![[") {
+			if k := strings.Index(rest, "]]"); k >= 0 {
+				r.space = true
+				return k + 2 // an embed
+			}
+		}
+		if strings.HasPrefix(rest, "![") {
+			if k := linkEnd(rest[1:]); k > 0 {
+				r.space = true
+				return 1 + k // an image
+			}
+		}
+	case '[':
+		if strings.HasPrefix(rest, "[[") {
+			if k := strings.Index(rest, "]]"); k >= 0 {
+				r.text(wikiLabel(rest[2:k]))
+				return k + 2
+			}
+		}
+		if strings.HasPrefix(rest, "[^") {
+			if k := strings.IndexByte(rest, ']'); k >= 0 {
+				return k + 1 // a footnote reference
+			}
+		}
+		if k := linkEnd(rest); k > 0 {
+			label := rest[1:strings.Index(rest, "](")]
+			j := 0
+			for j < len(label) {
+				j = r.inline(label, j, len(label))
+			}
+			return k
+		}
+	case '<':
+		if k := strings.IndexByte(rest, '>'); k > 0 {
+			inner := rest[1:k]
+			if strings.HasPrefix(inner, "http://") || strings.HasPrefix(inner, "https://") || strings.HasPrefix(inner, "mailto:") {
+				r.text(inner)
+				return k + 1
+			}
+			if isTag(inner) {
+				r.space = r.space || r.out.Len() > 0 && tagBreaks(inner)
+				return k + 1
+			}
+		}
+	}
+	return 0
+}
+
+// runOf is how many times rest starts with c.
+func runOf(rest string, c byte) int {
+	n := 0
+	for n < len(rest) && rest[n] == c {
+		n++
+	}
+	return n
+}
+
+// marker renders the code span, emphasis marker, table cell boundary,
+// escape, block id, character reference or space that starts rest (the
+// rest of the line from s[i], within s[:end]) and returns its length, or
+// 0 when rest starts none.
+func (r *renderer) marker(s, rest string, i, end int) int {
+	c := rest[0]
+	switch c {
+	case '`':
+		n := runOf(rest, '`')
+		if k := strings.Index(rest[n:], rest[:n]); k >= 0 {
+			r.text(rest[n : n+k]) // code keeps its text as written
+			return n + k + n
+		}
+		return n
+	case '*', '~', '=':
+		if n := runOf(rest, c); c == '*' || n >= 2 {
+			return n // emphasis, strikethrough, highlight markers
+		}
+	case '_':
+		n := runOf(rest, '_')
+		// emphasis when it does not join two word characters (snake_case)
+		before := i > 0 && isWordByte(s[i-1])
+		after := i+n < end && isWordByte(s[i+n])
+		if !(before && after) {
+			return n
+		}
+	case '|':
+		r.space = true // a table cell boundary
+		return 1
+	case '\\':
+		if len(rest) > 1 && strings.IndexByte("\\`*_{}[]()#+-.!|<>~=%^$", rest[1]) >= 0 {
+			r.word(rest[1:2])
+			return 2
+		}
+	case '^':
+		// a block id closing the line: text ^abc-1
+		k := 1
+		for k < len(rest) && (isWordByte(rest[k]) || rest[k] == '-') {
+			k++
+		}
+		if k > 1 && strings.TrimSpace(rest[k:]) == "" && (i == 0 || s[i-1] == ' ') {
+			return k
+		}
+	case '&':
+		return r.entity(rest)
+	case ' ', '\t', '\r':
+		r.space = true
+		return 1
+	}
+	return 0
+}
+
+// entity renders the character reference rest starts with and returns
+// its length (0: none): it shows as its character; a non-breaking or
+// other space is a space like any other.
+func (r *renderer) entity(rest string) int {
+	k := entityEnd(rest)
+	if k == 0 {
+		return 0
+	}
+	dec := html.UnescapeString(rest[:k])
+	if strings.TrimFunc(dec, unicode.IsSpace) == "" || strings.IndexFunc(dec, unicode.IsControl) >= 0 {
+		r.space = true
+	} else {
+		r.glue(dec)
+	}
+	return k
 }
 
 // wikiLabel is the text a wikilink shows: its label after | (or \| in a

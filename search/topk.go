@@ -243,187 +243,33 @@ func (h candHeap) down(i int) {
 }
 
 // topK returns the best n docs for the run's scoring terms among those ok
-// allows, best first.
+// allows, best first. It walks the doc space in windows (windowEnd): a
+// window whose terms' bounds cannot beat the n-th best so far is skipped
+// undecoded; otherwise the lead terms' postings in it are added up and
+// each candidate is completed by the other terms (checks), stopping as
+// soon as what they could still add cannot lift it into the top n.
 func (r *run) topK(n int, ok func(uint32) bool) ([]candidate, error) {
 	if r.impossible {
 		return nil, nil
 	}
-	sc := newScorer(r)
-	var cs []*cursor
-	required := 0
-	for i := range r.terms {
-		t := &r.terms[i]
-		if t.weight == 0 {
-			continue
-		}
-		if len(t.blocks) == 0 {
-			if t.required {
-				return nil, nil // a phrase word no page holds
-			}
-			continue
-		}
-		c := &cursor{t: t, idf: float32(t.idf * t.weight), required: t.required, blocks: t.blocks, dec: -1, work: &r.work}
-		r.work.Chunks += len(t.blocks)
-		c.ubs = make([]float32, len(t.blocks))
-		for b := range t.blocks {
-			c.ubs[b] = sc.bound(&t.blocks[b], c.idf)
-		}
-		if c.required {
-			required++
-		}
-		cs = append(cs, c)
+	k := &topk{sc: newScorer(r), ok: ok, top: &topHeap{n: n}}
+	if !k.cursors(r) {
+		return nil, nil // a phrase word no page holds
 	}
-	top := &topHeap{n: n}
-	var acc [windowMax]float32
-	var seen [windowMax / 64]uint64
-	order := make([]*cursor, 0, len(cs))
-	var checks []*cursor
-	var cub []float32
 	lo := uint32(0)
 	for {
 		var done bool
-		if lo, done = advance(cs, lo, required > 0); done {
+		if lo, done = advance(k.cs, lo, k.required > 0); done {
 			break
 		}
-		hi := windowEnd(cs, lo)
-		// the terms' bounds in [lo, hi)
-		order = order[:0]
-		var total float32
-		skip := false
-		for _, c := range cs {
-			c.wub = 0
-			for j := c.bi; j < len(c.blocks) && c.blocks[j].First < hi; j++ {
-				c.wub = max(c.wub, c.ubs[j])
+		hi := windowEnd(k.cs, lo)
+		if k.worth(hi) {
+			k.pickLead()
+			if err := k.accumulate(lo, hi); err != nil {
+				return nil, err
 			}
-			if c.wub == 0 && c.required {
-				skip = true
-			}
-			total += c.wub
-			order = append(order, c)
-		}
-		theta := top.threshold()
-		if skip || total <= theta {
-			if hi == math.MaxUint32 {
-				break
-			}
-			lo = hi
-			continue
-		}
-		// the lead terms, whose docs are the candidates, and the checks
-		// the candidates go through
-		checks = checks[:0]
-		var lead []*cursor
-		if required > 0 {
-			var best *cursor
-			for _, c := range cs {
-				if c.required && (best == nil || c.wub > 0 && c.t.df < best.t.df) {
-					best = c
-				}
-			}
-			lead = append(lead, best)
-			for _, c := range cs {
-				if c.required && c != best {
-					checks = append(checks, c)
-				}
-			}
-			opt := len(checks)
-			for _, c := range cs {
-				if !c.required && c.wub > 0 {
-					checks = append(checks, c)
-				}
-			}
-			slices.SortFunc(checks[opt:], func(a, b *cursor) int { return cmpF32(b.wub, a.wub) })
-		} else {
-			slices.SortFunc(order, func(a, b *cursor) int { return cmpF32(a.wub, b.wub) })
-			var sum float32
-			p := 0
-			for p < len(order) && sum+order[p].wub <= theta {
-				sum += order[p].wub
-				p++
-			}
-			for _, c := range order[p:] {
-				if c.wub > 0 {
-					lead = append(lead, c)
-				}
-			}
-			for i := p - 1; i >= 0; i-- {
-				if order[i].wub > 0 {
-					checks = append(checks, order[i])
-				}
-			}
-		}
-		// the lead terms' postings in the window, added up
-		for _, c := range lead {
-			for j := c.bi; j < len(c.blocks) && c.blocks[j].First < hi; j++ {
-				ps, err := c.load(j)
-				if err != nil {
-					return nil, err
-				}
-				i := c.pos
-				if i < len(ps) && ps[i].Doc < lo {
-					i += sortSearch(ps[i:], lo)
-				}
-				for ; i < len(ps) && ps[i].Doc < hi; i++ {
-					d := ps[i].Doc
-					if !ok(d) {
-						continue
-					}
-					s := sc.score(&ps[i], c.idf)
-					if s == 0 {
-						continue
-					}
-					w := d - lo
-					acc[w] += s
-					seen[w/64] |= 1 << (w % 64)
-				}
-				c.pos = i
-			}
-		}
-		// the candidates, in doc order, completed by the checks
-		cub = slices.Grow(cub[:0], len(checks))[:len(checks)]
-		for wi := range seen {
-			for seen[wi] != 0 {
-				b := bits.TrailingZeros64(seen[wi])
-				seen[wi] &^= 1 << b
-				w := uint32(wi*64 + b)
-				d := lo + w
-				s := acc[w]
-				acc[w] = 0
-				theta := top.threshold()
-				// what the checks' chunks holding d could add
-				var rest float32
-				for i, c := range checks {
-					cub[i] = c.chunkAt(d)
-					rest += cub[i]
-				}
-				keep := true
-				for i, c := range checks {
-					if s+rest <= theta {
-						keep = false
-						break
-					}
-					rest -= cub[i]
-					if cub[i] == 0 {
-						if c.required {
-							keep = false
-							break
-						}
-						continue
-					}
-					p, err := c.find(d)
-					if err != nil {
-						return nil, err
-					}
-					if p != nil {
-						s += sc.score(p, c.idf)
-					} else if c.required {
-						keep = false
-						break
-					}
-				}
-				if keep && s > theta {
-					top.push(d, s)
-				}
+			if err := k.collect(lo); err != nil {
+				return nil, err
 			}
 		}
 		if hi == math.MaxUint32 {
@@ -431,9 +277,210 @@ func (r *run) topK(n int, ok func(uint32) bool) ([]candidate, error) {
 		}
 		lo = hi
 	}
-	out := []candidate(top.h)
+	out := []candidate(k.top.h)
 	sortCands(out)
 	return out, nil
+}
+
+// topk is one topK run over a window at a time.
+type topk struct {
+	sc       *scorer
+	ok       func(uint32) bool
+	top      *topHeap
+	cs       []*cursor // the scoring terms
+	required int       // how many of them are required (phrase words)
+	// the window's: lead terms, whose docs are the candidates, and the
+	// checks the candidates go through
+	lead, checks, order []*cursor
+	acc                 [windowMax]float32
+	seen                [windowMax / 64]uint64
+	cub                 []float32
+}
+
+// cursors opens a cursor on each scoring term with its blocks' bounds. It
+// reports false when a required term is in no page (nothing can match).
+func (k *topk) cursors(r *run) bool {
+	for i := range r.terms {
+		t := &r.terms[i]
+		if t.weight == 0 {
+			continue
+		}
+		if len(t.blocks) == 0 {
+			if t.required {
+				return false
+			}
+			continue
+		}
+		c := &cursor{t: t, idf: float32(t.idf * t.weight), required: t.required, blocks: t.blocks, dec: -1, work: &r.work}
+		r.work.Chunks += len(t.blocks)
+		c.ubs = make([]float32, len(t.blocks))
+		for b := range t.blocks {
+			c.ubs[b] = k.sc.bound(&t.blocks[b], c.idf)
+		}
+		if c.required {
+			k.required++
+		}
+		k.cs = append(k.cs, c)
+	}
+	return true
+}
+
+// worth sets each term's bound in the window ending at hi and reports
+// whether a doc there can enter the top (every required term has a chunk
+// there, and the bounds together beat the threshold).
+func (k *topk) worth(hi uint32) bool {
+	k.order = k.order[:0]
+	var total float32
+	skip := false
+	for _, c := range k.cs {
+		c.wub = 0
+		for j := c.bi; j < len(c.blocks) && c.blocks[j].First < hi; j++ {
+			c.wub = max(c.wub, c.ubs[j])
+		}
+		if c.wub == 0 && c.required {
+			skip = true
+		}
+		total += c.wub
+		k.order = append(k.order, c)
+	}
+	return !skip && total > k.top.threshold()
+}
+
+// pickLead chooses the window's lead terms and checks. With required
+// terms, the rarest required term leads and the others check, then the
+// optional ones by bound; without, the terms whose bounds together cannot
+// beat the threshold only check, the rest lead.
+func (k *topk) pickLead() {
+	k.checks, k.lead = k.checks[:0], k.lead[:0]
+	if k.required > 0 {
+		var best *cursor
+		for _, c := range k.cs {
+			if c.required && (best == nil || c.wub > 0 && c.t.df < best.t.df) {
+				best = c
+			}
+		}
+		k.lead = append(k.lead, best)
+		for _, c := range k.cs {
+			if c.required && c != best {
+				k.checks = append(k.checks, c)
+			}
+		}
+		opt := len(k.checks)
+		for _, c := range k.cs {
+			if !c.required && c.wub > 0 {
+				k.checks = append(k.checks, c)
+			}
+		}
+		slices.SortFunc(k.checks[opt:], func(a, b *cursor) int { return cmpF32(b.wub, a.wub) })
+		return
+	}
+	theta := k.top.threshold()
+	order := k.order
+	slices.SortFunc(order, func(a, b *cursor) int { return cmpF32(a.wub, b.wub) })
+	var sum float32
+	p := 0
+	for p < len(order) && sum+order[p].wub <= theta {
+		sum += order[p].wub
+		p++
+	}
+	for _, c := range order[p:] {
+		if c.wub > 0 {
+			k.lead = append(k.lead, c)
+		}
+	}
+	for i := p - 1; i >= 0; i-- {
+		if order[i].wub > 0 {
+			k.checks = append(k.checks, order[i])
+		}
+	}
+}
+
+// accumulate adds up the lead terms' postings in [lo, hi) of the docs ok
+// allows.
+func (k *topk) accumulate(lo, hi uint32) error {
+	for _, c := range k.lead {
+		for j := c.bi; j < len(c.blocks) && c.blocks[j].First < hi; j++ {
+			ps, err := c.load(j)
+			if err != nil {
+				return err
+			}
+			i := c.pos
+			if i < len(ps) && ps[i].Doc < lo {
+				i += sortSearch(ps[i:], lo)
+			}
+			for ; i < len(ps) && ps[i].Doc < hi; i++ {
+				d := ps[i].Doc
+				if !k.ok(d) {
+					continue
+				}
+				s := k.sc.score(&ps[i], c.idf)
+				if s == 0 {
+					continue
+				}
+				w := d - lo
+				k.acc[w] += s
+				k.seen[w/64] |= 1 << (w % 64)
+			}
+			c.pos = i
+		}
+	}
+	return nil
+}
+
+// collect completes the window's candidates in doc order by the checks
+// and pushes those that enter the top.
+func (k *topk) collect(lo uint32) error {
+	k.cub = slices.Grow(k.cub[:0], len(k.checks))[:len(k.checks)]
+	for wi := range k.seen {
+		for k.seen[wi] != 0 {
+			b := bits.TrailingZeros64(k.seen[wi])
+			k.seen[wi] &^= 1 << b
+			w := uint32(wi*64 + b)
+			s := k.acc[w]
+			k.acc[w] = 0
+			if err := k.complete(lo+w, s); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// complete adds the checks' scores of doc d to s, the lead terms' sum,
+// while d can still beat the threshold, and pushes it when it does.
+func (k *topk) complete(d uint32, s float32) error {
+	theta := k.top.threshold()
+	// what the checks' chunks holding d could add
+	var rest float32
+	for i, c := range k.checks {
+		k.cub[i] = c.chunkAt(d)
+		rest += k.cub[i]
+	}
+	for i, c := range k.checks {
+		if s+rest <= theta {
+			return nil
+		}
+		rest -= k.cub[i]
+		if k.cub[i] == 0 {
+			if c.required {
+				return nil
+			}
+			continue
+		}
+		p, err := c.find(d)
+		if err != nil {
+			return err
+		}
+		if p != nil {
+			s += k.sc.score(p, c.idf)
+		} else if c.required {
+			return nil
+		}
+	}
+	if s > theta {
+		k.top.push(d, s)
+	}
+	return nil
 }
 
 // windowEnd returns the end of the window starting at lo: where a term's

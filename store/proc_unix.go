@@ -24,3 +24,13 @@ func unlock(f *os.File) { _ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN) }
 
 // readOnlyFS reports an error of writing to a read-only file system.
 func readOnlyFS(err error) bool { return errors.Is(err, syscall.EROFS) }
+
+// allocatedBytes returns the bytes allocated to a file (its 512-byte
+// blocks, as stat(2) counts them).
+func allocatedBytes(fi os.FileInfo) (int64, bool) {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return 0, false
+	}
+	return int64(st.Blocks) * 512, true
+}

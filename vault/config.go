@@ -67,13 +67,17 @@ type HistoryConfig struct {
 
 // FreshnessConfig is the `freshness:` section of the configuration:
 // before a CLI verb that opens the store itself answers (no server
-// running), it compares every tracked file's size and mtime with the
+// running), it asks the vault's file monitor which files changed, or
+// without one compares every tracked file's size and mtime with the
 // index when the vault has at most MaxFiles tracked files (default
-// 20000; -1: never), and always each folder's mtime. The environment
-// variable SYNAPSE_FRESH_MAX_FILES overrides MaxFiles; SYNAPSE_FRESH=off
-// turns the check off.
+// 20000; -1: never), and always each folder's mtime. Monitor is "auto"
+// (the default: a monitor for vaults of 2,000 pages or more), "on" or
+// "off". The environment variables SYNAPSE_FRESH_MAX_FILES and
+// SYNAPSE_FRESH_MONITOR override them; SYNAPSE_FRESH=off turns the check
+// off.
 type FreshnessConfig struct {
-	MaxFiles int `yaml:"max_files,omitempty"`
+	MaxFiles int    `yaml:"max_files,omitempty"`
+	Monitor  string `yaml:"monitor,omitempty"`
 }
 
 // SearchConfig is the `search:` section of the configuration.

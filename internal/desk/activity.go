@@ -2,15 +2,12 @@ package desk
 
 import (
 	"fmt"
-	"sort"
 	"strings"
 
 	"github.com/charmbracelet/bubbles/key"
 	"github.com/charmbracelet/bubbles/viewport"
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/ansi"
-
-	"github.com/synapse-wiki/synapse/ops"
 )
 
 // activity is the activity view: what changed recently — pages written
@@ -26,7 +23,6 @@ type activity struct {
 	diff    viewport.Model
 	diffFor string // key of the entry whose diff is shown
 	diffErr error
-	note    string // what this build lacks, shown under the list
 }
 
 // entry is one line of the activity view.
@@ -44,7 +40,6 @@ func (e entry) key() string { return e.kind + "|" + e.when + "|" + e.page + "|" 
 type activityMsg struct {
 	gen     int
 	entries []entry
-	note    string
 	err     error
 }
 
@@ -61,17 +56,13 @@ type restoredMsg struct {
 
 func newActivity() activity { return activity{diff: viewport.New(80, 10)} }
 
-// decisionsShown bounds the decisions the view reads.
-const decisionsShown = 100
-
 // load reads the recent activity.
 func (a *activity) load(m *Model) tea.Cmd {
 	a.gen++
-	gen, ctx, caller, has := a.gen, m.ctx, m.o.Caller, m.o.Has
+	gen, src := a.gen, activitySource{ctx: m.ctx, c: m.o.Caller}
 	return func() tea.Msg {
-		src := activitySource{ctx: ctx, c: caller, has: has}
-		es, note, err := src.recent()
-		return activityMsg{gen: gen, entries: es, note: note, err: err}
+		es, err := src.recent()
+		return activityMsg{gen: gen, entries: es, err: err}
 	}
 }
 
@@ -86,7 +77,7 @@ func (a *activity) update(m *Model, msg tea.Msg) tea.Cmd {
 		if msg.gen != a.gen {
 			return nil
 		}
-		a.loaded, a.err, a.note = true, msg.err, msg.note
+		a.loaded, a.err = true, msg.err
 		if msg.err == nil {
 			a.entries = msg.entries
 		}
@@ -119,7 +110,7 @@ func (a *activity) loadDiff(m *Model) tea.Cmd {
 		return nil
 	}
 	k, en := e.key(), *e
-	src := activitySource{ctx: m.ctx, c: m.o.Caller, has: m.o.Has}
+	src := activitySource{ctx: m.ctx, c: m.o.Caller}
 	return func() tea.Msg {
 		text, err := src.diff(en)
 		return diffMsg{key: k, text: text, err: err}
@@ -161,12 +152,7 @@ func (a *activity) askRestore(m *Model) tea.Cmd {
 		m.setStatus("u restores a page written: move to a write", nil)
 		return nil
 	}
-	src := activitySource{ctx: m.ctx, c: m.o.Caller, has: m.o.Has}
-	if why := src.missing(opDiff, opRestore); why != "" {
-		m.setStatus(why, nil)
-		return nil
-	}
-	en := *e
+	src, en := activitySource{ctx: m.ctx, c: m.o.Caller}, *e
 	m.ask(fmt.Sprintf("Restore %q to the revision before this write? The restore is itself a revision.", ellipsis(en.title, 40)),
 		func() tea.Msg {
 			text, err := src.restore(en)
@@ -198,8 +184,6 @@ func (a *activity) view(m *Model, h int) string {
 	rest := h - listH - 1
 	e := a.current()
 	switch {
-	case a.note != "" && (e == nil || e.kind == "write"):
-		return out + wrapBlock(m.st.Dim.Render(a.note), m.width)
 	case e == nil:
 		return out
 	case e.kind == "decision":
@@ -247,23 +231,4 @@ func colourDiff(m *Model, text string) string {
 		}
 	}
 	return strings.Join(lines, "\n")
-}
-
-// sortEntries orders entries newest first.
-func sortEntries(es []entry) {
-	sort.SliceStable(es, func(i, j int) bool { return es[i].when > es[j].when })
-}
-
-// decisionEntries are the review items decided, from list_reviews.
-func decisionEntries(items []ops.ReviewItem) []entry {
-	var es []entry
-	for _, it := range items {
-		when := it.CreatedAt
-		if it.ReviewedAt != nil {
-			when = *it.ReviewedAt
-		}
-		es = append(es, entry{kind: "decision", when: when, title: it.Title,
-			detail: fmt.Sprintf("%s %s (%s): %s", it.ID, it.Status, it.Type, it.Resolution)})
-	}
-	return es
 }

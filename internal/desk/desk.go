@@ -22,7 +22,6 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/synapse-wiki/synapse/errs"
-	"github.com/synapse-wiki/synapse/ops"
 	"github.com/synapse-wiki/synapse/vault"
 )
 
@@ -66,10 +65,6 @@ func call[Out any](ctx context.Context, c Caller, op string, in any) (*Out, erro
 // Options configure a desk.
 type Options struct {
 	Caller Caller
-	// Has reports whether the operation table has an operation (the
-	// activity view uses history operations when this build has them).
-	// Nil: ops.Lookup.
-	Has func(op string) bool
 	// Stamp returns a value that changes whenever the vault's store or
 	// journal changes; the desk polls it every Poll and reloads what it
 	// shows when it changes. Nil: no polling.
@@ -137,6 +132,3 @@ func VaultStamp(v *vault.Vault) func() string {
 		return fmt.Sprintf("%d.%d", st.Size(), st.ModTime().UnixNano())
 	}
 }
-
-// hasOp is the default Options.Has.
-func hasOp(name string) bool { return ops.Lookup(name) != nil }

@@ -27,12 +27,7 @@ type envCaller struct {
 	e     *ops.Env
 	calls []string
 	ins   []string // the inputs, beside calls
-	// fake answers operations this build does not have
-	fake map[string]func(in []byte) ([]byte, error)
 }
-
-// has is Options.Has for the operations the caller answers.
-func (c *envCaller) has(name string) bool { return ops.Lookup(name) != nil || c.fake[name] != nil }
 
 func (c *envCaller) Call(ctx context.Context, name string, in []byte) ([]byte, error) {
 	c.mu.Lock()
@@ -41,9 +36,6 @@ func (c *envCaller) Call(ctx context.Context, name string, in []byte) ([]byte, e
 	c.ins = append(c.ins, string(in))
 	if c.e == nil {
 		return nil, errs.E(errs.Unavailable, "the store is closed")
-	}
-	if f := c.fake[name]; f != nil {
-		return f(in)
 	}
 	op := ops.Lookup(name)
 	if op == nil {
@@ -134,7 +126,7 @@ func (f *fixture) item(t *testing.T, id string) ops.ReviewItem {
 }
 
 func (f *fixture) model(o Options) *Model {
-	o.Caller, o.Plain, o.Output, o.Has = f.c, true, io.Discard, f.c.has
+	o.Caller, o.Plain, o.Output = f.c, true, io.Discard
 	return New(context.Background(), o)
 }
 
@@ -420,63 +412,67 @@ func TestDesk_RefreshOnChange(t *testing.T) {
 	final(t, tm)
 }
 
-// Without page history, the activity view lists the writes of the log and
-// the decisions, and u says what is missing instead of asking.
-func TestDesk_ActivityWithoutHistory(t *testing.T) {
+// The activity view lists the page history's writes and the decisions
+// (recent), shows the diff of the write under the cursor (page.diff) and
+// u, y writes the revision before it back (page.restore), as the CLI's
+// verbs run those operations; n keeps the page as it is.
+func TestDesk_Activity(t *testing.T) {
 	f := newFixture(t)
-	f.c.fake = nil
-	if f.c.has(opRecent) {
-		t.Skip("this build has page history: TestDesk_ActivityHistory covers it")
+	write := func(content string) *ops.WritePageOut {
+		out, err := call[ops.WritePageOut](context.Background(), f.c, "page.write", map[string]any{"title": "Latte", "content": content})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
 	}
-	if _, err := call[ops.WritePageOut](context.Background(), f.c, "page.write", map[string]any{"title": "Latte", "content": "Milk and [[Espresso]].\n"}); err != nil {
-		t.Fatal(err)
+	get := func() string {
+		out, err := call[ops.GetPageOut](context.Background(), f.c, "page.get", map[string]any{"title": "Latte"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out.Content
 	}
+	first := write("Milk and [[Espresso]].\n")
+	firstText := get()
+	write("Milk, foam and [[Espresso]].\n")
 	f.decide(t, f.ids[1], "dismiss")
+	was := get()
 	tm := f.start(t, 80, 24, Options{})
 	keys(tm, "2")
-	waitFor(t, tm, "Latte")
-	waitFor(t, tm, "When the first café opened")
-	keys(tm, "G", "u") // the write (the log gives its day only, so it sorts last)
-	waitFor(t, tm, "keeps no page history")
-	if m := final(t, tm); m.confirm != nil {
-		t.Errorf("asked %q", m.confirm.prompt)
-	}
-}
-
-// With page history, the activity view shows the diff of a write and u, y
-// restores the revision before it through the restore operation; n keeps
-// it. The history operations are answered here as their rows answer.
-func TestDesk_ActivityHistory(t *testing.T) {
-	f := newFixture(t)
-	var restored []string
-	f.c.fake = map[string]func([]byte) ([]byte, error){
-		opRecent: func([]byte) ([]byte, error) {
-			return []byte(`{"items":[{"time":"2026-03-01T10:00:02Z","kind":"page","action":"updated","title":"Coffee","id":"p1","path":"wiki/coffee.md","rev":3},` +
-				`{"time":"2026-03-01T10:00:01Z","kind":"review","action":"dismissed","title":"Old idea","id":"r1","type":"suggestion"}],"more":false}`), nil
-		},
-		opDiff: func(in []byte) ([]byte, error) {
-			if !strings.Contains(string(in), `"rev":3`) {
-				return nil, errs.E(errs.Invalid, "asked %s", in)
-			}
-			return []byte(`{"from":{"rev":2,"sha256":"aa"},"to":{"rev":3,"sha256":"bb"},"diff":"--- a/wiki/coffee.md\n+++ b/wiki/coffee.md\n@@ -1 +1 @@\n-A drink.\n+A hot drink.\n"}`), nil
-		},
-		opRestore: func(in []byte) ([]byte, error) {
-			restored = append(restored, string(in))
-			return []byte(`{"restored_from":2}`), nil
-		},
-	}
-	tm := f.start(t, 80, 24, Options{})
-	keys(tm, "2")
-	waitFor(t, tm, "+A hot drink.")
+	waitFor(t, tm, "3 recent changes")
+	waitFor(t, tm, "When the first café opened") // the decision, newest
+	keys(tm, "j")
+	waitFor(t, tm, "+Milk, foam and [[Espresso]].")
+	waitFor(t, tm, "-Milk and [[Espresso]].")
 	keys(tm, "u")
-	waitFor(t, tm, "Restore \"Coffee\"")
+	waitFor(t, tm, "Restore \"Latte\"")
 	keys(tm, "n")
 	waitFor(t, tm, "nothing was changed")
+	if now := get(); now != was {
+		t.Fatalf("n changed the page: %q", now)
+	}
 	keys(tm, "u", "y")
-	waitFor(t, tm, "restored \"Coffee\" to revision 2")
+	waitFor(t, tm, "restored \"Latte\" to revision 1 (now revision 3)")
+	waitFor(t, tm, "4 recent changes")
+	keys(tm, "G")
+	waitFor(t, tm, "(this write created the page: no revision before it)")
 	final(t, tm)
-	if len(restored) != 1 || restored[0] != `{"rev":2,"title":"p1"}` {
-		t.Errorf("restore calls %q", restored)
+	if now := get(); now != firstText {
+		t.Errorf("after the restore the page is %q, want the first version %q", now, firstText)
+	}
+	h, err := call[ops.PageHistoryOut](context.Background(), f.c, "page.history", map[string]any{"title": "Latte"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(h.Revisions) != 3 || h.Revisions[0].Op != "restore" || h.Revisions[0].From != 1 || h.Revisions[0].SHA256 != first.SHA256 || h.Current != 3 {
+		t.Errorf("history after the restore: %+v", h)
+	}
+	f.c.mu.Lock()
+	defer f.c.mu.Unlock()
+	for _, op := range []string{opRecent, opDiff, opRestore} {
+		if !strings.Contains(strings.Join(f.c.calls, " "), op) {
+			t.Errorf("%s was never called: %v", op, f.c.calls)
+		}
 	}
 }
 

@@ -70,9 +70,6 @@ func New(ctx context.Context, o Options) *Model {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	if o.Has == nil {
-		o.Has = hasOp
-	}
 	o.Caller = safeCaller{o.Caller}
 	out := o.Output
 	if out == nil {
@@ -376,7 +373,7 @@ func (m *Model) hints() string {
 	case m.view == viewPage:
 		return "j/k scroll · tab/n next link · enter follow · esc back · 1 queue"
 	case m.view == viewActivity:
-		return "j/k move · enter diff · u restore previous · 1 queue · 3 page"
+		return "j/k move · pgup/pgdn diff · enter read page · u restore previous · 1 queue"
 	case m.q.filtering:
 		return "type:T origin:O words (empty: all) · enter apply · esc cancel"
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/synapse-wiki/synapse/errs"
 	"github.com/synapse-wiki/synapse/index"
+	"github.com/synapse-wiki/synapse/internal/monitor"
 	"github.com/synapse-wiki/synapse/internal/server/sock"
 	"github.com/synapse-wiki/synapse/ops"
 	"github.com/synapse-wiki/synapse/search"
@@ -289,6 +290,9 @@ func (s *Service) startPrimary(ctx context.Context) {
 	} else {
 		s.watcher = w
 		env.Rescan = w.Rescan
+		// the vault's file monitor, if one runs for the CLI, is not
+		// needed while this server watches: verbs are handed to it
+		go monitor.Quit(context.Background(), s.vault.Root, monitor.ClientOptions{CheckPeer: sock.CheckPeer, Addr: sock.Addr})
 		if !scanned {
 			s.indexed = make(chan struct{})
 			go func(ready <-chan struct{}, indexed chan struct{}) {
