@@ -116,6 +116,9 @@ func renderRecent(o *output, r *ops.RecentOut) error {
 		case it.Kind == "review":
 			what = "review " + it.Action
 			detail = it.Type + " · " + it.ID
+			if it.DecidedBy != "" {
+				detail += " · by " + it.DecidedBy
+			}
 		case it.From > 0:
 			detail = fmt.Sprintf("%s · rev %d, restoring rev %d", it.Path, it.Rev, it.From)
 		case it.MovedFrom != "":

@@ -106,6 +106,12 @@ func renderPageMove(o *output, p *ops.MovePageOut) error {
 		links += c.Links
 	}
 	pairs = append(pairs, [2]string{"links", fmt.Sprintf("%d rewritten in %s", links, plural(len(p.Changed), "other page", "other pages"))})
+	if p.Revision > 0 {
+		pairs = append(pairs, [2]string{"revision", strconv.Itoa(p.Revision)})
+	}
+	if p.Commit != "" {
+		pairs = append(pairs, [2]string{"commit", p.Commit[:min(len(p.Commit), 12)]})
+	}
 	o.kv(pairs)
 	for i, c := range p.Changed {
 		if i == movedShown {
@@ -113,6 +119,9 @@ func renderPageMove(o *output, p *ops.MovePageOut) error {
 			break
 		}
 		o.printf("  %s %s\n", c.Path, o.st.Dim.Render(fmt.Sprintf("(%d)", c.Links)))
+	}
+	for _, n := range p.Notes {
+		o.note("%s", n)
 	}
 	return nil
 }

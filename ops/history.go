@@ -291,7 +291,7 @@ func restorePage(ctx context.Context, e *Env, in *RestorePageIn) (*RestorePageOu
 	}
 	// the page by its path: the one just resolved, wherever its title
 	// now points
-	w := &pageWrite{e: e, c: &writeCall{title: rec.Path, ifMatch: ifMatch}, now: e.now(),
+	w := &pageWrite{e: e, c: &writeCall{title: rec.Path, ifMatch: ifMatch, kind: LogRestored}, now: e.now(),
 		op: history.OpRestore, restoreFrom: in.Rev, exact: data}
 	out, err := w.run(ctx)
 	if err != nil {

@@ -191,6 +191,17 @@ func gitEnv() []string {
 	return append(env, "GIT_TERMINAL_PROMPT=0", "GIT_OPTIONAL_LOCKS=0")
 }
 
+// withStateFiles adds to paths the files besides the pages that a write
+// may change — log.md, index.md, gitStateFiles — those that exist.
+func withStateFiles(root string, paths []string) []string {
+	for _, p := range append([]string{vault.LogPage, vault.IndexPage}, gitStateFiles...) {
+		if _, err := os.Lstat(filepath.Join(root, filepath.FromSlash(p))); err == nil {
+			paths = append(paths, p)
+		}
+	}
+	return paths
+}
+
 // gitAfterWrite commits what a write changed when the vault commits
 // writes; its result goes into out.
 func (w *pageWrite) gitAfterWrite(ctx context.Context, out *WritePageOut, t *target) {
@@ -203,11 +214,7 @@ func (w *pageWrite) gitAfterWrite(ctx context.Context, out *WritePageOut, t *tar
 			paths = append(paths, p)
 		}
 	}
-	for _, p := range append([]string{vault.LogPage, vault.IndexPage}, gitStateFiles...) {
-		if _, err := os.Lstat(filepath.Join(w.e.Vault.Root, filepath.FromSlash(p))); err == nil {
-			paths = append(paths, p)
-		}
-	}
+	paths = withStateFiles(w.e.Vault.Root, paths)
 	op := w.op
 	if op == "" {
 		op = "write"

@@ -191,3 +191,40 @@ func TestHistoryGit_FailingGitNeverFailsTheWrite(t *testing.T) {
 		})
 	}
 }
+
+// A move is one commit holding the file the page left, its new file and
+// every page whose links it rewrote (with log.md and index.md), and
+// nothing else; a git that fails leaves the move as it is, with a note.
+func TestHistoryGit_MoveIsOneCommit(t *testing.T) {
+	isolateGitConfig(t)
+	v := moveVault(t)
+	gitRepo(t, v.Root, true)
+	e, _ := openEnv(t, v)
+	e.git = true
+	count := func() string { return gitT(t, v.Root, "rev-list", "--count", "HEAD") }
+	out := move(t, e, &crashMove)
+	if out.Commit == "" || len(out.Notes) != 0 || count() != "2" || gitT(t, v.Root, "rev-parse", "HEAD") != out.Commit {
+		t.Fatalf("commit %q, notes %v, %s commits", out.Commit, out.Notes, count())
+	}
+	got := strings.Fields(gitT(t, v.Root, "show", "--name-status", "--no-renames", "--format=", "HEAD"))
+	want := []string{"M", "wiki/a.md", "A", "wiki/archive/goal.md", "M", "wiki/b.md", "M", "wiki/c/d.md",
+		"M", "wiki/index.md", "M", "wiki/log.md", "D", "wiki/notes/target.md"}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Fatalf("the move's commit holds %v, want %v", got, want)
+	}
+	if s := gitT(t, v.Root, "log", "-1", "--format=%an|%s"); s != "synapse|synapse: move Goal (from wiki/notes/target.md)" {
+		t.Fatalf("author|subject %s", s)
+	}
+	if s := gitT(t, v.Root, "status", "--porcelain", "--", "wiki"); s != "" {
+		t.Fatalf("the move's files are not clean: %q", s)
+	}
+
+	// a locked index: the move stands, a note says the index was not updated
+	if err := os.WriteFile(filepath.Join(v.Root, ".git", "index.lock"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out = move(t, e, &MovePageIn{Title: "Goal", To: "Aim"})
+	if len(out.Notes) == 0 || !strings.Contains(strings.Join(out.Notes, " "), "git") || readFile(t, v, out.Path) == "" {
+		t.Fatalf("move with a locked index: %+v", out)
+	}
+}

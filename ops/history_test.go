@@ -373,3 +373,24 @@ func TestHistory_MovedPageKeepsItsHistory(t *testing.T) {
 		t.Fatalf("history of a rewritten page: %s", got)
 	}
 }
+
+// A restore is logged as one (which revision it wrote back), and recent
+// lists it as restored, with the revision.
+func TestHistory_RestoreIsLoggedAsRestored(t *testing.T) {
+	v := testvault.New(t)
+	e := newTestEnv(t, v)
+	mustCall[WritePageOut](t, e, opWritePage, obj{"title": "Finch", "content": "One.\n"})
+	mustCall[WritePageOut](t, e, opWritePage, obj{"title": "Finch", "content": "Two.\n"})
+	before := readFile(t, v, vault.LogPage)
+	res, err := restore(t, e, "Finch", 1, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := logTail(t, v, before), "\n"+LogEntry(e.now(), LogRestored, "Finch")+"- from: revision 1\n"; got != want {
+		t.Errorf("the restore logged %q, want %q", got, want)
+	}
+	top := recentT(t, e, &RecentIn{}).Items[0]
+	if top.Kind != "page" || top.Action != "restored" || top.Title != "Finch" || top.Rev != res.Revision || top.From != 1 {
+		t.Errorf("recent's newest: %+v", top)
+	}
+}

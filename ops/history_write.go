@@ -254,7 +254,8 @@ type pageRewrite struct {
 // newest revision (origin file, as a write does before it replaces
 // them), then the new bytes (stored as a reference when they repeat a
 // revision, as a move that changes no byte does), flushed before it
-// returns. It returns the new revision and notes on what went wrong
+// returns. A rewrite recorded already (the page's newest revision is
+// this one: its new bytes, path, op and time) is not recorded again. It returns the new revision and notes on what went wrong
 // (never an error: the operation stands). The operation must keep the
 // replaced bytes safe itself until then (a move's journal does), and
 // either call this before it scans the files it wrote or scan them with
@@ -271,6 +272,13 @@ func historyRewrite(e *Env, rw pageRewrite) (rev int, notes []string) {
 	p, err := e.History.EditMoved(from, rw.ID)
 	if err != nil {
 		return 0, []string{fmt.Sprintf("history: %v (the change of %s is not recorded)", err, rw.Path)}
+	}
+	if n := p.Newest(); n != nil && n.Path == rw.Path && n.SHA256 == sumHex(rw.New) && n.Op == rw.Op && n.Time.Equal(rw.Time) {
+		// recorded already: an operation finished again after a crash
+		if err := p.Close(); err != nil {
+			return n.Rev, []string{fmt.Sprintf("history: %v", err)}
+		}
+		return n.Rev, nil
 	}
 	if rw.Old != nil {
 		sum := sha256.Sum256(rw.Old)

@@ -314,6 +314,9 @@ func (w *pageWrite) writeRecord(t *target, m *merged, title string) logRecord {
 		}
 	}
 	rec.list("sources", cited)
+	if w.restoreFrom > 0 {
+		rec.detail("from", fmt.Sprintf("revision %d", w.restoreFrom))
+	}
 	rec.detail("note", w.c.logNote)
 	return rec
 }

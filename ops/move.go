@@ -57,6 +57,14 @@ type MovePageOut struct {
 	FromPath  string        `json:"from_path"`
 	Links     int           `json:"links"`   // links rewritten, in every page
 	Changed   []ChangedPage `json:"changed"` // the other pages rewritten, by path
+	// Revision is the moved page's history revision that records the
+	// move; each rewritten page gets a revision of its own.
+	Revision int `json:"revision,omitempty" desc:"The moved page's history revision recording the move (page history shows the revisions from before it too)"`
+	// Commit is the git commit of the move (history.git in the vault's
+	// config): the moved file, the file it left and the rewritten pages.
+	Commit string `json:"commit,omitempty" desc:"The git commit of the move, when the vault commits writes to git"`
+	// Notes are problems beside the move that did not fail it.
+	Notes []string `json:"notes,omitempty" desc:"Problems beside the move that did not fail it (the page history, git)"`
 }
 
 // MaxMovePages caps the pages one move rewrites (the journal holds each of
@@ -124,10 +132,15 @@ func movePage(ctx context.Context, e *Env, in *MovePageIn) (*MovePageOut, error)
 		}
 		return nil, err
 	}
-	if err := j.finish(ctx, e); err != nil {
+	rec, err := j.finish(ctx, e)
+	if err != nil {
 		return nil, err
 	}
-	return m.result(e)
+	out, err := m.result(e)
+	if out != nil {
+		out.Revision, out.Commit, out.Notes = rec.revision, rec.commit, rec.notes
+	}
+	return out, err
 }
 
 // movePlan is a move worked out: the page, where it goes, and every file's
@@ -345,7 +358,7 @@ func (m *movePlan) rewriteFile(pl *planner, rec *store.PageRec, data []byte, mov
 	if err := pl.verify(rec.Path, data, out); err != nil {
 		return errs.Wrap(errs.Internal, err, "the move would break a link of %s: %v (nothing was moved)", rec.Path, err)
 	}
-	f := moveFile{Path: rec.Path, Old: data, New: out}
+	f := moveFile{Path: rec.Path, ID: rec.ID, Old: data, New: out}
 	if moved {
 		f.Path, f.From = m.toPath, rec.Path
 		if m.toPath == rec.Path {

@@ -91,6 +91,7 @@ func TestMove_CrashAtEveryStep(t *testing.T) {
 			t.Fatalf("step %d: the journal is left (%v)", n, err)
 		}
 		t.Logf("step %d: %d steps taken, move error %v", n, steps, moveErr)
+		checkMoveHistory(t, e, maps.Equal(got, after))
 		checkRebuilt(t, e)
 		e.Close()
 		if done {
@@ -102,6 +103,24 @@ func TestMove_CrashAtEveryStep(t *testing.T) {
 		}
 	}
 	t.Fatal("the move did not finish in 200 steps")
+}
+
+// checkMoveHistory checks the page history after crashMove was
+// interrupted and finished or rolled back: once moved, the moved page
+// and a rewritten one hold their bytes from before the move and one
+// revision of the move each, however often a crash made the move's last
+// steps run again; otherwise no history was written.
+func checkMoveHistory(t *testing.T, e *Env, moved bool) {
+	t.Helper()
+	want := map[string]string{"wiki/archive/goal.md": "2:move:synapse 1:edit:file", "wiki/a.md": "2:write:synapse 1:edit:file"}
+	if !moved {
+		want = map[string]string{"wiki/notes/target.md": "", "wiki/a.md": ""}
+	}
+	for p, w := range want {
+		if got := strings.Join(revOps(historyOf(t, e, p)), " "); got != w {
+			t.Fatalf("the history of %s: %q, want %q", p, got, w)
+		}
+	}
 }
 
 // checkRebuilt fails when the index differs from one rebuilt from the

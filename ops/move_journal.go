@@ -44,10 +44,12 @@ type moveJournal struct {
 }
 
 // moveFile is one file a move changes: at Path it ends with New, and it
-// held Old at From (a moved page) or at Path.
+// held Old at From (a moved page) or at Path. ID is the page's id before
+// the move (its history's key: the moved page's history follows it).
 type moveFile struct {
 	Path string `json:"path"`
 	From string `json:"from,omitempty"`
+	ID   string `json:"id,omitempty"`
 	Old  []byte `json:"old"`
 	New  []byte `json:"new"`
 }
@@ -304,8 +306,11 @@ func removeFile(e *Env, p string) error {
 
 // finish brings the index, index.md and log.md in step with the moved
 // files (the scan re-reads each of them; a pending missing-page item the
-// page now answers is auto-resolved), then removes the journal.
-func (j *moveJournal) finish(ctx context.Context, e *Env) error {
+// page now answers is auto-resolved), records the files in the page
+// history, commits them to git when the vault commits writes, then
+// removes the journal. Each step may run again after a crash: none
+// records anything twice.
+func (j *moveJournal) finish(ctx context.Context, e *Env) (*moveRecord, error) {
 	// index.md and log.md too: after a crash their store records may be
 	// behind the files (a scan skips them when they are not)
 	paths := append(j.paths(), vault.IndexPage, vault.LogPage)
@@ -330,10 +335,12 @@ func (j *moveJournal) finish(ctx context.Context, e *Env) error {
 		_, err = reviewHooks.OnPageWritten(tx, rec, []string{}, j.Time)
 		return err
 	}
-	after := func(step string, err error) error {
-		return errs.Wrap(errs.Internal, err, "the page was moved to %s, but %s failed: %s; the next command finishes it", moved, step, errs.Raw(err))
+	after := func(step string, err error) (*moveRecord, error) {
+		return nil, errs.Wrap(errs.Internal, err, "the page was moved to %s, but %s failed: %s; the next command finishes it", moved, step, errs.Raw(err))
 	}
-	if _, err := e.Index.Scan(ctx, index.ScanOptions{Paths: paths, Then: then}); err != nil {
+	// OwnWrite: the files are recorded in the history below, as
+	// synapse's, not by the scan as edits made outside it
+	if _, err := e.Index.Scan(ctx, index.ScanOptions{Paths: paths, Then: then, OwnWrite: true}); err != nil {
 		return after("re-indexing", err)
 	}
 	if rescanIndex {
@@ -341,16 +348,18 @@ func (j *moveJournal) finish(ctx context.Context, e *Env) error {
 			return after("re-indexing "+vault.IndexPage, err)
 		}
 	}
+	rec := j.recordHistory(e)
 	entry := logRecord{kind: j.LogKind, title: j.LogTitle, lines: j.LogLines}.text(j.Time)
 	if rest, whole := logRest(e, entry); rest != "" {
 		if err := logText(ctx, e, rest, whole); err != nil {
 			return after("appending to "+vault.LogPage, err)
 		}
 	}
+	j.commit(ctx, e, rec)
 	if err := removePrivate(e.Vault, moveJournalFile); err != nil {
 		return after("removing "+moveJournalFile, err)
 	}
-	return nil
+	return rec, nil
 }
 
 // logRest is what of a move's log entry log.md still lacks: all of it
@@ -395,10 +404,14 @@ func recoverMoves(ctx context.Context, e *Env) error {
 	if err != nil {
 		return err
 	}
-	if err := j.finish(ctx, e); err != nil {
+	rec, err := j.finish(ctx, e)
+	if err != nil {
 		return err
 	}
 	e.notify("an interrupted move to %s was finished", j.Files[0].Path)
+	for _, n := range rec.notes {
+		e.notify("%s", n)
+	}
 	return nil
 }
 

@@ -18,7 +18,8 @@ import (
 // first. Page changes come from the page history's feed (history.Recent):
 // pages created, updated, restored and moved through synapse, and edits
 // made outside it that the history recorded. Review decisions come from
-// recentDecisions.
+// the review queue (recentDecisions), brought in step with the review
+// journal first, so decisions another machine made (a git pull) count.
 
 // RecentIn is the input of recent.
 type RecentIn struct {
@@ -46,8 +47,10 @@ type RecentItem struct {
 	Rev       int    `json:"rev,omitempty"`
 	From      int    `json:"from,omitempty"`
 	MovedFrom string `json:"moved_from,omitempty"`
-	// Type is a review item's type.
-	Type string `json:"type,omitempty"`
+	// Type is a review item's type; DecidedBy who decided it (user,
+	// agent by hand; rule, lint automatically).
+	Type      string `json:"type,omitempty"`
+	DecidedBy string `json:"decided_by,omitempty"`
 }
 
 // RecentOut is the result of recent.
@@ -106,6 +109,9 @@ func recent(ctx context.Context, e *Env, in *RecentIn) (*RecentOut, error) {
 		out.Items = append(out.Items, RecentItem{Time: a.Time, Kind: "page", Action: action, Title: a.Title,
 			ID: a.ID, Path: a.Path, Rev: a.Rev, From: a.From, MovedFrom: a.MovedFrom})
 	}
+	if err := e.syncQueue(); err != nil {
+		return nil, err
+	}
 	var decided []RecentItem
 	err = e.Store.View(func(tx *store.Tx) error {
 		var err error
@@ -134,9 +140,9 @@ func recent(ctx context.Context, e *Env, in *RecentIn) (*RecentOut, error) {
 }
 
 // recentDecisions lists the review items decided at or after since,
-// newest first, at most limit. It reads the store's queue (each item's
-// reviewed_at), the cache synapse keeps of the review journal
-// (docs/review.md): the same decisions, indexed by status.
+// newest first, at most limit. It reads the store's queue, a cache of
+// the review journal (each item's decision as the journal has it: the
+// first one, its time and who made it).
 func recentDecisions(tx *store.Tx, since time.Time, limit int) ([]RecentItem, error) {
 	total := tx.ReviewStatusCounts()
 	n := 0
@@ -155,7 +161,7 @@ func recentDecisions(tx *store.Tx, since time.Time, limit int) ([]RecentItem, er
 			continue
 		}
 		out = append(out, RecentItem{Time: time.Unix(0, r.ReviewedNS).UTC(), Kind: "review", Action: r.Status,
-			Title: r.Title, ID: r.ID, Path: r.Page, Type: r.Type})
+			Title: r.Title, ID: r.ID, Path: r.Page, Type: r.Type, DecidedBy: r.DecidedBy})
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Time.After(out[j].Time) })
 	return out[:min(len(out), limit)], nil

@@ -12,6 +12,7 @@ import (
 	"github.com/synapse-wiki/synapse/errs"
 	"github.com/synapse-wiki/synapse/index"
 	"github.com/synapse-wiki/synapse/internal/testvault"
+	"github.com/synapse-wiki/synapse/vault"
 )
 
 // recentT is recent through the operation's row (its default limit).
@@ -110,5 +111,41 @@ func TestRecent_FitsInSixteenKB(t *testing.T) {
 	}
 	if !strings.HasSuffix(out.Items[0].Title, "119") {
 		t.Fatalf("newest first: %q", out.Items[0].Title)
+	}
+}
+
+// Decisions in recent are those of the review journal: one another copy
+// of the vault made (its journal brought here, as a git pull does) shows
+// at once, with who made it.
+func TestRecent_DecisionsFromTheJournal(t *testing.T) {
+	here, there := testvault.New(t), testvault.New(t)
+	e := newTestEnv(t, here)
+	a := add(t, e, TypeSuggestion, "Split Egret")
+	b := add(t, e, TypeConfirm, "Check the Egret dates")
+	mustCall[ResolveReviewOut](t, e, opResolveReview, obj{"id": a.ID, "action": "dismiss", "decided_by": "agent"})
+	copyJournal(t, here, there)
+	other := newTestEnv(t, there)
+	other.Now = func() time.Time { return time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC) } // a day later
+	mustCall[ResolveReviewOut](t, other, opResolveReview, obj{"id": b.ID, "action": "skip", "decided_by": "user"})
+	copyJournal(t, there, here)
+
+	out := recentT(t, e, &RecentIn{})
+	if got := actions(out); got != "review:skipped:Check the Egret dates review:dismissed:Split Egret" {
+		t.Fatalf("recent: %s", got)
+	}
+	if out.Items[0].DecidedBy != OriginUser || out.Items[1].DecidedBy != OriginAgent || out.Items[0].ID != b.ID {
+		t.Errorf("deciders: %+v", out.Items)
+	}
+}
+
+// copyJournal copies the review journal of one vault over another's.
+func copyJournal(t *testing.T, from, to *vault.Vault) {
+	t.Helper()
+	data, err := os.ReadFile(from.Abs(vault.ReviewJournal))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(to.Abs(vault.ReviewJournal), data, 0o644); err != nil {
+		t.Fatal(err)
 	}
 }

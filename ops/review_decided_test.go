@@ -15,14 +15,7 @@ func TestReview_MissingPageResolvedByAnyName(t *testing.T) {
 	e := newTestEnv(t, testvault.New(t))
 	mustCall[WritePageOut](t, e, opWritePage, obj{"title": "Hub",
 		"content": "[[work-folders]], [[concepts/deep-dive|dive]], [[wiki/concepts/full-path]], [[Other Name]], [[Still Missing]].\n"})
-	byTitle := func() map[string]ReviewItem {
-		out := map[string]ReviewItem{}
-		for _, it := range allItems(t, e) {
-			out[it.Title] = it
-		}
-		return out
-	}
-	if n := len(byTitle()); n != 5 {
+	if n := len(itemsByTitle(t, e)); n != 5 {
 		t.Fatalf("%d items filed, want 5", n)
 	}
 	for _, w := range []obj{
@@ -33,7 +26,7 @@ func TestReview_MissingPageResolvedByAnyName(t *testing.T) {
 	} {
 		mustCall[WritePageOut](t, e, opWritePage, w)
 	}
-	got := byTitle()
+	got := itemsByTitle(t, e)
 	for title, page := range map[string]string{"work-folders": "work-folders", "concepts/deep-dive": "deep-dive",
 		"wiki/concepts/full-path": "full-path", "Other Name": "named"} {
 		it := got[title]
@@ -98,7 +91,53 @@ func TestReview_RefreshKeepsWhatPeopleWrote(t *testing.T) {
 	}
 	add(t, e, TypeMissingPage, "Ghost", "rationale", "the person's reason", "origin", "user")
 	add(t, e, TypeMissingPage, "Ghost", "rationale", "the agent tries again")
+	mustCall[LintOut](t, e, opLint, obj{"to_review": true})
 	if got := item(t, e, it.ID); got.Rationale != "the person's reason" {
 		t.Errorf("rationale %q", got.Rationale)
 	}
+}
+
+// A missing-page item resolves however the page that answers it comes to
+// be: a page moved or renamed to the name (decided by rule, as a write),
+// an existing page given the name as an alias by a write, or a file put
+// there by hand that lint finds (by its path or an alias; decided by
+// lint).
+func TestReview_MissingPageResolvedByMoveAliasOrLint(t *testing.T) {
+	e := newTestEnv(t, testvault.New(t))
+	mustCall[WritePageOut](t, e, opWritePage, obj{"title": "Guard", "content": "Old.\n"})
+	mustCall[WritePageOut](t, e, opWritePage, obj{"title": "Person", "content": "Someone.\n"})
+	mustCall[WritePageOut](t, e, opWritePage, obj{"title": "Hub",
+		"content": "[[Old Guard]], [[Nickname]], [[archive/relic]], [[Moniker]], [[Still Missing]].\n"})
+	if n := len(itemsByTitle(t, e)); n != 5 {
+		t.Fatalf("%d items filed, want 5", n)
+	}
+	moved := mustCall[MovePageOut](t, e, opMovePage, obj{"title": "Guard", "to": "Old Guard"})
+	mustCall[WritePageOut](t, e, opWritePage, obj{"title": "Person", "content": "Someone.\n", "frontmatter": obj{"aliases": []string{"Nickname"}}})
+	testvault.Write(t, e.Vault, "wiki/archive/relic.md", "# Relic\n")
+	testvault.Write(t, e.Vault, "wiki/other.md", "---\ntitle: Other\naliases: [Moniker]\n---\nBy hand.\n")
+	mustCall[LintOut](t, e, opLint, obj{"to_review": true})
+	got := itemsByTitle(t, e)
+	for _, w := range []struct{ title, by, resolution string }{
+		{"Old Guard", OriginRule, "page written: " + moved.Path},
+		{"Nickname", OriginRule, "page written: wiki/concepts/person.md"},
+		{"archive/relic", OriginLint, "page exists: wiki/archive/relic.md"},
+		{"Moniker", OriginLint, "page exists: wiki/other.md"},
+	} {
+		if it := got[w.title]; it.Status != StatusAutoResolved || it.DecidedBy != w.by || it.Resolution != w.resolution {
+			t.Errorf("%s: %s by %q (%s), want by %q (%s)", w.title, it.Status, it.DecidedBy, it.Resolution, w.by, w.resolution)
+		}
+	}
+	if it := got["Still Missing"]; it.Status != StatusPending {
+		t.Errorf("Still Missing is %s", it.Status)
+	}
+}
+
+// itemsByTitle is the whole queue by item title.
+func itemsByTitle(t *testing.T, e *Env) map[string]ReviewItem {
+	t.Helper()
+	out := map[string]ReviewItem{}
+	for _, it := range allItems(t, e) {
+		out[it.Title] = it
+	}
+	return out
 }

@@ -169,3 +169,23 @@ func TestReview_ListByOriginAndText(t *testing.T) {
 	_, err := call[ListReviewsOut](t, e, opListReviews, obj{"origin": "robot"})
 	wantCode(t, err, errs.Invalid, "rule, lint, agent, user")
 }
+
+// review show replays the journal first, like the other review verbs: a
+// decision another copy of the vault made (its journal brought here, as a
+// git pull does) shows at once, with who made it and no actions left.
+func TestReviewShow_ReplaysTheJournal(t *testing.T) {
+	here, there := testvault.New(t), testvault.New(t)
+	e := newTestEnv(t, here)
+	it := add(t, e, TypeConfirm, "Check the Egret dates")
+	if out := mustCall[ShowReviewOut](t, e, opShowReview, obj{"id": it.ID}); len(out.Actions) == 0 {
+		t.Fatalf("a pending item takes no action: %+v", out)
+	}
+	copyJournal(t, here, there)
+	other := newTestEnv(t, there)
+	mustCall[ResolveReviewOut](t, other, opResolveReview, obj{"id": it.ID, "action": "dismiss", "decided_by": "user"})
+	copyJournal(t, there, here)
+	out := mustCall[ShowReviewOut](t, e, opShowReview, obj{"id": it.ID})
+	if out.Item.Status != StatusDismissed || out.Item.DecidedBy != OriginUser || len(out.Actions) != 0 {
+		t.Errorf("after the pull: %s by %q, actions %v", out.Item.Status, out.Item.DecidedBy, out.Actions)
+	}
+}

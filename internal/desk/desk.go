@@ -121,14 +121,20 @@ func isTerminal(f *os.File) bool {
 }
 
 // VaultStamp is the Stamp of a vault: the size and modification time of
-// its store file, which every committed write changes (whoever writes).
+// its store file, which every committed write changes (whoever writes),
+// and of its review journal, which a git pull or a sync tool changes
+// without the store (the queue's next read replays it).
 func VaultStamp(v *vault.Vault) func() string {
-	path := v.Abs(vault.DBFile)
+	paths := []string{v.Abs(vault.DBFile), v.Abs(vault.ReviewJournal)}
 	return func() string {
-		st, err := os.Stat(path)
-		if err != nil {
-			return ""
+		s := ""
+		for _, p := range paths {
+			if st, err := os.Stat(p); err == nil {
+				s += fmt.Sprintf("%d.%d;", st.Size(), st.ModTime().UnixNano())
+			} else {
+				s += "-;"
+			}
 		}
-		return fmt.Sprintf("%d.%d", st.Size(), st.ModTime().UnixNano())
+		return s
 	}
 }

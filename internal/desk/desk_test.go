@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -520,5 +521,42 @@ func TestDesk_Resize(t *testing.T) {
 	m := final(t, tm)
 	if lines := strings.Split(m.View(), "\n"); len(lines) != 24 || len([]rune(lines[2])) > 80 {
 		t.Errorf("%d lines, the third %d wide", len(lines), len([]rune(lines[2])))
+	}
+}
+
+// A decision another copy of the vault made shows without a key when its
+// journal arrives (as a git pull brings it): the vault's stamp covers the
+// journal, and the queue's read replays it.
+func TestDesk_RefreshOnJournalChange(t *testing.T) {
+	f := newFixture(t)
+	there := testvault.New(t)
+	copyFile(t, f.v.Abs(vault.ReviewJournal), there.Abs(vault.ReviewJournal))
+	other, err := ops.OpenEnv(context.Background(), there, ops.OpenOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	tm := f.start(t, 80, 24, Options{Poll: 20 * time.Millisecond, Stamp: VaultStamp(f.v)})
+	waitFor(t, tm, "6 pending")
+	if _, err := call[ops.ResolveReviewOut](context.Background(), &envCaller{e: other}, "review.resolve", map[string]string{"id": f.ids[0], "action": "dismiss"}); err != nil {
+		t.Fatal(err)
+	}
+	copyFile(t, there.Abs(vault.ReviewJournal), f.v.Abs(vault.ReviewJournal))
+	waitFor(t, tm, "5 pending")
+	final(t, tm)
+	if got := f.status(t, f.ids[0]); got != "dismissed" {
+		t.Errorf("the item is %s", got)
+	}
+}
+
+// copyFile copies a file's bytes over another file.
+func copyFile(t *testing.T, from, to string) {
+	t.Helper()
+	data, err := os.ReadFile(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(to, data, 0o644); err != nil {
+		t.Fatal(err)
 	}
 }
