@@ -119,6 +119,13 @@ var lintSections = map[string]func(o *output, l *ops.LintOut){
 		}
 		o.table([]col{pathCol("PATH"), fixedCol("REASON"), flexCol("WHY")}, rows)
 	},
+	ops.LintOverCap: func(o *output, l *ops.LintOut) {
+		rows := [][]string{}
+		for _, c := range l.OverCap {
+			rows = append(rows, []string{c.Path, strings.TrimPrefix(c.Message, c.Path+": ")})
+		}
+		o.table([]col{pathCol("PATH"), flexCol("LEFT OUT")}, rows)
+	},
 }
 
 // linkedFrom is the linking pages of a finding: their titles in a full

@@ -64,13 +64,15 @@ func invokeVerb(c *cli.Context, v *vault.Vault, op *ops.Op, raw []byte, o *outpu
 			gcmode.Long() // reindex, rescan, lint and embed work through the vault
 		}
 		e, err := ops.OpenEnv(ctx, v, ops.OpenOptions{
-			ReadOnly:      !op.Writes(in) && !op.Rescans,
-			Timeout:       timing.LockPoll,
-			Holder:        "synapse " + op.CLI,
-			Progress:      o.progress(),
-			Notify:        o.scanNote,
-			NoInitialScan: op.Scans,
-			Detachable:    true, // this process runs one verb (ops.OpenOptions)
+			ReadOnly: !op.Writes(in) && !op.Rescans,
+			// lint rescans first, but answers on a read-only mount
+			ReadOnlyFallback: op.Rescans && !op.Writes(in),
+			Timeout:          timing.LockPoll,
+			Holder:           "synapse " + op.CLI,
+			Progress:         o.progress(),
+			Notify:           o.scanNote,
+			NoInitialScan:    op.Scans,
+			Detachable:       true, // this process runs one verb (ops.OpenOptions)
 			// files changed by hand are indexed first (no server watches),
 			// found by the vault's file monitor when one runs
 			Fresh:   !op.Scans && !op.Rescans,
@@ -91,6 +93,9 @@ func invokeVerb(c *cli.Context, v *vault.Vault, op *ops.Op, raw []byte, o *outpu
 				err = interrupted(op, err)
 			}
 			return out, err
+		}
+		if ctx.Err() != nil && errors.Is(err, context.Canceled) {
+			return nil, interrupted(op, err) // a signal while the index was brought up to date
 		}
 		if !errors.Is(err, store.ErrLocked) || time.Now().After(deadline) || ctx.Err() != nil {
 			return nil, sock.LockedBecause(err, why)

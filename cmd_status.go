@@ -8,6 +8,7 @@ import (
 
 	"github.com/synapse-wiki/synapse/index"
 	"github.com/synapse-wiki/synapse/ops"
+	"github.com/synapse-wiki/synapse/store"
 	"github.com/synapse-wiki/synapse/vault"
 )
 
@@ -253,10 +254,19 @@ func renderStatus(o *output, s *ops.StatusOut) error {
 	if s.RefusedCount > 0 {
 		pairs = append(pairs, [2]string{"refused", fmt.Sprintf("%d files not read (named pipes, symlinks out of the vault, …)", s.RefusedCount)})
 	}
+	if h := s.StoreHealed; h != nil {
+		pairs = append(pairs, [2]string{"store rebuilt", healLine(h)})
+	}
+	if s.OverCapCount > 0 {
+		pairs = append(pairs, [2]string{"over cap", fmt.Sprintf("%s indexed in part (past a parse limit)", plural(s.OverCapCount, "page", "pages"))})
+	}
 	pairs = append(pairs, [2]string{"version", s.Version})
 	o.kv(pairs)
 	for _, r := range s.Refused {
 		o.printf("  refused  %s\n", r.Message)
+	}
+	for _, c := range s.OverCap {
+		o.printf("  over cap  %s\n", c.Message)
 	}
 	for _, r := range s.ReservedFiles {
 		o.printf("  left alone  %s: %s\n              fix: %s\n", r.Path, r.Problem, r.Fix)
@@ -283,4 +293,17 @@ func renderReindex(o *output, r *ops.ReindexOut) error {
 func renderSourceRescan(o *output, r *index.Report) error {
 	renderReport(o, r)
 	return nil
+}
+
+// healLine says when the store was rebuilt after damage and what became
+// of the review queue.
+func healLine(h *store.HealRecord) string {
+	line := fmt.Sprintf("%s, its file was damaged (%s); the damaged file is %s", h.At.Local().Format("2006-01-02 15:04"), h.Reason, h.MovedTo)
+	if h.QueueLost {
+		return line + fmt.Sprintf("; REVIEW ITEMS LOST: %d restored (%s)", h.ReviewsRestored, h.QueueProblem)
+	}
+	if h.FromJournal {
+		return line + fmt.Sprintf("; review queue replayed from %s (%d items)", vault.ReviewJournal, h.ReviewsRestored)
+	}
+	return line + fmt.Sprintf("; review queue kept (%d items)", h.ReviewsRestored)
 }

@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"runtime/pprof"
 	"syscall"
 
@@ -80,7 +81,11 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 
 // runWith is run with the timing of the hand-off to a server's socket
 // (tests shorten it).
-func runWith(timing sock.Timing, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+func runWith(timing sock.Timing, args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
+	defer exitOnPanic(stderr, &code)
+	// a fault on memory mapped from a file (the store) is a panic, which
+	// the store turns into a damage error, not a crash
+	debug.SetPanicOnFault(true)
 	ops.Version = version
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -178,6 +183,21 @@ func globalFlags() []cli.Flag {
 		&cli.StringFlag{Name: "vault", Usage: "vault folder (default: $SYNAPSE_VAULT, else the nearest folder holding .synapse/)", EnvVars: []string{"SYNAPSE_VAULT"}},
 		&cli.BoolFlag{Name: "json", Usage: "machine-readable JSON output (the same JSON as MCP and REST)"},
 	}
+}
+
+// exitOnPanic, deferred, turns a panic of the command into exit 1 with a
+// short message (Go's own crash exits 2, the code of a usage error, with a
+// trace no user needs); SYNAPSE_TRACEBACK=1 prints the trace as well.
+func exitOnPanic(stderr io.Writer, code *int) {
+	v := recover()
+	if v == nil {
+		return
+	}
+	fmt.Fprintf(stderr, "synapse: internal error: %v (a bug in synapse; please report it with the command that failed)\n", v)
+	if os.Getenv("SYNAPSE_TRACEBACK") == "1" {
+		stderr.Write(debug.Stack())
+	}
+	*code = errs.ExitCode(errs.Internal)
 }
 
 // reportError prints err on stderr (as the JSON envelope with --json) and

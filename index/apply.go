@@ -151,6 +151,9 @@ func (u *updater) applyPage(c pageChange) error {
 	if err := tx.PutFile(c.path, c.file); err != nil {
 		return err
 	}
+	if err := tx.PutCapped(c.path, cappedText(c.path, c.parsed, reserved)); err != nil {
+		return err
+	}
 	if !reserved {
 		if err := u.putNode(rec, old); err != nil {
 			return err
@@ -382,7 +385,9 @@ func (u *updater) removePage(path string) error {
 	if err != nil {
 		return err
 	}
-	if old == nil {
+	if old == nil || old.Path != path {
+		// no page, or the page of a twin (a name that differs only by
+		// case or normalization): only this file's record goes
 		return tx.DeleteFile(path)
 	}
 	if err := u.markLinkers(old); err != nil {
@@ -405,7 +410,24 @@ func (u *updater) removePage(path string) error {
 		return err
 	}
 	delete(u.reserved, doc)
+	if err := tx.PutCapped(path, ""); err != nil {
+		return err
+	}
 	return tx.DeleteFile(path)
+}
+
+// cappedText is what a page left out past the parse limits, as the store
+// lists it ("" when nothing). The reserved top files keep no links, so
+// the links they hold past the limit are no loss.
+func cappedText(path string, p *markdown.Page, reserved bool) string {
+	cs := p.Capped
+	if reserved {
+		cs = slices.DeleteFunc(slices.Clone(cs), func(c markdown.Capped) bool { return c.Limit == "links" || c.Limit == "scan_bytes" })
+	}
+	if len(cs) == 0 {
+		return ""
+	}
+	return path + ": " + markdown.CappedText(cs)
 }
 
 // finish writes everything the updater buffered; call it last in every

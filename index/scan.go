@@ -172,10 +172,12 @@ type Refused struct {
 	// Path is vault-relative.
 	Path string `json:"path"`
 	// Reason is one of not_regular, outside, loop, private, too_large,
-	// unreadable.
+	// unreadable, twin.
 	Reason string `json:"reason"`
 	// Message says what it is and why it is skipped.
 	Message string `json:"message"`
+	// TwinOf is, for a twin, the page file indexed in its place.
+	TwinOf string `json:"twin_of,omitempty"`
 }
 
 func (r *Report) refuse(p string, err error) {
@@ -183,6 +185,11 @@ func (r *Report) refuse(p string, err error) {
 	if x, ok := vaultfs.AsRefusal(err); ok {
 		rf = Refused{Path: x.Path, Reason: string(x.Reason), Message: x.Error()}
 	}
+	r.refuseWith(rf)
+}
+
+// refuseWith reports a file the scan will not read.
+func (r *Report) refuseWith(rf Refused) {
 	r.RefusedCount++
 	if len(r.Refused) < ReportCap {
 		r.Refused = append(r.Refused, rf)
@@ -481,11 +488,18 @@ func (ix *Indexer) walk(ctx context.Context, rd *readers, rep *Report, paths []s
 		byReader[rd.src] = append(byReader[rd.src], vault.SourcesDir)
 	}
 	isRoot := func(p string) bool { return slices.Contains(roots, p) }
+	var leftovers []string
 	for _, r := range order {
 		err := r.Walk(ctx, byReader[r], func(e vaultfs.Entry) error {
 			name := path.Base(e.Path)
 			if e.Refused != nil {
-				if isRoot(e.Path) && e.Refused.Reason == vaultfs.Unreadable {
+				// wiki/ or raw/sources/ unreadable as a whole fails the
+				// scan (read as empty, every page would be deleted from
+				// the index); a folder or file under them that cannot be
+				// read, even one asked for by name (the freshness check
+				// asks for the files it found changed), is skipped and
+				// reported, like any other
+				if e.Refused.Reason == vaultfs.Unreadable && (e.Path == vault.WikiDir || e.Path == vault.SourcesDir) {
 					return e.Refused
 				}
 				if !vault.IsTempName(name) || isRoot(e.Path) {
@@ -503,6 +517,9 @@ func (ix *Indexer) walk(ctx context.Context, rd *readers, rep *Report, paths []s
 				return nil
 			}
 			if vault.IsTempName(name) {
+				if isWikiPath(e.Path) && ix.isLeftover(name, e.Info.ModTime()) {
+					leftovers = append(leftovers, e.Path) // a killed write's
+				}
 				return nil // editor temp files are not tracked
 			}
 			if !vault.IsPagePath(e.Path) && !vault.IsSourcePath(e.Path) && !IsAssetPath(e.Path) {
@@ -522,6 +539,9 @@ func (ix *Indexer) walk(ctx context.Context, rd *readers, rep *Report, paths []s
 			}
 			return nil, nil, errs.Wrap(errs.Internal, err, "scan %s: %v", strings.Join(byReader[r], ", "), err)
 		}
+	}
+	if len(paths) == 0 {
+		ix.removeLeftovers(leftovers)
 	}
 	slices.SortFunc(out, func(a, b diskFile) int { return strings.Compare(a.path, b.path) })
 	// overlapping roots walk a file twice; it is read once

@@ -101,7 +101,6 @@ func (s *scanRun) run() error {
 	if s.disk, s.roots, err = s.ix.walk(s.ctx, s.rd, s.rep, s.opts.Paths); err != nil {
 		return err
 	}
-	s.rep.Scanned = len(s.disk)
 	if err := s.ix.Store.View(s.compare); err != nil {
 		return err
 	}
@@ -123,6 +122,11 @@ func (s *scanRun) run() error {
 // records finds the gone, the unchanged and the changed without a lookup
 // per file; known holds only the records of files that will be read.
 func (s *scanRun) compare(tx *store.Tx) error {
+	var err error
+	if s.disk, err = s.ix.dropTwins(tx, s.disk, s.rep); err != nil {
+		return err
+	}
+	s.rep.Scanned = len(s.disk)
 	disk := s.disk
 	checked := make([]bool, len(disk))
 	find := func(p string) int {

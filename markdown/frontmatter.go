@@ -58,16 +58,38 @@ func ParseFrontmatter(text string) (*Frontmatter, error) {
 // that is not a valid YAML mapping gives a Frontmatter without keys whose
 // Err says why and whose YAML is text itself, so a page that a human
 // broke can be rewritten without losing (or "fixing") its frontmatter.
-func KeepFrontmatter(text string) *Frontmatter {
+// Text past DefaultLimits (too long, too many values once its YAML
+// aliases are expanded) is kept the same way, unread.
+func KeepFrontmatter(text string) *Frontmatter { return keepFrontmatter(text, DefaultLimits) }
+
+// capError is why a frontmatter within the YAML rules is kept unread: it
+// goes past a limit.
+type capError struct{ limit, msg string }
+
+func (e *capError) Error() string { return "frontmatter: " + e.msg }
+
+func keepFrontmatter(text string, lim Limits) *Frontmatter {
 	f := &Frontmatter{src: text, crlf: strings.Contains(text, "\r\n")}
+	if len(text) > lim.FrontmatterBytes {
+		f.err = &capError{"frontmatter_bytes", fmt.Sprintf("a frontmatter of %d bytes (over %d) is not read; the page is indexed by its file name and body", len(text), lim.FrontmatterBytes)}
+		return f
+	}
 	if n, ok := parseSimpleYAML(text); ok {
 		f.node = n
+		if err := withinValues(n, lim); err != nil {
+			f.node, f.err = nil, err
+			return f
+		}
 		f.index()
 		return f
 	}
 	var doc yaml.Node
 	if err := yaml.Unmarshal([]byte(text), &doc); err != nil {
 		f.errLine, f.err = yamlError(text, err)
+		return f
+	}
+	if err := withinValues(&doc, lim); err != nil {
+		f.err = err
 		return f
 	}
 	if doc.Kind == 0 || len(doc.Content) == 0 {
@@ -100,11 +122,17 @@ func yamlError(text string, err error) (int, error) {
 		line, _ = strconv.Atoi(m[1])
 		msg = msg[len(m[0]):]
 	}
-	// the first line at which the text stops parsing
+	// the first line at which the text stops parsing, within the first
+	// 500 lines and 4 MiB of parsing
 	lines := strings.SplitAfter(text, "\n")
+	size, spent := 0, 0
 	for k := 1; k <= len(lines) && k <= 500; k++ {
+		size += len(lines[k-1])
+		if spent += size; spent > 4<<20 {
+			break
+		}
 		var doc yaml.Node
-		if yaml.Unmarshal([]byte(strings.Join(lines[:k], "")), &doc) != nil {
+		if yaml.Unmarshal([]byte(text[:size]), &doc) != nil {
 			line = k
 			break
 		}

@@ -9,6 +9,7 @@ package markdown
 import (
 	"net/url"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode"
@@ -73,12 +74,23 @@ type Page struct {
 	Headings []Heading
 	// Links are the frontmatter links (in file order), then the body's.
 	Links []Link
+	// Capped lists the limits (DefaultLimits) the page went past and what
+	// was left out of it; empty for every page within them.
+	Capped []Capped
+
+	searchEnd int // see SearchBody
 }
 
-// Parse parses the page at vault-relative path rel. It never fails: bad
-// frontmatter is reported in FMError and otherwise ignored, so a page a
-// human broke still indexes by its file name.
+// Parse parses the page at vault-relative path rel within DefaultLimits.
+// It never fails: bad frontmatter is reported in FMError and otherwise
+// ignored, so a page a human broke still indexes by its file name, and
+// what goes past a limit is left out and reported in Capped.
 func Parse(rel string, data []byte) *Page {
+	return ParseLimited(rel, data, DefaultLimits)
+}
+
+// ParseLimited is Parse within the given limits.
+func ParseLimited(rel string, data []byte, lim Limits) *Page {
 	doc := string(data)
 	if !utf8.ValidString(doc) {
 		doc = strings.ToValidUTF8(doc, "\uFFFD")
@@ -88,8 +100,11 @@ func Parse(rel string, data []byte) *Page {
 	var fmLinks []Link
 	if d.HasFM {
 		p.HasFM = true
-		p.Frontmatter = KeepFrontmatter(d.FM) // broken text is kept (no keys), never lost
+		p.Frontmatter = keepFrontmatter(d.FM, lim) // broken text is kept (no keys), never lost
 		if err := p.Frontmatter.Err(); err != nil {
+			if c, ok := err.(*capError); ok {
+				p.capped(c.limit, "%s", c.msg)
+			}
 			// the line counts from the top of the file (the opening fence
 			// is line 1), as an editor shows it
 			p.FMError = strings.TrimPrefix(err.Error(), "frontmatter: ")
@@ -115,20 +130,29 @@ func Parse(rel string, data []byte) *Page {
 	if p.Title == "" {
 		p.Title = strings.TrimSuffix(path.Base(rel), path.Ext(rel))
 	}
+	p.limitTitle(rel, lim)
+	p.limitSearch(lim)
 	p.Type = strings.ToLower(fm.String("type"))
-	p.Aliases = dedupe(append(fm.List("aliases", true), fm.List("alias", true)...), false)
-	p.Sources = dedupe(fm.SourceEntries("sources"), false)
+	p.Aliases = p.limitNames(dedupe(append(fm.List("aliases", true), fm.List("alias", true)...), false), "alias", "aliases", lim.NameBytes, lim.Aliases, "aliases")
+	p.Sources = p.limitNames(dedupe(fm.SourceEntries("sources"), false), "sources entry", "sources entries", lim.SourceBytes, lim.Sources, "sources")
 	p.Created = fm.String("created")
 	p.Updated = fm.String("updated")
 
 	masked := Mask(p.Body)
-	p.Headings = headings(masked, p.Body)
-	bl := links(masked, p.Body, bodyLine)
-	for i := range bl {
-		bl[i].Start += bodyOff
-		bl[i].End += bodyOff
+	p.Headings = headings(masked, p.Body, lim.Headings)
+	if len(p.Headings) > lim.Headings {
+		p.capped("headings", "more than %d headings: the first %d kept", lim.Headings, lim.Headings)
+		p.Headings = p.Headings[:lim.Headings]
 	}
-	p.Links = append(fmLinks, bl...)
+	sink := &linkSink{lim: lim}
+	for _, l := range fmLinks {
+		sink.add(l)
+	}
+	sink.off = bodyOff // the body's links: offsets from the file's first byte
+	if stopped := links(masked, p.Body, bodyLine, lim.ScanBytes*len(p.Body)+1<<20, sink); stopped > 0 {
+		p.capped("scan_bytes", "markdown links after line %d not read (the lines before cost more than %d times the page's size to read)", stopped, lim.ScanBytes)
+	}
+	p.Links = sink.done(p)
 	var tags []string
 	for _, t := range fm.List("tags", true) {
 		// a frontmatter string may also be space separated: "tags: a b"
@@ -136,9 +160,13 @@ func Parse(rel string, data []byte) *Page {
 	}
 	tags = append(tags, inlineTags(masked)...)
 	p.Tags = NormalizeTags(tags)
-	if p.FMError != "" {
+	if p.FMError != "" && len(d.FM) <= lim.FrontmatterBytes {
+		// a block too long to read is not read for its plain lines either
 		p.recover(d.FM)
+		p.limitTitle(rel, lim)
+		p.Aliases = p.limitNames(p.Aliases, "alias", "aliases", lim.NameBytes, lim.Aliases, "aliases")
 	}
+	p.Tags = p.limitNames(p.Tags, "tag", "tags", lim.NameBytes, lim.Tags, "tags")
 	return p
 }
 
@@ -236,6 +264,7 @@ func Mask(body string) string {
 	}
 	// pass 2: comments and inline code on what is left
 	s := string(b)
+	var spans *codeSpans
 	for i := 0; i < len(s); {
 		switch {
 		case strings.HasPrefix(s[i:], "<!--"):
@@ -260,7 +289,10 @@ func Mask(body string) string {
 			for i+n < len(s) && s[i+n] == '`' {
 				n++
 			}
-			end := closingBackticks(s, i+n, n)
+			if spans == nil {
+				spans = newCodeSpans(s)
+			}
+			end := spans.closing(i+n, n)
 			if end < 0 {
 				i += n
 				continue
@@ -276,27 +308,53 @@ func Mask(body string) string {
 	return string(b)
 }
 
-// closingBackticks finds the end of an inline code span opened by n
-// backticks at from, within the same paragraph; -1 when unclosed.
-func closingBackticks(s string, from, n int) int {
-	for i := from; i < len(s); {
-		if s[i] == '\n' && i+1 < len(s) && (s[i+1] == '\n' || strings.TrimSpace(s[i+1:indexByteFrom(s, '\n', i+1)]) == "") {
-			return -1 // blank line ends the paragraph
-		}
-		if s[i] != '`' {
+// codeSpans tells where an inline code span opened by a run of
+// backticks closes: the next run of the same length in the same
+// paragraph. Reading ahead from every opening run would read a paragraph
+// of many unclosed runs (of as many lengths) once per run, quadratic in
+// the page; this reads the page once, noting where runs of each length
+// start and where paragraphs end, and then finds a closer by binary
+// search.
+type codeSpans struct {
+	runs  map[int][]int32 // run length → starts, ascending
+	paras []int32         // offsets of the newlines a blank line follows
+}
+
+func newCodeSpans(s string) *codeSpans {
+	c := &codeSpans{runs: map[int][]int32{}}
+	for i := 0; i < len(s); {
+		switch s[i] {
+		case '`':
+			m := 0
+			for i+m < len(s) && s[i+m] == '`' {
+				m++
+			}
+			c.runs[m] = append(c.runs[m], int32(i))
+			i += m
+		case '\n':
+			if i+1 < len(s) && (s[i+1] == '\n' || strings.TrimSpace(s[i+1:indexByteFrom(s, '\n', i+1)]) == "") {
+				c.paras = append(c.paras, int32(i))
+			}
 			i++
-			continue
+		default:
+			i++
 		}
-		m := 0
-		for i+m < len(s) && s[i+m] == '`' {
-			m++
-		}
-		if m == n {
-			return i + m
-		}
-		i += m
 	}
-	return -1
+	return c
+}
+
+// closing finds the end of an inline code span opened by n backticks
+// whose text starts at from, within the same paragraph; -1 when unclosed.
+func (c *codeSpans) closing(from, n int) int {
+	rs := c.runs[n]
+	k, _ := slices.BinarySearch(rs, int32(from))
+	if k == len(rs) {
+		return -1
+	}
+	if p, _ := slices.BinarySearch(c.paras, int32(from)); p < len(c.paras) && c.paras[p] < rs[k] {
+		return -1 // a blank line ends the paragraph first
+	}
+	return int(rs[k]) + n
 }
 
 func indexByteFrom(s string, c byte, from int) int {
@@ -337,9 +395,11 @@ func atxHeading(line string) (level int, start, end int, ok bool) {
 	return n, start, end, true
 }
 
-func headings(masked, body string) []Heading {
+// headings finds the ATX headings, at most max+1 of them (one more than
+// max tells the caller there were more).
+func headings(masked, body string, max int) []Heading {
 	var out []Heading
-	for off := 0; off < len(masked); {
+	for off := 0; off < len(masked) && len(out) <= max; {
 		end := indexByteFrom(masked, '\n', off)
 		if off < end && (masked[off] == '#' || masked[off] == ' ') {
 			if level, s, e, ok := atxHeading(masked[off:end]); ok {
@@ -372,9 +432,11 @@ func hasScheme(dest string) bool {
 }
 
 // links finds the links of a body whose first line is line firstLine of
-// the file.
-func links(masked, body string, firstLine int) []Link {
-	var out []Link
+// the file and gives them to sink, until it is full. Bytes read looking
+// for markdown links that turn out not to be any count against budget:
+// once it is spent, markdown links are no longer looked for and stopped is
+// the line that happened on (0 when it did not).
+func links(masked, body string, firstLine, budget int, sink *linkSink) (stopped int) {
 	line := firstLine
 	lineOff := 0 // offset up to which newlines are counted
 	at := func(off int) int {
@@ -399,7 +461,9 @@ func links(masked, body string, firstLine int) []Link {
 					l.Embed, l.Kind, l.Line = embed, WikiLink, at(start)
 					s, e := wikiTargetSpan(body[i+2 : end])
 					l.Start, l.End = i+2+s, i+2+e
-					out = append(out, l)
+					if !sink.add(l) {
+						return stopped
+					}
 				}
 				i = end + 2
 				continue
@@ -407,15 +471,25 @@ func links(masked, body string, firstLine int) []Link {
 			i++
 			continue
 		}
-		if l, end, ok := markdownLink(masked, body, i); ok {
+		if stopped > 0 {
+			i++
+			continue
+		}
+		l, end, ok := markdownLink(masked, body, i)
+		if ok {
 			l.Embed, l.Kind, l.Line = embed, MarkdownLink, at(start)
-			out = append(out, l)
+			if !sink.add(l) {
+				return stopped
+			}
 			i = end
 			continue
 		}
+		if budget -= max(end-i, 1); budget < 0 {
+			stopped = at(i)
+		}
 		i++
 	}
-	return out
+	return stopped
 }
 
 // wikiEnd finds the "]]" closing a wikilink whose inside starts at from:
@@ -444,11 +518,11 @@ func markdownLink(masked, body string, i int) (Link, int, bool) {
 	for ; k < len(masked); k++ {
 		c := masked[k]
 		if c == '\n' {
-			return Link{}, 0, false
+			return Link{}, k, false
 		}
 		if c == '[' {
 			if depth++; depth > 1 {
-				return Link{}, 0, false
+				return Link{}, k, false
 			}
 		} else if c == ']' {
 			if depth == 0 {
@@ -458,7 +532,7 @@ func markdownLink(masked, body string, i int) (Link, int, bool) {
 		}
 	}
 	if k+1 >= len(masked) || masked[k+1] != '(' {
-		return Link{}, 0, false
+		return Link{}, k, false
 	}
 	label := body[i+1 : k]
 	p := k + 2
@@ -470,7 +544,7 @@ func markdownLink(masked, body string, i int) (Link, int, bool) {
 	if p < len(masked) && masked[p] == '<' {
 		e := strings.IndexAny(masked[p+1:], ">\n")
 		if e < 0 || masked[p+1+e] != '>' {
-			return Link{}, 0, false
+			return Link{}, p + 1 + max(e, 0), false
 		}
 		dest = body[p+1 : p+1+e]
 		destAt, angle = p+1, true
@@ -502,7 +576,7 @@ func markdownLink(masked, body string, i int) (Link, int, bool) {
 		q := masked[p]
 		e := strings.IndexAny(masked[p+1:], string(q)+"\n")
 		if e < 0 || masked[p+1+e] != q {
-			return Link{}, 0, false
+			return Link{}, p + 1 + max(e, 0), false
 		}
 		p += e + 2
 		for p < len(masked) && (masked[p] == ' ' || masked[p] == '\t') {
@@ -510,11 +584,11 @@ func markdownLink(masked, body string, i int) (Link, int, bool) {
 		}
 	}
 	if p >= len(masked) || masked[p] != ')' {
-		return Link{}, 0, false
+		return Link{}, p, false
 	}
 	l, ok := parseMarkdownDest(dest)
 	if !ok {
-		return Link{}, p + 1, false
+		return Link{}, i + 1, false // a link, but not to a page or a file: nothing wasted
 	}
 	l.Label = strings.TrimSpace(label)
 	l.Start, l.Angle = destAt, angle

@@ -96,10 +96,10 @@ func sourceRel(v *vault.Vault, p string) (rel string, err error) {
 	if strings.IndexByte(p, '\\') >= 0 {
 		return "", errs.E(errs.Invalid, "path %q contains a backslash; separate folders with forward slashes", p)
 	}
+	if err := checkNameLengths(p); err != nil {
+		return "", err
+	}
 	for _, el := range strings.Split(p, "/") {
-		if len(el) > maxNameBytes {
-			return "", errs.E(errs.Invalid, "path has a name of %d bytes (%q…); no file name is longer than %d bytes", len(el), string([]rune(el)[:40]), maxNameBytes)
-		}
 		if el == ".." {
 			return "", errs.E(errs.Forbidden, "path %q contains \"..\"; name a file inside %s/, relative to it (notes.md) or from the vault root (%s/notes.md)", p, vault.SourcesDir, vault.SourcesDir)
 		}
@@ -179,6 +179,17 @@ func openSource(v *vault.Vault, rel string) (*os.File, fs.FileInfo, error) {
 		return nil, nil, openError(display, err)
 	}
 	return f, info, nil
+}
+
+// checkNameLengths refuses a path with a file or folder name longer than
+// a file system holds (invalid, naming the length, not the path).
+func checkNameLengths(p string) error {
+	for _, el := range strings.Split(p, "/") {
+		if len(el) > maxNameBytes {
+			return errs.E(errs.Invalid, "path has a name %d bytes long (%.40q…); a file or folder name is at most %d bytes", len(el), el, maxNameBytes)
+		}
+	}
+	return nil
 }
 
 // openError maps a refusal or failure of the file layer to an error naming

@@ -2,6 +2,7 @@ package ops
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/synapse-wiki/synapse/errs"
@@ -90,6 +91,11 @@ type OpenOptions struct {
 	// to date and indexes them before the operation runs (ops/fresh.go):
 	// for a CLI verb that opens the store itself, with no server watching.
 	Fresh bool
+	// ReadOnlyFallback opens the store read-only when it cannot be opened
+	// read-write because its file system is read-only: for a read that
+	// would rather write first (lint brings the index up to date), which
+	// then answers from the index as it is.
+	ReadOnlyFallback bool
 	// Monitor is the vault's file monitor, asked by Fresh which files
 	// changed (ops/fresh_monitor.go); nil checks the files by stat.
 	Monitor FreshMonitor
@@ -125,6 +131,10 @@ func OpenEnv(ctx context.Context, v *vault.Vault, o OpenOptions) (*Env, error) {
 		return store.Open(v.Abs(vault.DBFile), store.Options{ReadOnly: ro, Timeout: o.Timeout, Holder: o.Holder})
 	}
 	s, err := open(o.ReadOnly)
+	if err != nil && !o.ReadOnly && o.ReadOnlyFallback && errors.Is(err, store.ErrReadOnlyFS) {
+		o.ReadOnly = true
+		s, err = open(true)
+	}
 	needScan, rebuild, replay := false, false, false
 	if err == nil {
 		_ = s.View(func(tx *store.Tx) error {
@@ -180,6 +190,13 @@ func OpenEnv(ctx context.Context, v *vault.Vault, o OpenOptions) (*Env, error) {
 	e.Progress = o.Progress
 	e.Index.Progress = o.Progress
 	e.Index.Notify = o.Notify
+	// a damaged file was replaced by a new store: its review queue goes
+	// back first (the journal replayed over what could be salvaged), and
+	// the scan below fills the rest
+	if _, err := e.afterHeal(ctx); err != nil {
+		s.Close()
+		return nil, err
+	}
 	// the review queue is a cache of the journal: a store that is new,
 	// rebuilt, older than this synapse or behind the journal (a git pull)
 	// replays it; a journal that cannot be read fails the review verbs,
@@ -193,19 +210,40 @@ func OpenEnv(ctx context.Context, v *vault.Vault, o OpenOptions) (*Env, error) {
 			return nil, err
 		}
 	}
-	if (needScan || rebuild) && !o.NoInitialScan {
-		gcmode.Long() // a scan of the whole vault
-		if _, err := e.Index.Scan(ctx, index.ScanOptions{}); err != nil {
-			s.Close()
-			return nil, err
+	if err := e.bringUpToDate(ctx, o, cfg, (needScan || rebuild) && !o.NoInitialScan); err != nil {
+		// a store found damaged on the way is rebuilt, then filled
+		if reason, damaged := store.DamageReason(err); damaged {
+			err = e.rebuildStore(ctx, reason, false)
 		}
-	} else if o.Fresh && !freshOff() {
-		if err := e.freshen(ctx, o, cfg, checkFiles(cfg, !o.ReadOnly)); err != nil {
+		if err != nil {
 			e.Store.Close()
 			return nil, err
 		}
 	}
+	// a write killed after its page was written: its items are filed now;
+	// a create killed while it held an item: the item is free again
+	if err := e.finishInterruptedWrite(ctx); err != nil && o.Notify != nil {
+		o.Notify("an interrupted write's review items could not be filed: " + errs.Message(err))
+	}
+	if err := e.releaseGoneClaims(); err != nil && o.Notify != nil {
+		o.Notify("the claims of ended commands on review items could not be released: " + errs.Message(err))
+	}
 	return e, nil
+}
+
+// bringUpToDate scans a store that never completed a scan (or whose
+// search index must be rebuilt), else indexes what changed since the
+// last scan when asked to (OpenOptions.Fresh).
+func (e *Env) bringUpToDate(ctx context.Context, o OpenOptions, cfg *vault.Config, scan bool) error {
+	if scan {
+		gcmode.Long() // a scan of the whole vault
+		_, err := e.Index.Scan(ctx, index.ScanOptions{})
+		return err
+	}
+	if o.Fresh && !freshOff() {
+		return e.freshen(ctx, o, cfg, checkFiles(cfg, !o.ReadOnly))
+	}
+	return nil
 }
 
 // NewEnv wraps an already open store.

@@ -91,22 +91,35 @@ func (e *Env) freshen(ctx context.Context, o OpenOptions, cfg *vault.Config, max
 		// a timeout below bbolt's retry interval tries the lock once
 		s, err := store.Open(path, store.Options{Timeout: time.Nanosecond, Holder: reconcileHolder(o.Holder, st)})
 		if err != nil {
-			if !errors.Is(err, store.ErrLocked) {
+			why := "another synapse process holds the store"
+			then := "run `synapse source rescan` when it is done"
+			switch {
+			case errors.Is(err, store.ErrReadOnlyFS):
+				why, then = "the file system holding the vault is read-only", "nothing can be indexed until it is writable"
+			case !errors.Is(err, store.ErrLocked):
 				return err
 			}
-			// another process holds the store: back to the shared lock
+			// back to the shared lock: the read answers from the index
 			if s, err = store.Open(path, store.Options{ReadOnly: true, Timeout: o.Timeout}); err != nil {
 				return err
 			}
 			e.setStore(s)
 			if st.Count() > 0 {
-				e.Fresh.NotIndexed = "another synapse process holds the store"
-				e.note(o, "%s changed since the last scan (%s); another synapse process holds the store, so this answer comes from the index as it was (run `synapse source rescan` when it is done)",
-					filesCount(st.Count()), ChangeSummary(st.New, st.Changed, st.Deleted))
+				e.Fresh.NotIndexed = why
+				e.note(o, "%s changed since the last scan (%s); %s, so this answer comes from the index as it was (%s)",
+					filesCount(st.Count()), ChangeSummary(st.New, st.Changed, st.Deleted), why, then)
 			}
 			return nil
 		}
 		e.setStore(s)
+		// a damaged file found by this open was replaced by a new store:
+		// the review queue goes back, and the whole vault is scanned into it
+		if healed, err := e.afterHeal(ctx); healed || err != nil {
+			if err == nil {
+				_, err = e.Index.Scan(ctx, index.ScanOptions{})
+			}
+			return err
+		}
 	}
 	if _, err := e.Index.Reconcile(ctx, st); err != nil {
 		return err

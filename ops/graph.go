@@ -234,12 +234,12 @@ func backlinks(ctx context.Context, e *Env, in *BacklinksIn) (*BacklinksOut, err
 		out.Page = refOf(p)
 		out.AlsoMatched = alsoMatched(tx, in.Title, p.Doc)
 		for _, b := range tx.Backlinks(p.Doc) {
-			src, err := tx.Page(b.Src)
+			src, ok, err := refOfDoc(tx, b.Src)
 			if err != nil {
 				return err
 			}
-			if src != nil {
-				out.Backlinks = append(out.Backlinks, BacklinkItem{PageRef: refOf(src), Count: b.Count})
+			if ok {
+				out.Backlinks = append(out.Backlinks, BacklinkItem{PageRef: src, Count: b.Count})
 			}
 		}
 		sort.Slice(out.Backlinks, func(i, j int) bool {
@@ -415,12 +415,12 @@ func vaultDangling(tx *store.Tx, w window) (int, []MissingTarget, error) {
 			t.Target = d.Key
 		}
 		for _, s := range d.Sources {
-			p, err := tx.Page(s.Src)
+			p, ok, err := refOfDoc(tx, s.Src)
 			if err != nil {
 				return 0, nil, err
 			}
-			if p != nil {
-				t.Pages = append(t.Pages, BacklinkItem{PageRef: refOf(p), Count: s.Count})
+			if ok {
+				t.Pages = append(t.Pages, BacklinkItem{PageRef: p, Count: s.Count})
 			}
 		}
 		sort.Slice(t.Pages, func(i, j int) bool { return lessRef(t.Pages[i].PageRef, t.Pages[j].PageRef) })

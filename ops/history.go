@@ -248,7 +248,7 @@ func unifiedDiff(labelA, labelB string, a, b []byte) (string, bool) {
 type RestorePageIn struct {
 	Title   string `json:"title" arg:"0" words:"true" required:"true" desc:"Page title, alias, file name, path or id; resolved like a [[link]]"`
 	Rev     int    `json:"rev" required:"true" desc:"The revision to write back (page history lists them)"`
-	IfMatch string `json:"if_match,omitempty" desc:"sha256 of the current file (from get_page); the restore is refused as a conflict if the page changed"`
+	IfMatch string `json:"if_match,omitempty" nonempty:"true" desc:"sha256 of the current file (from get_page); the restore is refused as a conflict if the page changed. Leave it out to restore without the check: an empty value is refused"`
 }
 
 // RestorePageOut is the result of page restore: the write it made (a new

@@ -14,6 +14,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/synapse-wiki/synapse/errs"
 	"github.com/synapse-wiki/synapse/index"
 	"github.com/synapse-wiki/synapse/store"
 	"github.com/synapse-wiki/synapse/vault"
@@ -169,6 +170,35 @@ func regenerateIndex(e *Env) (cw *catalogWrite, err error) {
 		return err
 	})
 	return cw, err
+}
+
+// repairIndexMD regenerates wiki/index.md when the catalogue changed since
+// synapse last wrote it: after a write that could not regenerate it (a
+// full disk), or pages that came and went by hand. A store opened
+// read-only leaves it alone, and so does a vault where synapse never
+// wrote one.
+func repairIndexMD(e *Env) error {
+	if e.Store.ReadOnly() {
+		return nil
+	}
+	// only an index.md synapse wrote before (a rescan does not create
+	// one: the first write does)
+	stale := false
+	_ = e.Store.View(func(tx *store.Tx) error {
+		stamp, ok := tx.IndexStamp()
+		stale = ok && !tx.CatalogMissing() && stamp.Version != tx.CatalogVersion()
+		return nil
+	})
+	if !stale {
+		return nil
+	}
+	if hand, err := handWrittenIndex(e); err != nil || hand {
+		return nil // a hand-written index.md is left alone (reserved.go), as is one that cannot be read
+	}
+	if _, err := regenerateIndex(e); err != nil {
+		return errs.Wrap(errs.Internal, err, "regenerating %s failed: %s", vault.IndexPage, errs.Raw(err))
+	}
+	return nil
 }
 
 // regenerateIndexTx is regenerateIndex inside the write transaction tx

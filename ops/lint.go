@@ -27,12 +27,13 @@ const (
 	LintFrontmatterErrors = "frontmatter_errors"
 	LintReservedFiles     = "reserved_files"
 	LintRefusedFiles      = "refused_files"
+	LintOverCap           = "over_cap"
 )
 
 // LintIn is the input of lint.
 type LintIn struct {
 	Page           string `json:"page,omitempty" desc:"Only findings on or from this page (resolved like a [[link]]): its broken, ambiguous and file links, missing sources and frontmatter error, whether it is an orphan or links nowhere, and the pages sharing its title"`
-	Category       string `json:"category,omitempty" enum:"broken_links,broken_file_links,ambiguous_links,orphans,no_outlinks,missing_sources,duplicate_titles,frontmatter_errors,reserved_files,refused_files" desc:"Only this category, in full (up to 20 findings unless --limit, each with up to 20 linking pages): broken_links, broken_file_links, ambiguous_links, orphans, no_outlinks, missing_sources, duplicate_titles, frontmatter_errors, reserved_files or refused_files"`
+	Category       string `json:"category,omitempty" enum:"broken_links,broken_file_links,ambiguous_links,orphans,no_outlinks,missing_sources,duplicate_titles,frontmatter_errors,reserved_files,refused_files,over_cap" desc:"Only this category, in full (up to 20 findings unless --limit, each with up to 20 linking pages): broken_links, broken_file_links, ambiguous_links, orphans, no_outlinks, missing_sources, duplicate_titles, frontmatter_errors, reserved_files, refused_files or over_cap"`
 	Full           bool   `json:"full,omitempty" desc:"Every category in full: up to 50 findings each (unless --limit), each with up to 20 pages that link to it; without it the report is a summary: 10 findings per category and the number of linking pages"`
 	Limit          int    `json:"limit,omitempty" min:"0" max:"1000" desc:"Findings listed per category (1..1000; default 10, 20 with --category, 50 with --full; larger values are clamped); the counts always cover every finding"`
 	Offset         int    `json:"offset,omitempty" min:"0" desc:"Findings skipped in each category before the listed ones"`
@@ -129,6 +130,7 @@ type LintCounts struct {
 	FrontmatterErrors int `json:"frontmatter_errors"`
 	ReservedFiles     int `json:"reserved_files"`
 	RefusedFiles      int `json:"refused_files"`
+	OverCap           int `json:"over_cap"`
 }
 
 // LintFiled counts what --to-review did to the queue.
@@ -173,6 +175,9 @@ type LintOut struct {
 	// (named pipes, devices, symlinks out of the vault: docs/vault.md#the-file-layer), as status
 	// lists them; vault-wide only.
 	RefusedFiles []index.Refused `json:"refused_files"`
+	// OverCap are the pages indexed only in part because they go past a
+	// parse limit, each saying what was left out, as status lists them.
+	OverCap []store.CappedPage `json:"over_cap"`
 	// ReviewJournal is what the last replay of the review journal found
 	// (lines skipped, items two machines decided differently), vault-wide
 	// only, absent when nothing.
@@ -203,7 +208,7 @@ func pluralWord(n int, one, many string) string {
 }
 
 var opLint = register(Op{
-	Name: "lint", Summary: "Check the wiki: broken links, links to files that do not exist, ambiguous links, orphans, pages without outlinks, missing source files, duplicate titles, frontmatter that does not parse, a hand-written index.md synapse leaves alone, files refused instead of read (named pipes, symlinks out of the vault)",
+	Name: "lint", Summary: "Check the wiki: broken links, links to files that do not exist, ambiguous links, orphans, pages without outlinks, missing source files, duplicate titles, frontmatter that does not parse, a hand-written index.md synapse leaves alone, files refused instead of read (named pipes, symlinks out of the vault), pages indexed only in part (past a parse limit)",
 	CLI: "lint", REST: []Route{{Method: "GET", Path: "/lint"}, {Method: "POST", Path: "/lint", Body: "*"}},
 	Access: Read, WriteWith: "to_review", Rescans: true,
 	Limits: "rescans changed files first; findings listed per category: 10 by default (a summary: the number of linking pages only), 20 with --category, 50 with --full, --limit up to 1000; at most 20 linking pages per finding; counts cover all; --to-review files only the listed findings",
@@ -317,6 +322,10 @@ func lintVault(ctx context.Context, e *Env, w window, out *LintOut) error {
 		out.Counts.RefusedFiles = rl.Count
 		rlo, rhi := w.cut(len(rl.Files))
 		out.RefusedFiles = append(out.RefusedFiles, rl.Files[rlo:rhi]...)
+		// pages indexed only in part (past a parse limit)
+		var oc []store.CappedPage
+		out.Counts.OverCap, oc = tx.CappedPages(w.offset, w.limit)
+		out.OverCap = append(out.OverCap, oc...)
 		var targets []MissingTarget
 		var err error
 		out.Counts.BrokenLinks, targets, err = vaultDangling(tx, w)
@@ -414,12 +423,12 @@ func listRef(tx *store.Tx, doc uint32, listed bool, list *[]PageRef) error {
 	if !listed {
 		return nil
 	}
-	p, err := tx.Page(doc)
+	r, ok, err := refOfDoc(tx, doc)
 	if err != nil {
 		return err
 	}
-	if p != nil {
-		*list = append(*list, refOf(p))
+	if ok {
+		*list = append(*list, r)
 	}
 	return nil
 }
@@ -428,12 +437,12 @@ func listRef(tx *store.Tx, doc uint32, listed bool, list *[]PageRef) error {
 func duplicate(tx *store.Tx, docs []uint32) (LintDuplicate, error) {
 	d := LintDuplicate{}
 	for _, doc := range docs {
-		p, err := tx.Page(doc)
+		r, ok, err := refOfDoc(tx, doc)
 		if err != nil {
 			return d, err
 		}
-		if p != nil {
-			d.Pages = append(d.Pages, refOf(p))
+		if ok {
+			d.Pages = append(d.Pages, r)
 		}
 	}
 	sortRefs(d.Pages)
@@ -581,6 +590,12 @@ func lintPage(tx *store.Tx, title string, w window, out *LintOut) error {
 		out.Counts.FrontmatterErrors = 1
 		if w.has(0) {
 			out.FrontmatterErrors = append(out.FrontmatterErrors, fmFinding(p))
+		}
+	}
+	if msg := tx.Capped(p.Path); msg != "" {
+		out.Counts.OverCap = 1
+		if w.has(0) {
+			out.OverCap = append(out.OverCap, store.CappedPage{Path: p.Path, Message: msg})
 		}
 	}
 	return nil

@@ -33,6 +33,7 @@ var lintCategories = []LintCategory{
 	{Name: LintFrontmatterErrors, Title: "Frontmatter that does not parse", What: "a page whose frontmatter is not valid YAML"},
 	{Name: LintReservedFiles, Title: "Top files synapse leaves alone", What: "a hand-written index.md synapse does not maintain", VaultOnly: true},
 	{Name: LintRefusedFiles, Title: "Files refused instead of read", What: "a file the scans skipped (a named pipe, a device, a symlink out of the vault)", VaultOnly: true},
+	{Name: LintOverCap, Title: "Pages indexed in part (past a parse limit)", What: "a page over a parse limit (size, links, aliases, frontmatter), indexed only in part"},
 }
 
 // LintCategories lists the lint categories' names in report order.

@@ -29,6 +29,13 @@ func refOf(p *store.PageRec) PageRef {
 	return PageRef{ID: p.ID, Title: p.Title, Type: p.Type, Path: p.Path}
 }
 
+// refOfDoc is the reference of a page by doc, from its record's head only
+// (ok false when there is no such page).
+func refOfDoc(tx *store.Tx, doc uint32) (PageRef, bool, error) {
+	h, ok, err := tx.Head(doc)
+	return PageRef{ID: h.ID, Title: h.Title, Type: h.Type, Path: h.Path}, ok, err
+}
+
 // GetPageIn is the input of get_page.
 type GetPageIn struct {
 	Title   string `json:"title" arg:"0" words:"true" required:"true" desc:"Page title, alias, file name, path or id; resolved like a [[link]]"`
@@ -102,8 +109,8 @@ func alsoMatched(tx *store.Tx, title string, chosen uint32) []PageRef {
 		if c.Doc == 0 || c.Doc == chosen {
 			continue
 		}
-		if p, err := tx.Page(c.Doc); err == nil && p != nil {
-			out = append(out, refOf(p))
+		if r, ok, err := refOfDoc(tx, c.Doc); err == nil && ok {
+			out = append(out, r)
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
@@ -173,8 +180,8 @@ func getPage(ctx context.Context, e *Env, in *GetPageIn) (*GetPageOut, error) {
 		bls := tx.Backlinks(rec.Doc)
 		backlinksTotal = len(bls)
 		for _, b := range bls[:min(len(bls), MaxPageBacklinks)] {
-			if p, err := tx.Page(b.Src); err == nil && p != nil {
-				backlinks = append(backlinks, refOf(p))
+			if r, ok, err := refOfDoc(tx, b.Src); err == nil && ok {
+				backlinks = append(backlinks, r)
 			}
 		}
 		sortRefs(backlinks)
@@ -381,8 +388,8 @@ func closestTitles(tx *store.Tx, q string, n int) []string {
 		if len(out) == n {
 			break
 		}
-		if p, err := tx.Page(c.doc); err == nil && p != nil {
-			out = append(out, p.Title)
+		if h, ok, err := tx.Head(c.doc); err == nil && ok {
+			out = append(out, h.Title)
 		}
 	}
 	return out
@@ -460,7 +467,7 @@ func describeLinks(tx *store.Tx, rec *store.PageRec, ls []store.LinkRec) []LinkO
 			lo.Resolved, lo.File = true, file
 		}
 		if to != 0 {
-			if t, err := tx.Page(to); err == nil && t != nil {
+			if t, ok, err := tx.Head(to); err == nil && ok {
 				lo.Resolved, lo.ID, lo.Title, lo.Path = true, t.ID, t.Title, t.Path
 			}
 		}

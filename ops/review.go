@@ -3,6 +3,7 @@ package ops
 import (
 	"context"
 	"hash/fnv"
+	"os"
 	"slices"
 	"strings"
 	"time"
@@ -378,11 +379,12 @@ func decide(tx *store.Tx, r *store.ReviewRec, status, resolution, by string, now
 		return err
 	}
 	*r = *next
-	return nil
+	return tx.ClearClaimHolder(r.Key)
 }
 
 // claim marks a pending item as acted on by a command until until (the
-// zero time releases it), and journals it. r is updated.
+// zero time releases it), and journals it; this process is recorded as
+// the claim's holder (claims.go). r is updated.
 func claim(tx *store.Tx, r *store.ReviewRec, until, now time.Time) error {
 	ev := &revEvent{Kind: evClaimed}
 	if !until.IsZero() {
@@ -393,7 +395,10 @@ func claim(tx *store.Tx, r *store.ReviewRec, until, now time.Time) error {
 		return err
 	}
 	*r = *next
-	return nil
+	if until.IsZero() {
+		return tx.ClearClaimHolder(r.Key)
+	}
+	return tx.SetClaimHolder(r.Key, os.Getpid())
 }
 
 // simpleResolution describes a decision that changes only the status.

@@ -48,6 +48,17 @@ type StatusOut struct {
 	// them all.
 	Refused      []index.Refused `json:"refused"`
 	RefusedCount int             `json:"refused_count"`
+	// OverCap lists the pages indexed only in part because they go past a
+	// parse limit (a name too long to be a key, more links or aliases than
+	// a page may have, a YAML alias bomb), each saying what was left out:
+	// the first MaxStatusRefused; OverCapCount counts them all.
+	OverCap      []store.CappedPage `json:"over_cap"`
+	OverCapCount int                `json:"over_cap_count"`
+	// StoreHealed says when the store's file was last found damaged and
+	// rebuilt from the vault's files, where the damaged file went and
+	// what became of the review queue (queue_lost: items could not be
+	// read back); shown for 30 days.
+	StoreHealed *store.HealRecord `json:"store_healed,omitempty"`
 	// Embeddings describes the optional embedding provider and vectors
 	// (ops/embed.go).
 	Embeddings *EmbedStatus `json:"embeddings"`
@@ -117,6 +128,13 @@ func status(ctx context.Context, e *Env, in *StatusIn) (*StatusOut, error) {
 		}
 		rl := index.RefusedFiles(tx)
 		out.Refused, out.RefusedCount = rl.Files[:min(len(rl.Files), MaxStatusRefused)], rl.Count
+		if h, ok := tx.HealRecord(); ok && e.now().Sub(h.At) < healAge {
+			out.StoreHealed = &h
+		}
+		out.OverCapCount, out.OverCap = tx.CappedPages(0, MaxStatusRefused)
+		if out.OverCap == nil {
+			out.OverCap = []store.CappedPage{}
+		}
 		out.PendingLinks = len(tx.LinksDirty(0))
 		out.PendingGraph = tx.GraphDirtyCount()
 		reviewStatus(tx, out)
@@ -190,8 +208,20 @@ var opRescan = register(Op{
 }, rescan)
 
 func rescan(ctx context.Context, e *Env, in *RescanIn) (*index.Report, error) {
+	var rep *index.Report
+	var err error
 	if e.Rescan != nil {
-		return e.Rescan(ctx)
+		rep, err = e.Rescan(ctx)
+	} else {
+		rep, err = e.Index.Scan(ctx, index.ScanOptions{})
 	}
-	return e.Index.Scan(ctx, index.ScanOptions{})
+	if err != nil {
+		return nil, err
+	}
+	// a write that could not regenerate index.md (a full disk) left the
+	// catalogue's changes pending: the rescan brings the file up to date
+	if err := repairIndexMD(e); err != nil {
+		return nil, err
+	}
+	return rep, nil
 }

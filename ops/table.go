@@ -21,6 +21,8 @@
 //	min:"1" max:"50"        integers are clamped into this range
 //	enum:"a,b"              allowed values (documented; checked by the operation)
 //	required:"true"         must be present and non-empty
+//	nonempty:"true"         may be absent, but when given must not be empty or blank (an
+//	                        empty if_match is a mistake, never "no check")
 //	raw:"true"              kept byte for byte (string fields are trimmed otherwise)
 //	mcp:"-"                 not an MCP parameter: absent from the tool schema and refused when sent
 //	cli:"-"                 not a CLI flag; cli:"stdin" reads the value from --file or stdin
@@ -49,6 +51,7 @@ import (
 	"strings"
 
 	"github.com/synapse-wiki/synapse/errs"
+	"github.com/synapse-wiki/synapse/store"
 )
 
 // Access tells whether an operation changes the vault.
@@ -224,6 +227,7 @@ func (op *Op) Decode(raw []byte) (any, error) {
 	if err := applyDefaults(in); err != nil {
 		return nil, err
 	}
+	markAbsent(in)
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || string(raw) == "null" {
 		raw = []byte("{}")
@@ -246,7 +250,42 @@ func (op *Op) Decode(raw []byte) (any, error) {
 	if dec.More() {
 		return nil, errs.E(errs.Invalid, "parameters: unexpected data after the JSON object")
 	}
+	if err := checkNonEmpty(in); err != nil {
+		return nil, err
+	}
 	return in, nil
+}
+
+// absent marks a nonempty string field that the input did not give, so
+// that one given as "" or "   " can be told from it.
+const absent = "\x00absent\x00"
+
+func markAbsent(in any) {
+	rv := reflect.ValueOf(in).Elem()
+	for _, f := range Fields(rv.Type()) {
+		if f.NonEmpty && f.Type.Kind() == reflect.String {
+			rv.Field(f.Index).SetString(absent)
+		}
+	}
+}
+
+// checkNonEmpty refuses a nonempty field given empty or blank, and
+// clears the mark of those not given.
+func checkNonEmpty(in any) error {
+	rv := reflect.ValueOf(in).Elem()
+	for _, f := range Fields(rv.Type()) {
+		if !f.NonEmpty || f.Type.Kind() != reflect.String {
+			continue
+		}
+		v := rv.Field(f.Index)
+		switch {
+		case v.String() == absent:
+			v.SetString("")
+		case strings.TrimSpace(v.String()) == "":
+			return errs.E(errs.Invalid, "%s is empty; give the value or leave %[1]s out (an empty one is never taken for none)", errs.Param(f.Name))
+		}
+	}
+	return nil
 }
 
 func decodeError(err error) error {
@@ -317,6 +356,14 @@ func (op *Op) Run(ctx context.Context, e *Env, in any) (any, error) {
 		return nil, err
 	}
 	out, err := op.run(ctx, e, in)
+	if reason, damaged := store.DamageReason(err); damaged && e.Store != nil {
+		// the store's file is damaged: it is rebuilt from the vault's
+		// files (the review queue kept), and the operation runs again
+		if herr := e.rebuildStore(ctx, reason, op.Scans); herr != nil {
+			return nil, herr
+		}
+		out, err = op.run(ctx, e, in)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -427,6 +474,7 @@ type Field struct {
 	Raw      bool   // raw:"true": the value is kept byte for byte (not trimmed)
 	Words    bool   // words:"true": a last CLI argument of several words is their join
 	Several  string // several:"…": the CLI command that takes several values
+	NonEmpty bool   // nonempty:"true": absent, or not empty nor blank
 	TTY      string // tty:"…": the CLI's value when the flag is absent and stdin is a terminal
 }
 
@@ -449,7 +497,7 @@ func Fields(t reflect.Type) []Field {
 			Flag: sf.Tag.Get("flag"), Short: sf.Tag.Get("short"), Default: sf.Tag.Get("default"),
 			Required: sf.Tag.Get("required") == "true", NoMCP: sf.Tag.Get("mcp") == "-", CLI: sf.Tag.Get("cli"),
 			Raw: sf.Tag.Get("raw") == "true", Words: sf.Tag.Get("words") == "true", Several: sf.Tag.Get("several"),
-			TTY: sf.Tag.Get("tty")}
+			NonEmpty: sf.Tag.Get("nonempty") == "true", TTY: sf.Tag.Get("tty")}
 		if a := sf.Tag.Get("arg"); a != "" {
 			f.Arg, _ = strconv.Atoi(a)
 		}

@@ -113,6 +113,9 @@ func checkSource(v *vault.Vault, entry string) (string, error) {
 		return s.Raw, nil // an external citation, a link, a name or free text
 	}
 	rel := strings.TrimPrefix(s.Path, vault.SourcesDir+"/")
+	if err := checkNameLengths(rel); err != nil {
+		return "", errs.E(errs.Invalid, "source %.60q… cannot be cited: %s", s.Path, errs.Message(err))
+	}
 	for _, el := range strings.Split(rel, "/") {
 		if strings.HasPrefix(el, ".") {
 			return "", errs.E(errs.Invalid, "source %q is a hidden file; hidden files under %s/ are not tracked", entry, vault.SourcesDir)

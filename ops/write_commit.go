@@ -25,12 +25,21 @@ func (w *pageWrite) commit(ctx context.Context, t *target, r *rendered) (res *Wr
 	out := &WritePageOut{SHA256: r.sha256, Created: t.rec == nil, Dangling: []string{}, Unchanged: r.unchanged}
 	var p string // the page's vault path
 	var err error
+	written := false // the page's file is in place
 	// the folders this write changes: their freshness stamps are brought
 	// forward in its transaction (index.FolderMark), so the next CLI
 	// verb's check does not list them again
 	w.folders = e.Index.MarkFolders()
 	if !r.unchanged {
 		w.folders.Before(vault.WikiDir)
+		// until the commit below records it, a note says a write is under
+		// way (intent.go): a kill leaves it for the next command to finish
+		intentDone := e.noteIntent(w.c.title, t.path, r.m.typ)
+		defer func() {
+			if rerr == nil || !written {
+				intentDone()
+			}
+		}()
 	}
 	switch {
 	case r.unchanged:
@@ -54,6 +63,7 @@ func (w *pageWrite) commit(ctx context.Context, t *target, r *rendered) (res *Wr
 			return nil, err
 		}
 	}
+	written = true
 	w.mark("file")
 	out.Path = p
 	title := r.m.fm.String("title")
@@ -72,18 +82,22 @@ func (w *pageWrite) commit(ctx context.Context, t *target, r *rendered) (res *Wr
 	}
 	var logged *logAppend
 	if !out.Unchanged {
+		// the page is written: what fails from here on with log.md or
+		// index.md is a note of the write (room.go)
 		if logged, err = appendLog(e.Vault, w.now, w.writeRecord(t, r.m, title)); err != nil {
-			return nil, after("appending to "+vault.LogPage, err)
-		}
-		// log.md's fsync runs while the page is re-indexed; the write
-		// answers once it is done
-		defer func() {
-			if werr := logged.wait(); werr != nil && rerr == nil {
-				res, rerr = nil, after("appending to "+vault.LogPage, werr)
+			out.Notes = append(out.Notes, fmt.Sprintf("%s was not appended to (%s): this write is not in the log", vault.LogPage, errs.Raw(err)))
+			logged = nil
+		} else {
+			// log.md's fsync runs while the page is re-indexed; the
+			// write answers once it is done
+			defer func() {
+				if werr := logged.wait(); werr != nil && res != nil {
+					res.Notes = append(res.Notes, fmt.Sprintf("%s may not hold this write's line (%s)", vault.LogPage, errs.Raw(werr)))
+				}
+			}()
+			if logged.created {
+				w.folders.Added(vault.WikiDir, 1)
 			}
-		}()
-		if logged.created {
-			w.folders.Added(vault.WikiDir, 1)
 		}
 	}
 	w.mark("log")
@@ -101,6 +115,9 @@ func (w *pageWrite) commit(ctx context.Context, t *target, r *rendered) (res *Wr
 	rc := &recording{t: t, r: r, out: out, path: p, title: title, logged: logged, hook: e.pageWritten, step: "re-indexing"}
 	if err := w.rescanThen(ctx, paths, func(tx *store.Tx) error { return w.record(tx, rc) }); err != nil {
 		return nil, after(rc.step, err)
+	}
+	if rc.warnIndex != "" {
+		out.Notes = append(out.Notes, rc.warnIndex)
 	}
 	w.mark("commit")
 	if err := w.afterCommit(ctx, rc); err != nil {
@@ -127,6 +144,8 @@ type recording struct {
 	rescan    []string // reserved files the scanner must parse again
 	hookLater bool     // file the dangling links after the reserved files are re-indexed
 	step      string   // what was being done, for the error
+	// warnIndex says index.md was not regenerated (the write stands)
+	warnIndex string
 }
 
 // record runs in the transaction that applies the page: index.md
@@ -135,7 +154,7 @@ type recording struct {
 // step without re-parsing them, and the review queue.
 func (w *pageWrite) record(tx *store.Tx, rc *recording) error {
 	e, t, out := w.e, rc.t, rc.out
-	rc.rescan, rc.hookLater, rc.cat = rc.rescan[:0], false, nil
+	rc.rescan, rc.hookLater, rc.cat, rc.warnIndex = rc.rescan[:0], false, nil, ""
 	rec, err := pageAt(tx, rc.path)
 	if err != nil {
 		return err
@@ -154,9 +173,14 @@ func (w *pageWrite) record(tx *store.Tx, rc *recording) error {
 		w.historyAfter(rec.ID, rc.path, rc.title, rc.r.data, true)
 	}
 	w.mark("reindex")
-	rc.step = "regenerating " + vault.IndexPage
 	if rc.cat, err = regenerateIndexTx(e, tx); err != nil {
-		return err
+		if _, damaged := store.DamageReason(err); damaged {
+			return err
+		}
+		// the catalogue's changes stay pending in the store: the next
+		// write (or source rescan) regenerates index.md
+		rc.warnIndex = fmt.Sprintf("%s was not regenerated (%s); the next write or `%s` regenerates it", vault.IndexPage, errs.Raw(err), errs.Cmd("source.rescan"))
+		rc.cat = nil
 	}
 	w.mark("index.md")
 	rc.step = "recording the write (review queue, log.md and index.md records)"

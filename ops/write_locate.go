@@ -38,7 +38,11 @@ type target struct {
 	// others are the other pages the title matches (then writing by
 	// title is refused unless nothing changes)
 	others []string
-	stale  string // a stored path whose file is gone (re-scanned away)
+	// twins are files whose names differ from the page's only by case or
+	// Unicode normalization (not indexed: index/twins.go); a change by
+	// title is refused, since the caller may mean either file
+	twins []string
+	stale string // a stored path whose file is gone (re-scanned away)
 	// linked holds the link keys of the page as last indexed: a dangling
 	// link the previous version already had files no review item. The
 	// index, not the file, is the previous version here because a write
@@ -67,6 +71,11 @@ func (w *pageWrite) locate() (*target, error) {
 			return err
 		}
 		t.rec = rec
+		for _, rf := range index.RefusedFiles(tx).Files {
+			if rf.Reason == index.TwinReason && rf.TwinOf == rec.Path {
+				t.twins = append(t.twins, rf.Path)
+			}
+		}
 		if r.Candidates > 1 {
 			t.others = otherCandidates(tx, r, c.title, rec.Path)
 			// the sha256 get_page returned names the page it read: a

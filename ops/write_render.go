@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/synapse-wiki/synapse/errs"
+	"github.com/synapse-wiki/synapse/markdown"
 )
 
 // Stage 4 of write_page: render the file. An existing file keeps its BOM,
@@ -67,8 +68,32 @@ func (w *pageWrite) render(t *target, m *merged) (*rendered, error) {
 	if len(r.data) > MaxContentBytes {
 		return nil, errs.E(errs.TooLarge, "the page as written would be %d bytes (frontmatter included); the limit is 1 MiB (%d bytes); split the page", len(r.data), MaxContentBytes)
 	}
+	if err := withinParseLimits(t.path, r.data); err != nil {
+		return nil, err
+	}
+	if len(t.twins) > 0 {
+		return nil, errs.E(errs.Conflict, "%s has a twin, %s, whose name differs only by case or Unicode normalization, and %q may mean either file; synapse writes neither: rename one of them", t.path, strings.Join(t.twins, ", "), w.c.title)
+	}
 	if len(t.others) > 0 {
 		return nil, errs.E(errs.Conflict, "title %q matches %d pages (%s); write to one by its path or id", w.c.title, len(t.others)+1, strings.Join(append([]string{t.path}, t.others...), ", "))
 	}
 	return r, nil
+}
+
+// withinParseLimits refuses a page that would be indexed only in part
+// (markdown.Limits: a link target too long to be a key, more links than
+// a page may have, a YAML alias bomb): synapse writes nothing it would
+// then have to leave out of its own index.
+func withinParseLimits(p string, data []byte) error {
+	cs := markdown.Parse(p, data).Capped
+	if len(cs) == 0 {
+		return nil
+	}
+	code := errs.Invalid
+	for _, c := range cs {
+		if c.Limit == "links" || c.Limit == "headings" || c.Limit == "frontmatter_bytes" || c.Limit == "scan_bytes" {
+			code = errs.TooLarge
+		}
+	}
+	return errs.E(code, "the page as written goes past what synapse indexes of a page (%s); nothing was written", markdown.CappedText(cs))
 }

@@ -166,12 +166,21 @@ const (
 	nameStops = 0x04
 )
 
+// maxDocTerms bounds the distinct terms one page is indexed under (a
+// real page has a few thousand; a page of a million distinct words would
+// add a million terms to the index in one write): past it, words the page
+// has not used yet are left out.
+const maxDocTerms = 100000
+
 func (w *docWork) add(id int32, f int) {
 	if int(id) >= len(w.counts) {
 		w.counts = append(w.counts, make([][store.SearchFields]uint32, int(id)+1-len(w.counts)+1024)...)
 	}
 	c := &w.counts[id]
 	if c[0]|c[1]|c[2] == 0 {
+		if len(w.touch) >= maxDocTerms {
+			return
+		}
 		w.touch = append(w.touch, id)
 	}
 	c[f]++
@@ -325,7 +334,7 @@ func analyzePage(w *docWork, p *index.IndexedPage, slot int, def Language) {
 	a := w.a
 	lang := def
 	if parsed != nil {
-		lang = PageLanguage(parsed.Frontmatter, rec.Title, parsed.Body, def)
+		lang = PageLanguage(parsed.Frontmatter, rec.Title, parsed.SearchBody(), def)
 	}
 	a.SetLanguage(lang)
 	defer a.SetLanguage(English)
@@ -340,7 +349,7 @@ func analyzePage(w *docWork, p *index.IndexedPage, slot int, def Language) {
 		a.Each(t, head)
 	}
 	if parsed != nil {
-		sup := analyzeSections(w, parsed.Body, parsed.Headings, &lens)
+		sup := analyzeSections(w, parsed.SearchBody(), parsed.Headings, &lens)
 		for i, h := range parsed.Headings {
 			w.addName(h.Text, FieldHead, NameHeading|sup[i]<<4, &lens)
 		}

@@ -19,7 +19,11 @@ import (
 // maps them again without disk I/O. The mapping is read-only and shared,
 // so nothing is lost, even under a transaction that is reading.
 func (s *Store) releaseMapped() {
-	info := s.db.Info()
+	db := s.db.Load()
+	if db == nil {
+		return
+	}
+	info := db.Info()
 	if info == nil || info.Data == 0 {
 		return
 	}
@@ -49,7 +53,7 @@ func (s *Store) releaseMapped() {
 // waits for read transactions).
 func (s *Store) GovernMapped(limit int64) (stop func()) {
 	f, err := os.Open("/proc/self/statm")
-	if s == nil || s.db == nil || err != nil {
+	if s == nil || s.db.Load() == nil || err != nil {
 		return func() {}
 	}
 	page := int64(os.Getpagesize())
@@ -83,7 +87,9 @@ func (s *Store) GovernMapped(limit int64) (stop func()) {
 			}
 			// nothing to gain below 16 MB mapped (the heap alone is over)
 			if r, sh := statm(); r > limit && sh-base > 16<<20 {
-				_ = s.db.View(func(*bolt.Tx) error { s.releaseMapped(); return nil })
+				if db := s.db.Load(); db != nil {
+					_ = db.View(func(*bolt.Tx) error { s.releaseMapped(); return nil })
+				}
 			}
 		}
 	}()

@@ -132,6 +132,31 @@ func (tx *Tx) Page(doc uint32) (*PageRec, error) {
 	return p, nil
 }
 
+// PageHead is what names a page in a list: its id, path, title and type.
+type PageHead struct {
+	Doc                   uint32
+	ID, Path, Title, Type string
+}
+
+// Head returns a page's head without decoding the rest of its record (a
+// page with thousands of links decodes in microseconds here, in
+// milliseconds with Page); ok is false when there is no such page.
+func (tx *Tx) Head(doc uint32) (PageHead, bool, error) {
+	v := tx.b(bPages).Get(u32(doc))
+	if v == nil {
+		return PageHead{}, false, nil
+	}
+	if len(v) == 0 || (v[0] != pageCodecVersion && v[0] != 2) {
+		return PageHead{}, false, fmt.Errorf("page %d: %w", doc, errCorrupt)
+	}
+	r := reader{b: v[1:]}
+	h := PageHead{Doc: doc, ID: r.str(), Path: r.str(), Title: r.str(), Type: r.str()}
+	if r.err != nil {
+		return PageHead{}, false, fmt.Errorf("page %d: %w", doc, r.err)
+	}
+	return h, true, nil
+}
+
 // DocByPath returns the doc of a vault path (case-insensitive, ".md"
 // optional).
 func (tx *Tx) DocByPath(vaultPath string) uint32 {

@@ -17,8 +17,9 @@ import (
 // forever). The store file and its holder file are checked before use.
 
 // checkStoreFile refuses a store path that is a symlink or anything but a
-// regular file (forbidden, naming it). A missing file is fine: Open
-// creates it.
+// regular file or a folder (forbidden, naming it). A missing file is
+// fine: Open creates it. A folder where the file should be is damage,
+// moved aside and rebuilt like any (damage.go).
 func checkStoreFile(path string) error {
 	st, err := os.Lstat(path)
 	switch {
@@ -27,7 +28,7 @@ func checkStoreFile(path string) error {
 	case st.Mode()&fs.ModeSymlink != 0:
 		to, _ := os.Readlink(path)
 		return errs.E(errs.Forbidden, "the vault's store %s is a symlink (to %s); synapse keeps its store inside the vault and never follows it: remove the link (the next command rebuilds the store from the vault's files)", path, to)
-	case !st.Mode().IsRegular():
+	case !st.Mode().IsRegular() && !st.IsDir():
 		return errs.E(errs.Forbidden, "the vault's store %s is not a regular file (%s); remove it (the next command rebuilds the store from the vault's files)", path, st.Mode().Type())
 	}
 	return nil

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -94,10 +95,16 @@ type Options struct {
 
 // Store is an open store.
 type Store struct {
-	db       *bolt.DB
+	// db is the bbolt file, swapped when Rebuild replaces a damaged one
+	db       atomic.Pointer[bolt.DB]
 	path     string
-	readOnly bool
+	opts     Options
+	readOnly atomic.Bool
 	commits  atomic.Uint64
+	// rebuild serializes Rebuild
+	rebuild sync.Mutex
+	// healed is set when the file was found damaged and replaced
+	healed *Healed
 	// stageTerms are the terms this Store staged (searchstage.go), nil
 	// when it staged none since the stage was last empty; used inside
 	// write transactions only
@@ -133,6 +140,12 @@ func ReadHolder(dbPath string) (HolderInfo, bool) {
 // Open opens (creating if needed) the store at path, runs pending
 // migrations and creates missing buckets. A held lock yields an
 // errs.Unavailable error naming the holder after at most opts.Timeout.
+//
+// A damaged file (see damage.go) opened read-write is healed: its review
+// queue is salvaged, it is moved aside and a new store is created in its
+// place (Healed says so; the caller restores the queue and scans). Opened
+// read-only, it is a damage error (DamageReason), which a read-write open
+// heals.
 func Open(path string, opts Options) (*Store, error) {
 	if opts.Timeout <= 0 {
 		opts.Timeout = 2 * time.Second
@@ -145,10 +158,45 @@ func Open(path string, opts Options) (*Store, error) {
 			if errors.Is(err, fs.ErrPermission) {
 				return nil, permissionDenied(path, err)
 			}
+			if reason := checkFile(path); reason != "" {
+				return nil, damagedError(path, reason)
+			}
 			return nil, errs.Wrap(errs.Unavailable, err, "store %s does not exist yet", path)
 		}
 	}
-	db, err := bolt.Open(path, 0o600, &bolt.Options{
+	if reason := checkFile(path); reason != "" {
+		return healOpen(path, opts, reason, nil)
+	}
+	db, err := openDB(path, opts)
+	if err != nil {
+		if reason, ok := DamageReason(err); ok {
+			return healOpen(path, opts, reason, nil)
+		}
+		return nil, err
+	}
+	s := &Store{path: path, opts: opts}
+	s.db.Store(db)
+	s.readOnly.Store(opts.ReadOnly)
+	if err := s.check(); err != nil {
+		if reason, ok := DamageReason(err); ok {
+			return healOpen(path, opts, reason, db)
+		}
+		closeDB(db)
+		return nil, err
+	}
+	if err := s.ready(); err != nil {
+		closeDB(db)
+		if reason, ok := DamageReason(err); ok {
+			return healOpen(path, opts, reason, nil)
+		}
+		return nil, err
+	}
+	return s, nil
+}
+
+// openDB opens the bbolt file with synapse's options.
+func openDB(path string, opts Options) (*bolt.DB, error) {
+	db, err := openBolt(path, &bolt.Options{
 		Timeout:  opts.Timeout,
 		ReadOnly: opts.ReadOnly,
 		// the freelist is written with every commit (a few pages: the
@@ -161,21 +209,38 @@ func Open(path string, opts Options) (*Store, error) {
 		FreelistType:    bolt.FreelistMapType,
 	})
 	if err != nil {
+		if _, ok := DamageReason(err); ok {
+			return nil, err
+		}
 		if errors.Is(err, berrors.ErrTimeout) {
 			return nil, lockedError(path)
 		}
 		if errors.Is(err, fs.ErrPermission) {
 			return nil, permissionDenied(path, err)
 		}
+		if readOnlyFS(err) {
+			return nil, errs.Wrap(errs.Unavailable, ErrReadOnlyFS, "the vault's store %s cannot be written: the file system holding it is read-only", path)
+		}
 		return nil, errs.Wrap(errs.Internal, err, "open store %s: %v", path, err)
 	}
-	s := &Store{db: db, path: path, readOnly: opts.ReadOnly}
-	if opts.ReadOnly {
-		if err := s.View(func(tx *Tx) error { return tx.checkSchema() }); err != nil {
-			db.Close()
-			return nil, err
-		}
-		return s, nil
+	return db, nil
+}
+
+// ErrReadOnlyFS is the cause of the unavailable error of a read-write
+// open on a read-only file system (a read-only mount): a read can open
+// the store read-only instead.
+var ErrReadOnlyFS = errors.New("read-only file system")
+
+// closeDB closes a bbolt file, whatever state a damaged one is in.
+func closeDB(db *bolt.DB) {
+	_ = guard("", func() error { return db.Close() })
+}
+
+// ready finishes an open: buckets created and the schema migrated when
+// needed, the holder file written.
+func (s *Store) ready() error {
+	if s.ReadOnly() {
+		return s.View(func(tx *Tx) error { return tx.checkSchema() })
 	}
 	// a store that needs nothing (every bucket there, the schema current)
 	// is not written: a write transaction commits even when it changes
@@ -187,19 +252,99 @@ func Open(path string, opts Options) (*Store, error) {
 		ready, err = tx.ready()
 		return err
 	}); err != nil {
-		db.Close()
-		return nil, err
+		return err
 	}
 	if !ready {
 		if err := s.Update(func(tx *Tx) error { return tx.prepare() }); err != nil {
-			db.Close()
-			return nil, err
+			return err
 		}
 	}
-	if opts.Holder != "" {
-		writeHolderFile(HolderPath(path), HolderInfo{PID: os.Getpid(), Command: opts.Holder, Since: time.Now().UTC().Truncate(time.Second)})
+	if s.opts.Holder != "" {
+		writeHolderFile(HolderPath(s.path), HolderInfo{PID: os.Getpid(), Command: s.opts.Holder, Since: time.Now().UTC().Truncate(time.Second)})
+	}
+	return nil
+}
+
+// healOpen heals the damaged store at path on a read-write open: db is
+// the damaged file when bbolt could open it (its queue is read from it),
+// nil otherwise.
+func healOpen(path string, opts Options, reason string, db *bolt.DB) (*Store, error) {
+	if opts.ReadOnly {
+		if db != nil {
+			closeDB(db)
+		}
+		return nil, damagedError(path, reason)
+	}
+	s := &Store{path: path, opts: opts}
+	if err := s.replace(reason, db); err != nil {
+		return nil, err
 	}
 	return s, nil
+}
+
+// Rebuild replaces the store's file, found damaged while in use (reason,
+// from DamageReason), with a new one, as Open does with a file it finds
+// damaged: the review queue is salvaged, the file moved aside. The Store
+// stays the same value, now read-write; Healed describes what happened.
+// It fails (unavailable) when another process holds the file.
+func (s *Store) Rebuild(reason string) error {
+	s.rebuild.Lock()
+	defer s.rebuild.Unlock()
+	old := s.db.Swap(nil)
+	if old != nil && !s.ReadOnly() {
+		// the write lock is ours: salvage, close, move
+		return s.replace(reason, old)
+	}
+	if old != nil {
+		closeDB(old)
+	}
+	// a read-only store: the damaged file is taken read-write first, so
+	// that no other process is using it when it is moved
+	opts := s.opts
+	opts.ReadOnly = false
+	s.opts = opts
+	db, err := openBolt(s.path, &bolt.Options{Timeout: opts.Timeout, InitialMmapSize: 1 << 30, FreelistType: bolt.FreelistMapType})
+	if err != nil {
+		if errors.Is(err, berrors.ErrTimeout) {
+			return errs.Wrap(errs.Unavailable, ErrLocked, "%s; and another process holds it: stop it, then run `synapse reindex`", errs.Message(damagedError(s.path, reason)))
+		}
+		db = nil // damaged past opening: nothing holds it
+	}
+	return s.replace(reason, db)
+}
+
+// replace salvages the review queue of the damaged file (from db when
+// open, else from the file), moves the file aside and opens a new store
+// in its place.
+func (s *Store) replace(reason string, db *bolt.DB) error {
+	var sv *Salvage
+	if db != nil {
+		sv = salvageReviews(db, s.path)
+		closeDB(db)
+	} else {
+		sv = salvageFile(s.path)
+	}
+	now := time.Now()
+	moved, err := moveAside(s.path, now)
+	if err != nil {
+		return err
+	}
+	opts := s.opts
+	opts.ReadOnly = false
+	fresh, err := openDB(s.path, opts)
+	if err != nil {
+		return err
+	}
+	s.opts = opts
+	s.readOnly.Store(false)
+	s.db.Store(fresh)
+	s.healed = &Healed{Reason: reason, MovedTo: moved, At: now.UTC(), Reviews: sv}
+	if err := s.ready(); err != nil {
+		closeDB(fresh)
+		s.db.Store(nil)
+		return err
+	}
+	return nil
 }
 
 // permissionDenied is the error for a store this user may not open.
@@ -225,21 +370,23 @@ func lockedError(path string) error {
 func (s *Store) Path() string { return s.path }
 
 // ReadOnly reports whether the store was opened read-only.
-func (s *Store) ReadOnly() bool { return s.readOnly }
+func (s *Store) ReadOnly() bool { return s.readOnly.Load() }
 
 // Close closes the store and removes its holder file.
 func (s *Store) Close() error {
-	if s == nil || s.db == nil {
+	if s == nil {
 		return nil
 	}
-	if !s.readOnly {
+	db := s.db.Swap(nil)
+	if db == nil {
+		return nil
+	}
+	if !s.ReadOnly() {
 		if h, ok := ReadHolder(s.path); ok && h.PID == os.Getpid() {
 			_ = os.Remove(HolderPath(s.path))
 		}
 	}
-	err := s.db.Close()
-	s.db = nil
-	return err
+	return guard(s.path, db.Close)
 }
 
 // SizeBytes returns the apparent size of the store file (its length).
@@ -272,7 +419,7 @@ func (s *Store) DiskBytes() int64 {
 // touched counts in its RSS, which then grows with the store (~470 MB at
 // 100,000 pages). A no-op where unsupported.
 func (s *Store) ReleaseMapped() {
-	if s == nil || s.db == nil {
+	if s == nil || s.db.Load() == nil {
 		return
 	}
 	s.releaseMapped()
@@ -301,26 +448,47 @@ type Tx struct {
 // (bbolt's transaction id: it grows with every commit of this file).
 func (tx *Tx) Commits() uint64 { return uint64(tx.tx.ID()) }
 
-// View runs fn in a read-only transaction.
+// errClosed is the error of a transaction on a closed store (or one
+// whose damaged file could not be replaced).
+func (s *Store) errClosed() error {
+	return errs.E(errs.Unavailable, "the vault's store %s is not open", s.path)
+}
+
+// View runs fn in a read-only transaction. A damaged file found on the
+// way is a damage error (DamageReason), whatever fn was doing.
 func (s *Store) View(fn func(tx *Tx) error) error {
-	return s.db.View(func(btx *bolt.Tx) error { return fn(&Tx{tx: btx, s: s}) })
+	db := s.db.Load()
+	if db == nil {
+		return s.errClosed()
+	}
+	return guard(s.path, func() error {
+		return db.View(func(btx *bolt.Tx) error { return fn(&Tx{tx: btx, s: s}) })
+	})
 }
 
 // Update runs fn in a read-write transaction, committed when fn returns
 // nil and rolled back otherwise. The review events fn journaled are
 // appended to the review journal before the commit (reviews_journal.go);
-// when that fails the transaction rolls back with its error.
+// when that fails the transaction rolls back with its error. A damaged
+// file found on the way (in fn or in the commit) is a damage error, and
+// nothing is committed.
 func (s *Store) Update(fn func(tx *Tx) error) error {
-	if s.readOnly {
+	if s.ReadOnly() {
 		return errs.E(errs.Internal, "store opened read-only")
 	}
-	err := s.db.Update(func(btx *bolt.Tx) error {
-		tx := newTx(btx)
-		tx.s = s
-		if err := fn(tx); err != nil {
-			return err
-		}
-		return tx.flushReviews()
+	db := s.db.Load()
+	if db == nil {
+		return s.errClosed()
+	}
+	err := guard(s.path, func() error {
+		return db.Update(func(btx *bolt.Tx) error {
+			tx := newTx(btx)
+			tx.s = s
+			if err := fn(tx); err != nil {
+				return err
+			}
+			return tx.flushReviews()
+		})
 	})
 	if err == nil {
 		s.commits.Add(1)

@@ -313,7 +313,7 @@ func TestOpen_CurrentStoreIsNotWritten(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.db.Update(func(btx *bolt.Tx) error { return btx.DeleteBucket(bTitles) }); err != nil {
+	if err := s.db.Load().Update(func(btx *bolt.Tx) error { return btx.DeleteBucket(bTitles) }); err != nil {
 		t.Fatal(err)
 	}
 	s.Close()

@@ -139,7 +139,7 @@ func (w *walker) problem(p string, err error) error {
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
-	why := "unreadable: " + errText(err)
+	why := "unreadable: " + ErrText(err)
 	return w.emit(Entry{Path: p, Refused: refuse(p, Unreadable, "%s", why)})
 }
 
@@ -235,8 +235,9 @@ func (w *walker) dir(p string, d *os.File, link bool) error {
 	return nil
 }
 
-// errText is a path error's cause alone ("permission denied").
-func errText(err error) string {
+// ErrText is a path error's cause alone ("permission denied"), the error
+// itself otherwise.
+func ErrText(err error) string {
 	var pe *fs.PathError
 	if errors.As(err, &pe) {
 		return pe.Err.Error()
