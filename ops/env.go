@@ -108,34 +108,21 @@ type OpenOptions struct {
 	Detachable bool
 }
 
-// OpenEnv opens the store of v. A store that has never completed a scan is
-// opened read-write and scanned first, so a new vault answers at once. So
-// is one whose search index another version of synapse built (or a
-// rebuild left half done), when the write lock can be had: the scan
-// rebuilds the search index (search.NeedsRebuild); when it cannot, the
-// store is opened as asked and search answers unavailable until the
-// holder has rebuilt it.
-func OpenEnv(ctx context.Context, v *vault.Vault, o OpenOptions) (*Env, error) {
-	cfg, err := v.LoadConfig()
-	if err != nil {
-		return nil, err
-	}
-	lang, err := search.ConfigLanguage(cfg.Search.Language)
-	if err != nil {
-		return nil, errs.Wrap(errs.Invalid, err, "%s: %v", vault.ConfigFile, err)
-	}
-	if _, err := monitorSetting(cfg); err != nil {
-		return nil, err
-	}
+// openEnvStore opens the store for OpenEnv: read-write instead of
+// read-only when the store needs a first scan, a search index rebuilt, the
+// review queue replayed or a move finished (each needs the write lock; a
+// reader still answers when another process holds it), read-only on a
+// read-only file system when o allows it (o.ReadOnly is then set).
+func openEnvStore(v *vault.Vault, o *OpenOptions) (s *store.Store, needScan, rebuild bool, err error) {
 	open := func(ro bool) (*store.Store, error) {
 		return store.Open(v.Abs(vault.DBFile), store.Options{ReadOnly: ro, Timeout: o.Timeout, Holder: o.Holder})
 	}
-	s, err := open(o.ReadOnly)
+	s, err = open(o.ReadOnly)
 	if err != nil && !o.ReadOnly && o.ReadOnlyFallback && errors.Is(err, store.ErrReadOnlyFS) {
 		o.ReadOnly = true
 		s, err = open(true)
 	}
-	needScan, rebuild, replay := false, false, false
+	replay := false
 	if err == nil {
 		_ = s.View(func(tx *store.Tx) error {
 			_, ok := tx.LastScan()
@@ -171,6 +158,29 @@ func OpenEnv(ctx context.Context, v *vault.Vault, o OpenOptions) (*Env, error) {
 			s, err = open(true)
 		}
 	}
+	return s, needScan, rebuild, err
+}
+
+// OpenEnv opens the store of v. A store that has never completed a scan is
+// opened read-write and scanned first, so a new vault answers at once. So
+// is one whose search index another version of synapse built (or a
+// rebuild left half done), when the write lock can be had: the scan
+// rebuilds the search index (search.NeedsRebuild); when it cannot, the
+// store is opened as asked and search answers unavailable until the
+// holder has rebuilt it.
+func OpenEnv(ctx context.Context, v *vault.Vault, o OpenOptions) (*Env, error) {
+	cfg, err := v.LoadConfig()
+	if err != nil {
+		return nil, err
+	}
+	lang, err := search.ConfigLanguage(cfg.Search.Language)
+	if err != nil {
+		return nil, errs.Wrap(errs.Invalid, err, "%s: %v", vault.ConfigFile, err)
+	}
+	if _, err := monitorSetting(cfg); err != nil {
+		return nil, err
+	}
+	s, needScan, rebuild, err := openEnvStore(v, &o)
 	if err != nil {
 		return nil, err
 	}

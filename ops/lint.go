@@ -814,7 +814,7 @@ func fileLint(e *Env, out *LintOut) (*LintFiled, error) {
 func brokenLinks(ts []MissingTarget) []LintBrokenLink {
 	out := make([]LintBrokenLink, len(ts))
 	for i, t := range ts {
-		out[i] = LintBrokenLink{Target: t.Target, Links: t.Links, PagesTotal: t.PagesTotal, Pages: t.Pages}
+		out[i] = LintBrokenLink(t)
 	}
 	return out
 }
