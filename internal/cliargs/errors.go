@@ -157,6 +157,9 @@ func FlagError(err error, where string, flags []cli.Flag, typed []string) error 
 				}
 			}
 			out += "; did you mean " + strings.Join(s, " or ") + "?"
+		} else if strings.HasSuffix(where, " search") {
+			// a query word that starts with a dash
+			out += fmt.Sprintf("; to search for it, end the flags first: %s -- '%s'", where, asTyped(name))
 		}
 		return errs.E(errs.Invalid, "%s (see `%s --help`)", out, where)
 	case strings.HasPrefix(msg, "flag needs an argument: "):
