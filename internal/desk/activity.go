@@ -219,7 +219,7 @@ func wrapBlock(text string, w int) string { return strings.Join(wrap(text, w), "
 
 // colourDiff colours a unified diff's added and removed lines.
 func colourDiff(m *Model, text string) string {
-	lines := strings.Split(strings.TrimRight(text, "\n"), "\n")
+	lines := strings.Split(strings.TrimRight(plain(text), "\n"), "\n")
 	for i, l := range lines {
 		switch {
 		case strings.HasPrefix(l, "+++"), strings.HasPrefix(l, "---"), strings.HasPrefix(l, "@@"):

@@ -16,6 +16,7 @@ import (
 	"github.com/charmbracelet/x/exp/teatest"
 
 	"github.com/synapse-wiki/synapse/errs"
+	"github.com/synapse-wiki/synapse/index"
 	"github.com/synapse-wiki/synapse/internal/testvault"
 	"github.com/synapse-wiki/synapse/ops"
 	"github.com/synapse-wiki/synapse/vault"
@@ -559,4 +560,46 @@ func copyFile(t *testing.T, from, to string) {
 	if err := os.WriteFile(to, data, 0o644); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// A new filter clears the selection: a decision never acts on items the
+// screen no longer shows.
+func TestDesk_FilterClearsSelection(t *testing.T) {
+	f := newFixture(t)
+	tm := f.start(t, 80, 24, Options{})
+	keys(tm, "space", "space")
+	waitFor(t, tm, "2 selected")
+	keys(tm, "/type:suggestion")
+	keys(tm, "enter")
+	waitFor(t, tm, "pending matching type:suggestion")
+	m := final(t, tm)
+	if len(m.q.sel) != 0 || len(m.q.selOrder) != 0 {
+		t.Errorf("the selection outlived the filter: %v", m.q.selOrder)
+	}
+}
+
+// Text from the vault is drawn without its control characters: a tab in
+// a quoted line would move the terminal to its next tab stop and wrap the
+// row, scrolling the screen; an ESC would restyle it.
+func TestDesk_PageTextWithoutControls(t *testing.T) {
+	if got := plain("a\tb\x1b[2Jc\u0085d\ne"); got != "a    b\uFFFD[2Jc\uFFFDd\ne" {
+		t.Errorf("plain = %q", got)
+	}
+	f := newFixture(t)
+	testvault.Write(t, f.v, "wiki/tabs.md", "---\ntitle: Tabs\n---\n\t- [[Cold brew]]\tindented\x1b[31m red\n")
+	if _, err := f.e.Index.Scan(context.Background(), index.ScanOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	tm := &screen{}
+	tm.TestModel = teatest.NewTestModel(t, probe{m: f.model(Options{}), s: tm}, teatest.WithInitialTermSize(80, 24))
+	waitFor(t, tm, "indented")
+	tm.mu.Lock()
+	frame := tm.frame
+	tm.mu.Unlock()
+	for _, l := range strings.Split(frame, "\n") {
+		if strings.ContainsAny(l, "\t\x1b") {
+			t.Errorf("a line of the frame holds a control character: %q", l)
+		}
+	}
+	final(t, tm)
 }

@@ -145,7 +145,7 @@ func contextLines(m *Model, it *ops.ReviewItem, s *ops.ShowReviewOut, w int, hl 
 	lines := []string{itemHead(m, it, w)}
 	lines = append(lines, wrap(it.Title, w)...)
 	if it.Rationale != "" {
-		lines = append(lines, wrap(m.st.Dim.Render(it.Rationale), w)...)
+		lines = append(lines, wrap(m.st.Dim.Render(plain(it.Rationale)), w)...)
 	}
 	if it.Source != "" {
 		lines = append(lines, "source: "+it.Source)
@@ -196,7 +196,7 @@ func contextLines(m *Model, it *ops.ReviewItem, s *ops.ShowReviewOut, w int, hl 
 			what += " (tags: " + strings.Join(st.Tags, ", ") + ")"
 		}
 		lines = append(lines, m.st.Heading.Render(what))
-		for _, l := range strings.Split(strings.TrimRight(st.Content, "\n"), "\n") {
+		for _, l := range strings.Split(strings.TrimRight(plain(st.Content), "\n"), "\n") {
 			lines = append(lines, ansi.Truncate(m.st.Border.Render("  │ ")+l, w, "…"))
 		}
 	}
@@ -211,7 +211,7 @@ var actionKey = map[string]string{ops.ActionCreate: "c", ops.ActionResolve: "r",
 func quoted(m *Model, ls []ops.LineText, w int) []string {
 	out := make([]string, 0, len(ls))
 	for _, l := range ls {
-		out = append(out, ansi.Truncate(m.st.Dim.Render(fmt.Sprintf("%6d│ ", l.Line))+l.Text, w, "…"))
+		out = append(out, ansi.Truncate(m.st.Dim.Render(fmt.Sprintf("%6d│ ", l.Line))+plain(l.Text), w, "…"))
 	}
 	return out
 }

@@ -37,7 +37,7 @@ type mdRenderer struct {
 // NO_COLOR: the same layout, no escape codes).
 func renderMarkdown(content string, w int, st Styles) string {
 	r := &mdRenderer{st: st, width: max(w-2, 20)}
-	lines := strings.Split(strings.ReplaceAll(content, "\r\n", "\n"), "\n")
+	lines := strings.Split(plain(strings.ReplaceAll(content, "\r\n", "\n")), "\n")
 	fence := ""
 	var para []string
 	flush := func() {

@@ -185,9 +185,11 @@ func (q *queue) refresh(m *Model) tea.Cmd {
 	return tea.Batch(q.ensure(m), q.loadShow(m))
 }
 
-// reset applies a new filter: the queue is read from its start.
+// reset applies a new filter: the queue is read from its start, and the
+// selection is cleared (a decision never acts on items the filter hides).
 func (q *queue) reset(m *Model, f filter) tea.Cmd {
 	q.f = f
+	q.clearSelection()
 	q.gen++
 	q.loaded = false
 	clear(q.rows)
