@@ -101,10 +101,16 @@ test('read_source_file: escapes return an error and no bytes', async (t) => {
 });
 
 // write_page with many dangling links files one missing-page review each.
+// ensureReviews files at least n missing-page items: one write files at
+// most 50 (the rest of its dangling links wait for lint), so the links are
+// spread over pages of 50.
 async function ensureReviews(n) {
-  const links = Array.from({ length: n }, (_, i) => `[[Missing topic ${i}]]`).join('\n');
-  const r = await call(client, 'write_page', { title: 'E2E review seed', content: `Seeds reviews.\n\n${links}\n` });
-  assert.equal(r.isError, false, r.text);
+  for (let start = 0, page = 0; start < n; start += 50, page++) {
+    const links = Array.from({ length: Math.min(50, n - start) }, (_, i) => `[[Missing topic ${start + i}]]`).join('\n');
+    const title = page === 0 ? 'E2E review seed' : `E2E review seed ${page}`;
+    const r = await call(client, 'write_page', { title, content: `Seeds reviews.\n\n${links}\n` });
+    assert.equal(r.isError, false, r.text);
+  }
 }
 
 test('list_reviews(limit=999) is clamped to 100', async (t) => {
