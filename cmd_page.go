@@ -136,9 +136,21 @@ func renderPageMove(o *output, p *ops.MovePageOut) error {
 func renderContext(o *output, c *ops.ContextOut) error {
 	for _, p := range c.Pages {
 		o.printf("%s  %s\n", o.st.Title.Render(p.Title), o.st.Dim.Render(p.Type+" · "+p.Path))
-		o.printf("%s\n", strings.TrimRight(p.Content, "\n"))
+		if p.Content != "" {
+			o.printf("%s\n", strings.TrimRight(p.Content, "\n"))
+		}
 		if p.Cut > 0 {
 			o.printf("%s\n", o.st.Dim.Render(fmt.Sprintf("[… %d more bytes]", p.Cut)))
+		}
+		for _, ps := range p.Passages {
+			where := fmt.Sprintf("line %d", ps.Line)
+			if ps.Heading != "" {
+				where += " · " + ps.Heading
+			}
+			o.printf("%s\n%s\n", o.st.Dim.Render("["+where+"]"), strings.TrimRight(ps.Text, "\n"))
+			if ps.Cut > 0 {
+				o.printf("%s\n", o.st.Dim.Render(fmt.Sprintf("[… %d more bytes]", ps.Cut)))
+			}
 		}
 		o.printf("\n")
 	}
