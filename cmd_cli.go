@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -487,9 +488,20 @@ func runOp(c *cli.Context, op *ops.Op, raw []byte) error {
 			o.note("%s", n)
 		}
 	}
+	ctx := c.Context
+	stop := o.guard.watch(ctx, processExit(c), func() int {
+		o.endProgress()
+		return reportError(o.ew, interrupted(op, context.Canceled), g.json)
+	})
+	defer stop()
 	out, err := invoke(c, v, op, raw, o)
 	if err != nil {
 		return err
+	}
+	if ctx.Err() != nil && !o.guard.wrote {
+		// a read the signal came too late to stop: its answer is not
+		// printed, as with a signal a moment sooner
+		return interrupted(op, context.Canceled)
 	}
 	if err := printResult(o, op, out, g.json); err != nil {
 		return err

@@ -79,6 +79,9 @@ type output struct {
 	width int    // terminal width for tables; 0: ask the terminal (tests set it)
 	in    []byte // the operation's input (JSON), for renderers that describe what was asked
 
+	// guard ends the verb soon after SIGINT or SIGTERM (cmd_signal.go)
+	guard sigGuard
+
 	mu       sync.Mutex
 	lastDraw time.Time
 	drawn    bool

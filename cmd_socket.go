@@ -46,7 +46,8 @@ func invokeVerb(c *cli.Context, v *vault.Vault, op *ops.Op, raw []byte, o *outpu
 				o.note("synapse: %v; running `synapse %s` in this process", err, op.CLI)
 				why = err
 			case ctx.Err() != nil:
-				return nil, interrupted(op, err)
+				// whatever the socket said, the signal ended the verb
+				return nil, interrupted(op, context.Canceled)
 			case errors.Is(err, sock.ErrNoServer), errors.Is(err, sock.ErrRetry),
 				errors.Is(err, sock.ErrGone) && !op.Writes(in):
 				// not run (or a read that may simply be asked again):
@@ -86,6 +87,10 @@ func invokeVerb(c *cli.Context, v *vault.Vault, op *ops.Op, raw []byte, o *outpu
 				// server (SIGINT and SIGTERM stop reads and scans at once,
 				// and embed, which commits as it goes and resumes)
 				run = context.WithoutCancel(ctx)
+				if !o.guard.beginWrite() {
+					return nil, interrupted(op, context.Canceled)
+				}
+				defer o.guard.endWrite()
 			}
 			out, err := op.Run(run, e, in)
 			o.endProgress()

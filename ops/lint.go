@@ -358,6 +358,9 @@ func lintVault(ctx context.Context, e *Env, w window, out *LintOut) error {
 		}
 		var ferr error
 		tx.EachTitle(func(doc uint32, folded string) bool {
+			if ferr = ctx.Err(); ferr != nil {
+				return false // SIGTERM, a cancelled call: a page at most
+			}
 			if folded != prev {
 				if ferr = flush(); ferr != nil {
 					return false
@@ -401,8 +404,11 @@ func lintVault(ctx context.Context, e *Env, w window, out *LintOut) error {
 			}
 			files.add(tx, p)
 			amb.add(tx, p)
-			return true
+			return ctx.Err() == nil
 		})
+		if err == nil {
+			err = ctx.Err()
+		}
 		if err != nil {
 			return err
 		}
