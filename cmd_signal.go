@@ -22,6 +22,16 @@ type sigGuard struct {
 	wrote     bool // a write started: the verb ends on its own
 }
 
+// sigGuardKey holds a verb's sigGuard in its context (runOp puts it there).
+type sigGuardKey struct{}
+
+// guardOf is the sigGuard of ctx, or nil (a verb run by the desk or a
+// test: nothing watches it).
+func guardOf(ctx context.Context) *sigGuard {
+	g, _ := ctx.Value(sigGuardKey{}).(*sigGuard)
+	return g
+}
+
 // beginWrite is called before a write starts: false means the verb was
 // abandoned and the write must not start. Otherwise the guard waits for
 // endWrite before it can end the process.
