@@ -86,7 +86,9 @@ var readable = map[string][]string{
 // items, pending first, and shows the last scan as tables show times.
 func TestRender_StatusFits(t *testing.T) {
 	s := &ops.StatusOut{Vault: "/home/me/wiki", Pages: 173, Version: "0.1.0", LastScan: "2026-12-01T11:20:46Z",
-		Reviews: map[string]int{"auto_resolved": 120, "created": 35, "deep_researched": 12, "dismissed": 8, "pending": 1402, "skipped": 230}}
+		Reviews: map[string]int{"auto_resolved": 120, "created": 35, "deep_researched": 12, "dismissed": 8, "pending": 1402, "skipped": 230},
+		Types: []ops.TypeCount{{Type: "question", Pages: 106, Folder: "wiki/questions"}, {Type: "entity", Pages: 87, Folder: "wiki/entities"},
+			{Type: "topic", Pages: 67, Folder: "wiki/topics"}, {Type: "note", Pages: 65, Folder: "wiki"}, {Type: "concept", Pages: 3, Folder: "wiki/concepts"}}}
 	var buf bytes.Buffer
 	o := New(&buf, io.Discard)
 	o.tty, o.width = true, 80
@@ -101,6 +103,10 @@ func TestRender_StatusFits(t *testing.T) {
 	}
 	if !strings.Contains(got, "reviews:     1402 pending, 230 skipped, 120 auto_resolved, 35 created,\n             12 deep_researched, 8 dismissed\n") {
 		t.Errorf("reviews line:\n%s", got)
+	}
+	if !strings.Contains(got, "types:       question 106 in wiki/questions, entity 87 in wiki/entities,\n") ||
+		!strings.Contains(got, "1 more (status --json)\n") {
+		t.Errorf("types line:\n%s", got)
 	}
 	if !strings.Contains(got, "last scan:   2026-12-01 11:20 UTC\n") {
 		t.Errorf("last scan as tables show times:\n%s", got)

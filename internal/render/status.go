@@ -210,6 +210,24 @@ func sourcesLine(n, missing int) string {
 	return fmt.Sprintf("%d (%d cited but missing)", n, missing)
 }
 
+// typesLine is the most used page types, each with its count and the
+// folder a new page of it goes to: "entity 87 in wiki/entities, …".
+func typesLine(types []ops.TypeCount) string {
+	const shown = 4
+	var parts []string
+	for _, t := range types[:min(len(types), shown)] {
+		parts = append(parts, fmt.Sprintf("%s %d in %s", t.Type, t.Pages, t.Folder))
+	}
+	if len(types) > shown {
+		parts = append(parts, fmt.Sprintf("%d more (status --json)", len(types)-shown))
+	}
+	if len(parts) == 0 {
+		return "none"
+	}
+	return strings.Join(parts, ", ")
+}
+
+// Status renders status as key/value lines, then the files it lists.
 func Status(o *Output, s *ops.StatusOut) error {
 	pairs := [][2]string{
 		{"vault", s.Vault},
@@ -217,6 +235,7 @@ func Status(o *Output, s *ops.StatusOut) error {
 		{"sources", sourcesLine(s.Sources, s.SourcesMissing)},
 		{"links", fmt.Sprintf("%d (%d dangling)", s.Links, s.Dangling)},
 		{"orphans", strconv.Itoa(s.Orphans)},
+		{"types", typesLine(s.Types)},
 		{"store", storeLine(s)},
 		{"last scan", lastScan(o, s.LastScan)},
 	}
