@@ -20,7 +20,7 @@ type AddReviewIn struct {
 	Rationale       string   `json:"rationale,omitempty" desc:"Why (≤ 16 KiB); a create action puts it in the stub page or appends it to purpose.md/schema.md"`
 	Page            string   `json:"page,omitempty" desc:"The page the item is about"`
 	Source          string   `json:"source,omitempty" desc:"The raw source the item is about"`
-	ReferencedPages []string `json:"referenced_pages,omitempty" flag:"ref" desc:"A related page (at most 8)"`
+	ReferencedPages []string `json:"referenced_pages,omitempty" flag:"ref" desc:"A related page (at most 8): its title or its vault path (wiki/…/x.md: a path when the title is ambiguous), kept as given"`
 	SearchQueries   []string `json:"search_queries,omitempty" flag:"query" desc:"A search query for research (at most 3)"`
 	Origin          string   `json:"origin,omitempty" enum:"agent,user" tty:"user" desc:"Who proposes it: user or agent (default agent; the CLI's default is user when its standard input is a terminal)"`
 }

@@ -1131,3 +1131,30 @@ func TestWritePage_TwinNames(t *testing.T) {
 		t.Errorf("write back: %+v", back)
 	}
 }
+
+func TestWritePage_SourceFieldAdds(t *testing.T) {
+	// --source (a field) adds to the page's sources, on a whole write and
+	// on a section write; the content's frontmatter gives the whole list
+	v := testvault.New(t)
+	for _, s := range []string{"a.md", "b.md", "c.md"} {
+		testvault.Write(t, v, "raw/sources/"+s, s+"\n")
+	}
+	testvault.Write(t, v, "wiki/concepts/k.md", "---\ntitle: K\nsources:\n  - raw/sources/a.md\n  - doi:10.1/x\n---\n# K\n\nbody\n\n## Part\n\nold\n")
+	e, _ := openEnv(t, v)
+	sources := func() []string {
+		return markdown.Parse("wiki/concepts/k.md", []byte(readFile(t, v, "wiki/concepts/k.md"))).Sources
+	}
+	write(t, e, &WritePageIn{Title: "K", Content: "# K\n\nnew body\n\n## Part\n\nold\n", Sources: []string{"b.md"}})
+	if got := strings.Join(sources(), ","); got != "raw/sources/a.md,doi:10.1/x,raw/sources/b.md" {
+		t.Fatalf("whole write: sources %s", got)
+	}
+	write(t, e, &WritePageIn{Title: "K", Section: "Part", Content: "new\n", Sources: []string{"raw/sources/c.md", "a.md"}})
+	if got := strings.Join(sources(), ","); got != "raw/sources/a.md,doi:10.1/x,raw/sources/b.md,raw/sources/c.md" {
+		t.Fatalf("section write: sources %s", got)
+	}
+	// the frontmatter block replaces the list (how an entry is removed)
+	write(t, e, &WritePageIn{Title: "K", Content: "---\nsources: [raw/sources/c.md]\n---\n# K\n\nnew body\n\n## Part\n\nnew\n", Sources: []string{"b.md"}})
+	if got := strings.Join(sources(), ","); got != "raw/sources/c.md,raw/sources/b.md" {
+		t.Fatalf("frontmatter list: sources %s", got)
+	}
+}
