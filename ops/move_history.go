@@ -23,6 +23,7 @@ type moveRecord struct {
 	revision int
 	commit   string
 	notes    []string
+	resolved []string // review items the moved page answers (auto_resolved)
 }
 
 // recordHistory records every file of the move in the page history. It

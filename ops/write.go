@@ -86,7 +86,8 @@ type WritePageOut struct {
 	Filed []string `json:"filed,omitempty" desc:"Dangling targets this write added and filed as new missing-page review items (links the page already had, and targets already in the queue, file nothing)"`
 	// NotFiled counts the dangling targets this write added beyond the
 	// first MaxFiledPerWrite, which it does not file.
-	NotFiled int `json:"not_filed,omitempty" desc:"Dangling targets this write added beyond the first 50, not filed as review items; lint --page TITLE --to-review files them"`
+	AutoResolved []string `json:"auto_resolved,omitempty" desc:"Pending missing-page review items (ids) this page answers, closed by this write as auto_resolved (decided_by rule) and logged in wiki/log.md"`
+	NotFiled     int      `json:"not_filed,omitempty" desc:"Dangling targets this write added beyond the first 50, not filed as review items; lint --page TITLE --to-review files them"`
 	// LinksToFiles are the [[links]] written as page links (a bare name)
 	// that no page answers and a file that is no page does, by its file
 	// name: a clipped source raw/sources/X.md takes [[X]], as in Obsidian.
@@ -214,6 +215,9 @@ type pageWrite struct {
 	// the commit scans them with the page, so one added to raw/sources/
 	// since the last scan is tracked at once, not reported missing
 	cited []string
+	// resolved holds the review items the write answered (fileMissing),
+	// logged after it
+	resolved []ReviewItem
 	// folders are the folders this write changes (commit)
 	folders *index.FolderMark
 	// hist is the history's share of the write (history_write.go); op,
