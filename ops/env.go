@@ -261,7 +261,8 @@ func NewEnv(v *vault.Vault, s *store.Store) *Env {
 	vaultfs.For(v.Root) // the write primitives find the vault's file layer by path
 	e := &Env{Vault: v, Store: s, Now: time.Now, Embed: newEmbedState(), pageWritten: onPageWritten}
 	s.SetReviewJournal(&reviewJournal{root: v.Root}) // the review queue's changes go to the vault's journal
-	e.Index = &index.Indexer{Vault: v, Store: s, Pages: vectorPages{search.Indexer{}}, Now: e.now}
+	e.Index = &index.Indexer{Vault: v, Store: s, Pages: vectorPages{search.Indexer{}}, Now: e.now,
+		KeptIDs: func() map[string]string { return readKeptIDs(v) }}
 	e.History = history.For(v.Root)
 	e.History.SetClock(e.now)
 	e.Index.OnChanged = e.recordEdits

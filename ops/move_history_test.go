@@ -37,8 +37,8 @@ func TestMove_HistoryFollowsThePage(t *testing.T) {
 	if h.Revisions[2].Path != first.Path || h.Revisions[2].Title != "Shrike" {
 		t.Errorf("the first revision %+v", h.Revisions[2])
 	}
-	if e.History.Has(first.ID) || first.ID == out.ID {
-		t.Errorf("the history stays at the old id %s (new %s)", first.ID, out.ID)
+	if !e.History.Has(first.ID) || first.ID != out.ID {
+		t.Errorf("the page changed id in the move: %s (was %s)", out.ID, first.ID)
 	}
 
 	wren := historyOf(t, e, "Wren")

@@ -342,7 +342,15 @@ func (j *moveJournal) finish(ctx context.Context, e *Env) (*moveRecord, error) {
 	}
 	// OwnWrite: the files are recorded in the history below, as
 	// synapse's, not by the scan as edits made outside it
-	if _, err := e.Index.Scan(ctx, index.ScanOptions{Paths: paths, Then: then, OwnWrite: true}); err != nil {
+	// the moved page keeps its id (docs/pages.md#moving-and-renaming)
+	var keep map[string]string
+	if f := j.Files[0]; f.From != "" && f.ID != "" {
+		keep = map[string]string{f.Path: f.ID}
+		if err := keepMovedID(e.Vault, f.Path, f.ID); err != nil {
+			return after("recording the page's id in "+keptIDsFile, err)
+		}
+	}
+	if _, err := e.Index.Scan(ctx, index.ScanOptions{Paths: paths, Then: then, OwnWrite: true, KeepIDs: keep}); err != nil {
 		return after("re-indexing", err)
 	}
 	if rescanIndex {
