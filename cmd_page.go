@@ -119,6 +119,9 @@ func renderPageMove(o *output, p *ops.MovePageOut) error {
 	if p.Commit != "" {
 		pairs = append(pairs, [2]string{"commit", p.Commit[:min(len(p.Commit), 12)]})
 	}
+	if len(p.AutoResolved) > 0 {
+		pairs = append(pairs, [2]string{"resolved", strings.Join(p.AutoResolved, ", ") + " (review items the page answers)"})
+	}
 	o.kv(pairs)
 	for i, c := range p.Changed {
 		if i == movedShown {

@@ -57,6 +57,9 @@ func renderPageWrite(o *output, p *ops.WritePageOut) error {
 	if len(p.Dangling) > 0 {
 		pairs = append(pairs, [2]string{"dangling", strings.Join(p.Dangling, ", ")})
 	}
+	if len(p.AutoResolved) > 0 {
+		pairs = append(pairs, [2]string{"resolved", strings.Join(p.AutoResolved, ", ") + " (review items this page answers)"})
+	}
 	o.kv(pairs)
 	if p.NewType && len(p.Types) > 0 { // (the first page of an empty vault is new in every way)
 		o.note("new type %q: no other page has it; the vault's types, closest first: %s", p.Type, typeList(p.Types))

@@ -42,11 +42,11 @@ func TestMove_HistoryFollowsThePage(t *testing.T) {
 	}
 
 	wren := historyOf(t, e, "Wren")
-	if got := strings.Join(revOps(wren), " "); got != "2:write:synapse 1:create:synapse" || wren.Current != 2 {
+	if got := strings.Join(revOps(wren), " "); got != "2:relink:synapse 1:create:synapse" || wren.Current != 2 {
 		t.Errorf("a rewritten page's history: %s (current %d)", got, wren.Current)
 	}
 	fh := historyOf(t, e, "finch")
-	if got := strings.Join(revOps(fh), " "); got != "2:write:synapse 1:edit:file" || fh.Current != 2 {
+	if got := strings.Join(revOps(fh), " "); got != "2:relink:synapse 1:edit:file" || fh.Current != 2 {
 		t.Errorf("a rewritten page synapse never wrote: %s (current %d)", got, fh.Current)
 	}
 	p, err := e.History.Read(fh.ID)
@@ -61,7 +61,7 @@ func TestMove_HistoryFollowsThePage(t *testing.T) {
 	}
 
 	got := actions(recentT(t, e, &RecentIn{}))
-	for _, want := range []string{"page:moved:Butcherbird", "page:updated:Wren", "page:updated:finch", "page:created:Shrike"} {
+	for _, want := range []string{"page:moved:Butcherbird", "page:links rewritten:Wren", "page:links rewritten:finch", "page:created:Shrike"} {
 		if !strings.Contains(" "+got+" ", " "+want+" ") {
 			t.Errorf("recent lacks %s: %s", want, got)
 		}
