@@ -270,6 +270,9 @@ func createStub(ctx context.Context, e *Env, r *store.ReviewRec) (*PageRef, erro
 		if p != nil {
 			return errs.E(errs.Conflict, "a page named %q already exists (%s); mark the item resolved instead: %s", title, p.Path, errs.Cmd("review.resolve", "id", r.ID, "action", "resolve"))
 		}
+		if err := sameNameConflict(tx, r, title); err != nil {
+			return err
+		}
 		body, err = stubBody(tx, r, title)
 		return err
 	})
