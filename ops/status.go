@@ -23,6 +23,9 @@ type StatusOut struct {
 	Links          int `json:"links"`
 	Dangling       int `json:"dangling"`
 	Orphans        int `json:"orphans"`
+	// Types lists the page types, the most used first, each with the
+	// folder a new page of that type goes to (at most MaxTypesListed).
+	Types []TypeCount `json:"types"`
 	// StoreBytes is the store file's apparent size (its length);
 	// StoreDiskBytes the space it takes on disk (its allocated blocks:
 	// bbolt grows its file sparsely, so this is often far less).
@@ -123,6 +126,7 @@ func status(ctx context.Context, e *Env, in *StatusIn) (*StatusOut, error) {
 			out.Dangling += d.Count
 		}
 		out.Links = tx.LinkCount()
+		out.Types = typesByUse(tx)
 		if t, ok := tx.LastScan(); ok {
 			out.LastScan = t.UTC().Format(time.RFC3339)
 		}

@@ -20,6 +20,9 @@ import (
 type TypeCount struct {
 	Type  string `json:"type"`
 	Pages int    `json:"pages"`
+	// Folder is where a new page of this type goes (the folder holding
+	// most pages of the type, docs/vault.md#pages); status sets it.
+	Folder string `json:"folder,omitempty"`
 }
 
 // MaxTypesListed caps the types a result lists.
@@ -60,6 +63,30 @@ func vaultTypes(tx *store.Tx, near, except string) []TypeCount {
 		return a.Type < b.Type
 	})
 	return out[:min(len(out), MaxTypesListed)]
+}
+
+// typesByUse lists the vault's page types, the most used first (then by
+// name), each with the folder a new page of that type goes to; at most
+// MaxTypesListed. Never nil.
+func typesByUse(tx *store.Tx) []TypeCount {
+	types, counts := tx.CatalogTypes()
+	out := make([]TypeCount, 0, len(types))
+	for i, t := range types {
+		if counts[i] > 0 {
+			out = append(out, TypeCount{Type: t, Pages: counts[i]})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Pages != out[j].Pages {
+			return out[i].Pages > out[j].Pages
+		}
+		return out[i].Type < out[j].Type
+	})
+	out = out[:min(len(out), MaxTypesListed)]
+	for i := range out {
+		out[i].Folder = newPageDir(tx, out[i].Type)
+	}
+	return out
 }
 
 // unknownTypes returns the vault's types (closest first) when one of the

@@ -2,6 +2,7 @@ package ops
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -120,5 +121,25 @@ func TestTypes_UnknownFilterListsTypes(t *testing.T) {
 	}
 	if s, err := searchTypes(ctx, e, &SearchIn{Query: "x type:entity -type:nothing", K: 5}); err != nil || s.Types != nil {
 		t.Errorf("search type:entity -type:nothing: %+v %v", s, err)
+	}
+}
+
+// TestTypes_StatusListsTypesWithTheirFolders: status lists the vault's
+// types, most used first, each with the folder a new page of that type
+// goes to (the folder most pages of the type are in), so an agent follows
+// the vault's folders without listing every page.
+func TestTypes_StatusListsTypesWithTheirFolders(t *testing.T) {
+	e := typesVault(t)
+	testvault.Write(t, e.Vault, "wiki/people/p.md", "---\ntitle: P\ntype: entity\n---\nx\n")
+	rescanT(t, e)
+	out, err := status(context.Background(), e, &StatusIn{})
+	must(t, err)
+	var got []string
+	for _, tc := range out.Types {
+		got = append(got, fmt.Sprintf("%s %d %s", tc.Type, tc.Pages, tc.Folder))
+	}
+	want := "entity 4 wiki/entities|concept 1 wiki/concepts|topic 1 wiki/topics"
+	if strings.Join(got, "|") != want {
+		t.Errorf("status types:\n got %s\nwant %s", strings.Join(got, "|"), want)
 	}
 }
