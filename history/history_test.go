@@ -652,3 +652,41 @@ func revisionsOf(t *testing.T, s *Store, id string) []Revision {
 	}
 	return p.Revisions()
 }
+
+// TestHistory_PackCutShortAtItsBirth: a pack is made in place by its
+// first append; a crash right after it was made (an empty file) or in the
+// middle of its first record leaves a pack the next change writes anew.
+func TestHistory_PackCutShortAtItsBirth(t *testing.T) {
+	s, dir := newStore(t)
+	save(t, s, "cc1", pageText(1, 3000))
+	whole, err := os.ReadFile(histPath(dir, packPath("cc1")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, cut := range []int{0, 5, len(packMagic) + 7, len(whole) - 1} {
+		if err := os.WriteFile(histPath(dir, packPath("cc1")), whole[:cut], 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if s.Has("cc1") != (cut > 0) {
+			t.Fatalf("cut at %d: Has is %v", cut, !(cut > 0))
+		}
+		save(t, s, "cc1", "after\n")
+		got := revisionsOf(t, s, "cc1")
+		if len(got) != 1 || got[0].Rev != 1 || got[0].Size != int64(len("after\n")) {
+			t.Fatalf("cut at %d: %+v", cut, got)
+		}
+		if c, err := s.mustRead(t, "cc1"); err != nil || string(c) != "after\n" {
+			t.Fatalf("cut at %d: %q %v", cut, c, err)
+		}
+	}
+}
+
+// mustRead is the newest content of page id.
+func (s *Store) mustRead(t *testing.T, id string) ([]byte, error) {
+	t.Helper()
+	p, err := s.Read(id)
+	if err != nil {
+		return nil, err
+	}
+	return p.Content(p.Newest().Rev)
+}

@@ -410,45 +410,46 @@ var syncDir = func(fs *vaultfs.FS, dir string) error { return fs.SyncDir(dir) }
 const deltaRun = 10
 
 // write appends b to the pack, creating it (and its folder) when absent.
+// A pack is made in place by its first append: a crash that cuts that
+// append short leaves a torn pack (or an empty one), which the next
+// change cuts off and begins anew, as it does any append cut short.
 func (p *Page) write(b []byte) error {
-	if p.f == nil && p.size > 0 {
+	if p.f == nil && p.onDisk >= 0 {
 		f, err := p.s.fs.OpenAppend(p.rel)
 		if err != nil {
 			return fmt.Errorf("open %s: %w", name(p.rel), err)
 		}
+		if p.size == 0 {
+			// a pack with nothing valid (cut off by repair): begun anew,
+			// its entry in its folder flushed as a new pack's is
+			if err := f.Truncate(0); err != nil {
+				f.Close()
+				return fmt.Errorf("open %s: %w", name(p.rel), err)
+			}
+			p.created = true
+		}
 		p.f = f
 	}
-	if p.f != nil {
-		if _, err := p.f.Write(b); err != nil {
-			return fmt.Errorf("append to %s: %w", name(p.rel), err)
+	if p.f == nil {
+		dir := path.Dir(p.rel)
+		f, err := p.s.fs.CreateAppend(p.rel)
+		if errors.Is(err, fs.ErrNotExist) {
+			// the pack's folder is made once (1024 of them at most)
+			made, merr := p.s.fs.MkdirAll(dir)
+			if merr != nil {
+				return fmt.Errorf("create %s: %w", name(dir), merr)
+			}
+			p.madeDir = p.madeDir || len(made) > 0
+			f, err = p.s.fs.CreateAppend(p.rel)
 		}
-		return nil
-	}
-	dir := path.Dir(p.rel)
-	f, err := p.s.fs.CreateTemp(dir, "."+p.id+".*.tmp")
-	if errors.Is(err, fs.ErrNotExist) {
-		// the pack's folder is made once (1024 of them at most)
-		made, merr := p.s.fs.MkdirAll(dir)
-		if merr != nil {
-			return fmt.Errorf("create %s: %w", name(dir), merr)
+		if err != nil {
+			return fmt.Errorf("create %s: %w", name(p.rel), err)
 		}
-		p.madeDir = p.madeDir || len(made) > 0
-		f, err = p.s.fs.CreateTemp(dir, "."+p.id+".*.tmp")
+		p.f, p.created, p.onDisk = f, true, 0
 	}
-	if err != nil {
-		return fmt.Errorf("create %s: %w", name(p.rel), err)
+	if _, err := p.f.Write(b); err != nil {
+		return fmt.Errorf("append to %s: %w", name(p.rel), err)
 	}
-	if _, err := f.Write(b); err != nil {
-		f.Close()
-		_ = p.s.fs.Remove(dir + "/" + path.Base(f.Name()))
-		return fmt.Errorf("write %s: %w", name(p.rel), err)
-	}
-	if err := p.s.fs.Rename(dir+"/"+path.Base(f.Name()), p.rel, true); err != nil {
-		f.Close()
-		_ = p.s.fs.Remove(dir + "/" + path.Base(f.Name()))
-		return fmt.Errorf("create %s: %w", name(p.rel), err)
-	}
-	p.f, p.created = f, true
 	return nil
 }
 
