@@ -62,18 +62,22 @@ func importsOf(t *testing.T, dir string) map[string][]string {
 
 // TestArch_Layers: the arrows between the packages point down. The server
 // (internal/server and below) never sees the CLI: no urfave/cli, no
-// terminal styling (the CLI's renderers live in package main, which it
-// cannot import); the domain never imports the server.
+// terminal styling, not the CLI's renderers (internal/render); the
+// renderers print typed results and see no transport; the domain never
+// imports the server or the renderers.
 func TestArch_Layers(t *testing.T) {
 	const srv = "github.com/synapse-wiki/synapse/internal/server"
+	const render = "github.com/synapse-wiki/synapse/internal/render"
 	rules := []struct {
 		dirs      []string
 		forbidden []string
 	}{
 		{[]string{"internal/server", "internal/server/sock", "internal/server/servertest"},
-			[]string{"github.com/urfave/cli", "github.com/charmbracelet/lipgloss", "github.com/muesli/termenv"}},
+			[]string{"github.com/urfave/cli", "github.com/charmbracelet/lipgloss", "github.com/muesli/termenv", render}},
+		{[]string{"internal/render"},
+			[]string{"github.com/urfave/cli", "github.com/mark3labs/mcp-go", "net/http", srv}},
 		{[]string{"errs", "vault", "vaultfs", "markdown", "store", "index", "ops", "search", "embed"},
-			[]string{srv}},
+			[]string{srv, render}},
 	}
 	for _, r := range rules {
 		for _, dir := range r.dirs {

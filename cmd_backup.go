@@ -1,10 +1,7 @@
 package main
 
 import (
-	"fmt"
-	"sync"
-	"time"
-
+	"github.com/synapse-wiki/synapse/internal/render"
 	"github.com/synapse-wiki/synapse/ops"
 	"github.com/urfave/cli/v2"
 )
@@ -28,21 +25,17 @@ func init() {
 			if err != nil {
 				return err
 			}
-			o := newOutput(c.App.Writer, c.App.ErrWriter)
-			out, err := ops.Backup(c.Context, v, c.Args().First(), o.backupProgress())
-			o.endProgress()
+			o := render.New(c.App.Writer, c.App.ErrWriter)
+			out, err := ops.Backup(c.Context, v, c.Args().First(), o.BackupProgress())
+			o.EndProgress()
 			if err != nil {
 				return err
 			}
 			if globalsOf(c).json {
-				data, _ := ops.MarshalJSON(out)
-				o.w.Write(data)
+				o.JSON(out)
 				return nil
 			}
-			o.printf("wrote %s: %s, %s (%s compressed)\n", out.Archive, plural(out.Files, "file", "files"), humanBytes(out.Bytes), humanBytes(out.ArchiveBytes))
-			for _, s := range out.Skipped {
-				o.note("skipped %s", s)
-			}
+			render.Backup(o, out)
 			return nil
 		},
 	})
@@ -51,27 +44,5 @@ func init() {
 			{`synapse backup ~/wiki-2026-05-01.tar.gz`, "everything that matters in the vault, in one file"},
 			{`synapse backup /mnt/usb/wiki.tar.gz --json`, "the archive's path, files and bytes as JSON; restore with tar -xzf and synapse reindex"},
 		},
-	}
-}
-
-// backupProgress draws a backup's progress on a terminal stderr (nil
-// elsewhere).
-func (o *output) backupProgress() func(ops.BackupProgress) {
-	if !o.etty {
-		return nil
-	}
-	var mu sync.Mutex
-	var last time.Time
-	return func(p ops.BackupProgress) {
-		mu.Lock()
-		defer mu.Unlock()
-		if time.Since(last) < 80*time.Millisecond && p.Files != p.TotalFiles {
-			return
-		}
-		last = time.Now()
-		o.mu.Lock()
-		o.drawn = true
-		fmt.Fprintf(o.ew, "\r\033[Kbackup %d/%d files, %s of %s", p.Files, p.TotalFiles, humanBytes(p.Bytes), humanBytes(p.TotalBytes))
-		o.mu.Unlock()
 	}
 }

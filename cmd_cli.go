@@ -1,7 +1,7 @@
 package main
 
 import (
-	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -18,6 +18,7 @@ import (
 	"github.com/synapse-wiki/synapse/errs"
 	"github.com/synapse-wiki/synapse/internal/cliargs"
 	"github.com/synapse-wiki/synapse/internal/gcmode"
+	"github.com/synapse-wiki/synapse/internal/render"
 	"github.com/synapse-wiki/synapse/ops"
 	"github.com/synapse-wiki/synapse/vault"
 	"github.com/urfave/cli/v2"
@@ -273,7 +274,7 @@ func cliInput(c *cli.Context, op *ops.Op, fields []ops.Field) ([]byte, error) {
 			if f.Required {
 				return nil, errs.E(errs.Invalid, "--%s is required (usage: %s)", f.Flag, c.Command.UsageText)
 			}
-			if stdin, ok := c.App.Reader.(*os.File); f.TTY != "" && ok && isTerminal(stdin) {
+			if stdin, ok := c.App.Reader.(*os.File); f.TTY != "" && ok && render.IsTerminal(stdin) {
 				in[f.Name] = f.TTY // a person typed it
 			}
 			continue
@@ -387,7 +388,7 @@ func readFrom(c *cli.Context, name, flag string) (string, error) {
 		defer f.Close()
 		r = f
 	} else {
-		if f, ok := c.App.Reader.(*os.File); ok && isTerminal(f) {
+		if f, ok := c.App.Reader.(*os.File); ok && render.IsTerminal(f) {
 			if flag == "" {
 				return "", errs.E(errs.Invalid, "content is read from FILE or standard input; nothing was piped in (usage: %s)", c.Command.UsageText)
 			}
@@ -426,7 +427,7 @@ func openFromError(err error, name, flag string) error {
 // words read from stdin (cli:"stdin-list"), so that lists can be piped:
 // `... | jq -r '.items[].id' | synapse review bulk-resolve --action skip -`.
 func readList(c *cli.Context, args []string) ([]string, error) {
-	if f, ok := c.App.Reader.(*os.File); ok && isTerminal(f) {
+	if f, ok := c.App.Reader.(*os.File); ok && render.IsTerminal(f) {
 		return nil, errs.E(errs.Invalid, "\"-\" reads the list from standard input, but nothing was piped in")
 	}
 	data, err := io.ReadAll(io.LimitReader(c.App.Reader, maxStdin))
@@ -479,17 +480,30 @@ func runOp(c *cli.Context, op *ops.Op, raw []byte) error {
 	if err != nil {
 		return err
 	}
-	o := newOutput(c.App.Writer, c.App.ErrWriter)
-	o.in = raw
-	configNote(v, o.ew, "")
+	o := render.New(c.App.Writer, c.App.ErrWriter)
+	o.SetInput(raw)
+	configNote(v, c.App.ErrWriter, "")
 	if in, err := op.Decode(raw); err == nil {
 		for _, n := range ops.ClampNotes(in) {
-			o.note("%s", n)
+			o.Note("%s", n)
 		}
 	}
+	guard := &sigGuard{}
+	ctx := context.WithValue(c.Context, sigGuardKey{}, guard)
+	c.Context = ctx
+	stop := guard.watch(ctx, processExit(c), func() int {
+		o.EndProgress()
+		return reportError(c.App.ErrWriter, interrupted(op, context.Canceled), g.json)
+	})
+	defer stop()
 	out, err := invoke(c, v, op, raw, o)
 	if err != nil {
 		return err
+	}
+	if ctx.Err() != nil && !guard.wrote {
+		// a read the signal came too late to stop: its answer is not
+		// printed, as with a signal a moment sooner
+		return interrupted(op, context.Canceled)
 	}
 	if err := printResult(o, op, out, g.json); err != nil {
 		return err
@@ -500,26 +514,6 @@ func runOp(c *cli.Context, op *ops.Op, raw []byte) error {
 		return cli.Exit(f.Failure(), exitFindings)
 	}
 	return nil
-}
-
-func printResult(o *output, op *ops.Op, out any, asJSON bool) error {
-	if asJSON {
-		data, err := ops.MarshalJSON(out)
-		if err != nil {
-			return err
-		}
-		_, err = o.w.Write(data)
-		return err
-	}
-	if r := rendererFor(op); r != nil {
-		return r(o, out)
-	}
-	var buf bytes.Buffer
-	data, _ := json.MarshalIndent(out, "", "  ")
-	buf.Write(data)
-	buf.WriteByte('\n')
-	_, err := o.w.Write(buf.Bytes())
-	return err
 }
 
 // invoke runs a verb's operation: handed to the server that holds the

@@ -10,6 +10,7 @@ import (
 
 	"github.com/synapse-wiki/synapse/errs"
 	"github.com/synapse-wiki/synapse/internal/desk"
+	"github.com/synapse-wiki/synapse/internal/render"
 	"github.com/synapse-wiki/synapse/ops"
 	"github.com/synapse-wiki/synapse/vault"
 	"github.com/urfave/cli/v2"
@@ -42,7 +43,7 @@ func runDesk(c *cli.Context) error {
 	if globalsOf(c).json {
 		return errs.E(errs.Invalid, "synapse desk draws on a terminal and prints no JSON; for JSON, use `synapse review list --json` and `synapse review show ID --json`")
 	}
-	if f, ok := c.App.Writer.(*os.File); !ok || !isTerminal(f) {
+	if f, ok := c.App.Writer.(*os.File); !ok || !render.IsTerminal(f) {
 		return errs.E(errs.Invalid, "synapse desk needs a terminal, and standard output is not one; in a script, use `synapse review list` and `synapse review resolve`")
 	}
 	v, err := findVault(globalsOf(c))
@@ -56,7 +57,7 @@ func runDesk(c *cli.Context) error {
 		Plain:  os.Getenv("NO_COLOR") != "",
 		Mouse:  c.Bool("mouse"),
 	}
-	if f, ok := c.App.Reader.(*os.File); ok && isTerminal(f) {
+	if f, ok := c.App.Reader.(*os.File); ok && render.IsTerminal(f) {
 		o.Input = f
 	}
 	err = desk.Run(c.Context, o)
@@ -84,7 +85,7 @@ func (d *deskCaller) Call(_ context.Context, name string, in []byte) ([]byte, er
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	out, err := invoke(d.c, d.v, op, in, newOutput(io.Discard, io.Discard))
+	out, err := invoke(d.c, d.v, op, in, render.New(io.Discard, io.Discard))
 	if err != nil {
 		return nil, err
 	}

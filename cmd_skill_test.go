@@ -15,6 +15,7 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 	"github.com/synapse-wiki/synapse/errs"
+	"github.com/synapse-wiki/synapse/internal/agentskill"
 	"github.com/synapse-wiki/synapse/internal/cliargs"
 	"github.com/urfave/cli/v2"
 	"go.yaml.in/yaml/v3"
@@ -153,12 +154,12 @@ func TestSkill_OneSourceOfTruth(t *testing.T) {
 // would leak into the surface and docs walks.
 func TestSkill_EmbedEqualsFile(t *testing.T) {
 	for _, f := range skillFiles {
-		want, err := os.ReadFile(filepath.Join("skill", f.name))
+		want, err := os.ReadFile(filepath.Join("skill", f.Name))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !bytes.Equal(f.data, want) {
-			t.Errorf("the embedded %s differs from skill/%s", f.name, f.name)
+		if !bytes.Equal(f.Data, want) {
+			t.Errorf("the embedded %s differs from skill/%s", f.Name, f.Name)
 		}
 	}
 	entries, err := os.ReadDir("skill")
@@ -166,12 +167,7 @@ func TestSkill_EmbedEqualsFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, e := range entries {
-		if !slices.ContainsFunc(skillFiles, func(f struct {
-			name string
-			data []byte
-		}) bool {
-			return f.name == e.Name()
-		}) {
+		if !slices.ContainsFunc(skillFiles, func(f agentskill.File) bool { return f.Name == e.Name() }) {
 			t.Errorf("skill/ holds %s: skill installers copy the whole folder, so it must hold only the skill's files", e.Name())
 		}
 	}
@@ -228,10 +224,10 @@ func TestSkill_Install(t *testing.T) {
 			if tt.setup != nil {
 				tt.setup(t)
 			}
-			dir, err := skillDir(tt.dir, tt.agent)
-			var res *SkillInstallOut
+			dir, err := agentskill.Dir(tt.dir, tt.agent)
+			var res *agentskill.InstallOut
 			if err == nil {
-				res, err = installSkill(dir, tt.force)
+				res, err = agentskill.Install(dir, skillFiles, tt.force)
 			}
 			if tt.code != "" {
 				if errs.CodeOf(err) != tt.code || !strings.Contains(errs.Message(err), tt.msg) {
@@ -246,9 +242,9 @@ func TestSkill_Install(t *testing.T) {
 				t.Errorf("got %+v, want path %s status %s", res, tt.path, tt.status)
 			}
 			for _, f := range skillFiles {
-				p := filepath.Join(filepath.Dir(tt.path), f.name)
-				if got, err := os.ReadFile(p); err != nil || !bytes.Equal(got, f.data) {
-					t.Errorf("%s does not hold the skill's %s (%v)", p, f.name, err)
+				p := filepath.Join(filepath.Dir(tt.path), f.Name)
+				if got, err := os.ReadFile(p); err != nil || !bytes.Equal(got, f.Data) {
+					t.Errorf("%s does not hold the skill's %s (%v)", p, f.Name, err)
 				}
 			}
 			leftovers, _ := filepath.Glob(filepath.Join(filepath.Dir(tt.path), ".*.md.*"))
@@ -265,7 +261,7 @@ func TestSkill_InstallKeepsEdits(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "SKILL.md")
 	os.WriteFile(path, []byte("mine\n"), 0o600)
-	if _, err := installSkill(dir, false); !errs.Is(err, errs.Conflict) {
+	if _, err := agentskill.Install(dir, skillFiles, false); !errs.Is(err, errs.Conflict) {
 		t.Fatalf("err = %v, want conflict", err)
 	}
 	if got, _ := os.ReadFile(path); string(got) != "mine\n" {

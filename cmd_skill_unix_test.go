@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/synapse-wiki/synapse/errs"
+	"github.com/synapse-wiki/synapse/internal/agentskill"
 )
 
 // TestSkill_InstallRefusesSpecialFiles: a named pipe, a socket or a folder
@@ -42,7 +43,7 @@ func TestSkill_InstallRefusesSpecialFiles(t *testing.T) {
 				t.Skip(err)
 			}
 			done := make(chan error, 1)
-			go func() { _, err := installSkill(dir, true); done <- err }()
+			go func() { _, err := agentskill.Install(dir, skillFiles, true); done <- err }()
 			select {
 			case err := <-done:
 				if !errs.Is(err, errs.Forbidden) || !strings.Contains(err.Error(), tc.kind) || !strings.Contains(err.Error(), "SKILL.md") {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/synapse-wiki/synapse/errs"
 	"github.com/synapse-wiki/synapse/internal/gcmode"
+	"github.com/synapse-wiki/synapse/internal/render"
 	"github.com/synapse-wiki/synapse/internal/server/sock"
 	"github.com/synapse-wiki/synapse/ops"
 	"github.com/synapse-wiki/synapse/store"
@@ -27,7 +28,7 @@ import (
 // starting or stopping) it polls both for up to the socket timing's
 // LockWait, then fails
 // naming the holder. It never waits on the lock alone.
-func invokeVerb(c *cli.Context, v *vault.Vault, op *ops.Op, raw []byte, o *output) (any, error) {
+func invokeVerb(c *cli.Context, v *vault.Vault, op *ops.Op, raw []byte, o *render.Output) (any, error) {
 	in, err := op.Decode(raw)
 	if err != nil {
 		return nil, err
@@ -43,10 +44,11 @@ func invokeVerb(c *cli.Context, v *vault.Vault, op *ops.Op, raw []byte, o *outpu
 			case err == nil:
 				return out, nil
 			case errors.Is(err, sock.ErrUnsafe) && why == nil:
-				o.note("synapse: %v; running `synapse %s` in this process", err, op.CLI)
+				o.Note("synapse: %v; running `synapse %s` in this process", err, op.CLI)
 				why = err
 			case ctx.Err() != nil:
-				return nil, interrupted(op, err)
+				// whatever the socket said, the signal ended the verb
+				return nil, interrupted(op, context.Canceled)
 			case errors.Is(err, sock.ErrNoServer), errors.Is(err, sock.ErrRetry),
 				errors.Is(err, sock.ErrGone) && !op.Writes(in):
 				// not run (or a read that may simply be asked again):
@@ -69,8 +71,8 @@ func invokeVerb(c *cli.Context, v *vault.Vault, op *ops.Op, raw []byte, o *outpu
 			ReadOnlyFallback: op.Rescans && !op.Writes(in),
 			Timeout:          timing.LockPoll,
 			Holder:           "synapse " + op.CLI,
-			Progress:         o.progress(),
-			Notify:           o.scanNote,
+			Progress:         o.Progress(),
+			Notify:           o.ScanNote,
 			NoInitialScan:    op.Scans,
 			Detachable:       true, // this process runs one verb (ops.OpenOptions)
 			// files changed by hand are indexed first (no server watches),
@@ -86,9 +88,14 @@ func invokeVerb(c *cli.Context, v *vault.Vault, op *ops.Op, raw []byte, o *outpu
 				// server (SIGINT and SIGTERM stop reads and scans at once,
 				// and embed, which commits as it goes and resumes)
 				run = context.WithoutCancel(ctx)
+				guard := guardOf(ctx)
+				if !guard.beginWrite() {
+					return nil, interrupted(op, context.Canceled)
+				}
+				defer guard.endWrite()
 			}
 			out, err := op.Run(run, e, in)
-			o.endProgress()
+			o.EndProgress()
 			if err != nil && ctx.Err() != nil {
 				err = interrupted(op, err)
 			}
@@ -114,7 +121,7 @@ func interrupted(op *ops.Op, err error) error {
 // forwardVerb hands op to the server holding v and returns its result in
 // the form runOp prints: the server's JSON as is for --json (and for verbs
 // without a renderer), else the typed result.
-func forwardVerb(c *cli.Context, v *vault.Vault, op *ops.Op, raw []byte, o *output) (any, error) {
+func forwardVerb(c *cli.Context, v *vault.Vault, op *ops.Op, raw []byte, o *render.Output) (any, error) {
 	sc, err := sock.Dial(v, sockTiming(c))
 	if err != nil {
 		return nil, err
@@ -127,12 +134,12 @@ func forwardVerb(c *cli.Context, v *vault.Vault, op *ops.Op, raw []byte, o *outp
 	req := sock.NewRequest(op, raw, key)
 	req.Patient = true
 	var progress func(sock.Progress)
-	if draw := o.progress(); draw != nil {
+	if draw := o.Progress(); draw != nil {
 		req.Progress = true
 		progress = func(p sock.Progress) { draw(p.Phase, p.Done, p.Total) }
 	}
 	r, err := sc.Call(c.Context, req, progress)
-	o.endProgress()
+	o.EndProgress()
 	if err != nil {
 		return nil, err
 	}

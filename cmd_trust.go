@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/synapse-wiki/synapse/errs"
-	"github.com/synapse-wiki/synapse/ops"
+	"github.com/synapse-wiki/synapse/internal/render"
 	"github.com/synapse-wiki/synapse/vault"
 	"github.com/urfave/cli/v2"
 )
@@ -55,38 +55,14 @@ func init() {
 			if err != nil {
 				return err
 			}
-			o := newOutput(c.App.Writer, c.App.ErrWriter)
+			o := render.New(c.App.Writer, c.App.ErrWriter)
 			if globalsOf(c).json {
-				data, _ := ops.MarshalJSON(st)
-				_, err := o.w.Write(data)
-				return err
+				return o.JSON(st)
 			}
-			renderTrust(o, st)
+			render.Trust(o, st)
 			return nil
 		},
 	})
-}
-
-func renderTrust(o *output, st *vault.TrustState) {
-	switch st.State {
-	case vault.TrustNone:
-		o.printf("%s has no %s: nothing to trust\n", st.Vault, st.Config)
-		return
-	case vault.TrustTrusted:
-		o.printf("trusted: %s of %s (sha256 %.12s…, since %s)\n", st.Config, st.Vault, st.SHA256, st.TrustedAt)
-	case vault.TrustChanged:
-		o.printf("changed since trusted: %s of %s (now sha256 %.12s…, trusted %.12s… on %s); run `synapse trust` again to use it\n",
-			st.Config, st.Vault, st.SHA256, st.TrustedSHA256, st.TrustedAt)
-	default:
-		o.printf("not trusted: %s of %s (sha256 %.12s…); run `synapse trust` to use it\n", st.Config, st.Vault, st.SHA256)
-	}
-	if len(st.Settings) == 0 {
-		o.printf("  it holds no setting that needs trust\n")
-	}
-	for _, s := range st.Settings {
-		o.printf("  %s\n", s)
-	}
-	o.note("record: %s", st.Record)
 }
 
 // configNote prints on w the one line that says which settings of the

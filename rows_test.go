@@ -40,7 +40,7 @@ func TestRows_WhatTheCLINeeds(t *testing.T) {
 			t.Errorf("row %s: the group %q of `synapse %s` has no usage in ops.Groups", op.Name, words[0], op.CLI)
 		}
 		if rendererFor(op) == nil {
-			t.Errorf("row %s: `synapse %s` has no renderer for %s (add renders(…) to renderers, cmd_output.go)", op.Name, op.CLI, op.Out)
+			t.Errorf("row %s: `synapse %s` has no renderer for %s (bind one with render.Of in its group's list, e.g. pageRenderers in cmd_page.go)", op.Name, op.CLI, op.Out)
 		}
 		rendered[op.Out] = true
 	}

@@ -1,9 +1,10 @@
-package main
+package render
 
 import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"flag"
 	"io"
 	"io/fs"
 	"os"
@@ -17,6 +18,8 @@ import (
 	"github.com/synapse-wiki/synapse/ops"
 	"github.com/synapse-wiki/synapse/search"
 )
+
+var update = flag.Bool("update", false, "rewrite the golden renderings in testdata/")
 
 // renderVault is the corpus with what tables must cope with: a long
 // title, a deep source path, review items of the longest type, and every
@@ -58,14 +61,15 @@ func renderVault(t *testing.T) *ops.Env {
 var renderings = []struct {
 	name, op string
 	args     map[string]any
+	render   Binding
 }{
-	{"page-list", "page.list", map[string]any{"limit": 12}},
-	{"graph-backlinks", "graph.backlinks", map[string]any{"title": "Home"}},
-	{"review-list", "review.list", map[string]any{"status": "all"}},
-	{"source-list", "source.list", map[string]any{}},
+	{"page-list", "page.list", map[string]any{"limit": 12}, Of(PageList)},
+	{"graph-backlinks", "graph.backlinks", map[string]any{"title": "Home"}, Of(GraphBacklinks)},
+	{"review-list", "review.list", map[string]any{"status": "all"}, Of(ReviewList)},
+	{"source-list", "source.list", map[string]any{}, Of(SourceList)},
 	// search by its result, not a live query: the layout is pinned here,
 	// the ranking by package search's own tests
-	{"search", "search", nil},
+	{"search", "search", nil, Of(Search)},
 }
 
 // readable are what renderings must show at a width.
@@ -82,11 +86,13 @@ var readable = map[string][]string{
 // items, pending first, and shows the last scan as tables show times.
 func TestRender_StatusFits(t *testing.T) {
 	s := &ops.StatusOut{Vault: "/home/me/wiki", Pages: 173, Version: "0.1.0", LastScan: "2026-12-01T11:20:46Z",
-		Reviews: map[string]int{"auto_resolved": 120, "created": 35, "deep_researched": 12, "dismissed": 8, "pending": 1402, "skipped": 230}}
+		Reviews: map[string]int{"auto_resolved": 120, "created": 35, "deep_researched": 12, "dismissed": 8, "pending": 1402, "skipped": 230},
+		Types: []ops.TypeCount{{Type: "question", Pages: 106, Folder: "wiki/questions"}, {Type: "entity", Pages: 87, Folder: "wiki/entities"},
+			{Type: "topic", Pages: 67, Folder: "wiki/topics"}, {Type: "note", Pages: 65, Folder: "wiki"}, {Type: "concept", Pages: 3, Folder: "wiki/concepts"}}}
 	var buf bytes.Buffer
-	o := newOutput(&buf, io.Discard)
+	o := New(&buf, io.Discard)
 	o.tty, o.width = true, 80
-	if err := rendererFor(ops.Lookup("status"))(o, s); err != nil {
+	if err := Status(o, s); err != nil {
 		t.Fatal(err)
 	}
 	got := buf.String()
@@ -98,12 +104,16 @@ func TestRender_StatusFits(t *testing.T) {
 	if !strings.Contains(got, "reviews:     1402 pending, 230 skipped, 120 auto_resolved, 35 created,\n             12 deep_researched, 8 dismissed\n") {
 		t.Errorf("reviews line:\n%s", got)
 	}
+	if !strings.Contains(got, "types:       question 106 in wiki/questions, entity 87 in wiki/entities,\n") ||
+		!strings.Contains(got, "1 more (status --json)\n") {
+		t.Errorf("types line:\n%s", got)
+	}
 	if !strings.Contains(got, "last scan:   2026-12-01 11:20 UTC\n") {
 		t.Errorf("last scan as tables show times:\n%s", got)
 	}
 	s.Reviews = map[string]int{"pending": 0, "skipped": 2, "created": 2, "dismissed": 0}
 	buf.Reset()
-	rendererFor(ops.Lookup("status"))(o, s)
+	Status(o, s)
 	if !strings.Contains(buf.String(), "reviews:     2 created, 2 skipped\n") {
 		t.Errorf("reviews line:\n%s", buf.String())
 	}
@@ -124,7 +134,7 @@ var searchResult = &ops.SearchOut{Query: "sync notes across devices", Hits: []se
 // columns wide (at 80 columns ids once wrapped, columns vanished and
 // types broke into "que/sti/on"), and checks what makes them readable:
 // no line wider than the terminal, ids and counts whole. Refresh with
-// go test -run TestRender_Golden -update .
+// go test ./internal/render -run TestRender_Golden -update
 func TestRender_Golden(t *testing.T) {
 	e := renderVault(t)
 	for _, r := range renderings {
@@ -141,9 +151,9 @@ func TestRender_Golden(t *testing.T) {
 		collectIDs(data, &ids)
 		for _, width := range []int{80, 160} {
 			var buf bytes.Buffer
-			o := newOutput(&buf, io.Discard) // not a terminal: no colour
-			o.tty, o.width = true, width     // but laid out as on one
-			if err := rendererFor(ops.Lookup(r.op))(o, out); err != nil {
+			o := New(&buf, io.Discard)   // not a terminal: no colour
+			o.tty, o.width = true, width // but laid out as on one
+			if err := r.render.Render(o, out); err != nil {
 				t.Fatal(err)
 			}
 			got := buf.String()
@@ -170,7 +180,7 @@ func TestRender_Golden(t *testing.T) {
 					t.Errorf("%s at %d columns lacks %q:\n%s", r.name, width, want, got)
 				}
 			}
-			path := filepath.Join("testdata", "render", r.name+"-"+itoa(width)+".txt")
+			path := filepath.Join("testdata", r.name+"-"+itoa(width)+".txt")
 			if *update {
 				os.MkdirAll(filepath.Dir(path), 0o755)
 				if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
@@ -180,10 +190,10 @@ func TestRender_Golden(t *testing.T) {
 			}
 			want, err := os.ReadFile(path)
 			if err != nil {
-				t.Fatalf("%v (go test -run TestRender_Golden -update .)", err)
+				t.Fatalf("%v (go test ./internal/render -run TestRender_Golden -update)", err)
 			}
 			if got != string(want) {
-				t.Errorf("%s at %d columns changed; review and refresh with go test -run TestRender_Golden -update .\n--- want\n%s--- got\n%s", r.name, width, want, got)
+				t.Errorf("%s at %d columns changed; review and refresh with go test ./internal/render -run TestRender_Golden -update\n--- want\n%s--- got\n%s", r.name, width, want, got)
 			}
 		}
 	}
@@ -216,10 +226,11 @@ func TestRender_EmptyTable(t *testing.T) {
 	for _, r := range []struct {
 		op, summary string
 		args        map[string]any
+		render      Binding
 	}{
-		{"review.list", "no review items", map[string]any{"status": "deep_researched"}},
-		{"source.list", "sources", map[string]any{"state": "missing"}},
-		{"graph.missing", "", map[string]any{"page": "Home"}},
+		{"review.list", "no review items", map[string]any{"status": "deep_researched"}, Of(ReviewList)},
+		{"source.list", "sources", map[string]any{"state": "missing"}, Of(SourceList)},
+		{"graph.missing", "", map[string]any{"page": "Home"}, Of(GraphMissing)},
 	} {
 		raw, _ := json.Marshal(r.args)
 		out, err := ops.Lookup(r.op).Call(context.Background(), e, raw)
@@ -227,9 +238,9 @@ func TestRender_EmptyTable(t *testing.T) {
 			t.Fatalf("%s: %v", r.op, err)
 		}
 		var buf, notes bytes.Buffer
-		o := newOutput(&buf, &notes)
+		o := New(&buf, &notes)
 		o.tty, o.width = true, 80
-		if err := rendererFor(ops.Lookup(r.op))(o, out); err != nil {
+		if err := r.render.Render(o, out); err != nil {
 			t.Fatal(err)
 		}
 		got := buf.String() + notes.String()
@@ -241,7 +252,7 @@ func TestRender_EmptyTable(t *testing.T) {
 		}
 		buf.Reset()
 		o.tty = false
-		if err := rendererFor(ops.Lookup(r.op))(o, out); err != nil {
+		if err := r.render.Render(o, out); err != nil {
 			t.Fatal(err)
 		}
 		if first, _, _ := strings.Cut(buf.String(), "\n"); !strings.Contains(first, "\t") {

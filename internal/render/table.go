@@ -1,4 +1,4 @@
-package main
+package render
 
 import (
 	"fmt"
@@ -40,7 +40,7 @@ const ellipsis = "…"
 
 // termWidth is the width tables fit: the terminal's, 80 when it cannot be
 // told, or the width a test set.
-func (o *output) termWidth() int {
+func (o *Output) termWidth() int {
 	if o.width > 0 {
 		return o.width
 	}
@@ -55,7 +55,7 @@ func (o *output) termWidth() int {
 // table prints rows: on a terminal a bordered table sized to its content
 // and cut to the terminal's width; in a pipe tab-separated lines with a
 // header, every value whole.
-func (o *output) table(cols []col, rows [][]string) {
+func (o *Output) table(cols []col, rows [][]string) {
 	if !o.tty {
 		heads := make([]string, len(cols))
 		for i, c := range cols {
