@@ -273,19 +273,20 @@ func pathOf(p *store.PageRec) string {
 }
 
 // renamedFile is the path a page renamed to title takes: the same folder,
-// a file name in the style of the old one — the title itself when the old
-// name was the old title, its slug when the old name was the old title's
-// slug (a prefix or suffix around it kept: src-x.md), else the slug.
+// a file name in the style of the old one — its slug when the old name was
+// the old title's slug (a prefix or suffix around it kept: src-x.md; a
+// name that is both, "spruce-juniper" titled by its file name, is a slug),
+// the title itself when the old name was the old title, else the slug.
 func renamedFile(old, oldTitle, title string) string {
 	dir, stem := path.Dir(old), store.Stem(old)
 	name := Slug(title)
 	oldSlug := Slug(oldTitle)
 	switch {
+	case stem == oldSlug:
 	case stem == oldTitle || store.Fold(stem) == store.Fold(oldTitle):
 		if n := fileName(title); n != "" {
 			name = n
 		}
-	case stem == oldSlug:
 	case oldSlug != "untitled" && strings.Contains(stem, oldSlug):
 		name = strings.Replace(stem, oldSlug, Slug(title), 1)
 	}

@@ -210,7 +210,7 @@ func TestMove_Heading(t *testing.T) {
 		t.Errorf("notes %q", out.Notes)
 	}
 	out = move(t, e, &MovePageIn{Title: "Other", To: "Another"})
-	if got, want := readFile(t, v, "wiki/Another.md"), "---\ntitle: Another\n---\n## Other\n\n# A heading of its own\n"; got != want {
+	if got, want := readFile(t, v, "wiki/another.md"), "---\ntitle: Another\n---\n## Other\n\n# A heading of its own\n"; got != want {
 		t.Errorf("renamed page %q, want %q", got, want)
 	}
 	if len(out.Notes) != 1 || out.Notes[0] != `the first heading "# A heading of its own" is not the old title, so it was kept` {
@@ -265,5 +265,23 @@ func TestMove_KeepsID(t *testing.T) {
 	w := write(t, e, &WritePageIn{Title: "Robin Sparrow", Path: "wiki/concepts/robin-sparrow.md", Content: "Another.\n"})
 	if w.ID == id {
 		t.Fatalf("a new page took the moved page's id %s", id)
+	}
+}
+
+// TestMove_RenamedFileKeepsTheVaultsStyle: the renamed file takes the
+// style of the old name: a slug stays a slug (also when the page's title
+// was its file name, "spruce-juniper"), a title-named file takes the new
+// title, a prefixed slug keeps its prefix.
+func TestMove_RenamedFileKeepsTheVaultsStyle(t *testing.T) {
+	for _, c := range []struct{ old, oldTitle, title, want string }{
+		{"wiki/q/spruce-juniper.md", "spruce-juniper", "Spruce Juniper", "wiki/q/spruce-juniper.md"},
+		{"wiki/q/robin-sparrow.md", "Robin Sparrow", "Robin Redbreast", "wiki/q/robin-redbreast.md"},
+		{"wiki/q/Robin Sparrow.md", "Robin Sparrow", "Robin Redbreast", "wiki/q/Robin Redbreast.md"},
+		{"wiki/q/src-robin-sparrow.md", "Robin Sparrow", "Robin Redbreast", "wiki/q/src-robin-redbreast.md"},
+		{"wiki/q/notes.md", "Robin Sparrow", "Robin Redbreast", "wiki/q/robin-redbreast.md"},
+	} {
+		if got := renamedFile(c.old, c.oldTitle, c.title); got != c.want {
+			t.Errorf("renamedFile(%q, %q, %q) = %q, want %q", c.old, c.oldTitle, c.title, got, c.want)
+		}
 	}
 }
