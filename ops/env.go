@@ -58,6 +58,9 @@ type Env struct {
 	// observe lets tests and benchmarks watch the write path (nil: no one
 	// watches).
 	observe observers
+	// fsys is the file system of the write path (writeFS); nil: the
+	// vault's file layer. A test sets one that fails at a chosen step.
+	fsys fileSystem
 }
 
 // observers are the points where a test or benchmark watches the write
@@ -271,6 +274,15 @@ func NewEnv(v *vault.Vault, s *store.Store) *Env {
 // files is the vault's confined file layer: every read and write of a
 // vault file goes through it.
 func (e *Env) files() *vaultfs.FS { return vaultfs.For(e.Vault.Root) }
+
+// writeFS is the file system the write path's steps go through: the
+// vault's file layer unless a test set Env.fsys.
+func (e *Env) writeFS() fileSystem {
+	if e.fsys != nil {
+		return e.fsys
+	}
+	return osFS{e.files()}
+}
 
 func (e *Env) now() time.Time {
 	if e.Now != nil {

@@ -202,10 +202,10 @@ func (j *reviewJournal) recreate(tx *store.Tx, l *vaultfs.FS, lines [][]byte, m 
 // sides' lines). A journal that appeared meanwhile is an error: nothing is
 // replaced.
 func createJournal(l *vaultfs.FS, data []byte) error {
-	if err := writeAtomic(l.Abs(vault.ReviewJournal), data, 0o644, true); err != nil {
+	if err := writeAtomic(osFS{l}, l.Abs(vault.ReviewJournal), data, 0o644, true); err != nil {
 		return journalError(err, "create")
 	}
-	_ = writeAtomic(l.Abs(vault.GitAttributesFile), []byte(vault.GitAttributes), 0o644, true)
+	_ = writeAtomic(osFS{l}, l.Abs(vault.GitAttributesFile), []byte(vault.GitAttributes), 0o644, true)
 	return nil
 }
 
