@@ -350,7 +350,7 @@ func logText(ctx context.Context, e *Env, entry string, sep bool) error {
 // appended to (a named pipe or a symlink there), before it decides or
 // writes anything.
 func checkLogWritable(v *vault.Vault) error {
-	if err := vaultfs.For(v.Root).CheckWrite(vault.LogPage); err != nil {
+	if err := v.Files().CheckWrite(vault.LogPage); err != nil {
 		return fileError(err, "cannot log to %s: %v; replace it with a regular file (or remove it: synapse creates a new one)", vault.LogPage, err)
 	}
 	return nil

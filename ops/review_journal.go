@@ -121,7 +121,7 @@ func journalError(err error, doing string) error {
 // reviewJournal appends a store's review events to its vault's journal
 // (store.ReviewJournal).
 type reviewJournal struct {
-	root string // the vault
+	files *vaultfs.FS // the vault's file layer
 }
 
 // Append writes the transaction's events at the end of the journal, then
@@ -133,7 +133,7 @@ type reviewJournal struct {
 // command replays it. A journal that went missing is written again whole
 // from the queue as the transaction leaves it.
 func (j *reviewJournal) Append(tx *store.Tx, lines [][]byte) error {
-	l := vaultfs.For(j.root)
+	l := j.files
 	m, have := readMark(tx)
 	end, err := readEnd(l)
 	if err != nil {

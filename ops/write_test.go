@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -1139,5 +1140,28 @@ func TestWritePage_TwinNames(t *testing.T) {
 	back := write(t, e, &WritePageIn{Title: "R\u00e9sum\u00e9", Content: g.Content})
 	if !back.Unchanged {
 		t.Errorf("write back: %+v", back)
+	}
+}
+
+// TestOSFS_MapsPathsToItsVault: the write path's file system maps an
+// absolute path to its own vault's path, and refuses one outside it
+// rather than finding another vault.
+func TestOSFS_MapsPathsToItsVault(t *testing.T) {
+	v := testvault.New(t)
+	o := osFS{v.Files()}
+	if rel, err := o.rel(v.Abs("wiki/concepts/x.md")); err != nil || rel != "wiki/concepts/x.md" {
+		t.Fatalf("rel = %q %v", rel, err)
+	}
+	other := testvault.New(t)
+	for _, abs := range []string{other.Abs("wiki/x.md"), filepath.Dir(v.Root), v.Root + "-sibling/wiki/x.md"} {
+		if rel, err := o.rel(abs); err == nil {
+			t.Errorf("%s mapped to %q", abs, rel)
+		}
+	}
+	if err := o.MkdirAll(other.Abs("wiki/new")); err == nil {
+		t.Error("a folder was made in another vault")
+	}
+	if _, err := os.Stat(other.Abs("wiki/new")); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("other vault: %v", err)
 	}
 }
