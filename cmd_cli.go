@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -487,9 +488,22 @@ func runOp(c *cli.Context, op *ops.Op, raw []byte) error {
 			o.Note("%s", n)
 		}
 	}
+	guard := &sigGuard{}
+	ctx := context.WithValue(c.Context, sigGuardKey{}, guard)
+	c.Context = ctx
+	stop := guard.watch(ctx, processExit(c), func() int {
+		o.EndProgress()
+		return reportError(c.App.ErrWriter, interrupted(op, context.Canceled), g.json)
+	})
+	defer stop()
 	out, err := invoke(c, v, op, raw, o)
 	if err != nil {
 		return err
+	}
+	if ctx.Err() != nil && !guard.wrote {
+		// a read the signal came too late to stop: its answer is not
+		// printed, as with a signal a moment sooner
+		return interrupted(op, context.Canceled)
 	}
 	if err := printResult(o, op, out, g.json); err != nil {
 		return err

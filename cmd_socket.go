@@ -47,7 +47,8 @@ func invokeVerb(c *cli.Context, v *vault.Vault, op *ops.Op, raw []byte, o *rende
 				o.Note("synapse: %v; running `synapse %s` in this process", err, op.CLI)
 				why = err
 			case ctx.Err() != nil:
-				return nil, interrupted(op, err)
+				// whatever the socket said, the signal ended the verb
+				return nil, interrupted(op, context.Canceled)
 			case errors.Is(err, sock.ErrNoServer), errors.Is(err, sock.ErrRetry),
 				errors.Is(err, sock.ErrGone) && !op.Writes(in):
 				// not run (or a read that may simply be asked again):
@@ -87,6 +88,11 @@ func invokeVerb(c *cli.Context, v *vault.Vault, op *ops.Op, raw []byte, o *rende
 				// server (SIGINT and SIGTERM stop reads and scans at once,
 				// and embed, which commits as it goes and resumes)
 				run = context.WithoutCancel(ctx)
+				guard := guardOf(ctx)
+				if !guard.beginWrite() {
+					return nil, interrupted(op, context.Canceled)
+				}
+				defer guard.endWrite()
 			}
 			out, err := op.Run(run, e, in)
 			o.EndProgress()

@@ -48,7 +48,7 @@ func main() {
 	// early enough
 	gcmode.Short()
 	stop := cpuProfile(os.Getenv("SYNAPSE_CPUPROFILE"), os.Stderr)
-	code := run(os.Args, os.Stdin, os.Stdout, os.Stderr)
+	code := runProcess(os.Args, os.Stdin, os.Stdout, os.Stderr, os.Exit)
 	stop()
 	os.Exit(code)
 }
@@ -79,9 +79,20 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	return runWith(sock.DefaultTiming(), args, stdin, stdout, stderr)
 }
 
+// runProcess is run for the process itself: exit (os.Exit) ends a verb
+// that is still running shortly after SIGINT or SIGTERM (sigGuard).
+func runProcess(args []string, stdin io.Reader, stdout, stderr io.Writer, exit func(int)) int {
+	return runMain(sock.DefaultTiming(), exit, args, stdin, stdout, stderr)
+}
+
 // runWith is run with the timing of the hand-off to a server's socket
 // (tests shorten it).
-func runWith(timing sock.Timing, args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
+func runWith(timing sock.Timing, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	return runMain(timing, nil, args, stdin, stdout, stderr)
+}
+
+// runMain runs the CLI; exit, when set, ends the process (see runProcess).
+func runMain(timing sock.Timing, exit func(int), args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 	defer exitOnPanic(stderr, &code)
 	// a fault on memory mapped from a file (the store) is a panic, which
 	// the store turns into a damage error, not a crash
@@ -90,7 +101,7 @@ func runWith(timing sock.Timing, args []string, stdin io.Reader, stdout, stderr 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	app := newApp(stdin, stdout, stderr)
-	app.Metadata = map[string]any{typedArgsKey: args, sockTimingKey: timing}
+	app.Metadata = map[string]any{typedArgsKey: args, sockTimingKey: timing, exitKey: exit}
 	err := app.RunContext(ctx, cliargs.Permute(app, args))
 	if err == nil {
 		return 0
@@ -160,6 +171,19 @@ const typedArgsKey = "typed-args"
 // sockTimingKey holds the socket's timing (sock.Timing) in the app's
 // Metadata.
 const sockTimingKey = "sock-timing"
+
+// exitKey holds the function that ends the process (os.Exit; nil in
+// tests that run the CLI in their own process) in the app's Metadata.
+const exitKey = "exit"
+
+// processExit is the function that ends the process, or nil.
+func processExit(c *cli.Context) func(int) {
+	if c == nil || c.App == nil {
+		return nil
+	}
+	f, _ := c.App.Metadata[exitKey].(func(int))
+	return f
+}
 
 // sockTiming is the timing of the hand-off to a server (runWith's).
 func sockTiming(c *cli.Context) sock.Timing {

@@ -63,6 +63,7 @@ const (
 	OpRestore = "restore" // an earlier revision written back
 	OpMove    = "move"    // the page moved to another file
 	OpEdit    = "edit"    // the file changed outside synapse
+	OpRelink  = "relink"  // links rewritten by another page's move (MoveOf names it)
 )
 
 // Who made a revision (Revision.Origin).
@@ -122,6 +123,9 @@ type Revision struct {
 	From int `json:"from,omitempty"`
 	// MovedFrom is the file a move left.
 	MovedFrom string `json:"moved_from,omitempty"`
+	// MoveOf is the page whose move rewrote this page's links (Op
+	// relink): its title after the move.
+	MoveOf string `json:"move_of,omitempty"`
 	// Stored is the bytes the revision takes in the history (a repeat of
 	// an earlier revision or a small edit takes little).
 	Stored int64 `json:"stored"`
@@ -138,6 +142,8 @@ type Entry struct {
 	From    int
 	// MovedFrom is the file a move left (Op move).
 	MovedFrom string
+	// MoveOf is the page whose move rewrote this one's links (Op relink).
+	MoveOf string
 }
 
 // Store is the history of one vault.

@@ -41,6 +41,7 @@ type PagePreparer interface {
 type updater struct {
 	tx       *store.Tx
 	tune     tuning
+	keepID   func(path string) string // ScanOptions.KeepIDs, then Indexer.KeptIDs
 	reserved map[uint32]bool
 	adjCache map[uint32]*store.AdjRec // nil entry: node absent
 	adjDirty map[uint32]bool
@@ -76,6 +77,7 @@ func (ix *Indexer) newUpdater(tx *store.Tx) *updater {
 	u := &updater{tx: tx, tune: ix.tune, reserved: map[uint32]bool{},
 		adjCache: map[uint32]*store.AdjRec{}, adjDirty: map[uint32]bool{},
 		linksDirty: map[uint32]bool{}, graphDirty: map[uint32]bool{}, ev: newGraphEvents(),
+		keepID:   func(string) string { return "" },
 		dangling: map[linkCount]int{}, danglingRaw: map[linkCount]string{},
 		danglingBySeg: map[string][]linkCount{}}
 	for _, p := range []string{vault.IndexPage, vault.LogPage, vault.OverviewPage} {
@@ -131,7 +133,12 @@ func (u *updater) applyPage(c pageChange) error {
 		rec.Doc, rec.ID = old.Doc, old.ID
 	} else {
 		var err error
-		if rec.Doc, rec.ID, err = tx.NewPage(c.path); err != nil {
+		if id := u.keepID(c.path); id != "" {
+			rec.Doc, rec.ID, err = tx.NewPageWithID(c.path, id)
+		} else {
+			rec.Doc, rec.ID, err = tx.NewPage(c.path)
+		}
+		if err != nil {
 			return err
 		}
 	}

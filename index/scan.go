@@ -90,6 +90,12 @@ type Indexer struct {
 	// call it.
 	OnChanged func(pages []ChangedPage)
 
+	// KeptIDs, when set, returns the ids pages keep across moves (vault
+	// path → id): a page new to the store at such a path (a store rebuilt
+	// after a move) gets that id rather than one derived from its path.
+	// It is called at most once per scan, when a new page is met.
+	KeptIDs func() map[string]string
+
 	// readFile, when set, replaces the file layer's reads (tests count
 	// calls through it); it gets absolute paths.
 	readFile func(string) ([]byte, error)
@@ -229,6 +235,10 @@ type ScanOptions struct {
 	// own at the end. Its error fails the scan (and rolls back that
 	// batch).
 	Then func(tx *store.Tx) error
+	// KeepIDs gives the id of a page new at a path (vault path → id): a
+	// page moved to another file keeps its id. An id another page holds
+	// is not taken.
+	KeepIDs map[string]string
 }
 
 type diskFile struct {

@@ -22,6 +22,7 @@ type scanRun struct {
 	ix    *Indexer
 	ctx   context.Context
 	opts  ScanOptions
+	kept  map[string]string // Indexer.KeptIDs, once read
 	rep   *Report
 	rp    *reparse // records parsed by another parser version (reparse.go)
 	bulk  bool     // the index is built as a whole (begin)
@@ -308,6 +309,7 @@ func (s *scanRun) applyBatch(tx *store.Tx, pb preparedBatch) ([]ChangedPage, err
 	var changed []ChangedPage
 	u := s.ix.newUpdater(tx)
 	u.bulk = s.bulk
+	u.keepID = s.keepID
 	u.track = !s.bulk && len(pb.items) <= smallSettle
 	for _, it := range pb.items {
 		c, err := s.applyItem(tx, u, it)
@@ -417,4 +419,21 @@ func (s *scanRun) finish() error {
 		return ix.Store.Update(s.opts.Then)
 	}
 	return nil
+}
+
+// keepID is the id a page new at path keeps (ScanOptions.KeepIDs, then
+// Indexer.KeptIDs, read once), "" for none.
+func (s *scanRun) keepID(path string) string {
+	if id := s.opts.KeepIDs[path]; id != "" {
+		return id
+	}
+	if s.kept == nil {
+		s.kept = map[string]string{}
+		if s.ix.KeptIDs != nil {
+			if m := s.ix.KeptIDs(); m != nil {
+				s.kept = m
+			}
+		}
+	}
+	return s.kept[path]
 }

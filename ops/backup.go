@@ -51,7 +51,7 @@ type BackupProgress struct {
 }
 
 // backupKeep lists what of .synapse/ a backup holds.
-var backupKeep = []string{vault.StateDir + "/.gitignore", vault.ConfigFile, history.Dir}
+var backupKeep = []string{vault.StateDir + "/.gitignore", vault.ConfigFile, history.Dir, keptIDsFile}
 
 // Backup writes the vault v to the gzip-compressed tar archive dst,
 // atomically (a temporary file beside it, renamed once complete and

@@ -52,9 +52,9 @@ type Env struct {
 	// at most MaxFiledPerWrite: fileMissing) and marks pending missing-page
 	// items that the page satisfies (by title or alias) auto_resolved. It
 	// returns the targets it filed as new items (not those already in the
-	// queue). NewEnv sets the review queue's (onPageWritten); a test may
-	// put its own on its Env.
-	pageWritten func(tx *store.Tx, page *store.PageRec, dangling []string, now time.Time) (filed []string, err error)
+	// queue) and the items it resolved. NewEnv sets the review queue's
+	// (onPageWritten); a test may put its own on its Env.
+	pageWritten pageWrittenFunc
 	// observe lets tests and benchmarks watch the write path (nil: no one
 	// watches).
 	observe observers
@@ -263,7 +263,8 @@ func (e *Env) bringUpToDate(ctx context.Context, o OpenOptions, cfg *vault.Confi
 func NewEnv(v *vault.Vault, s *store.Store) *Env {
 	e := &Env{Vault: v, Store: s, Now: time.Now, Embed: newEmbedState(), pageWritten: onPageWritten}
 	s.SetReviewJournal(&reviewJournal{files: v.Files()}) // the review queue's changes go to the vault's journal
-	e.Index = &index.Indexer{Vault: v, Store: s, Pages: vectorPages{search.Indexer{}}, Now: e.now}
+	e.Index = &index.Indexer{Vault: v, Store: s, Pages: vectorPages{search.Indexer{}}, Now: e.now,
+		KeptIDs: func() map[string]string { return readKeptIDs(v) }}
 	e.History = history.For(v.Root)
 	e.History.SetClock(e.now)
 	e.Index.OnChanged = e.recordEdits
@@ -296,4 +297,15 @@ func (e *Env) Close() error {
 		return nil
 	}
 	return e.Store.Close()
+}
+
+// pageWrittenFunc is Env.pageWritten.
+type pageWrittenFunc func(tx *store.Tx, page *store.PageRec, dangling []string, now time.Time) (reviewsTouched, error)
+
+// reviewsTouched is what a page write did to the review queue: the
+// targets it filed as new missing-page items, and the pending items it
+// answered (auto_resolved, decided by rule).
+type reviewsTouched struct {
+	filed    []string
+	resolved []ReviewItem
 }

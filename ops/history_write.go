@@ -245,7 +245,8 @@ type pageRewrite struct {
 	// Old are the bytes the operation replaced (nil: none), New the bytes
 	// it wrote.
 	Old, New []byte
-	Op       string // history.OpMove, history.OpWrite…
+	Op       string // history.OpMove, history.OpRelink…
+	MoveOf   string // the moved page's title (OpRelink)
 	Time     time.Time
 }
 
@@ -293,7 +294,7 @@ func historyRewrite(e *Env, rw pageRewrite) (rev int, notes []string) {
 	var r history.Revision
 	if err == nil {
 		r, err = p.Append(history.Entry{Content: rw.New, Time: rw.Time, Op: rw.Op, Origin: history.OriginSynapse,
-			Path: rw.Path, Title: rw.Title, MovedFrom: rw.FromPath})
+			Path: rw.Path, Title: rw.Title, MovedFrom: rw.FromPath, MoveOf: rw.MoveOf})
 	}
 	if err == nil {
 		err = p.Sync()()

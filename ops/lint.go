@@ -358,6 +358,9 @@ func lintVault(ctx context.Context, e *Env, w window, out *LintOut) error {
 		}
 		var ferr error
 		tx.EachTitle(func(doc uint32, folded string) bool {
+			if ferr = ctx.Err(); ferr != nil {
+				return false // SIGTERM, a cancelled call: a page at most
+			}
 			if folded != prev {
 				if ferr = flush(); ferr != nil {
 					return false
@@ -390,32 +393,40 @@ func lintVault(ctx context.Context, e *Env, w window, out *LintOut) error {
 		if err := flush(); err != nil {
 			return err
 		}
-		// frontmatter that does not parse (few pages: all are collected)
-		// and links to files that do not exist, in one pass
-		var fm []LintFrontmatter
-		files := newFileFindings()
-		amb := newAmbiguousFindings()
-		err = tx.EachPage(func(p *store.PageRec) bool {
-			if !p.Reserved && p.FMError != "" {
-				fm = append(fm, fmFinding(p))
-			}
-			files.add(tx, p)
-			amb.add(tx, p)
-			return true
-		})
-		if err != nil {
-			return err
-		}
-		out.Counts.BrokenFileLinks, out.BrokenFileLinks = files.list(w)
-		if out.Counts.AmbiguousLinks, out.AmbiguousLinks, err = amb.list(tx, w); err != nil {
-			return err
-		}
-		sort.Slice(fm, func(i, j int) bool { return fm[i].Path < fm[j].Path })
-		out.Counts.FrontmatterErrors = len(fm)
-		lo, hi := w.cut(len(fm))
-		out.FrontmatterErrors = append(out.FrontmatterErrors, fm[lo:hi]...)
-		return nil
+		return lintPagePass(ctx, tx, w, out)
 	})
+}
+
+// lintPagePass finds, in one pass over the pages, frontmatter that does
+// not parse (few pages: all are collected), links to files that do not
+// exist and ambiguous links.
+func lintPagePass(ctx context.Context, tx *store.Tx, w window, out *LintOut) error {
+	var fm []LintFrontmatter
+	files := newFileFindings()
+	amb := newAmbiguousFindings()
+	err := tx.EachPage(func(p *store.PageRec) bool {
+		if !p.Reserved && p.FMError != "" {
+			fm = append(fm, fmFinding(p))
+		}
+		files.add(tx, p)
+		amb.add(tx, p)
+		return ctx.Err() == nil
+	})
+	if err == nil {
+		err = ctx.Err()
+	}
+	if err != nil {
+		return err
+	}
+	out.Counts.BrokenFileLinks, out.BrokenFileLinks = files.list(w)
+	if out.Counts.AmbiguousLinks, out.AmbiguousLinks, err = amb.list(tx, w); err != nil {
+		return err
+	}
+	sort.Slice(fm, func(i, j int) bool { return fm[i].Path < fm[j].Path })
+	out.Counts.FrontmatterErrors = len(fm)
+	lo, hi := w.cut(len(fm))
+	out.FrontmatterErrors = append(out.FrontmatterErrors, fm[lo:hi]...)
+	return nil
 }
 
 // listRef appends doc's page reference to list when listed.

@@ -63,6 +63,9 @@ type MovePageOut struct {
 	// Commit is the git commit of the move (history.git in the vault's
 	// config): the moved file, the file it left and the rewritten pages.
 	Commit string `json:"commit,omitempty" desc:"The git commit of the move, when the vault commits writes to git"`
+	// AutoResolved are the pending missing-page items the page answers
+	// under its new name or path.
+	AutoResolved []string `json:"auto_resolved,omitempty" desc:"Pending missing-page review items (ids) the page answers under its new name, closed as auto_resolved (decided_by rule) and logged in wiki/log.md"`
 	// Notes are problems beside the move that did not fail it.
 	Notes []string `json:"notes,omitempty" desc:"Problems beside the move that did not fail it (the page history, git)"`
 }
@@ -138,7 +141,7 @@ func movePage(ctx context.Context, e *Env, in *MovePageIn) (*MovePageOut, error)
 	}
 	out, err := m.result(e)
 	if out != nil {
-		out.Revision, out.Commit, out.Notes = rec.revision, rec.commit, rec.notes
+		out.Revision, out.Commit, out.Notes, out.AutoResolved = rec.revision, rec.commit, rec.notes, rec.resolved
 	}
 	return out, err
 }

@@ -111,7 +111,7 @@ func TestMove_CrashAtEveryStep(t *testing.T) {
 // steps run again; otherwise no history was written.
 func checkMoveHistory(t *testing.T, e *Env, moved bool) {
 	t.Helper()
-	want := map[string]string{"wiki/archive/goal.md": "2:move:synapse 1:edit:file", "wiki/a.md": "2:write:synapse 1:edit:file"}
+	want := map[string]string{"wiki/archive/goal.md": "2:move:synapse 1:edit:file", "wiki/a.md": "2:relink:synapse 1:edit:file"}
 	if !moved {
 		want = map[string]string{"wiki/notes/target.md": "", "wiki/a.md": ""}
 	}

@@ -23,6 +23,7 @@ type moveRecord struct {
 	revision int
 	commit   string
 	notes    []string
+	resolved []string // review items the moved page answers (auto_resolved)
 }
 
 // recordHistory records every file of the move in the page history. It
@@ -49,12 +50,14 @@ func (j *moveJournal) recordHistory(e *Env) *moveRecord {
 			rec.notes = append(rec.notes, "history: "+f.Path+" is not in the index: the move's change of it is not recorded")
 			continue
 		}
-		op := history.OpWrite
+		// a page whose links the move rewrote: part of the move, not
+		// a write of its own
+		op, moveOf := history.OpRelink, j.LogTitle
 		if i == 0 { // the moved page
-			op = history.OpMove
+			op, moveOf = history.OpMove, ""
 		}
 		rev, notes := historyRewrite(e, pageRewrite{ID: now[i].id, FromID: f.ID, Path: f.Path, FromPath: f.From,
-			Title: now[i].title, Old: f.Old, New: f.New, Op: op, Time: j.Time})
+			Title: now[i].title, Old: f.Old, New: f.New, Op: op, MoveOf: moveOf, Time: j.Time})
 		rec.notes = append(rec.notes, notes...)
 		if i == 0 {
 			rec.revision = rev

@@ -37,16 +37,16 @@ func TestMove_HistoryFollowsThePage(t *testing.T) {
 	if h.Revisions[2].Path != first.Path || h.Revisions[2].Title != "Shrike" {
 		t.Errorf("the first revision %+v", h.Revisions[2])
 	}
-	if e.History.Has(first.ID) || first.ID == out.ID {
-		t.Errorf("the history stays at the old id %s (new %s)", first.ID, out.ID)
+	if !e.History.Has(first.ID) || first.ID != out.ID {
+		t.Errorf("the page changed id in the move: %s (was %s)", out.ID, first.ID)
 	}
 
 	wren := historyOf(t, e, "Wren")
-	if got := strings.Join(revOps(wren), " "); got != "2:write:synapse 1:create:synapse" || wren.Current != 2 {
+	if got := strings.Join(revOps(wren), " "); got != "2:relink:synapse 1:create:synapse" || wren.Current != 2 {
 		t.Errorf("a rewritten page's history: %s (current %d)", got, wren.Current)
 	}
 	fh := historyOf(t, e, "finch")
-	if got := strings.Join(revOps(fh), " "); got != "2:write:synapse 1:edit:file" || fh.Current != 2 {
+	if got := strings.Join(revOps(fh), " "); got != "2:relink:synapse 1:edit:file" || fh.Current != 2 {
 		t.Errorf("a rewritten page synapse never wrote: %s (current %d)", got, fh.Current)
 	}
 	p, err := e.History.Read(fh.ID)
@@ -61,7 +61,7 @@ func TestMove_HistoryFollowsThePage(t *testing.T) {
 	}
 
 	got := actions(recentT(t, e, &RecentIn{}))
-	for _, want := range []string{"page:moved:Butcherbird", "page:updated:Wren", "page:updated:finch", "page:created:Shrike"} {
+	for _, want := range []string{"page:moved:Butcherbird", "page:links rewritten:Wren", "page:links rewritten:finch", "page:created:Shrike"} {
 		if !strings.Contains(" "+got+" ", " "+want+" ") {
 			t.Errorf("recent lacks %s: %s", want, got)
 		}

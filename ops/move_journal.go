@@ -316,6 +316,7 @@ func (j *moveJournal) finish(ctx context.Context, e *Env) (*moveRecord, error) {
 	paths := append(j.paths(), vault.IndexPage, vault.LogPage)
 	moved := j.Files[0].Path
 	rescanIndex := false
+	var resolved []ReviewItem
 	then := func(tx *store.Tx) error {
 		cat, err := regenerateIndexTx(e, tx)
 		if err != nil {
@@ -332,7 +333,8 @@ func (j *moveJournal) finish(ctx context.Context, e *Env) (*moveRecord, error) {
 		if err != nil || e.pageWritten == nil {
 			return err
 		}
-		_, err = e.pageWritten(tx, rec, []string{}, j.Time)
+		touched, err := e.pageWritten(tx, rec, []string{}, j.Time)
+		resolved = touched.resolved
 		return err
 	}
 	after := func(step string, err error) (*moveRecord, error) {
@@ -340,7 +342,15 @@ func (j *moveJournal) finish(ctx context.Context, e *Env) (*moveRecord, error) {
 	}
 	// OwnWrite: the files are recorded in the history below, as
 	// synapse's, not by the scan as edits made outside it
-	if _, err := e.Index.Scan(ctx, index.ScanOptions{Paths: paths, Then: then, OwnWrite: true}); err != nil {
+	// the moved page keeps its id (docs/pages.md#moving-and-renaming)
+	var keep map[string]string
+	if f := j.Files[0]; f.From != "" && f.ID != "" {
+		keep = map[string]string{f.Path: f.ID}
+		if err := keepMovedID(e.Vault, f.Path, f.ID); err != nil {
+			return after("recording the page's id in "+keptIDsFile, err)
+		}
+	}
+	if _, err := e.Index.Scan(ctx, index.ScanOptions{Paths: paths, Then: then, OwnWrite: true, KeepIDs: keep}); err != nil {
 		return after("re-indexing", err)
 	}
 	if rescanIndex {
@@ -354,6 +364,14 @@ func (j *moveJournal) finish(ctx context.Context, e *Env) (*moveRecord, error) {
 		if err := logText(ctx, e, rest, whole); err != nil {
 			return after("appending to "+vault.LogPage, err)
 		}
+	}
+	// the items the page answers under its new name: review decisions,
+	// logged as every decision is
+	for _, it := range resolved {
+		rec.resolved = append(rec.resolved, it.ID)
+	}
+	if err := logDecisions(ctx, e, resolved); err != nil {
+		rec.notes = append(rec.notes, errs.Message(err))
 	}
 	j.commit(ctx, e, rec)
 	if err := removePrivate(e.Vault, moveJournalFile); err != nil {

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/synapse-wiki/synapse/errs"
+	"github.com/synapse-wiki/synapse/index"
 	"github.com/synapse-wiki/synapse/internal/testvault"
 	"github.com/synapse-wiki/synapse/store"
 	"github.com/synapse-wiki/synapse/vault"
@@ -179,5 +180,44 @@ func TestMove_RereadsFilesChangedSinceIndexed(t *testing.T) {
 	move(t, e, &MovePageIn{Title: "target", To: "Goal"})
 	if got := readFile(t, v, "wiki/a.md"); got != "[[goal]] and, added by hand, [[goal|again]]\n" { // written in lower case, it stays so
 		t.Fatalf("a.md: %q", got)
+	}
+}
+
+// TestMove_KeepsID: a page keeps its id whatever the move (a new file, a
+// new title, both), get_page by the old id finds it, its history follows,
+// and a store rebuilt from the files gives it the same id.
+func TestMove_KeepsID(t *testing.T) {
+	v := testvault.New(t)
+	testvault.Write(t, v, "wiki/robin-sparrow.md", "---\ntitle: Robin Sparrow\n---\nA bird.\n")
+	testvault.Write(t, v, "wiki/concepts/other.md", "See [[Robin Sparrow]].\n")
+	e, _ := openEnv(t, v)
+	id := getPageOut(t, e, "Robin Sparrow").ID
+	write(t, e, &WritePageIn{Title: "Robin Sparrow", Content: "A small bird.\n"})
+	out := move(t, e, &MovePageIn{Title: "Robin Sparrow", Path: "wiki/concepts/robin-sparrow.md"})
+	if out.ID != id {
+		t.Fatalf("--path: id %s, was %s", out.ID, id)
+	}
+	out = move(t, e, &MovePageIn{Title: id, To: "Robin Redbreast", Path: "wiki/entities/robin.md"})
+	if out.ID != id || out.Path != "wiki/entities/robin.md" {
+		t.Fatalf("--to --path: %+v, id was %s", out, id)
+	}
+	if g := getPageOut(t, e, id); g.Path != "wiki/entities/robin.md" {
+		t.Fatalf("page get by the old id: %s", g.Path)
+	}
+	h, err := pageHistory(context.Background(), e, &PageHistoryIn{Title: id, Limit: 20})
+	if err != nil || len(h.Revisions) < 3 {
+		t.Fatalf("history after the moves: %+v, %v", h, err)
+	}
+	// the store rebuilt from the files (synapse.db deleted): the same id
+	if _, err := e.Index.Scan(context.Background(), index.ScanOptions{Full: true}); err != nil {
+		t.Fatal(err)
+	}
+	if g := getPageOut(t, e, "Robin Redbreast"); g.ID != id {
+		t.Fatalf("after a rebuild: id %s, was %s", g.ID, id)
+	}
+	// a new page at the file the page left gets an id of its own
+	w := write(t, e, &WritePageIn{Title: "Robin Sparrow", Path: "wiki/concepts/robin-sparrow.md", Content: "Another.\n"})
+	if w.ID == id {
+		t.Fatalf("a new page took the moved page's id %s", id)
 	}
 }

@@ -3,6 +3,7 @@ package ops
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"regexp"
 	"sort"
 	"strconv"
@@ -47,6 +48,9 @@ type RecentItem struct {
 	Rev       int    `json:"rev,omitempty"`
 	From      int    `json:"from,omitempty"`
 	MovedFrom string `json:"moved_from,omitempty"`
+	// MoveOf is the page whose move rewrote this page's links (action
+	// "links rewritten"): its title after the move.
+	MoveOf string `json:"move_of,omitempty" desc:"For links rewritten: the page whose move rewrote them (its new title)"`
 	// Type is a review item's type; DecidedBy who decided it (user,
 	// agent by hand; rule, lint automatically).
 	Type      string `json:"type,omitempty"`
@@ -62,6 +66,9 @@ type RecentOut struct {
 	// bound MaxRecentBytes); ask again with a smaller window or a larger
 	// limit.
 	More bool `json:"more"`
+	// Note says why the answer lists no page changes when synapse has
+	// written nothing in this vault yet.
+	Note string `json:"note,omitempty" desc:"Why no page changes are listed: the page history starts at synapse's first write in this vault"`
 }
 
 var opRecent = register(Op{
@@ -84,7 +91,7 @@ const MaxRecentBytes = 16 << 10
 // pageActions names a history op as recent lists it.
 var pageActions = map[string]string{
 	history.OpCreate: "created", history.OpWrite: "updated", history.OpRestore: "restored",
-	history.OpMove: "moved", history.OpEdit: "edited",
+	history.OpMove: "moved", history.OpEdit: "edited", history.OpRelink: "links rewritten",
 }
 
 func recent(ctx context.Context, e *Env, in *RecentIn) (*RecentOut, error) {
@@ -102,12 +109,23 @@ func recent(ctx context.Context, e *Env, in *RecentIn) (*RecentOut, error) {
 		return nil, errs.Wrap(errs.Internal, err, "read the page history's activity: %v", err)
 	}
 	for _, a := range acts {
+		if a.Op == history.OpEdit && a.Origin == history.OriginFile && a.Rev == 1 {
+			// the version synapse first saw of a page it had never
+			// written, recorded as its first write replaced it: no
+			// change anyone made then (page history lists it)
+			continue
+		}
 		action := pageActions[a.Op]
 		if action == "" {
 			action = a.Op
 		}
 		out.Items = append(out.Items, RecentItem{Time: a.Time, Kind: "page", Action: action, Title: a.Title,
-			ID: a.ID, Path: a.Path, Rev: a.Rev, From: a.From, MovedFrom: a.MovedFrom})
+			ID: a.ID, Path: a.Path, Rev: a.Rev, From: a.From, MovedFrom: a.MovedFrom, MoveOf: a.MoveOf})
+	}
+	if len(acts) == 0 {
+		if out.Note, err = historyStartNote(e); err != nil {
+			return nil, err
+		}
 	}
 	if err := e.syncQueue(); err != nil {
 		return nil, err
@@ -191,4 +209,20 @@ func parseSince(s string, now time.Time) (time.Time, error) {
 		return t, nil
 	}
 	return time.Time{}, errs.E(errs.Invalid, "%s must be a duration back from now (90m, 24h, 7d, 2w) or a date (2026-05-01) or an RFC 3339 time, not %q", errs.Param("since"), s)
+}
+
+// historyStartNote says, when synapse has recorded nothing in the page
+// history of this vault, that recent lists no page changes for that
+// reason ("" when the history holds a page).
+func historyStartNote(e *Env) (string, error) {
+	sum, err := e.History.Summary()
+	if err != nil || sum.Pages > 0 {
+		return "", nil
+	}
+	pages := 0
+	if err := e.Store.View(func(tx *store.Tx) error { pages = tx.PageCount(); return nil }); err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("the page history starts at synapse's first write in this vault, and synapse has written no page here yet: "+
+		"the %d pages, made or changed by hand, are not listed (page list shows each one's updated date)", pages), nil
 }

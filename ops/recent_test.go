@@ -149,3 +149,42 @@ func copyJournal(t *testing.T, from, to *vault.Vault) {
 		t.Fatal(err)
 	}
 }
+
+// TestRecent_HandMadePagesAndMoves: the version synapse first saw of a
+// page it never wrote is no edit made now; a move's link rewrites show as
+// part of the move, not as edits or writes of their own.
+func TestRecent_HandMadePagesAndMoves(t *testing.T) {
+	v := testvault.New(t)
+	testvault.Write(t, v, "wiki/lagoon.md", "---\ntitle: Lagoon\n---\nA lagoon.\n")
+	testvault.Write(t, v, "wiki/robin.md", "---\ntitle: Robin\n---\nA bird.\n")
+	testvault.Write(t, v, "wiki/boron.md", "---\ntitle: Boron\n---\nSee [[robin]].\n")
+	e := newTestEnv(t, v)
+	write(t, e, &WritePageIn{Title: "Lagoon", Content: "A blue lagoon.\n"})
+	move(t, e, &MovePageIn{Title: "Robin", To: "Robin Sparrow"})
+	out := recentT(t, e, &RecentIn{})
+	if got, want := actions(out), "page:links rewritten:Boron page:moved:Robin Sparrow page:updated:Lagoon"; got != want {
+		t.Fatalf("recent: %s\nwant: %s", got, want)
+	}
+	if it := out.Items[0]; it.MoveOf != "Robin Sparrow" || it.Path != "wiki/boron.md" {
+		t.Fatalf("the rewritten page's entry: %+v", it)
+	}
+	if it := out.Items[1]; it.Path != "wiki/Robin Sparrow.md" || it.MovedFrom != "wiki/robin.md" || it.ID != getPageOut(t, e, "Robin Sparrow").ID {
+		t.Fatalf("the moved page's entry: %+v", it)
+	}
+	if out.Note != "" {
+		t.Fatalf("a note beside a history: %q", out.Note)
+	}
+}
+
+// TestRecent_NothingWrittenYet: on a vault synapse has not written, the
+// empty answer says why.
+func TestRecent_NothingWrittenYet(t *testing.T) {
+	v := testvault.New(t)
+	testvault.Write(t, v, "wiki/a.md", "A.\n")
+	testvault.Write(t, v, "wiki/b.md", "B.\n")
+	e := newTestEnv(t, v)
+	out := recentT(t, e, &RecentIn{Since: "30d"})
+	if len(out.Items) != 0 || !strings.Contains(out.Note, "starts at synapse's first write") || !strings.Contains(out.Note, "the 2 pages") {
+		t.Fatalf("recent on a vault never written: %+v", out)
+	}
+}

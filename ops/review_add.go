@@ -20,7 +20,7 @@ type AddReviewIn struct {
 	Rationale       string   `json:"rationale,omitempty" desc:"Why (≤ 16 KiB); a create action puts it in the stub page or appends it to purpose.md/schema.md"`
 	Page            string   `json:"page,omitempty" desc:"The page the item is about"`
 	Source          string   `json:"source,omitempty" desc:"The raw source the item is about"`
-	ReferencedPages []string `json:"referenced_pages,omitempty" flag:"ref" desc:"A related page (at most 8)"`
+	ReferencedPages []string `json:"referenced_pages,omitempty" flag:"ref" desc:"A related page (at most 8): its title or its vault path (wiki/…/x.md: a path when the title is ambiguous), kept as given"`
 	SearchQueries   []string `json:"search_queries,omitempty" flag:"query" desc:"A search query for research (at most 3)"`
 	Origin          string   `json:"origin,omitempty" enum:"agent,user" tty:"user" desc:"Who proposes it: user or agent (default agent; the CLI's default is user when its standard input is a terminal)"`
 }
@@ -88,9 +88,11 @@ func reviewStatus(tx *store.Tx, l *vaultfs.FS, out *StatusOut) {
 // of the page's names (its title, an alias, its file name, its path or a
 // path suffix: pageNames) become auto_resolved, decided by rule. A target
 // that cannot be a review title (too long) is skipped rather than failing
-// the write. It returns the targets filed as new items.
-func onPageWritten(tx *store.Tx, page *store.PageRec, dangling []string, now time.Time) ([]string, error) {
+// the write. It returns the targets filed as new items and the items
+// resolved.
+func onPageWritten(tx *store.Tx, page *store.PageRec, dangling []string, now time.Time) (reviewsTouched, error) {
 	var filed []string
+	var resolved []ReviewItem
 	for _, t := range dangling {
 		p := &Proposal{Type: TypeMissingPage, Title: t, Origin: OriginRule, Page: page.Path,
 			ReferencedPages: []string{page.Title},
@@ -100,7 +102,7 @@ func onPageWritten(tx *store.Tx, page *store.PageRec, dangling []string, now tim
 		}
 		_, how, err := enqueue(tx, p, now)
 		if err != nil {
-			return nil, err
+			return reviewsTouched{}, err
 		}
 		if how == EnqueueAdded {
 			filed = append(filed, t)
@@ -109,7 +111,7 @@ func onPageWritten(tx *store.Tx, page *store.PageRec, dangling []string, now tim
 	for _, name := range pageNames(page) {
 		r, err := tx.ReviewByKey(ReviewKey(TypeMissingPage, name))
 		if err != nil {
-			return nil, err
+			return reviewsTouched{}, err
 		}
 		if r == nil || r.Terminal() || claimed(r, now) {
 			continue
@@ -119,15 +121,16 @@ func onPageWritten(tx *store.Tx, page *store.PageRec, dangling []string, now tim
 		// missing; a name that reaches nothing (a path suffix shared by
 		// two folders) stays pending
 		if p, err := pageAnswering(tx, ProposedTitle(r.Title)); err != nil {
-			return nil, err
+			return reviewsTouched{}, err
 		} else if p == nil {
 			continue
 		}
 		if err := decide(tx, r, StatusAutoResolved, "page written: "+page.Path, OriginRule, now); err != nil {
-			return nil, err
+			return reviewsTouched{}, err
 		}
+		resolved = append(resolved, itemOf(r))
 	}
-	return filed, nil
+	return reviewsTouched{filed: filed, resolved: resolved}, nil
 }
 
 // pageNames are the names by which a link can reach a page: its title, its

@@ -16,7 +16,7 @@ type BulkResolveIn struct {
 	IDs    []string `json:"ids" arg:"0" required:"true" cli:"stdin-list" desc:"Review item ids (at most 200); \"-\" reads them from standard input"`
 	Action string   `json:"action" required:"true" desc:"skip, dismiss or resolve (alias mark-resolved)"`
 	// DecidedBy: as resolve_review's
-	DecidedBy string `json:"decided_by,omitempty" flag:"by" enum:"user,agent" tty:"user" desc:"Who decides: user (a person) or agent (default agent; the CLI's default is user when its standard input is a terminal); each item records it as decided_by"`
+	DecidedBy string `json:"decided_by,omitempty" flag:"by" enum:"user,agent" tty:"user" desc:"Who decides: user (a person decided, or approved this decision when an agent asked) or agent (the agent decided on its own; default agent; the CLI's default is user when its standard input is a terminal); each item records it as decided_by"`
 }
 
 // TerminalRef names an item that was already decided.

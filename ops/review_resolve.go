@@ -23,7 +23,7 @@ import (
 type ResolveReviewIn struct {
 	ID        string `json:"id" arg:"0" required:"true" several:"synapse review bulk-resolve --action ACTION ID..." desc:"Review item id (from list_reviews)"`
 	Action    string `json:"action" required:"true" desc:"skip, dismiss, resolve (alias mark-resolved), create (a stub page for a missing-page item or a suggestion titled 'Create page: Title'; a purpose/schema suggestion is appended to purpose.md/schema.md; other items refuse it) or deep-research (run $SYNAPSE_RESEARCH_CMD)"`
-	DecidedBy string `json:"decided_by,omitempty" flag:"by" enum:"user,agent" tty:"user" desc:"Who decides: user (a person) or agent (default agent; the CLI's default is user when its standard input is a terminal); the item records it as decided_by"`
+	DecidedBy string `json:"decided_by,omitempty" flag:"by" enum:"user,agent" tty:"user" desc:"Who decides: user (a person decided, or approved this decision when an agent asked) or agent (the agent decided on its own; default agent; the CLI's default is user when its standard input is a terminal); the item records it as decided_by"`
 }
 
 // ResolveReviewOut is the decided item, with the pages a create wrote.
@@ -61,7 +61,7 @@ type PatchReviewIn struct {
 	ID        string `json:"id" required:"true" desc:"Review item id"`
 	Action    string `json:"action,omitempty" desc:"skip, dismiss, resolve (alias mark-resolved), create or deep-research"`
 	Status    string `json:"status,omitempty" desc:"created, skipped, dismissed, deep_researched or auto_resolved (the action leading to it is taken)"`
-	DecidedBy string `json:"decided_by,omitempty" flag:"by" enum:"user,agent" tty:"user" desc:"Who decides: user (a person) or agent (default agent; the CLI's default is user when its standard input is a terminal); the item records it as decided_by"`
+	DecidedBy string `json:"decided_by,omitempty" flag:"by" enum:"user,agent" tty:"user" desc:"Who decides: user (a person decided, or approved this decision when an agent asked) or agent (the agent decided on its own; default agent; the CLI's default is user when its standard input is a terminal); the item records it as decided_by"`
 }
 
 // review.patch is REST only: the generic table cannot express "one of two
@@ -269,6 +269,9 @@ func createStub(ctx context.Context, e *Env, r *store.ReviewRec) (*PageRef, erro
 		}
 		if p != nil {
 			return errs.E(errs.Conflict, "a page named %q already exists (%s); mark the item resolved instead: %s", title, p.Path, errs.Cmd("review.resolve", "id", r.ID, "action", "resolve"))
+		}
+		if err := sameNameConflict(tx, r, title); err != nil {
+			return err
 		}
 		body, err = stubBody(tx, r, title)
 		return err

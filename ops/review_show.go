@@ -78,6 +78,10 @@ type ShowReviewOut struct {
 	Pages []PageExcerpt `json:"pages,omitempty"`
 	// Stub is what create would write, when create applies.
 	Stub *StubPreview `json:"stub,omitempty"`
+	// SameName are existing pages whose name differs from a missing
+	// page's title only by case, dashes or spaces: create refuses a stub
+	// beside them.
+	SameName []PageRef `json:"same_name,omitempty" desc:"For a missing page: existing pages whose name differs from its title only by case, dashes or spaces (create refuses a stub beside them: alias one, or dismiss the item)"`
 	// Actions are those a pending item accepts now (deep-research only
 	// when a research command is configured); none for a decided item.
 	Actions []string `json:"actions"`
@@ -109,6 +113,9 @@ func showReview(ctx context.Context, e *Env, in *ShowReviewIn) (*ShowReviewOut, 
 		out.Item = itemOf(rec)
 		if rec.Type == TypeMissingPage {
 			reads = append(reads, linkersOf(tx, rec, out)...)
+			if out.SameName, err = sameNamePages(tx, ProposedTitle(rec.Title)); err != nil {
+				return err
+			}
 		}
 		reads = append(reads, namedPages(tx, rec, out)...)
 		if !rec.Terminal() {

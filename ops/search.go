@@ -52,14 +52,14 @@ var opSearch = register(Op{
 const maxSnippetRead = 2 << 20
 
 func searchWiki(ctx context.Context, e *Env, in *SearchIn) (*SearchOut, error) {
-	out, err := searchText(e, in.Query, in.K)
+	out, err := searchText(ctx, e, in.Query, in.K)
 	if err != nil || len(out.Hits) > 0 {
 		return out, err
 	}
 	// a quoted phrase no page holds: its words, ranked, with a note (a
 	// question quoting a title it half remembers still finds the page)
 	if words, ok := unquotePhrases(in.Query); ok {
-		alt, err := searchText(e, words, in.K)
+		alt, err := searchText(ctx, e, words, in.K)
 		if err != nil || len(alt.Hits) == 0 {
 			return out, err
 		}
@@ -81,9 +81,9 @@ func unquotePhrases(q string) (string, bool) {
 }
 
 // searchText ranks the pages for a query, with snippets.
-func searchText(e *Env, query string, k int) (*SearchOut, error) {
+func searchText(ctx context.Context, e *Env, query string, k int) (*SearchOut, error) {
 	hits, err := search.Search(e.Store, query, search.Options{
-		K: k,
+		K: k, Context: ctx,
 		ReadFile: func(p string) ([]byte, error) {
 			f, _, err := e.files().Open(p)
 			if err != nil {

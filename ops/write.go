@@ -52,7 +52,7 @@ type WritePageIn struct {
 	Frontmatter map[string]any `json:"frontmatter,omitempty" cli:"-" desc:"Frontmatter keys: type, aliases, tags, sources and any others (a null value removes a key); keys not given, and keys given with their current value, are kept as they are"`
 	Type        string         `json:"type,omitempty" mcp:"-" desc:"Page type: a lower-case word (entity, concept, source, synthesis, comparison, query, note, or the vault's own such as topic or question); default: the page's current type, else concept"`
 	Tags        []string       `json:"tags,omitempty" flag:"tag" mcp:"-" desc:"Tag (trimmed, lowercased, one word)"`
-	Sources     []string       `json:"sources,omitempty" flag:"source" mcp:"-" desc:"A source the page draws on: a file under raw/sources/ (x.md or raw/sources/x.md, must exist), a URL or id (https://…, doi:…, web:…), or a [[wikilink]]"`
+	Sources     []string       `json:"sources,omitempty" flag:"source" mcp:"-" desc:"A source the page draws on, added to the sources it has (no need to repeat them; to remove one, give the whole sources list in the content's frontmatter): a file under raw/sources/ (x.md or raw/sources/x.md, must exist), a URL or id (https://…, doi:…, web:…), or a [[wikilink]]"`
 	Aliases     []string       `json:"aliases,omitempty" flag:"alias" mcp:"-" desc:"Another name of the page"`
 	IfMatch     string         `json:"if_match,omitempty" nonempty:"true" desc:"sha256 of the current file (from get_page); the write is refused as a conflict if the page changed. Leave it out to write without the check: an empty value is refused"`
 	Path        string         `json:"path,omitempty" desc:"Where a new page goes: a vault path inside wiki/ ending in .md (wiki/topics/x.md), instead of its type's folder and a file name made from the title; its type defaults to the folder's. For an existing page it must be the page's own path (move_page moves a page)"`
@@ -86,7 +86,8 @@ type WritePageOut struct {
 	Filed []string `json:"filed,omitempty" desc:"Dangling targets this write added and filed as new missing-page review items (links the page already had, and targets already in the queue, file nothing)"`
 	// NotFiled counts the dangling targets this write added beyond the
 	// first MaxFiledPerWrite, which it does not file.
-	NotFiled int `json:"not_filed,omitempty" desc:"Dangling targets this write added beyond the first 50, not filed as review items; lint --page TITLE --to-review files them"`
+	AutoResolved []string `json:"auto_resolved,omitempty" desc:"Pending missing-page review items (ids) this page answers, closed by this write as auto_resolved (decided_by rule) and logged in wiki/log.md"`
+	NotFiled     int      `json:"not_filed,omitempty" desc:"Dangling targets this write added beyond the first 50, not filed as review items; lint --page TITLE --to-review files them"`
 	// LinksToFiles are the [[links]] written as page links (a bare name)
 	// that no page answers and a file that is no page does, by its file
 	// name: a clipped source raw/sources/X.md takes [[X]], as in Obsidian.
@@ -214,6 +215,9 @@ type pageWrite struct {
 	// the commit scans them with the page, so one added to raw/sources/
 	// since the last scan is tracked at once, not reported missing
 	cited []string
+	// resolved holds the review items the write answered (fileMissing),
+	// logged after it
+	resolved []ReviewItem
 	// folders are the folders this write changes (commit)
 	folders *index.FolderMark
 	// hist is the history's share of the write (history_write.go); op,

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"path"
 	"strings"
-	"time"
 
 	"github.com/synapse-wiki/synapse/errs"
 	"github.com/synapse-wiki/synapse/index"
@@ -124,6 +123,11 @@ func (w *pageWrite) commit(ctx context.Context, t *target, r *rendered) (res *Wr
 		return nil, after(rc.step, err)
 	}
 	w.historyDone(out)
+	// the items the write answered are review decisions: logged as
+	// every decision is (after the write's own entry)
+	if err := logDecisions(ctx, e, w.resolved); err != nil {
+		out.Notes = append(out.Notes, errs.Message(err))
+	}
 	w.gitAfterWrite(ctx, out, t)
 	return out, nil
 }
@@ -137,7 +141,7 @@ type recording struct {
 	path   string // the page's vault path
 	title  string
 	logged *logAppend // nil: log.md was not appended to
-	hook   func(tx *store.Tx, page *store.PageRec, dangling []string, now time.Time) ([]string, error)
+	hook   pageWrittenFunc
 
 	rec       *store.PageRec
 	cat       *catalogWrite
@@ -270,7 +274,7 @@ const MaxFiledPerWrite = 50
 // (those the previous version of the page did not link to: an edit does
 // not file again what it did not touch), at most MaxFiledPerWrite of them,
 // and lets it auto-resolve items the page answers.
-func (w *pageWrite) fileMissing(tx *store.Tx, hook func(*store.Tx, *store.PageRec, []string, time.Time) ([]string, error), t *target, rec *store.PageRec, out *WritePageOut) error {
+func (w *pageWrite) fileMissing(tx *store.Tx, hook pageWrittenFunc, t *target, rec *store.PageRec, out *WritePageOut) error {
 	if hook == nil {
 		return nil
 	}
@@ -284,8 +288,11 @@ func (w *pageWrite) fileMissing(tx *store.Tx, hook func(*store.Tx, *store.PageRe
 		added = append(added, strings.TrimSuffix(l.Target, ".md"))
 	}
 	out.NotFiled = max(0, len(added)-MaxFiledPerWrite)
-	filed, err := hook(tx, rec, added[:min(len(added), MaxFiledPerWrite)], w.now)
-	out.Filed = filed
+	touched, err := hook(tx, rec, added[:min(len(added), MaxFiledPerWrite)], w.now)
+	out.Filed, out.AutoResolved, w.resolved = touched.filed, nil, touched.resolved
+	for _, it := range touched.resolved {
+		out.AutoResolved = append(out.AutoResolved, it.ID)
+	}
 	return err
 }
 

@@ -535,11 +535,28 @@ func sourceIdentity(e string) string {
 	return "x\x00" + s.Raw
 }
 
+// anyFrontmatterPart reports whether a part gives the key through
+// frontmatter (not a field).
+func anyFrontmatterPart(parts []part) bool {
+	for _, p := range parts {
+		if !p.field {
+			return true
+		}
+	}
+	return false
+}
+
 func (w *pageWrite) applySources(m *merged, parts []part) error {
 	if p, ok := onlyPart(parts); ok && m.fm.Has("sources") && m.fm.Same("sources", p.value) {
 		return nil
 	}
+	// a field (--source, the REST body's sources) adds to the page's
+	// entries; frontmatter (the content's block, the frontmatter map)
+	// gives the whole list, which is how an entry is removed
 	var given []string
+	if !anyFrontmatterPart(parts) {
+		given = m.fm.SourceEntries("sources")
+	}
 	for _, p := range parts {
 		if ss, ok := p.value.([]string); ok {
 			given = append(given, ss...)

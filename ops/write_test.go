@@ -925,14 +925,14 @@ func TestWritePage_ReviewHookContract(t *testing.T) {
 	var calls []call
 	v := testvault.New(t)
 	e, _ := openEnv(t, v)
-	e.pageWritten = func(tx *store.Tx, page *store.PageRec, dangling []string, now time.Time) ([]string, error) {
+	e.pageWritten = func(tx *store.Tx, page *store.PageRec, dangling []string, now time.Time) (reviewsTouched, error) {
 		// the page is indexed: it resolves by title in this transaction
 		r := index.Resolve(tx, index.LinkKey(page.Title), "", false)
 		if r.Doc != page.Doc {
 			t.Errorf("hook ran before %q was indexed", page.Title)
 		}
 		calls = append(calls, call{page.Title, page.Path, slices.Clone(dangling), now, tx.Writable()})
-		return nil, nil
+		return reviewsTouched{}, nil
 	}
 	write(t, e, &WritePageIn{Title: "Birdsong", Content: "See [[Songbird Neurology]], [[songbird neurology#HVC]] and [[Birdsong]].\n"})
 	write(t, e, &WritePageIn{Title: "Songbird Neurology", Content: "HVC.\n"})
@@ -944,8 +944,8 @@ func TestWritePage_ReviewHookContract(t *testing.T) {
 		t.Fatalf("hook calls:\n%+v\nwant:\n%+v", calls, want)
 	}
 	// a failing hook fails the command, naming the written page
-	e.pageWritten = func(*store.Tx, *store.PageRec, []string, time.Time) ([]string, error) {
-		return nil, errors.New("queue broken")
+	e.pageWritten = func(*store.Tx, *store.PageRec, []string, time.Time) (reviewsTouched, error) {
+		return reviewsTouched{}, errors.New("queue broken")
 	}
 	_, err := WritePage(context.Background(), e, &WritePageIn{Title: "Third", Content: "x\n"})
 	if err == nil || !strings.Contains(errs.Message(err), `page "Third" was written to wiki/concepts/third.md`) {
@@ -991,13 +991,27 @@ func TestWritePage_MissingPageReview(t *testing.T) {
 	if p := missing(reviews("pending")); len(p) != 1 {
 		t.Fatalf("pending missing-page items for Songbird Neurology: %v", p)
 	}
-	write(t, e, &WritePageIn{Title: "Songbird Neurology", Content: "HVC.\n"})
+	pending := missing(reviews("pending"))
+	out := write(t, e, &WritePageIn{Title: "Songbird Neurology", Content: "HVC.\n"})
 	if p := missing(reviews("pending")); len(p) != 0 {
 		t.Fatalf("still pending after the page was written: %v", p)
 	}
 	done := missing(reviews("auto_resolved"))
 	if len(done) != 1 {
 		t.Fatalf("auto_resolved items: %v", done)
+	}
+	// the write says which items it closed, and log.md records the decision
+	if id := pending[0]["id"].(string); !reflect.DeepEqual(out.AutoResolved, []string{id}) {
+		t.Fatalf("auto_resolved in the result: %v, want [%s]", out.AutoResolved, id)
+	}
+	log := readFile(t, v, vault.LogPage)
+	if !strings.Contains(log, "review auto_resolved | Songbird Neurology\n- item: "+out.AutoResolved[0]+" (missing-page)\n- resolution: page written: wiki/concepts/songbird-neurology.md") {
+		t.Fatalf("log.md lacks the auto-resolution:\n%s", log)
+	}
+	// a write that answers nothing leaves auto_resolved out
+	out = write(t, e, &WritePageIn{Title: "Songbird Neurology", Content: "HVC again.\n"})
+	if data, _ := MarshalJSON(out); strings.Contains(string(data), "auto_resolved") {
+		t.Fatalf("auto_resolved given when empty: %s", data)
 	}
 }
 
@@ -1140,6 +1154,33 @@ func TestWritePage_TwinNames(t *testing.T) {
 	back := write(t, e, &WritePageIn{Title: "R\u00e9sum\u00e9", Content: g.Content})
 	if !back.Unchanged {
 		t.Errorf("write back: %+v", back)
+	}
+}
+
+func TestWritePage_SourceFieldAdds(t *testing.T) {
+	// --source (a field) adds to the page's sources, on a whole write and
+	// on a section write; the content's frontmatter gives the whole list
+	v := testvault.New(t)
+	for _, s := range []string{"a.md", "b.md", "c.md"} {
+		testvault.Write(t, v, "raw/sources/"+s, s+"\n")
+	}
+	testvault.Write(t, v, "wiki/concepts/k.md", "---\ntitle: K\nsources:\n  - raw/sources/a.md\n  - doi:10.1/x\n---\n# K\n\nbody\n\n## Part\n\nold\n")
+	e, _ := openEnv(t, v)
+	sources := func() []string {
+		return markdown.Parse("wiki/concepts/k.md", []byte(readFile(t, v, "wiki/concepts/k.md"))).Sources
+	}
+	write(t, e, &WritePageIn{Title: "K", Content: "# K\n\nnew body\n\n## Part\n\nold\n", Sources: []string{"b.md"}})
+	if got := strings.Join(sources(), ","); got != "raw/sources/a.md,doi:10.1/x,raw/sources/b.md" {
+		t.Fatalf("whole write: sources %s", got)
+	}
+	write(t, e, &WritePageIn{Title: "K", Section: "Part", Content: "new\n", Sources: []string{"raw/sources/c.md", "a.md"}})
+	if got := strings.Join(sources(), ","); got != "raw/sources/a.md,doi:10.1/x,raw/sources/b.md,raw/sources/c.md" {
+		t.Fatalf("section write: sources %s", got)
+	}
+	// the frontmatter block replaces the list (how an entry is removed)
+	write(t, e, &WritePageIn{Title: "K", Content: "---\nsources: [raw/sources/c.md]\n---\n# K\n\nnew body\n\n## Part\n\nnew\n", Sources: []string{"b.md"}})
+	if got := strings.Join(sources(), ","); got != "raw/sources/c.md,raw/sources/b.md" {
+		t.Fatalf("frontmatter list: sources %s", got)
 	}
 }
 

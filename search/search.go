@@ -10,6 +10,7 @@
 package search
 
 import (
+	"context"
 	"math"
 	"slices"
 	"sort"
@@ -45,6 +46,11 @@ type Options struct {
 	// phrase checks need it. When nil, snippets are empty and phrases are
 	// matched as word sets only.
 	ReadFile func(vaultPath string) ([]byte, error)
+	// Context, when set, stops a search that is cancelled (SIGTERM, a
+	// client that gave up): its error is the context's. Pages are
+	// checked and snippets made a bounded piece at a time, so a huge
+	// page delays it by milliseconds.
+	Context context.Context
 }
 
 // Params are the ranking constants.
@@ -140,6 +146,10 @@ func SearchWith(s *store.Store, query string, o Options, p Params) ([]Hit, error
 	if q.Empty() {
 		return []Hit{}, nil
 	}
+	ctx := o.Context
+	if ctx == nil {
+		ctx = context.Background()
+	}
 	phrases := len(q.Phrases)+len(q.ExPhrase) > 0 && o.ReadFile != nil
 	type found struct {
 		c    candidate
@@ -181,6 +191,9 @@ func SearchWith(s *store.Store, query string, o Options, p Params) ([]Hit, error
 			if len(hits) == k || (phrases && checked >= phraseBudget) {
 				break
 			}
+			if err := ctx.Err(); err != nil {
+				return err
+			}
 			rec, err := tx.Page(c.doc)
 			if err != nil {
 				return err
@@ -210,9 +223,12 @@ func SearchWith(s *store.Store, query string, o Options, p Params) ([]Hit, error
 		out = append(out, Hit{
 			ID: h.rec.ID, Title: h.rec.Title, Type: h.rec.Type, Path: h.rec.Path,
 			Score:     math.Round(h.c.score*1000) / 1000,
-			Snippet:   Snippet(string(h.text), terms),
+			Snippet:   SnippetContext(ctx, string(h.text), terms),
 			NameMatch: h.c.name,
 		})
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
 	}
 	return out, nil
 }

@@ -1,6 +1,7 @@
 package search
 
 import (
+	"context"
 	"html"
 	"sort"
 	"strings"
@@ -18,10 +19,21 @@ const (
 	snippetLead   = 40 // context kept before the first match
 )
 
+// snippetPiece is how much of a page's text is analyzed between two
+// looks at the context (a few milliseconds of work).
+const snippetPiece = 64 << 10
+
 // Snippet returns a one-line excerpt of a page's text (frontmatter left
 // out) around the passage that holds the most of the given terms (term →
 // weight); without a match, the start of the body.
 func Snippet(text string, terms map[string]float64) string {
+	return SnippetContext(context.Background(), text, terms)
+}
+
+// SnippetContext is Snippet that stops looking for matches once ctx is
+// done (the excerpt is then made from the matches found so far; the
+// caller returns the context's error).
+func SnippetContext(ctx context.Context, text string, terms map[string]float64) string {
 	if text == "" {
 		return ""
 	}
@@ -37,11 +49,17 @@ func Snippet(text string, terms map[string]float64) string {
 	if len(terms) > 0 {
 		a := Acquire()
 		a.SetLanguage(TextLanguage(text))
-		a.Each(body, func(t Token) {
-			if _, ok := terms[t.Term]; ok && len(ms) < 5000 {
-				ms = append(ms, match{t.Start, t.Term})
-			}
-		})
+		// a piece at a time, each ending at a line's end (or a space)
+		// so that no word is cut, the context checked between pieces
+		for off := 0; off < len(body) && len(ms) < 5000 && ctx.Err() == nil; {
+			end := pieceEnd(body, off)
+			a.Each(body[off:end], func(t Token) {
+				if _, ok := terms[t.Term]; ok && len(ms) < 5000 {
+					ms = append(ms, match{off + t.Start, t.Term})
+				}
+			})
+			off = end
+		}
 		Release(a)
 	}
 	from := 0
@@ -79,6 +97,23 @@ func Snippet(text string, terms map[string]float64) string {
 		}
 	}
 	return clean(body, from)
+}
+
+// pieceEnd is where the piece of body starting at off ends: after the
+// last newline within snippetPiece bytes, else after the last space,
+// else the end of body.
+func pieceEnd(body string, off int) int {
+	if len(body)-off <= snippetPiece {
+		return len(body)
+	}
+	piece := body[off : off+snippetPiece]
+	if k := strings.LastIndexByte(piece, '\n'); k > 0 {
+		return off + k + 1
+	}
+	if k := strings.LastIndexByte(piece, ' '); k > 0 {
+		return off + k + 1
+	}
+	return len(body)
 }
 
 // wordStart moves i forward to the start of a word.

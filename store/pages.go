@@ -228,6 +228,21 @@ func (tx *Tx) NewPage(vaultPath string) (uint32, string, error) {
 	}
 }
 
+// NewPageWithID is NewPage keeping a page's id: a page moved to another
+// file stays the page it was. The id is used when it is well-formed and
+// no page holds it, else NewPage picks one from the path.
+func (tx *Tx) NewPageWithID(vaultPath, id string) (uint32, string, error) {
+	id = strings.ToLower(id)
+	if len(id) != 8 || strings.Trim(id, idAlphabet) != "" || tx.b(bPageID).Get([]byte(id)) != nil {
+		return tx.NewPage(vaultPath)
+	}
+	doc, err := tx.NextDoc()
+	if err != nil {
+		return 0, "", err
+	}
+	return doc, id, nil
+}
+
 // PutPage stores p (p.Doc and p.ID set by NewPage) and brings every
 // secondary index in line with it; old is the previous record of the same
 // doc, or nil for a new page.

@@ -84,16 +84,7 @@ func (r Runner) MeasureShape(work string, s Shape) ([]Measured, error) {
 	}
 	var out []Measured
 	for _, v := range Verbs {
-		args := make([]string, len(v.Args))
-		for i, a := range v.Args {
-			switch a {
-			case "{title}":
-				a = s.Title
-			case "{word}":
-				a = s.Word
-			}
-			args[i] = a
-		}
+		args := v.fill(s)
 		if v.Args[0] == "source" {
 			now := time.Now()
 			for rel := range s.Files {

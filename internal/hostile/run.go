@@ -183,8 +183,14 @@ func (r Runner) Init(dir string) error {
 // after the given time; it returns how long the call ran on after the
 // signal (0 when it ended before) and its result.
 func (r Runner) Terminate(root string, after time.Duration, args ...string) (time.Duration, Result) {
+	return r.TerminateIn(root, "", after, args...)
+}
+
+// TerminateIn is Terminate with stdin.
+func (r Runner) TerminateIn(root, stdin string, after time.Duration, args ...string) (time.Duration, Result) {
 	cmd := exec.Command(r.Bin, append([]string{"--vault", root}, args...)...)
 	cmd.Env = append(append(os.Environ(), "NO_COLOR=1", "SYNAPSE_VAULT="), r.Env...)
+	cmd.Stdin = strings.NewReader(stdin)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	t0 := time.Now()

@@ -123,6 +123,8 @@ func Recent(o *Output, r *ops.RecentOut) error {
 			detail = fmt.Sprintf("%s · rev %d, restoring rev %d", it.Path, it.Rev, it.From)
 		case it.MovedFrom != "":
 			detail = fmt.Sprintf("%s · rev %d (from %s)", it.Path, it.Rev, it.MovedFrom)
+		case it.MoveOf != "":
+			detail = fmt.Sprintf("%s · rev %d (move of %s)", it.Path, it.Rev, it.MoveOf)
 		case it.Rev > 0:
 			detail = fmt.Sprintf("%s · rev %d", it.Path, it.Rev)
 		}
@@ -130,6 +132,8 @@ func Recent(o *Output, r *ops.RecentOut) error {
 	}
 	o.table([]col{fixedCol("TIME"), fixedCol("WHAT"), flexCol("TITLE"), pathCol("DETAIL")}, rows)
 	switch {
+	case r.Note != "":
+		o.Note("%s", r.Note)
 	case len(r.Items) == 0 && r.Since != "":
 		o.Note("nothing since %s", r.Since)
 	case len(r.Items) == 0:

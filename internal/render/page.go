@@ -119,6 +119,9 @@ func PageMove(o *Output, p *ops.MovePageOut) error {
 	if p.Commit != "" {
 		pairs = append(pairs, [2]string{"commit", p.Commit[:min(len(p.Commit), 12)]})
 	}
+	if len(p.AutoResolved) > 0 {
+		pairs = append(pairs, [2]string{"resolved", strings.Join(p.AutoResolved, ", ") + " (review items the page answers)"})
+	}
 	o.kv(pairs)
 	for i, c := range p.Changed {
 		if i == movedShown {
@@ -208,6 +211,9 @@ func PageWrite(o *Output, p *ops.WritePageOut) error {
 	}
 	if len(p.Dangling) > 0 {
 		pairs = append(pairs, [2]string{"dangling", strings.Join(p.Dangling, ", ")})
+	}
+	if len(p.AutoResolved) > 0 {
+		pairs = append(pairs, [2]string{"resolved", strings.Join(p.AutoResolved, ", ") + " (review items this page answers)"})
 	}
 	o.kv(pairs)
 	if p.NewType && len(p.Types) > 0 { // (the first page of an empty vault is new in every way)

@@ -161,7 +161,13 @@ func ReviewShow(o *Output, s *ops.ShowReviewOut) error {
 			lines(p.Lines)
 		}
 	}
-	if st := s.Stub; st != nil {
+	if len(s.SameName) > 0 {
+		o.Printf("\nSame name but for case, dashes or spaces (create refuses a stub; alias one or dismiss):\n")
+		for _, p := range s.SameName {
+			o.Printf("  %s  %s\n", p.Title, o.st.Dim.Render(p.Path+" · id "+p.ID))
+		}
+	}
+	if st := s.Stub; st != nil && len(s.SameName) == 0 {
 		what := "create writes " + st.Path
 		if st.Append {
 			what = "create appends to " + st.Path

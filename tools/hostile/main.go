@@ -9,6 +9,7 @@
 //	go run ./tools/hostile -bin /tmp/synapse -only long-link,alias-bomb-9 shapes
 //	go run ./tools/hostile -bin /tmp/synapse damage      # from the repository root
 //	go run ./tools/hostile -bin /tmp/synapse attacks     # the red team's findings replayed
+//	go run ./tools/hostile -bin /tmp/synapse -size 32MiB sigterm  # each verb sent SIGTERM mid-way
 //	go run ./tools/hostile apply flip-leaf VAULT/.synapse/synapse.db
 //
 // Linux only (peak RSS from rusage). It exits 1 when a verb is over its
@@ -41,8 +42,10 @@ func main() {
 	only := flag.String("only", "", "comma-separated names to run (default all)")
 	hang := flag.Duration("hang", 60*time.Second, "a call still running after this is killed and reported as a hang")
 	keep := flag.Bool("keep", false, "keep the work folder")
+	bound := flag.Duration("bound", 500*time.Millisecond, "sigterm: the longest a verb may run on after SIGTERM")
+	moments := flag.String("moments", "0.2,0.4,0.6,0.8", "sigterm: when to send it, as fractions of the verb's whole run")
 	flag.Usage = func() {
-		fmt.Fprintln(os.Stderr, "usage: hostile [-bin BIN] [-size N] [-only NAMES] shapes|damage|attacks\n       hostile apply DAMAGE STORE-FILE   (damage one store file as the damage table does)")
+		fmt.Fprintln(os.Stderr, "usage: hostile [-bin BIN] [-size N] [-only NAMES] shapes|damage|attacks|sigterm\n       hostile apply DAMAGE STORE-FILE   (damage one store file as the damage table does)")
 		flag.PrintDefaults()
 	}
 	flag.Parse()
@@ -78,6 +81,10 @@ func main() {
 		bad = damage(r, work, want)
 	case "attacks":
 		bad = attacks(abs, work, want)
+	case "sigterm":
+		fs, err := parseFractions(*moments)
+		check(err)
+		bad = sigterm(hostile.Runner{Bin: abs, Hang: *hang}, work, int(n), want, fs, *bound)
 	default:
 		flag.Usage()
 		os.Exit(2)
