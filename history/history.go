@@ -156,7 +156,8 @@ type Store struct {
 
 	mu     sync.Mutex // held by an open Page (Edit) and the global prune
 	limits Limits
-	sum    *Summary // loaded on first use
+	sum    *Summary  // loaded on first use
+	last   *lastPack // the pack the last change left (cache.go)
 	// sumStale says sum counts a folder that is gone (see ready)
 	sumStale atomic.Bool
 }

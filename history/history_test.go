@@ -579,3 +579,114 @@ func TestHistory_FolderDeletedBesideAProcess(t *testing.T) {
 		t.Fatalf("summary after the reset %+v, %v", sum, err)
 	}
 }
+
+// TestHistory_LastPackTakenOnlyWhileItIsTheFile: an Edit takes the pack
+// the last change left as it was parsed then (no read, no parse), but
+// only while the file is that one: a pack replaced by another of the same
+// size, or appended to, is read again.
+func TestHistory_LastPackTakenOnlyWhileItIsTheFile(t *testing.T) {
+	s, dir := newStore(t)
+	save(t, s, "aa1", "one\n", "two\n")
+	p, err := s.Edit("aa1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.last == nil || len(p.recs) != 2 || p.recs[0] != s.last.recs[0] {
+		t.Fatalf("the pack just written was read again (last %v)", s.last)
+	}
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
+	}
+	save(t, s, "aa1", "three\n")
+	// another page's pack of the same size put in its place
+	save(t, s, "bb1", "one\n", "two\n", "three\n")
+	a, errA := os.Stat(histPath(dir, packPath("aa1")))
+	b, errB := os.Stat(histPath(dir, packPath("bb1")))
+	if errA != nil || errB != nil || a.Size() != b.Size() {
+		t.Fatalf("the two packs differ in size: %v %v", errA, errB)
+	}
+	if p, err = s.Edit("aa1"); err != nil { // s.last is aa1's pack again
+		t.Fatal(err)
+	}
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if s.last == nil || s.last.id != "aa1" {
+		t.Fatal("aa1's pack is not the last")
+	}
+	if err := os.Rename(histPath(dir, packPath("bb1")), histPath(dir, packPath("aa1"))); err != nil {
+		t.Fatal(err)
+	}
+	save(t, s, "aa1", "four\n") // s.last is aa1's pack now
+	got := revisionsOf(t, s, "aa1")
+	if len(got) != 4 || got[0].Path != "wiki/aa1.md" || got[1].Path != "wiki/bb1.md" {
+		t.Fatalf("after the pack was replaced: %+v", got)
+	}
+	// appended to by someone else: a record cut short, cut off by the next change
+	f, err := os.OpenFile(histPath(dir, packPath("aa1")), os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Write([]byte{0, 0, 0, 9, 0, 0}); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	p, err = s.Edit("aa1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.onDisk != p.size+6 {
+		t.Fatalf("the pack appended to was not read again: on disk %d, valid %d", p.onDisk, p.size)
+	}
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// revisionsOf reads page id's revisions from its pack, newest first.
+func revisionsOf(t *testing.T, s *Store, id string) []Revision {
+	t.Helper()
+	p, err := s.Read(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p.Revisions()
+}
+
+// TestHistory_PackCutShortAtItsBirth: a pack is made in place by its
+// first append; a crash right after it was made (an empty file) or in the
+// middle of its first record leaves a pack the next change writes anew.
+func TestHistory_PackCutShortAtItsBirth(t *testing.T) {
+	s, dir := newStore(t)
+	save(t, s, "cc1", pageText(1, 3000))
+	whole, err := os.ReadFile(histPath(dir, packPath("cc1")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, cut := range []int{0, 5, len(packMagic) + 7, len(whole) - 1} {
+		if err := os.WriteFile(histPath(dir, packPath("cc1")), whole[:cut], 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if s.Has("cc1") != (cut > 0) {
+			t.Fatalf("cut at %d: Has is %v", cut, !(cut > 0))
+		}
+		save(t, s, "cc1", "after\n")
+		got := revisionsOf(t, s, "cc1")
+		if len(got) != 1 || got[0].Rev != 1 || got[0].Size != int64(len("after\n")) {
+			t.Fatalf("cut at %d: %+v", cut, got)
+		}
+		if c, err := s.mustRead(t, "cc1"); err != nil || string(c) != "after\n" {
+			t.Fatalf("cut at %d: %q %v", cut, c, err)
+		}
+	}
+}
+
+// mustRead is the newest content of page id.
+func (s *Store) mustRead(t *testing.T, id string) ([]byte, error) {
+	t.Helper()
+	p, err := s.Read(id)
+	if err != nil {
+		return nil, err
+	}
+	return p.Content(p.Newest().Rev)
+}

@@ -77,6 +77,9 @@ type record struct {
 	n       int64 // framing + header + payload
 	payload []byte
 	t       time.Time
+	// content is a whole revision's bytes once decoded and checked (or
+	// encoded here): the base of the deltas that follow it
+	content []byte
 }
 
 func (r *record) revision() Revision {

@@ -1,12 +1,14 @@
 package history
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path"
+	"slices"
 	"sort"
 	"strconv"
 	"sync"
@@ -49,11 +51,29 @@ func (s *Store) Read(id string) (*Page, error) {
 	if !validID(id) {
 		return nil, badID(id)
 	}
-	p := &Page{s: s, id: id, rel: packPath(id), onDisk: -1}
 	if err := s.ready(false); errors.Is(err, errNoHistory) {
-		return p, nil
+		return &Page{s: s, id: id, rel: packPath(id), onDisk: -1}, nil
 	} else if err != nil {
 		return nil, err
+	}
+	return s.read(id, false)
+}
+
+// read is Read once the history's folder is found. With cached set (the
+// lock is held), the pack the last change left (s.last) is taken as it
+// was parsed then when the file is still that one: an agent's edits of a
+// page one after another read and parse its pack once.
+func (s *Store) read(id string, cached bool) (*Page, error) {
+	p := &Page{s: s, id: id, rel: packPath(id), onDisk: -1}
+	if cached {
+		st, err := s.fs.Stat(p.rel)
+		if errors.Is(err, fs.ErrNotExist) {
+			return p, nil // no pack: nothing to read
+		}
+		if c := s.last; err == nil && c != nil && c.id == id && c.ident.same(st) {
+			p.recs, p.size, p.onDisk = slices.Clone(c.recs), c.size, c.size
+			return p, nil
+		}
 	}
 	data, err := s.readPack(p.rel)
 	if err != nil {
@@ -88,7 +108,7 @@ func (s *Store) Edit(id string) (*Page, error) {
 		s.mu.Unlock()
 		return nil, err
 	}
-	p, err := s.Read(id)
+	p, err := s.read(id, true)
 	if err != nil {
 		s.mu.Unlock()
 		return nil, err
@@ -199,16 +219,25 @@ func (p *Page) Content(rev int) ([]byte, error) {
 	if r == nil {
 		return nil, fmt.Errorf("no revision %d", rev)
 	}
-	return p.content(r)
+	data, err := p.content(r)
+	return bytes.Clone(data), err // the page keeps its own
 }
 
 func (p *Page) content(r *record) ([]byte, error) {
+	if r.content != nil {
+		return r.content, nil
+	}
 	data, err := p.decode(r, 0)
 	if err != nil {
 		return nil, fmt.Errorf("revision %d of page %s: %w", r.h.Rev, p.id, err)
 	}
 	if shaHex(data) != r.h.SHA256 {
 		return nil, fmt.Errorf("revision %d of page %s: its bytes do not match its sha256 (damaged)", r.h.Rev, p.id)
+	}
+	if r.keyframe() && p.edit {
+		// the base of the deltas after it: decoded once (only under the
+		// lock: the records of an open page may be the store's, lastPack)
+		r.content = data
 	}
 	return data, nil
 }
@@ -230,7 +259,10 @@ func (p *Page) decode(r *record, depth int) ([]byte, error) {
 		if b == nil || b.h.Rev >= r.h.Rev {
 			return nil, fmt.Errorf("its base revision %d is missing", r.h.Base)
 		}
-		base, err := p.decode(b, depth+1)
+		base, err := b.content, error(nil)
+		if base == nil {
+			base, err = p.decode(b, depth+1)
+		}
 		if err != nil || r.h.Enc == encSame {
 			return base, err
 		}
@@ -278,7 +310,11 @@ func (p *Page) Append(e Entry) (Revision, error) {
 // encoding filled in here) at offset off of the pack.
 func (p *Page) encode(h packHeader, content []byte, off int64) ([]byte, *record, error) {
 	h.SHA256, h.Size = shaHex(content), int64(len(content))
-	return p.frame(h, p.encodeContent(&h, content), off)
+	b, r, err := p.frame(h, p.encodeContent(&h, content), off)
+	if err == nil && r.keyframe() {
+		r.content = bytes.Clone(content) // the base of the next deltas
+	}
+	return b, r, err
 }
 
 // frame makes the bytes of the record of h and payload at offset off of
@@ -374,45 +410,46 @@ var syncDir = func(fs *vaultfs.FS, dir string) error { return fs.SyncDir(dir) }
 const deltaRun = 10
 
 // write appends b to the pack, creating it (and its folder) when absent.
+// A pack is made in place by its first append: a crash that cuts that
+// append short leaves a torn pack (or an empty one), which the next
+// change cuts off and begins anew, as it does any append cut short.
 func (p *Page) write(b []byte) error {
-	if p.f == nil && p.size > 0 {
+	if p.f == nil && p.onDisk >= 0 {
 		f, err := p.s.fs.OpenAppend(p.rel)
 		if err != nil {
 			return fmt.Errorf("open %s: %w", name(p.rel), err)
 		}
+		if p.size == 0 {
+			// a pack with nothing valid (cut off by repair): begun anew,
+			// its entry in its folder flushed as a new pack's is
+			if err := f.Truncate(0); err != nil {
+				f.Close()
+				return fmt.Errorf("open %s: %w", name(p.rel), err)
+			}
+			p.created = true
+		}
 		p.f = f
 	}
-	if p.f != nil {
-		if _, err := p.f.Write(b); err != nil {
-			return fmt.Errorf("append to %s: %w", name(p.rel), err)
+	if p.f == nil {
+		dir := path.Dir(p.rel)
+		f, err := p.s.fs.CreateAppend(p.rel)
+		if errors.Is(err, fs.ErrNotExist) {
+			// the pack's folder is made once (1024 of them at most)
+			made, merr := p.s.fs.MkdirAll(dir)
+			if merr != nil {
+				return fmt.Errorf("create %s: %w", name(dir), merr)
+			}
+			p.madeDir = p.madeDir || len(made) > 0
+			f, err = p.s.fs.CreateAppend(p.rel)
 		}
-		return nil
-	}
-	dir := path.Dir(p.rel)
-	f, err := p.s.fs.CreateTemp(dir, "."+p.id+".*.tmp")
-	if errors.Is(err, fs.ErrNotExist) {
-		// the pack's folder is made once (1024 of them at most)
-		made, merr := p.s.fs.MkdirAll(dir)
-		if merr != nil {
-			return fmt.Errorf("create %s: %w", name(dir), merr)
+		if err != nil {
+			return fmt.Errorf("create %s: %w", name(p.rel), err)
 		}
-		p.madeDir = p.madeDir || len(made) > 0
-		f, err = p.s.fs.CreateTemp(dir, "."+p.id+".*.tmp")
+		p.f, p.created, p.onDisk = f, true, 0
 	}
-	if err != nil {
-		return fmt.Errorf("create %s: %w", name(p.rel), err)
+	if _, err := p.f.Write(b); err != nil {
+		return fmt.Errorf("append to %s: %w", name(p.rel), err)
 	}
-	if _, err := f.Write(b); err != nil {
-		f.Close()
-		_ = p.s.fs.Remove(dir + "/" + path.Base(f.Name()))
-		return fmt.Errorf("write %s: %w", name(p.rel), err)
-	}
-	if err := p.s.fs.Rename(dir+"/"+path.Base(f.Name()), p.rel, true); err != nil {
-		f.Close()
-		_ = p.s.fs.Remove(dir + "/" + path.Base(f.Name()))
-		return fmt.Errorf("create %s: %w", name(p.rel), err)
-	}
-	p.f, p.created = f, true
 	return nil
 }
 
@@ -420,9 +457,9 @@ func (p *Page) write(b []byte) error {
 // appended and whatever earlier appends left unflushed — with its folder
 // entries when they may not be on disk yet, and returns a function that
 // waits for it (the first error). The flushes run side by side, while the
-// caller does other work. The pack's descriptor goes with the flush (a
-// later Append opens it again). A page without a pack has nothing to
-// flush.
+// caller does other work. The pack stays open for a later Append (which
+// may run while the flush does: it need not wait for it), and Close
+// closes it. A page without a pack has nothing to flush.
 //
 // The pack's entry in its folder is flushed when this Page created the
 // pack, or found it holding fewer than two revisions: a pack is created
@@ -432,26 +469,22 @@ func (p *Page) write(b []byte) error {
 // move). So a pack of two revisions or more has its entry on disk, and
 // an edit of it costs one flush, the pack's.
 func (p *Page) Sync() (wait func() error) {
-	f, madeDir := p.f, p.madeDir
-	p.f, p.madeDir, p.synced = nil, false, true
-	if f == nil && p.size > 0 {
-		var err error
-		if f, err = p.s.fs.OpenAppend(p.rel); err != nil {
+	madeDir := p.madeDir
+	p.madeDir, p.synced = false, true
+	if p.f == nil && p.size > 0 {
+		f, err := p.s.fs.OpenAppend(p.rel)
+		if err != nil {
 			return func() error { return err }
 		}
+		p.f = f
 	}
+	f := p.f
 	if f == nil {
 		return func() error { return nil }
 	}
-	steps := []func() error{
-		func() error {
-			err := f.Sync()
-			if cerr := f.Close(); err == nil {
-				err = cerr
-			}
-			return err
-		},
-	}
+	// a Close meanwhile is safe: the descriptor is released once the
+	// flush returns
+	steps := []func() error{f.Sync}
 	if p.created || madeDir || p.opened < 2 {
 		// the pack's name in its folder (it may be new: a crash must not
 		// lose the entry while keeping the bytes)
@@ -508,6 +541,7 @@ func (p *Page) Close() error {
 	if err != nil {
 		errs = append(errs, err)
 	}
+	p.s.remember(p, len(errs) == 0 && len(p.Problems) == 0)
 	if added > 0 || pruned > 0 || p.carried {
 		disk := blocks(p.size) - blocks(p.start)
 		if err := p.s.account(p.start == 0 && grown > 0, added-pruned, grown-freed, disk, pruned, freed); err != nil {

@@ -143,7 +143,13 @@ func writePrivate(v *vault.Vault, rel string, data []byte) error {
 	return syncFolder(dir)
 }
 
-// readPrivate reads a file of .synapse/ (nil when it does not exist).
+// maxPrivateBytes caps what readPrivate reads: the move journal and the
+// kept ids hold a line per moved page (100,000 pages: ~6 MB).
+const maxPrivateBytes = 64 << 20
+
+// readPrivate reads a file of .synapse/ (nil when it does not exist); it
+// arrives with the vault, so anything but a regular file of at most
+// maxPrivateBytes is refused (vault.ReadStateFile), never waited on.
 func readPrivate(v *vault.Vault, rel string) ([]byte, error) {
 	if _, err := stateDir(v); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
@@ -151,7 +157,7 @@ func readPrivate(v *vault.Vault, rel string) ([]byte, error) {
 		}
 		return nil, err
 	}
-	data, err := os.ReadFile(v.Abs(rel))
+	data, err := vault.ReadStateFile(v.Abs(rel), maxPrivateBytes)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -212,15 +213,39 @@ func overlay(dst, src reflect.Value) {
 // readSmallFile reads at most max bytes of a regular file; a larger file
 // or anything but a regular file is an error.
 func readSmallFile(path string, max int64) ([]byte, error) {
+	return ReadStateFile(path, max)
+}
+
+// ReadStateFile reads a file synapse keeps in a vault's .synapse/ (which
+// arrives with the vault, so it is untrusted): it must be a regular file,
+// not a symlink, a named pipe or a device (a pipe would block the reader
+// for ever), of at most max bytes; the file opened must be the one
+// checked. Anything else is an error naming what it is.
+func ReadStateFile(path string, max int64) ([]byte, error) {
 	st, err := os.Lstat(path)
 	if err != nil {
 		return nil, err
 	}
 	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("not a regular file")
+		return nil, fmt.Errorf("%s is not a regular file (%s)", filepath.Base(path), st.Mode().Type())
 	}
 	if st.Size() > max {
-		return nil, fmt.Errorf("larger than %d bytes", max)
+		return nil, fmt.Errorf("%s is larger than %d bytes", filepath.Base(path), max)
 	}
-	return os.ReadFile(path)
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if fst, err := f.Stat(); err != nil || !os.SameFile(st, fst) {
+		return nil, fmt.Errorf("%s changed while it was opened", filepath.Base(path))
+	}
+	data, err := io.ReadAll(io.LimitReader(f, max+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(data)) > max {
+		return nil, fmt.Errorf("%s is larger than %d bytes", filepath.Base(path), max)
+	}
+	return data, nil
 }

@@ -121,3 +121,12 @@ func (f *FS) OpenAppend(rel string) (*os.File, error) {
 	}
 	return os.OpenFile(f.Abs(rel), os.O_WRONLY|os.O_APPEND, 0)
 }
+
+// CreateAppend creates the new file rel, opened for appending (an
+// existing rel is an error matching fs.ErrExist).
+func (f *FS) CreateAppend(rel string) (*os.File, error) {
+	if err := f.noLinks(path.Dir(rel), false); err != nil {
+		return nil, err
+	}
+	return os.OpenFile(f.Abs(rel), os.O_WRONLY|os.O_APPEND|os.O_CREATE|os.O_EXCL, 0o600)
+}

@@ -147,6 +147,27 @@ func (f *FS) CreateTemp(dir, pattern string) (*os.File, error) {
 	return nil, &fs.PathError{Op: "createtemp", Path: path.Join(dir, pattern), Err: fs.ErrExist}
 }
 
+// CreateAppend creates the new file rel with mode 0600, opened for
+// appending: an existing rel (a symlink too: it is never followed) is an
+// error matching fs.ErrExist, a missing folder one matching
+// fs.ErrNotExist; the folders on the way are never symlinks.
+func (f *FS) CreateAppend(rel string) (*os.File, error) {
+	d, name, err := split(rel)
+	if err != nil {
+		return nil, err
+	}
+	dfd, _, err := f.openDir(d, false)
+	if err != nil {
+		return nil, err
+	}
+	defer unix.Close(dfd)
+	fd, err := openat(dfd, name, unix.O_WRONLY|unix.O_APPEND|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
+	if err != nil {
+		return nil, &fs.PathError{Op: "create", Path: rel, Err: err}
+	}
+	return os.NewFile(uintptr(fd), f.Abs(rel)), nil
+}
+
 // Rename renames the regular file oldRel to newRel. When newRel exists it
 // must be a regular file (a symlink, a folder or a special file is refused,
 // never replaced); with noReplace an existing newRel is an error matching
