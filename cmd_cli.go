@@ -254,18 +254,22 @@ func cliInput(c *cli.Context, op *ops.Op, fields []ops.Field) ([]byte, error) {
 			continue
 		}
 		if f.CLI == "stdin" {
-			v, ok, err := readContent(c)
+			// an optional value may be left out when other options say
+			// what to do (page write --tag x: the body is kept)
+			optional := !f.Required && otherOptions(c, fields)
+			v, ok, err := readContent(c, optional)
 			if err != nil {
 				return nil, err
 			}
-			if ok && f.Required && strings.TrimSpace(v) == "" { // as the operation reads it: one message for "" and blank lines
+			blank := strings.TrimSpace(v) == "" // as the operation reads it: one message for "" and blank lines
+			if ok && blank && !optional {
 				from := "standard input"
 				if name := c.String("file"); name != "" && name != "-" {
 					from = name
 				}
 				return nil, errs.E(errs.Invalid, "the %s is empty (read from %s): pipe it in or give --file FILE", f.Name, from)
 			}
-			if ok {
+			if ok && !blank {
 				in[f.Name] = v
 			}
 			continue
@@ -370,9 +374,26 @@ func isLastArg(fields []ops.Field, f ops.Field) bool {
 // a page over 1 MiB can still be written back unchanged).
 const maxStdin = ops.MaxInputBytes + 1
 
-func readContent(c *cli.Context) (string, bool, error) {
-	v, err := readFrom(c, c.String("file"), "--file")
+// readContent reads the value of a cli:"stdin" option; an optional one
+// is absent (ok false) when no --file is given and standard input is a
+// terminal.
+func readContent(c *cli.Context, optional bool) (v string, ok bool, err error) {
+	if f, isFile := c.App.Reader.(*os.File); optional && c.String("file") == "" && isFile && render.IsTerminal(f) {
+		return "", false, nil
+	}
+	v, err = readFrom(c, c.String("file"), "--file")
 	return v, err == nil, err
+}
+
+// otherOptions reports whether an option other than the cli:"stdin" one
+// (and --json, --vault) is given.
+func otherOptions(c *cli.Context, fields []ops.Field) bool {
+	for _, f := range fields {
+		if f.Arg < 0 && f.CLI != "-" && f.CLI != "stdin" && c.IsSet(f.Flag) {
+			return true
+		}
+	}
+	return false
 }
 
 // readFrom reads a value from the file name ("" or "-": standard input,

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"regexp"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/synapse-wiki/synapse/markdown"
@@ -176,56 +177,80 @@ func atx(masked, raw string) (int, string, bool) {
 	return n, text, true
 }
 
-var (
-	reEmbed     = regexp.MustCompile(`!\[\[[^\]\n]*\]\]`)
-	reWikiLabel = regexp.MustCompile(`\[\[([^\]|\n]*)\|([^\]\n]*)\]\]`)
-	reWiki      = regexp.MustCompile(`\[\[([^\]\n]*)\]\]`)
-	reImage     = regexp.MustCompile(`!\[([^\]\n]*)\]\([^)\n]*\)`)
-	reMdLink    = regexp.MustCompile(`\[([^\]\n]*)\]\([^)\n]*\)`)
-	reHTML      = regexp.MustCompile(`<[^>\n]{1,200}>`)
-	reComment   = regexp.MustCompile(`(?s)%%.*?%%|<!--.*?-->`)
-	reCallout   = regexp.MustCompile(`\[!([a-zA-Z-]+)\][+-]?`)
-	reURL       = regexp.MustCompile(`https?://\S+`)
-	reMarks     = regexp.MustCompile("[*_`=~]{1,3}")
-	reBullet    = regexp.MustCompile(`(?m)^[ \t]*(?:(?:[-*+>]+|\d+[.)]|\|)[ \t]*)+`)
-	reSpaces    = regexp.MustCompile(`[ \t]+`)
-	reBlank     = regexp.MustCompile(`\n{3,}`)
-	reTableRule = regexp.MustCompile(`(?m)^[ \t|:-]+$`)
-)
+// chunkPatterns are the patterns chunking cleans markdown with, compiled
+// on the first chunking (patterns compiled at init cost every process's
+// start, a search's included).
+type chunkPatterns struct {
+	embed     *regexp.Regexp
+	wikiLabel *regexp.Regexp
+	wiki      *regexp.Regexp
+	image     *regexp.Regexp
+	mdLink    *regexp.Regexp
+	html      *regexp.Regexp
+	comment   *regexp.Regexp
+	callout   *regexp.Regexp
+	url       *regexp.Regexp
+	marks     *regexp.Regexp
+	bullet    *regexp.Regexp
+	spaces    *regexp.Regexp
+	blank     *regexp.Regexp
+	tableRule *regexp.Regexp
+}
+
+var patterns = sync.OnceValue(func() *chunkPatterns {
+	return &chunkPatterns{
+		embed:     regexp.MustCompile(`!\[\[[^\]\n]*\]\]`),
+		wikiLabel: regexp.MustCompile(`\[\[([^\]|\n]*)\|([^\]\n]*)\]\]`),
+		wiki:      regexp.MustCompile(`\[\[([^\]\n]*)\]\]`),
+		image:     regexp.MustCompile(`!\[([^\]\n]*)\]\([^)\n]*\)`),
+		mdLink:    regexp.MustCompile(`\[([^\]\n]*)\]\([^)\n]*\)`),
+		html:      regexp.MustCompile(`<[^>\n]{1,200}>`),
+		comment:   regexp.MustCompile(`(?s)%%.*?%%|<!--.*?-->`),
+		callout:   regexp.MustCompile(`\[!([a-zA-Z-]+)\][+-]?`),
+		url:       regexp.MustCompile(`https?://\S+`),
+		marks:     regexp.MustCompile("[*_`=~]{1,3}"),
+		bullet:    regexp.MustCompile(`(?m)^[ \t]*(?:(?:[-*+>]+|\d+[.)]|\|)[ \t]*)+`),
+		spaces:    regexp.MustCompile(`[ \t]+`),
+		blank:     regexp.MustCompile(`\n{3,}`),
+		tableRule: regexp.MustCompile(`(?m)^[ \t|:-]+$`),
+	}
+})
 
 // cleanInline turns a line of markdown into plain words: links become
 // their labels, embeds and markup go.
 func cleanInline(s string) string {
-	s = reEmbed.ReplaceAllString(s, " ")
-	s = reImage.ReplaceAllString(s, "$1")
-	s = reWikiLabel.ReplaceAllString(s, "$2")
-	s = reWiki.ReplaceAllStringFunc(s, func(m string) string {
+	re := patterns()
+	s = re.embed.ReplaceAllString(s, " ")
+	s = re.image.ReplaceAllString(s, "$1")
+	s = re.wikiLabel.ReplaceAllString(s, "$2")
+	s = re.wiki.ReplaceAllStringFunc(s, func(m string) string {
 		t := m[2 : len(m)-2]
 		t = strings.ReplaceAll(t, "#^", " ")
 		return strings.ReplaceAll(t, "#", " ")
 	})
-	s = reMdLink.ReplaceAllString(s, "$1")
-	s = reHTML.ReplaceAllString(s, " ")
-	s = reURL.ReplaceAllString(s, " ")
-	s = reCallout.ReplaceAllString(s, "$1:")
-	s = reMarks.ReplaceAllString(s, "")
-	return strings.TrimSpace(reSpaces.ReplaceAllString(s, " "))
+	s = re.mdLink.ReplaceAllString(s, "$1")
+	s = re.html.ReplaceAllString(s, " ")
+	s = re.url.ReplaceAllString(s, " ")
+	s = re.callout.ReplaceAllString(s, "$1:")
+	s = re.marks.ReplaceAllString(s, "")
+	return strings.TrimSpace(re.spaces.ReplaceAllString(s, " "))
 }
 
 // cleanText is cleanInline over a section, keeping paragraph breaks.
 func cleanText(s string) string {
-	s = reComment.ReplaceAllString(s, " ")
-	s = reTableRule.ReplaceAllString(s, "")
-	s = reBullet.ReplaceAllString(s, "")
+	re := patterns()
+	s = re.comment.ReplaceAllString(s, " ")
+	s = re.tableRule.ReplaceAllString(s, "")
+	s = re.bullet.ReplaceAllString(s, "")
 	// links before table pipes are blanked ([[Target|label]])
-	s = reEmbed.ReplaceAllString(s, " ")
-	s = reWikiLabel.ReplaceAllString(s, "$2")
+	s = re.embed.ReplaceAllString(s, " ")
+	s = re.wikiLabel.ReplaceAllString(s, "$2")
 	lines := strings.Split(s, "\n")
 	for i, l := range lines {
 		lines[i] = cleanInline(strings.ReplaceAll(l, "|", " "))
 	}
 	s = strings.Join(lines, "\n")
-	s = reBlank.ReplaceAllString(s, "\n\n")
+	s = re.blank.ReplaceAllString(s, "\n\n")
 	return strings.TrimSpace(s)
 }
 

@@ -42,7 +42,7 @@ const maxHeaderLen = 64 << 10
 // 1 MiB, and a page read from disk (a hand edit) at most 32 MiB.
 const maxPayloadLen = 40 << 20
 
-var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+var castagnoli = sync.OnceValue(func() *crc32.Table { return crc32.MakeTable(crc32.Castagnoli) })
 
 // encodings of a record's payload
 const (
@@ -145,7 +145,7 @@ func parseRecord(data []byte, off int64) (*record, error) {
 		return nil, errTorn
 	}
 	body := rest[frameLen:n]
-	if crc32.Checksum(body, castagnoli) != sum {
+	if crc32.Checksum(body, castagnoli()) != sum {
 		if n == int64(len(rest)) {
 			return nil, errTorn
 		}
@@ -179,8 +179,8 @@ func appendRecord(b []byte, h *packHeader, payload []byte) ([]byte, error) {
 	}
 	b = binary.BigEndian.AppendUint32(b, uint32(len(hj)))
 	b = binary.BigEndian.AppendUint32(b, uint32(len(payload)))
-	c := crc32.Update(0, castagnoli, hj)
-	c = crc32.Update(c, castagnoli, payload)
+	c := crc32.Update(0, castagnoli(), hj)
+	c = crc32.Update(c, castagnoli(), payload)
 	b = binary.BigEndian.AppendUint32(b, c)
 	b = append(b, hj...)
 	return append(b, payload...), nil

@@ -6,6 +6,7 @@ import (
 	"path"
 	"path/filepath"
 	"regexp"
+	"sync"
 	"time"
 
 	"github.com/synapse-wiki/synapse/history"
@@ -28,7 +29,7 @@ import (
 // removed: far longer than any write takes.
 const leftoverAge = time.Hour
 
-var leftoverName = regexp.MustCompile(`^\..+\.[0-9]{1,20}\.tmp$`)
+var leftoverName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\..+\.[0-9]{1,20}\.tmp$`) })
 
 // topFiles are the files at the top of the vault synapse writes
 // atomically (through a temporary file beside them).
@@ -37,7 +38,7 @@ var topFiles = []string{vault.PurposeFile, vault.SchemaFile, vault.ReviewJournal
 // isLeftover reports whether a file met by a walk is a temporary file of
 // synapse's old enough to remove.
 func (ix *Indexer) isLeftover(name string, mtime time.Time) bool {
-	return leftoverName.MatchString(name) && ix.now().Sub(mtime) > leftoverAge
+	return leftoverName().MatchString(name) && ix.now().Sub(mtime) > leftoverAge
 }
 
 // removeLeftovers removes the temporary files a walk found (vault paths)
@@ -104,7 +105,7 @@ func (ix *Indexer) removeHistoryLeftovers() {
 	defer r.Close()
 	var stale []string
 	_ = fs.WalkDir(r.FS(), ".", func(p string, d fs.DirEntry, err error) error {
-		if err != nil || !d.Type().IsRegular() || !leftoverName.MatchString(d.Name()) {
+		if err != nil || !d.Type().IsRegular() || !leftoverName().MatchString(d.Name()) {
 			return nil // a folder that cannot be read is skipped
 		}
 		if info, err := d.Info(); err == nil && ix.isLeftover(d.Name(), info.ModTime()) {

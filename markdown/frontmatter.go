@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -108,7 +109,7 @@ func keepFrontmatter(text string, lim Limits) *Frontmatter {
 	return f
 }
 
-var yamlLineRE = regexp.MustCompile(`^line (\d+): `)
+var yamlLineRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^line (\d+): `) })
 
 // yamlError turns a yaml.v3 error into "frontmatter: line N: message",
 // finding the line when yaml.v3 does not say it (the first line at which
@@ -116,7 +117,7 @@ var yamlLineRE = regexp.MustCompile(`^line (\d+): `)
 func yamlError(text string, err error) (int, error) {
 	msg := strings.TrimPrefix(err.Error(), "yaml: ")
 	line := 0
-	if m := yamlLineRE.FindStringSubmatch(msg); m != nil {
+	if m := yamlLineRE().FindStringSubmatch(msg); m != nil {
 		// yaml.v3 often names the line where the enclosing mapping
 		// starts, not the line at fault
 		line, _ = strconv.Atoi(m[1])

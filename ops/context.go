@@ -9,12 +9,14 @@ import (
 
 	"github.com/synapse-wiki/synapse/errs"
 	"github.com/synapse-wiki/synapse/markdown"
+	"github.com/synapse-wiki/synapse/search"
 	"github.com/synapse-wiki/synapse/store"
 )
 
 // get_context gives an agent what it needs about a page, or about a
-// question, in one answer of a size it chooses: the page itself (or the
-// best hits), then the pages around it — each named, summed up (its
+// question, in one answer of a size it chooses: the page itself (or, for
+// a question, the passages of the best hits that match it best), then the
+// pages around it — each named, summed up (its
 // frontmatter summary or description, else its first paragraph) and tied
 // to it by the lines that link them — most relevant first (graph weight),
 // cut to fit, saying what was left out. The budget bounds the whole JSON
@@ -23,16 +25,29 @@ import (
 // ContextIn is the input of get_context.
 type ContextIn struct {
 	Title  string `json:"title,omitempty" arg:"0" words:"true" desc:"The page to build context around: title, alias, path or id (or give query)"`
-	Query  string `json:"query,omitempty" desc:"A question or words: the best hits (lexical search) and the pages around them"`
+	Query  string `json:"query,omitempty" desc:"A question or words: the passages of the best hits (lexical search) that match it best, and the pages around them"`
 	Budget int    `json:"budget,omitempty" default:"8192" min:"1024" max:"65536" desc:"Size of the answer in bytes, JSON included (1024..65536, default 8192)"`
 }
 
-// ContextPage is a page given in full, or cut to fit.
+// ContextPage is a page given in full, or cut to fit (a title), or the
+// passages of it that match best (a query).
 type ContextPage struct {
 	PageRef
-	Content string `json:"content"`
+	// Content is the page's text (a title; cut at its end to fit).
+	Content string `json:"content,omitempty"`
 	// Cut counts the bytes of content left out at its end (0: whole).
 	Cut int `json:"cut,omitempty"`
+	// Passages are the parts of a hit that match the query best (a
+	// query), in the page's order; its opening when none matches.
+	Passages []ContextPassage `json:"passages,omitempty"`
+}
+
+// ContextPassage is a part of a page: a paragraph, a list, a code block.
+type ContextPassage struct {
+	Line    int    `json:"line"`              // the file's line it starts on
+	Heading string `json:"heading,omitempty"` // the headings it sits under: "Setup > Sync"
+	Text    string `json:"text"`
+	Cut     int    `json:"cut,omitempty"` // bytes left out at its end
 }
 
 // ContextNeighbor is a page next to one given in full.
@@ -48,7 +63,8 @@ type ContextNeighbor struct {
 type ContextOmitted struct {
 	Neighbors int      `json:"neighbors,omitempty"` // neighbours left out (the least related)
 	Pages     []string `json:"pages,omitempty"`     // hits left out (titles)
-	Bytes     int      `json:"bytes,omitempty"`     // page content left out
+	Passages  int      `json:"passages,omitempty"`  // passages matching the query left out
+	Bytes     int      `json:"bytes,omitempty"`     // page text not given
 }
 
 // ContextOut is the result of get_context.
@@ -68,7 +84,7 @@ var opContext = register(Op{
 	Title: "Page context within a budget",
 	Examples: []Example{
 		{`synapse context "Spaced repetition"`, "the page, then its neighbours with summaries and the lines that link them, in 8 KB"},
-		{`synapse context --query "how do I review old notes" --budget 4096 --json`, "the best hits and the pages around them, in 4 KB"},
+		{`synapse context --query "how do I review old notes" --budget 4096 --json`, "the passages of the best hits that match the question, and the pages around them, in 4 KB"},
 	},
 	Exits: map[int]string{2: "invalid input: both or neither of TITLE and --query", 3: "not found: no page answers to TITLE"},
 }, getContext)
@@ -106,6 +122,13 @@ func getContext(ctx context.Context, e *Env, in *ContextIn) (*ContextOut, error)
 	}
 	b := &contextBuilder{e: e, ctx: ctx, out: &ContextOut{Budget: in.Budget, Pages: []ContextPage{}, Neighbors: []ContextNeighbor{}}}
 	b.out.Omitted.Pages = skipped
+	if in.Query != "" {
+		var err error
+		if b.terms, err = search.QueryTerms(e.Store, in.Query); err != nil {
+			return nil, err
+		}
+		b.query = true
+	}
 	if err := b.build(centers); err != nil {
 		return nil, err
 	}
@@ -139,18 +162,23 @@ type contextBuilder struct {
 	e   *Env
 	ctx context.Context
 	out *ContextOut
+	// query: the centers are hits, given by their passages matching terms
+	query bool
+	terms map[string]float64
 }
 
 // build fills the answer: the centers' content, cut so that the neighbours
 // get their share, then the neighbours most related first while they fit.
 func (b *contextBuilder) build(centers []*store.PageRec) error {
 	bodies := make([]string, len(centers))
+	lines := make([]int, len(centers)) // the file's line each body starts on
 	for i, c := range centers {
 		data, _, err := b.e.files().ReadFile(b.ctx, c.Path, maxSnippetRead)
 		if err != nil {
 			return fileError(err, "read %s: %v", c.Path, err)
 		}
 		bodies[i] = strings.TrimLeft(markdown.Parse(c.Path, data).Body, "\r\n")
+		lines[i] = 1 + strings.Count(string(data[:len(data)-len(bodies[i])]), "\n")
 		b.out.Pages = append(b.out.Pages, ContextPage{PageRef: refOf(c)})
 	}
 	neighbors, err := b.neighbors(centers)
@@ -164,7 +192,11 @@ func (b *contextBuilder) build(centers []*store.PageRec) error {
 	}
 	room := b.out.Budget - jsonSize(b.out) - 64 // the note and the counts
 	pageRoom := max(room*6/10, room-nsize)
-	b.fillPages(bodies, pageRoom)
+	if b.query {
+		b.fillPassages(bodies, lines, pageRoom)
+	} else {
+		b.fillPages(bodies, pageRoom)
+	}
 	for i, n := range neighbors {
 		if jsonSize(b.out)+jsonSize(n)+1+64 > b.out.Budget {
 			b.out.Omitted.Neighbors += len(neighbors) - i
@@ -201,6 +233,9 @@ func (b *contextBuilder) fillPages(bodies []string, room int) {
 func (b *contextBuilder) note() {
 	o := b.out.Omitted
 	var parts []string
+	if o.Passages > 0 {
+		parts = append(parts, fmt.Sprintf("%d matching passages", o.Passages))
+	}
 	if o.Bytes > 0 {
 		parts = append(parts, fmt.Sprintf("%d bytes of page text", o.Bytes))
 	}

@@ -2,6 +2,7 @@ package ops
 
 import (
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -138,5 +139,84 @@ func TestContext_SmallPage(t *testing.T) {
 	out, _ = contextOf(t, e, obj{"title": "A"})
 	if out.Neighbors[0].Summary != "B is the second page. It links [[A]]." {
 		t.Fatalf("first paragraph summary %q", out.Neighbors[0].Summary)
+	}
+}
+
+// TestContext_QueryPassages: a query gives each hit's passages that match
+// it best — not the page's opening — with the file line they start on and
+// the headings above them, in the page's order; a hit found only by its
+// title gets its opening; the matching passages and page text left out
+// are counted and said.
+func TestContext_QueryPassages(t *testing.T) {
+	v := testvault.New(t)
+	filler := strings.Repeat("Filler words about gardening and the weather in spring.\n", 8)
+	page := "---\ntitle: Sync guide\n---\n# Sync guide\n\n" + filler + "\n## Conflicts\n\nWhen two devices edit a note, the conflict resolution keeps both versions.\n\n" +
+		filler + "\nA second conflict happens rarely.\n\n" + filler
+	testvault.Write(t, v, "wiki/sync-guide.md", page)
+	testvault.Write(t, v, "wiki/resolution.md", "---\ntitle: Conflict resolution\n---\nOpening line of this page.\n\nSecond paragraph.\n")
+	e := newTestEnv(t, v)
+	out, size := contextOf(t, e, obj{"query": "conflict resolution", "budget": 1200})
+	if size > 1200 {
+		t.Errorf("%d bytes", size)
+	}
+	byTitle := map[string]ContextPage{}
+	for _, p := range out.Pages {
+		byTitle[p.Title] = p
+		if p.Content != "" {
+			t.Errorf("%s: content given whole in a query answer", p.Title)
+		}
+	}
+	g := byTitle["Sync guide"].Passages
+	if len(g) == 0 || !strings.HasPrefix(g[0].Text, "When two devices edit a note, the conflict resolution") || g[0].Heading != "Sync guide > Conflicts" {
+		t.Fatalf("the guide's passages %+v", g)
+	}
+	lines := strings.Split(page, "\n")
+	for _, p := range g {
+		// filler is given only from under the matching heading
+		if !strings.HasPrefix(p.Text, lines[p.Line-1]) || strings.Contains(p.Text, "Filler") && p.Heading != "Sync guide > Conflicts" {
+			t.Errorf("passage at line %d: %q (the line is %q)", p.Line, p.Text, lines[p.Line-1])
+		}
+	}
+	if !slices.ContainsFunc(g, func(p ContextPassage) bool { return p.Text == "A second conflict happens rarely." }) {
+		t.Errorf("the second matching passage is not given: %+v", g)
+	}
+	if r := byTitle["Conflict resolution"].Passages; len(r) != 1 || r[0].Text != "Opening line of this page." || r[0].Line != 4 {
+		t.Errorf("a hit by its title: %+v", r)
+	}
+	if out.Omitted.Bytes == 0 || !strings.Contains(out.Note, "bytes of page text") {
+		t.Errorf("omitted %+v, note %q", out.Omitted, out.Note)
+	}
+	// a smaller budget leaves the second matching passage out, and says so
+	out, size = contextOf(t, e, obj{"query": "conflict resolution", "budget": 1024})
+	if size > 1024 || out.Omitted.Passages+len(out.Pages[0].Passages)+len(out.Pages[1].Passages) < 3 {
+		t.Errorf("%d bytes, omitted %+v", size, out.Omitted)
+	}
+}
+
+// TestContext_QueryFits: on the Obsidian Help vault, query answers fit
+// their budget at every size, every hit has passages, and each passage is
+// the file's text from the line it names.
+func TestContext_QueryFits(t *testing.T) {
+	v := testvault.WithCorpus(t)
+	e := newTestEnv(t, v)
+	for _, q := range []string{"sync my vault between devices", "how do I embed a file", "canvas"} {
+		for _, budget := range []int{1024, 4096, 8192, 65536} {
+			out, size := contextOf(t, e, obj{"query": q, "budget": budget})
+			if size > budget {
+				t.Errorf("%q budget %d: %d bytes", q, budget, size)
+			}
+			for _, p := range out.Pages {
+				if len(p.Passages) == 0 && budget > 1024 {
+					t.Errorf("%q budget %d: %s has no passage", q, budget, p.Title)
+				}
+				lines := strings.Split(readFile(t, v, p.Path), "\n")
+				for _, ps := range p.Passages {
+					first, _, _ := strings.Cut(ps.Text, "\n")
+					if ps.Line < 1 || ps.Line > len(lines) || !strings.HasPrefix(strings.TrimRight(lines[ps.Line-1], "\r"), first) {
+						t.Errorf("%q: %s line %d is not %q", q, p.Path, ps.Line, first)
+					}
+				}
+			}
+		}
 	}
 }

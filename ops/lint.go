@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/synapse-wiki/synapse/errs"
 	"github.com/synapse-wiki/synapse/index"
@@ -515,13 +516,13 @@ func linksOut(tx *store.Tx, p *store.PageRec, reserved map[uint32]bool) bool {
 }
 
 // yamlLine finds the line a YAML error names ("line 3: …").
-var yamlLine = regexp.MustCompile(`\bline (\d+)\b`)
+var yamlLine = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\bline (\d+)\b`) })
 
 // fmFinding describes a page whose frontmatter does not parse; FMError
 // names the line counting from the top of the file (markdown.Parse).
 func fmFinding(p *store.PageRec) LintFrontmatter {
 	f := LintFrontmatter{PageRef: refOf(p), Error: p.FMError}
-	if m := yamlLine.FindStringSubmatch(p.FMError); m != nil {
+	if m := yamlLine().FindStringSubmatch(p.FMError); m != nil {
 		if n, err := strconv.Atoi(m[1]); err == nil && n > 0 {
 			f.Line = n
 		}

@@ -66,8 +66,9 @@ type MovePageOut struct {
 	// AutoResolved are the pending missing-page items the page answers
 	// under its new name or path.
 	AutoResolved []string `json:"auto_resolved,omitempty" desc:"Pending missing-page review items (ids) the page answers under its new name, closed as auto_resolved (decided_by rule) and logged in wiki/log.md"`
-	// Notes are problems beside the move that did not fail it.
-	Notes []string `json:"notes,omitempty" desc:"Problems beside the move that did not fail it (the page history, git)"`
+	// Notes say what became of the page's first H1 (retitleHeading), and
+	// name problems beside the move that did not fail it.
+	Notes []string `json:"notes,omitempty" desc:"What became of the page's first heading (# Old title follows the new title; another heading is kept), and problems beside the move that did not fail it (the page history, git)"`
 }
 
 // MaxMovePages caps the pages one move rewrites (the journal holds each of
@@ -141,7 +142,7 @@ func movePage(ctx context.Context, e *Env, in *MovePageIn) (*MovePageOut, error)
 	}
 	out, err := m.result(e)
 	if out != nil {
-		out.Revision, out.Commit, out.Notes, out.AutoResolved = rec.revision, rec.commit, rec.notes, rec.resolved
+		out.Revision, out.Commit, out.Notes, out.AutoResolved = rec.revision, rec.commit, append(m.notes, rec.notes...), rec.resolved
 	}
 	return out, err
 }
@@ -158,6 +159,8 @@ type movePlan struct {
 	// titleFromFile is set when the page's title is its file name (no
 	// frontmatter title): a new file name renames it
 	titleFromFile bool
+	// notes say what became of the page's first heading (retitleHeading)
+	notes []string
 }
 
 // planMove works out a move (see movePlan). stale lists files whose bytes
@@ -451,9 +454,16 @@ func splice(data []byte, fixes []linkFix) []byte {
 
 // retitle gives the moved page its new title: the frontmatter title key
 // set when the page has one, or when its new file name does not say the
-// title; otherwise the page is left as it is.
+// title; and the body's first H1 when it is the old title (retitleHeading).
+// Otherwise the page is left as it is.
 func (m *movePlan) retitle(data []byte) ([]byte, error) {
 	d := markdown.SplitDocument(string(data))
+	if m.toTitle != m.fromTi {
+		var changed bool
+		if d.Body, changed = m.retitleHeading(d.Body); changed {
+			data = []byte(d.BOM + d.Open + d.FM + d.Close + d.Body)
+		}
+	}
 	fm := markdown.KeepFrontmatter(d.FM)
 	if !d.HasFM {
 		fm = &markdown.Frontmatter{}
@@ -485,6 +495,41 @@ func (m *movePlan) retitle(data []byte) ([]byte, error) {
 	}
 	b.WriteString(d.Body)
 	return b.Bytes(), nil
+}
+
+// retitleHeading makes the body's first H1 the new title when it is the
+// old one (case and spacing aside): a page that repeats its title as its
+// heading keeps doing so, as Obsidian users expect. A first H1 that is
+// something else is kept, and a note says so.
+func (m *movePlan) retitleHeading(body string) (string, bool) {
+	for _, sec := range markdown.Sections(body) {
+		if sec.Level != 1 {
+			continue
+		}
+		if !sameTitle(sec.Text, m.fromTi) {
+			m.notes = append(m.notes, fmt.Sprintf("the first heading %q is not the old title, so it was kept", "# "+sec.Text))
+			return body, false
+		}
+		line := body[sec.Start:lineEnd(body, sec.Start)]
+		at := sec.Start + strings.LastIndex(line, sec.Text)
+		m.notes = append(m.notes, fmt.Sprintf("the first heading %q follows the new title: %q", "# "+sec.Text, "# "+m.toTitle))
+		return body[:at] + m.toTitle + body[at+len(sec.Text):], true
+	}
+	return body, false
+}
+
+// sameTitle compares a heading with a title, case and runs of spaces aside.
+func sameTitle(heading, title string) bool {
+	return store.Fold(strings.Join(strings.Fields(heading), " ")) == store.Fold(strings.Join(strings.Fields(title), " "))
+}
+
+// lineEnd is the offset of the end of the line at i (its newline, or the
+// end of s).
+func lineEnd(s string, i int) int {
+	if k := strings.IndexByte(s[i:], '\n'); k >= 0 {
+		return i + k
+	}
+	return len(s)
 }
 
 // verify checks a page's new bytes: the same links in the same order,

@@ -183,6 +183,52 @@ func TestMove_RereadsFilesChangedSinceIndexed(t *testing.T) {
 	}
 }
 
+// TestMove_Heading: a rename makes the body's first H1 the new title when
+// it was the old one (case and spacing aside), and says so; another first
+// H1 is kept and the result says that; a heading in code is no heading,
+// and a move that keeps the title keeps the heading.
+func TestMove_Heading(t *testing.T) {
+	v := testvault.New(t)
+	testvault.Write(t, v, "wiki/old-name.md", "---\ntitle: Old Name\n---\n# Old Name\n\nText about Old Name.\n\n# Old Name\n")
+	testvault.Write(t, v, "wiki/Alpha.md", "\r\n#  alpha \r\nbody\r\n")
+	testvault.Write(t, v, "wiki/other.md", "---\ntitle: Other\n---\n## Other\n\n# A heading of its own\n")
+	testvault.Write(t, v, "wiki/code.md", "```\n# Code\n```\n")
+	e, _ := openEnv(t, v)
+
+	out := move(t, e, &MovePageIn{Title: "Old Name", To: "New Name"})
+	if got, want := readFile(t, v, "wiki/new-name.md"), "---\ntitle: New Name\n---\n# New Name\n\nText about Old Name.\n\n# Old Name\n"; got != want {
+		t.Errorf("renamed page %q, want %q", got, want)
+	}
+	if len(out.Notes) != 1 || out.Notes[0] != `the first heading "# Old Name" follows the new title: "# New Name"` {
+		t.Errorf("notes %q", out.Notes)
+	}
+	out = move(t, e, &MovePageIn{Title: "Alpha", To: "Beta"})
+	if got, want := readFile(t, v, "wiki/Beta.md"), "\r\n#  Beta \r\nbody\r\n"; got != want {
+		t.Errorf("renamed page %q, want %q", got, want)
+	}
+	if len(out.Notes) != 1 || !strings.Contains(out.Notes[0], "follows the new title") {
+		t.Errorf("notes %q", out.Notes)
+	}
+	out = move(t, e, &MovePageIn{Title: "Other", To: "Another"})
+	if got, want := readFile(t, v, "wiki/Another.md"), "---\ntitle: Another\n---\n## Other\n\n# A heading of its own\n"; got != want {
+		t.Errorf("renamed page %q, want %q", got, want)
+	}
+	if len(out.Notes) != 1 || out.Notes[0] != `the first heading "# A heading of its own" is not the old title, so it was kept` {
+		t.Errorf("notes %q", out.Notes)
+	}
+	out = move(t, e, &MovePageIn{Title: "code", To: "Code"})
+	if got := readFile(t, v, "wiki/code.md"); !strings.HasSuffix(got, "```\n# Code\n```\n") || len(out.Notes) != 0 {
+		t.Errorf("a heading in code: %q, notes %q", got, out.Notes)
+	}
+	out = move(t, e, &MovePageIn{Title: "New Name", Path: "wiki/sub/new-name.md"})
+	if got := readFile(t, v, "wiki/sub/new-name.md"); !strings.Contains(got, "\n# New Name\n") || len(out.Notes) != 0 {
+		t.Errorf("a move keeping the title: %q, notes %q", got, out.Notes)
+	}
+	if g := getPageOut(t, e, "Beta"); g.Path != "wiki/Beta.md" {
+		t.Errorf("Beta at %s", g.Path)
+	}
+}
+
 // TestMove_KeepsID: a page keeps its id whatever the move (a new file, a
 // new title, both), get_page by the old id finds it, its history follows,
 // and a store rebuilt from the files gives it the same id.

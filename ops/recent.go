@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/synapse-wiki/synapse/errs"
@@ -185,7 +186,7 @@ func recentDecisions(tx *store.Tx, since time.Time, limit int) ([]RecentItem, er
 	return out[:min(len(out), limit)], nil
 }
 
-var sinceDuration = regexp.MustCompile(`^(\d+)(m|h|d|w)$`)
+var sinceDuration = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(\d+)(m|h|d|w)$`) })
 
 // parseSince reads a window's start: "" (none), a duration back from now
 // (90m, 24h, 7d, 2w), a date (2026-05-01, local midnight) or an RFC 3339
@@ -195,7 +196,7 @@ func parseSince(s string, now time.Time) (time.Time, error) {
 	if s == "" {
 		return time.Time{}, nil
 	}
-	if m := sinceDuration.FindStringSubmatch(strings.ToLower(s)); m != nil {
+	if m := sinceDuration().FindStringSubmatch(strings.ToLower(s)); m != nil {
 		n, err := strconv.Atoi(m[1])
 		if err == nil && n <= 100000 {
 			unit := map[string]time.Duration{"m": time.Minute, "h": time.Hour, "d": 24 * time.Hour, "w": 7 * 24 * time.Hour}[m[2]]

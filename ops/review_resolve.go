@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/synapse-wiki/synapse/errs"
@@ -366,14 +367,14 @@ func wikiLinkTo(tx *store.Tx, p *store.PageRec) string {
 }
 
 // selfLink matches a wikilink (or embed) in a rationale.
-var selfLink = regexp.MustCompile(`!?\[\[([^\[\]\n]+)\]\]`)
+var selfLink = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`!?\[\[([^\[\]\n]+)\]\]`) })
 
 // unlinkSelf writes the wikilinks of text whose target is key (a stub's
 // own title) as their label or target, so the stub does not link to
 // itself.
 func unlinkSelf(text, key string) string {
-	return selfLink.ReplaceAllStringFunc(text, func(m string) string {
-		inner := selfLink.FindStringSubmatch(m)[1]
+	return selfLink().ReplaceAllStringFunc(text, func(m string) string {
+		inner := selfLink().FindStringSubmatch(m)[1]
 		target, label, hasLabel := strings.Cut(inner, "|")
 		target, _, _ = strings.Cut(target, "#")
 		if index.LinkKey(target) != key {

@@ -43,12 +43,14 @@ import (
 // exactly as the file has it (writing back what get_page returned changes
 // nothing and reports unchanged); a key that changes replaces the file's
 // value; keys the call does not mention are kept as they are, in order. A
-// map value of null removes the key. `created` is set only when synapse
+// map value of null removes the key. A call without a body (no content,
+// or a frontmatter block alone) but with keys changes only those keys:
+// an existing page keeps its body; a new page needs one. `created` is set only when synapse
 // creates the file; `updated` is set by synapse when the page changes, in
 // the format the page already uses.
 type WritePageIn struct {
 	Title       string         `json:"title" arg:"0" words:"true" required:"true" desc:"Page title (≤ 200 characters), or the path or id of an existing page; an existing page is updated in place"`
-	Content     string         `json:"content" cli:"stdin" raw:"true" required:"true" desc:"Markdown body (the page as written ≤ 1 MiB, UTF-8); a frontmatter block at its top is merged into the page's frontmatter"`
+	Content     string         `json:"content,omitempty" cli:"stdin" raw:"true" desc:"Markdown body (the page as written ≤ 1 MiB, UTF-8); a frontmatter block at its top is merged into the page's frontmatter. Leave it out (or send a frontmatter block alone) to change only the frontmatter keys given and keep an existing page's body"`
 	Frontmatter map[string]any `json:"frontmatter,omitempty" cli:"-" desc:"Frontmatter keys: type, aliases, tags, sources and any others (a null value removes a key); keys not given, and keys given with their current value, are kept as they are"`
 	Type        string         `json:"type,omitempty" mcp:"-" desc:"Page type: a lower-case word (entity, concept, source, synthesis, comparison, query, note, or the vault's own such as topic or question); default: the page's current type, else concept"`
 	Tags        []string       `json:"tags,omitempty" flag:"tag" mcp:"-" desc:"Tag (trimmed, lowercased, one word)"`
@@ -158,6 +160,7 @@ var opWritePage = register(Op{
 		{`synapse page write "Spaced repetition" --if-match SHA256 --file - < draft.md`, "an edit that fails (exit 4) if the page changed since you read its sha256"},
 		{`synapse page write "Automated market maker" --path wiki/finance/amm.md --file draft.md`, "a new page at the file you choose"},
 		{`echo "- [[Leitner system]]" | synapse page write "Spaced repetition" --section "See also" --log "linked the Leitner page"`, "one section only (added when absent), with a line for log.md"},
+		{`synapse page write "Spaced repetition" --tag memory --tag learning --alias SRS`, "frontmatter only: nothing piped, the body is kept (the lists given replace the page's)"},
 	},
 	Exits: map[int]string{
 		2: "invalid input: a rule of write_page is broken (the message names the field), the content is over 1 MiB, or the title looks like a path (use --path)",

@@ -40,8 +40,11 @@ type writeCall struct {
 
 	path    string                // the path the caller chose (checkPagePath), "" = none
 	section *markdown.SectionSpec // the section the content replaces; nil = the whole body
-	logNote string                // the writer's line for log.md ("" = none)
-	kind    LogKind               // the log entry's kind ("" = created or updated)
+	// keepBody: the call gives no body (no content, or a frontmatter
+	// block alone) but frontmatter keys: an existing page keeps its body
+	keepBody bool
+	logNote  string  // the writer's line for log.md ("" = none)
+	kind     LogKind // the log entry's kind ("" = created or updated)
 }
 
 // part is one place that gives a key a value.
@@ -141,6 +144,9 @@ func decodeWrite(in *WritePageIn) (*writeCall, error) {
 			return nil, err
 		}
 	}
+	if err := c.decodeNoBody(); err != nil {
+		return nil, err
+	}
 	if strings.TrimSpace(in.Path) != "" {
 		if c.path, err = checkPagePath(errs.Param("path"), in.Path); err != nil {
 			return nil, err
@@ -195,6 +201,24 @@ func (c *writeCall) decodeContent(content string) error {
 	for _, k := range fm.Keys() {
 		c.give(k, fm.Node(k), fromBlock, false)
 	}
+	return nil
+}
+
+// decodeNoBody decides what a call without a body means: with frontmatter
+// keys (the map, the fields, or a frontmatter block alone), a change of
+// those keys only, the body kept (docs/operations.md#frontmatter-only);
+// without any, nothing to write. A section write needs its text.
+func (c *writeCall) decodeNoBody() error {
+	if strings.TrimSpace(c.body) != "" {
+		return nil
+	}
+	switch {
+	case c.section != nil:
+		return errs.E(errs.Invalid, "content is empty: with %s it is the section's new text", errs.Param("section"))
+	case len(c.keys) == 0 && !c.hasBlock:
+		return errs.E(errs.Invalid, "content is empty: give the page's body, or only frontmatter keys to change them and keep the body")
+	}
+	c.keepBody = true
 	return nil
 }
 

@@ -133,9 +133,9 @@ func (w *pageWrite) mergeBody(t *target, m *merged) (changed bool, err error) {
 	if t.rec == nil {
 		if strings.TrimSpace(b) == "" {
 			if c.hasBlock {
-				return false, errs.E(errs.Invalid, "content is empty: it holds only a frontmatter block")
+				return false, errs.E(errs.Invalid, "content is empty: it holds only a frontmatter block, and a new page needs a body")
 			}
-			return false, errs.E(errs.Invalid, "content is empty")
+			return false, errs.E(errs.Invalid, "content is empty: a new page needs a body")
 		}
 		if !strings.HasSuffix(b, "\n") {
 			b += "\n"
@@ -144,6 +144,10 @@ func (w *pageWrite) mergeBody(t *target, m *merged) (changed bool, err error) {
 		return true, nil
 	}
 	old := t.doc.Body
+	if c.keepBody {
+		m.body = old // frontmatter only (decodeNoBody)
+		return false, nil
+	}
 	if c.bom && strings.HasPrefix(old, "\ufeff") {
 		b = "\ufeff" + b // a second BOM, inside the body (as get_page returned it)
 	}

@@ -73,7 +73,9 @@ const (
 
 // NewAnalyzer returns an analyzer with an empty cache, analyzing English.
 func NewAnalyzer() *Analyzer {
-	a := &Analyzer{byTerm: make(map[string]int32, 4096)}
+	// the term table grows as terms come: a process analyzing one query
+	// does not pay for the 4,096 terms an indexer soon has
+	a := &Analyzer{byTerm: make(map[string]int32)}
 	a.SetLanguage(English)
 	return a
 }

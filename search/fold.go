@@ -214,7 +214,8 @@ var synonyms = sync.OnceValue(func() map[string][]string {
 		{"setup", "configure"},
 		{"fix", "troubleshoot"},
 	}
-	a := NewAnalyzer()
+	a := Acquire() // (a search's own analyzer, when it has released it)
+	defer Release(a)
 	stem := func(w string) string { return a.Tokens(w)[0].Term }
 	m := map[string][]string{}
 	for _, g := range groups {

@@ -1,6 +1,7 @@
 package search
 
 import (
+	"maps"
 	"math/bits"
 	"slices"
 	"strings"
@@ -242,9 +243,22 @@ type detectTables struct {
 	stopMaxLen int
 }
 
-var detection = sync.OnceValue(buildDetection)
+// detection returns the tables detection looks function words up in:
+// the table buildDetection makes, generated into lang_table.go (a test
+// keeps the two the same), so that no process builds it: a search
+// detects its query's language, and building the table cost it more than
+// the detection (1,055 words folded and hashed, 2.7M instructions and
+// a hundred page faults).
+var detection = sync.OnceValue(func() *detectTables {
+	return &detectTables{
+		stopTable:  &wordTable{slots: detectSlots[:], keys: []byte(detectKeys), n: detectCount, max: len(detectSlots)},
+		stopMaxLen: detectMaxLen,
+	}
+})
 
-// buildDetection builds the tables detection looks function words up in.
+// buildDetection builds the tables detection looks function words up in
+// (TestDetectTable_Generated writes them into lang_table.go), inserting
+// the words in sorted order so that the table is the same every time.
 func buildDetection() *detectTables {
 	// the words of the shared list that detection counts for English
 	// and German
@@ -265,8 +279,8 @@ func buildDetection() *detectTables {
 		}
 	}
 	d := &detectTables{stopTable: newWordTable(1 << 14)}
-	for w, mask := range m {
-		d.stopTable.put(w, int32(mask), -1)
+	for _, w := range slices.Sorted(maps.Keys(m)) {
+		d.stopTable.put(w, int32(m[w]), -1)
 		d.stopMaxLen = max(d.stopMaxLen, len(w))
 	}
 	d.stopMaxLen = min(d.stopMaxLen, maxStopBytes)

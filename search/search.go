@@ -290,6 +290,14 @@ type run struct {
 }
 
 func newRun(tx *store.Tx, q *Query, p Params) *run {
+	r := newTermRun(tx, q, p)
+	r.loadBlocks()
+	return r
+}
+
+// newTermRun is a run with its terms looked up and weighed, their
+// postings not read yet.
+func newTermRun(tx *store.Tx, q *Query, p Params) *run {
 	r := &run{tx: tx, q: q, p: p, stats: tx.SearchStats()}
 	r.maxDoc = max(tx.MetaU32("next_doc"), r.stats.MaxDoc)
 	tw := &termWeights{weights: map[string]float64{}, required: map[string]bool{}}
@@ -304,7 +312,6 @@ func newRun(tx *store.Tx, q *Query, p Params) *run {
 		}
 	}
 	r.capTerms()
-	r.loadBlocks()
 	return r
 }
 

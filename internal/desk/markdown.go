@@ -3,6 +3,7 @@ package desk
 import (
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/charmbracelet/x/ansi"
 )
@@ -16,13 +17,19 @@ import (
 // and callouts, code kept as written, tables kept as written, links shown
 // by their label, and words wrapped to the width.
 
+// The patterns are compiled on first use: package init runs in every
+// synapse process, a search's included, not only in the desk.
 var (
-	headingRe = regexp.MustCompile(`^(#{1,6})\s+(.*?)\s*#*\s*$`)
-	listRe    = regexp.MustCompile(`^(\s*)([-*+]|\d{1,9}[.)])\s+(\[[ xX]\]\s+)?(.*)$`)
-	ruleRe    = regexp.MustCompile(`^\s{0,3}(?:(?:-\s*){3,}|(?:\*\s*){3,}|(?:_\s*){3,})$`)
-	mdLinkRe  = regexp.MustCompile(`!?\[([^\]\n]*)\]\(([^)\n]*)\)`)
-	strongRe  = regexp.MustCompile(`\*\*([^*\n]+)\*\*|__([^_\n]+)__`)
-	emRe      = regexp.MustCompile(`(^|[^\w*])\*([^*\s][^*\n]*)\*|(^|[^\w_])_([^_\s][^_\n]*)_`)
+	headingRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(#{1,6})\s+(.*?)\s*#*\s*$`) })
+	listRe    = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(\s*)([-*+]|\d{1,9}[.)])\s+(\[[ xX]\]\s+)?(.*)$`) })
+	ruleRe    = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^\s{0,3}(?:(?:-\s*){3,}|(?:\*\s*){3,}|(?:_\s*){3,})$`)
+	})
+	mdLinkRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`!?\[([^\]\n]*)\]\(([^)\n]*)\)`) })
+	strongRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\*\*([^*\n]+)\*\*|__([^_\n]+)__`) })
+	emRe     = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(^|[^\w*])\*([^*\s][^*\n]*)\*|(^|[^\w_])_([^_\s][^_\n]*)_`)
+	})
 )
 
 // mdRenderer renders one page body for a width.
@@ -92,8 +99,8 @@ func (r *mdRenderer) code(l, t, fence string) string {
 // item, quote, table row) and says whether it was one.
 func (r *mdRenderer) block(l, t string) bool {
 	switch {
-	case headingRe.MatchString(t):
-		g := headingRe.FindStringSubmatch(t)
+	case headingRe().MatchString(t):
+		g := headingRe().FindStringSubmatch(t)
 		r.blank()
 		text := r.inline(g[2])
 		if len(g[1]) <= 2 {
@@ -102,14 +109,14 @@ func (r *mdRenderer) block(l, t string) bool {
 			r.wrapped("", "", r.st.Title.Render(ansi.Strip(text)))
 		}
 		r.blank()
-	case ruleRe.MatchString(t):
+	case ruleRe().MatchString(t):
 		r.add(r.st.Border.Render(strings.Repeat("─", r.width)))
 	case strings.HasPrefix(t, ">"):
 		r.quote(t)
 	case strings.HasPrefix(t, "|"):
 		r.add(ansi.Truncate(r.inline(t), r.width, "…"))
-	case listRe.MatchString(l):
-		g := listRe.FindStringSubmatch(l)
+	case listRe().MatchString(l):
+		g := listRe().FindStringSubmatch(l)
 		depth := len(strings.ReplaceAll(g[1], "\t", "  ")) / 2
 		bullet := "• "
 		if g[2][0] >= '0' && g[2][0] <= '9' {
@@ -164,9 +171,9 @@ func (r *mdRenderer) inline(s string) string {
 }
 
 func (r *mdRenderer) spans(s string) string {
-	s = wikiLink.ReplaceAllStringFunc(s, func(m string) string { return r.st.Link.Render(linkLabel(m)) })
-	s = mdLinkRe.ReplaceAllStringFunc(s, func(m string) string {
-		g := mdLinkRe.FindStringSubmatch(m)
+	s = wikiLink().ReplaceAllStringFunc(s, func(m string) string { return r.st.Link.Render(linkLabel(m)) })
+	s = mdLinkRe().ReplaceAllStringFunc(s, func(m string) string {
+		g := mdLinkRe().FindStringSubmatch(m)
 		label := g[1]
 		if label == "" {
 			label = g[2]
@@ -176,11 +183,11 @@ func (r *mdRenderer) spans(s string) string {
 		}
 		return r.st.Link.Render(label)
 	})
-	s = strongRe.ReplaceAllStringFunc(s, func(m string) string {
+	s = strongRe().ReplaceAllStringFunc(s, func(m string) string {
 		return r.st.Strong.Render(m[2 : len(m)-2])
 	})
-	return emRe.ReplaceAllStringFunc(s, func(m string) string {
-		g := emRe.FindStringSubmatch(m)
+	return emRe().ReplaceAllStringFunc(s, func(m string) string {
+		g := emRe().FindStringSubmatch(m)
 		if g[2] != "" {
 			return g[1] + r.st.Em.Render(g[2])
 		}
@@ -211,12 +218,12 @@ func (r *mdRenderer) blank() {
 }
 
 // wikiLink matches a wikilink or an embed.
-var wikiLink = regexp.MustCompile(`(!?)\[\[([^\[\]\n]+)\]\]`)
+var wikiLink = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(!?)\[\[([^\[\]\n]+)\]\]`) })
 
 // linkLabel is a wikilink's text: its label, else its target (with the
 // heading); an embed says so.
 func linkLabel(m string) string {
-	g := wikiLink.FindStringSubmatch(m)
+	g := wikiLink().FindStringSubmatch(m)
 	target, label, ok := strings.Cut(g[2], "|")
 	if !ok || strings.TrimSpace(label) == "" {
 		label = strings.Replace(target, "#", " › ", 1)

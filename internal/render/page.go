@@ -139,9 +139,21 @@ func PageMove(o *Output, p *ops.MovePageOut) error {
 func Context(o *Output, c *ops.ContextOut) error {
 	for _, p := range c.Pages {
 		o.Printf("%s  %s\n", o.st.Title.Render(p.Title), o.st.Dim.Render(p.Type+" · "+p.Path))
-		o.Printf("%s\n", strings.TrimRight(p.Content, "\n"))
+		if p.Content != "" {
+			o.Printf("%s\n", strings.TrimRight(p.Content, "\n"))
+		}
 		if p.Cut > 0 {
 			o.Printf("%s\n", o.st.Dim.Render(fmt.Sprintf("[… %d more bytes]", p.Cut)))
+		}
+		for _, ps := range p.Passages {
+			where := fmt.Sprintf("line %d", ps.Line)
+			if ps.Heading != "" {
+				where += " · " + ps.Heading
+			}
+			o.Printf("%s\n%s\n", o.st.Dim.Render("["+where+"]"), strings.TrimRight(ps.Text, "\n"))
+			if ps.Cut > 0 {
+				o.Printf("%s\n", o.st.Dim.Render(fmt.Sprintf("[… %d more bytes]", ps.Cut)))
+			}
 		}
 		o.Printf("\n")
 	}

@@ -36,6 +36,7 @@ var openAPIValues = map[string]any{
 var openAPIChosen = map[string]string{
 	"get /context":             "title",
 	"post /pages/{title}/move": "to",
+	"put /pages/{title}":       "content", // (or frontmatter keys alone)
 }
 
 // openAPIDoc is the server's document and a compiler holding it.

@@ -43,6 +43,9 @@ func TestServe_PageVerbs(t *testing.T) {
 	if r.status != 200 || len(r.body["pages"].([]any)) == 0 {
 		t.Fatalf("GET context by query: %d %.300s", r.status, r.raw)
 	}
+	if first := r.body["pages"].([]any)[0].(map[string]any); first["passages"] == nil || first["content"] != nil {
+		t.Errorf("GET context by query: the first hit is not given by its passages: %.300s", r.raw)
+	}
 	sid := openSession(t, ts.URL, mcp.ProtocolVersion20250618)
 	st, _, resp, _ := mcpPost(t, ts.URL, sid, `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"move_page","arguments":{"title":"Preferences","path":"wiki/Settings.md"}}}`)
 	if st != 200 || strings.Contains(resp, `"isError":true`) || !strings.Contains(resp, `wiki/Settings.md`) {

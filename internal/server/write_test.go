@@ -68,3 +68,37 @@ func TestWrite_LargeNumbersExact(t *testing.T) {
 	want = []string{"big: 12345678901234567891"}
 	check("MCP then REST", "wiki/concepts/big-numbers-mcp.md")
 }
+
+// TestWrite_FrontmatterOnly: write_page over MCP and PUT /pages/{title}
+// without content change only the frontmatter keys given and keep the
+// body; without content and keys they are refused (invalid, 400).
+func TestWrite_FrontmatterOnly(t *testing.T) {
+	s, _ := newTestService(t, ops.Table())
+	ts := newTestHTTP(t, s, true)
+	sid := openSession(t, ts.URL, mcp.ProtocolVersion20250618)
+	r := doREST(t, ts, "PUT", "/pages/Kept", `{"content":"# Kept\n\nThe body.\n"}`)
+	if r.status != 201 {
+		t.Fatalf("create: %d %s", r.status, r.raw)
+	}
+	rel := r.body["path"].(string)
+	body := `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"write_page","arguments":{"title":"Kept","frontmatter":{"summary":"Set over MCP","tags":["a"]}}}}`
+	if st, _, resp, _ := mcpPost(t, ts.URL, sid, body); st != 200 || strings.Contains(resp, `"isError":true`) || !strings.Contains(resp, `"created":false`) {
+		t.Fatalf("MCP: %d %s", st, resp)
+	}
+	r = doREST(t, ts, "PUT", "/pages/Kept", `{"frontmatter":{"summary":"Set over REST"},"aliases":["K"]}`)
+	if r.status != 200 || r.body["unchanged"] == true {
+		t.Fatalf("REST: %d %s", r.status, r.raw)
+	}
+	data, err := os.ReadFile(s.vault.Abs(rel))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range []string{"summary: Set over REST\n", "tags:\n  - a\n", "aliases:\n  - K\n", "---\n# Kept\n\nThe body.\n"} {
+		if !strings.Contains(string(data), w) {
+			t.Errorf("%s lacks %q:\n%s", rel, w, data)
+		}
+	}
+	if r := doREST(t, ts, "PUT", "/pages/Kept", `{}`); r.status != 400 || !strings.Contains(r.raw, "content is empty") {
+		t.Errorf("nothing to write: %d %s", r.status, r.raw)
+	}
+}
