@@ -226,7 +226,7 @@ func (s *Store) ready(create bool) error {
 	if err != nil {
 		return fmt.Errorf("history: %w", err)
 	}
-	s.fs, s.dir = vaultfs.For(abs), st
+	s.fs, s.dir = vaultfs.New(abs), st
 	return nil
 }
 

@@ -11,7 +11,6 @@ import (
 
 	"github.com/synapse-wiki/synapse/history"
 	"github.com/synapse-wiki/synapse/vault"
-	"github.com/synapse-wiki/synapse/vaultfs"
 )
 
 // A write killed between creating its temporary file and renaming it
@@ -46,7 +45,7 @@ func (ix *Indexer) isLeftover(name string, mtime time.Time) bool {
 // and those beside the top files, through the vault's file layer, then
 // those of the page history; a file that cannot be removed stays.
 func (ix *Indexer) removeLeftovers(found []string) {
-	l := vaultfs.For(ix.Vault.Root)
+	l := ix.Vault.Files()
 	for _, top := range topFiles {
 		matches, _ := filepath.Glob(ix.Vault.Abs("." + top + ".*.tmp"))
 		for _, m := range matches {

@@ -433,7 +433,7 @@ type readers struct {
 }
 
 func (ix *Indexer) openReaders() (*readers, error) {
-	l := vaultfs.For(ix.Vault.Root)
+	l := ix.Vault.Files()
 	vr, err := l.Reader()
 	if err != nil {
 		return nil, errs.Wrap(errs.Internal, err, "open the vault %s: %v", ix.Vault.Root, err)

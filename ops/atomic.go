@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 
 	"github.com/synapse-wiki/synapse/errs"
@@ -16,9 +17,9 @@ import (
 )
 
 // fileSystem is every file-system step the write path takes. The real one
-// is osFS; tests swap in one that fails (or "crashes") at a chosen step to
-// prove that a write leaves the old file or the new one, never a mix, and
-// no temporary file.
+// is osFS; tests set one on the Env (Env.fsys) that fails (or "crashes")
+// at a chosen step to prove that a write leaves the old file or the new
+// one, never a mix, and no temporary file.
 type fileSystem interface {
 	// CreateTemp creates a new temporary file in dir (os.CreateTemp).
 	CreateTemp(dir, pattern string) (tempFile, error)
@@ -36,6 +37,9 @@ type fileSystem interface {
 	SyncDir(dir string) error
 	// OpenAppend opens an existing file for appending.
 	OpenAppend(name string) (tempFile, error)
+	// Layer is the vault's file layer the steps go through (mkdirDurable
+	// asks it which folders exist).
+	Layer() *vaultfs.FS
 }
 
 // tempFile is the part of *os.File the write path uses.
@@ -47,104 +51,109 @@ type tempFile interface {
 	Close() error
 }
 
-// fsys is the file system of the write path (swapped by tests).
-var fsys fileSystem = osFS{}
-
 // osFS is the real file system of the write path: every step goes through
-// the vault's confined file layer (package vaultfs), found from the
-// absolute path (the vault must have been opened in this process, as
-// NewEnv does). No step follows a symlink; a symlink, named pipe or other
-// special file where a page, log.md or index.md goes is refused with a
-// vaultfs.Refusal, never replaced or written through (fileError makes it
-// forbidden).
-type osFS struct{}
+// the vault's confined file layer (package vaultfs), the absolute paths
+// it is given mapped to the layer's vault paths. No step follows a
+// symlink; a symlink, named pipe or other special file where a page,
+// log.md or index.md goes is refused with a vaultfs.Refusal, never
+// replaced or written through (fileError makes it forbidden). An Env's is
+// Env.writeFS; tests set Env.fsys to one that fails at a chosen step.
+type osFS struct{ l *vaultfs.FS }
 
-// locate maps an absolute vault path to its layer and vault path.
-func locate(abs string) (*vaultfs.FS, string, error) { return vaultfs.Locate(abs) }
+// rel maps an absolute path inside the layer's vault to its vault path.
+// The mapping is lexical: abs must be spelled under the root as the vault
+// was opened (vault.Vault.Abs does).
+func (o osFS) rel(abs string) (string, error) {
+	r, err := filepath.Rel(o.l.Root(), filepath.Clean(abs))
+	if err != nil || r == ".." || strings.HasPrefix(r, ".."+string(filepath.Separator)) {
+		return "", fmt.Errorf("%s is not inside the vault %s", abs, o.l.Root())
+	}
+	return filepath.ToSlash(r), nil
+}
 
-func (osFS) CreateTemp(dir, pattern string) (tempFile, error) {
-	l, rel, err := locate(dir)
+// Layer returns the vault's file layer.
+func (o osFS) Layer() *vaultfs.FS { return o.l }
+
+func (o osFS) CreateTemp(dir, pattern string) (tempFile, error) {
+	rel, err := o.rel(dir)
 	if err != nil {
 		return nil, err
 	}
-	f, err := l.CreateTemp(rel, pattern)
+	f, err := o.l.CreateTemp(rel, pattern)
 	if err != nil {
 		return nil, err
 	}
 	return f, nil
 }
 
-func (osFS) Rename(oldpath, newpath string) error          { return rename(oldpath, newpath, false) }
-func (osFS) RenameNoReplace(oldpath, newpath string) error { return rename(oldpath, newpath, true) }
+func (o osFS) Rename(oldpath, newpath string) error          { return o.rename(oldpath, newpath, false) }
+func (o osFS) RenameNoReplace(oldpath, newpath string) error { return o.rename(oldpath, newpath, true) }
 
-func rename(oldpath, newpath string, noReplace bool) error {
-	l, from, err := locate(oldpath)
+func (o osFS) rename(oldpath, newpath string, noReplace bool) error {
+	from, err := o.rel(oldpath)
 	if err != nil {
 		return err
 	}
-	l2, to, err := locate(newpath)
+	to, err := o.rel(newpath)
 	if err != nil {
 		return err
 	}
-	if l2 != l {
-		return fmt.Errorf("rename %s to %s: not in the same vault", oldpath, newpath)
-	}
-	return l.Rename(from, to, noReplace)
+	return o.l.Rename(from, to, noReplace)
 }
 
-func (osFS) Remove(name string) error {
-	l, rel, err := locate(name)
+func (o osFS) Remove(name string) error {
+	rel, err := o.rel(name)
 	if err != nil {
 		return err
 	}
-	return l.Remove(rel)
+	return o.l.Remove(rel)
 }
 
-func (osFS) MkdirAll(dir string) error {
-	l, rel, err := locate(dir)
+func (o osFS) MkdirAll(dir string) error {
+	rel, err := o.rel(dir)
 	if err != nil {
 		return err
 	}
-	_, err = l.MkdirAll(rel)
+	_, err = o.l.MkdirAll(rel)
 	return err
 }
 
-func (osFS) SyncDir(dir string) error {
-	l, rel, err := locate(dir)
+func (o osFS) SyncDir(dir string) error {
+	rel, err := o.rel(dir)
 	if err != nil {
 		return err
 	}
-	return l.SyncDir(rel)
+	return o.l.SyncDir(rel)
 }
 
-func (osFS) OpenAppend(name string) (tempFile, error) {
-	l, rel, err := locate(name)
+func (o osFS) OpenAppend(name string) (tempFile, error) {
+	rel, err := o.rel(name)
 	if err != nil {
 		return nil, err
 	}
-	f, err := l.OpenAppend(rel)
+	f, err := o.l.OpenAppend(rel)
 	if err != nil {
 		return nil, err
 	}
 	return f, nil
 }
 
-// statVaultFile is os.Stat of an absolute path of an open vault, through
-// its file layer: a symlink is followed only while it stays inside the
-// vault; one that leads out is refused.
-func statVaultFile(abs string) (fs.FileInfo, error) {
-	l, rel, err := locate(abs)
+// statVaultFile is os.Stat of an absolute path of the vault of l, through
+// the layer: a symlink is followed only while it stays inside the vault;
+// one that leads out is refused.
+func statVaultFile(l *vaultfs.FS, abs string) (fs.FileInfo, error) {
+	rel, err := osFS{l}.rel(abs)
 	if err != nil {
 		return nil, err
 	}
 	return l.Stat(rel)
 }
 
-// readVaultFile is os.ReadFile of a page of an open vault, through its file
+// readVaultFile is os.ReadFile of a page of the vault of l, through the
 // layer: a regular file inside the vault (never a named pipe, never
 // through a symlink out), at most index.MaxPageBytes.
-func readVaultFile(abs string) ([]byte, error) {
-	l, rel, err := locate(abs)
+func readVaultFile(l *vaultfs.FS, abs string) ([]byte, error) {
+	rel, err := osFS{l}.rel(abs)
 	if err != nil {
 		return nil, err
 	}
@@ -156,8 +165,7 @@ func readVaultFile(abs string) ([]byte, error) {
 // when log.md or index.md, which the write appends to and regenerates, is
 // a symlink, a named pipe or another special file (or a folder on the way
 // to them is a symlink).
-func checkReservedWritable(v *vault.Vault) error {
-	l := vaultfs.For(v.Root)
+func checkReservedWritable(l *vaultfs.FS) error {
 	for _, p := range []string{vault.LogPage, vault.IndexPage} {
 		if err := l.CheckWrite(p); err != nil {
 			return fileError(err, "cannot write pages: %v; replace it with a regular file (or remove it: synapse creates a new one)", err)
@@ -180,14 +188,14 @@ func fileError(err error, format string, args ...any) error {
 // errExists reports that a file to be created already exists.
 var errExists = fs.ErrExist
 
-// writeAtomic writes data to the file abs so that a crash at any moment
+// writeAtomic writes data to the file abs, through fsys, so that a crash at any moment
 // leaves either the previous file (or no file) or the complete new one:
 // a temporary file in the same folder is written, fsynced and closed, then
 // renamed over abs, and the folder is fsynced. With create set, an
 // existing abs is never replaced: the write fails with errExists and
 // nothing changes. The temporary file is removed on every failure.
-func writeAtomic(abs string, data []byte, perm os.FileMode, create bool) error {
-	_, err := writeAtomicStat(abs, [][]byte{data}, perm, create)
+func writeAtomic(fsys fileSystem, abs string, data []byte, perm os.FileMode, create bool) error {
+	_, err := writeAtomicStat(fsys, abs, [][]byte{data}, perm, create)
 	return err
 }
 
@@ -195,8 +203,8 @@ func writeAtomic(abs string, data []byte, perm os.FileMode, create bool) error {
 // turn, never copied into one buffer) that also returns abs stat'ed right
 // after the rename, before the folder's fsync (nil when that stat failed):
 // the identity index.RecordWritten remembers.
-func writeAtomicStat(abs string, data [][]byte, perm os.FileMode, create bool) (fs.FileInfo, error) {
-	return writeAtomicHook(abs, data, perm, create, nil)
+func writeAtomicStat(fsys fileSystem, abs string, data [][]byte, perm os.FileMode, create bool) (fs.FileInfo, error) {
+	return writeAtomicHook(fsys, abs, data, perm, create, nil)
 }
 
 // writeAtomicHook is writeAtomicStat calling flushing, when set, as the
@@ -206,7 +214,7 @@ func writeAtomicStat(abs string, data [][]byte, perm os.FileMode, create bool) (
 // two flushes are one commit of the file system's journal, where one
 // started earlier would have its own commit and the other wait for the
 // next.
-func writeAtomicHook(abs string, data [][]byte, perm os.FileMode, create bool, flushing func() (wait func())) (fi fs.FileInfo, err error) {
+func writeAtomicHook(fsys fileSystem, abs string, data [][]byte, perm os.FileMode, create bool, flushing func() (wait func())) (fi fs.FileInfo, err error) {
 	dir, base := filepath.Split(abs)
 	dir = filepath.Clean(dir)
 	// a hidden name ending in .tmp: the scanner and the watcher skip it
@@ -278,7 +286,7 @@ func truncateName(s string) string {
 // leave a torn last line, which is acceptable for the append-only log (the
 // lines before it are never touched). A page write fsyncs
 // log.md while it re-indexes the page, and waits before it answers.
-func appendSyncing(abs string, data []byte) (wait func() error, err error) {
+func appendSyncing(fsys fileSystem, abs string, data []byte) (wait func() error, err error) {
 	f, err := fsys.OpenAppend(abs)
 	if err != nil {
 		return nil, err
@@ -306,11 +314,8 @@ func appendSyncing(abs string, data []byte) (wait func() error, err error) {
 // mkdirDurable creates dir (and parents) and fsyncs the parent of every
 // folder it created, so that a new page's folder survives a crash. No
 // folder on the way may be a symlink (vaultfs refuses it).
-func mkdirDurable(dir string) error {
-	l, _, err := locate(dir)
-	if err != nil {
-		return err
-	}
+func mkdirDurable(fsys fileSystem, dir string) error {
+	l := fsys.Layer()
 	var missing []string
 	for d := dir; ; d = filepath.Dir(d) {
 		r, _ := filepath.Rel(l.Root(), d)

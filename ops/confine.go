@@ -163,7 +163,7 @@ func underSources(v *vault.Vault, abs string) (string, bool) {
 // vault) and returns the open regular file and its info.
 func openSource(v *vault.Vault, rel string) (*os.File, fs.FileInfo, error) {
 	display := vault.SourcesDir + "/" + rel
-	r, err := vaultfs.For(v.Root).ReaderUnder(vault.SourcesDir)
+	r, err := v.Files().ReaderUnder(vault.SourcesDir)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, nil, errs.E(errs.NotFound, "the vault has no %s/ folder", vault.SourcesDir)

@@ -58,6 +58,9 @@ type Env struct {
 	// observe lets tests and benchmarks watch the write path (nil: no one
 	// watches).
 	observe observers
+	// fsys is the file system of the write path (writeFS); nil: the
+	// vault's file layer. A test sets one that fails at a chosen step.
+	fsys fileSystem
 }
 
 // observers are the points where a test or benchmark watches the write
@@ -128,7 +131,7 @@ func openEnvStore(v *vault.Vault, o *OpenOptions) (s *store.Store, needScan, reb
 			_, ok := tx.LastScan()
 			needScan = !ok
 			rebuild = ok && search.NeedsRebuild(tx)
-			replay, _ = queueStale(tx, vaultfs.For(v.Root))
+			replay, _ = queueStale(tx, v.Files())
 			return nil
 		})
 		switch {
@@ -191,7 +194,7 @@ func OpenEnv(ctx context.Context, v *vault.Vault, o OpenOptions) (*Env, error) {
 		e.reopen = func(ro bool, wait time.Duration) (*store.Store, error) {
 			s, err := store.Open(v.Abs(vault.DBFile), store.Options{ReadOnly: ro, Timeout: wait, Holder: o.Holder})
 			if err == nil {
-				s.SetReviewJournal(&reviewJournal{root: v.Root})
+				s.SetReviewJournal(&reviewJournal{files: v.Files()})
 			}
 			return s, err
 		}
@@ -258,9 +261,8 @@ func (e *Env) bringUpToDate(ctx context.Context, o OpenOptions, cfg *vault.Confi
 
 // NewEnv wraps an already open store.
 func NewEnv(v *vault.Vault, s *store.Store) *Env {
-	vaultfs.For(v.Root) // the write primitives find the vault's file layer by path
 	e := &Env{Vault: v, Store: s, Now: time.Now, Embed: newEmbedState(), pageWritten: onPageWritten}
-	s.SetReviewJournal(&reviewJournal{root: v.Root}) // the review queue's changes go to the vault's journal
+	s.SetReviewJournal(&reviewJournal{files: v.Files()}) // the review queue's changes go to the vault's journal
 	e.Index = &index.Indexer{Vault: v, Store: s, Pages: vectorPages{search.Indexer{}}, Now: e.now,
 		KeptIDs: func() map[string]string { return readKeptIDs(v) }}
 	e.History = history.For(v.Root)
@@ -271,7 +273,16 @@ func NewEnv(v *vault.Vault, s *store.Store) *Env {
 
 // files is the vault's confined file layer: every read and write of a
 // vault file goes through it.
-func (e *Env) files() *vaultfs.FS { return vaultfs.For(e.Vault.Root) }
+func (e *Env) files() *vaultfs.FS { return e.Vault.Files() }
+
+// writeFS is the file system the write path's steps go through: the
+// vault's file layer unless a test set Env.fsys.
+func (e *Env) writeFS() fileSystem {
+	if e.fsys != nil {
+		return e.fsys
+	}
+	return osFS{e.files()}
+}
 
 func (e *Env) now() time.Time {
 	if e.Now != nil {

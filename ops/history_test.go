@@ -258,7 +258,7 @@ func TestHistory_ReplacedVersionKeptBeforeTheRename(t *testing.T) {
 			t.Fatalf("the hand edit's bytes: %q %v", c, err)
 		}
 	}}
-	withFS(t, f)
+	withFS(e, f)
 	if _, err := WritePage(context.Background(), e, &WritePageIn{Title: "Merlin", Content: "# Merlin\n\nReplaced.\n"}); err == nil {
 		t.Fatal("the write succeeded through a failing rename")
 	}

@@ -278,7 +278,7 @@ func regenerateIndexTx(e *Env, tx *store.Tx) (*catalogWrite, error) {
 			}
 		}
 	}
-	renamed, err := writeAtomicStat(abs, data, perm, statErr != nil)
+	renamed, err := writeAtomicStat(e.writeFS(), abs, data, perm, statErr != nil)
 	if err != nil {
 		return nil, err
 	}

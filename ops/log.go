@@ -138,22 +138,22 @@ const maxReservedRead = 256 << 20
 // created atomically. Everything goes through the vault's file layer: a
 // log.md that is a symlink, a named pipe or another special file is
 // refused (a vaultfs.Refusal), never opened, waited on or written through.
-func appendLog(v *vault.Vault, now time.Time, rec logRecord) (*logAppend, error) {
-	return appendLogText(v, rec.text(now), true)
+func appendLog(e *Env, now time.Time, rec logRecord) (*logAppend, error) {
+	return appendLogText(e, rec.text(now), true)
 }
 
 // appendLogText appends entry to wiki/log.md, after a blank line when sep
 // is set (else as it is: the rest of an entry a crash cut short).
-func appendLogText(v *vault.Vault, entry string, sep bool) (*logAppend, error) {
-	abs := v.Abs(vault.LogPage)
-	l := vaultfs.For(v.Root)
+func appendLogText(e *Env, entry string, sep bool) (*logAppend, error) {
+	abs := e.Vault.Abs(vault.LogPage)
+	l, fsys := e.files(), e.writeFS()
 	la := &logAppend{plain: true}
 	if err := l.CheckWrite(vault.LogPage); err != nil {
 		return nil, err
 	}
 	before, err := l.Stat(vault.LogPage)
 	if errors.Is(err, fs.ErrNotExist) {
-		err = writeAtomic(abs, []byte(logHeader+"\n"+entry), 0o644, true)
+		err = writeAtomic(fsys, abs, []byte(logHeader+"\n"+entry), 0o644, true)
 		if err == nil {
 			la.created = true
 			return la, nil
@@ -173,7 +173,7 @@ func appendLogText(v *vault.Vault, entry string, sep bool) (*logAppend, error) {
 			return nil, err
 		}
 	}
-	wait, err := appendSyncing(abs, []byte(gap+entry))
+	wait, err := appendSyncing(fsys, abs, []byte(gap+entry))
 	if err != nil {
 		return nil, err
 	}
@@ -325,7 +325,7 @@ func logEvent(ctx context.Context, e *Env, now time.Time, rec logRecord) error {
 
 // logText is logEvent of an entry's text (sep: see appendLogText).
 func logText(ctx context.Context, e *Env, entry string, sep bool) error {
-	la, err := appendLogText(e.Vault, entry, sep)
+	la, err := appendLogText(e, entry, sep)
 	if err != nil {
 		return err
 	}
@@ -350,7 +350,7 @@ func logText(ctx context.Context, e *Env, entry string, sep bool) error {
 // appended to (a named pipe or a symlink there), before it decides or
 // writes anything.
 func checkLogWritable(v *vault.Vault) error {
-	if err := vaultfs.For(v.Root).CheckWrite(vault.LogPage); err != nil {
+	if err := v.Files().CheckWrite(vault.LogPage); err != nil {
 		return fileError(err, "cannot log to %s: %v; replace it with a regular file (or remove it: synapse creates a new one)", vault.LogPage, err)
 	}
 	return nil

@@ -101,7 +101,7 @@ func movePage(ctx context.Context, e *Env, in *MovePageIn) (*MovePageOut, error)
 	if err := recoverMoves(ctx, e); err != nil {
 		return nil, err
 	}
-	if err := checkReservedWritable(e.Vault); err != nil {
+	if err := checkReservedWritable(e.files()); err != nil {
 		return nil, err
 	}
 	var m *movePlan
@@ -178,7 +178,7 @@ func planMove(e *Env, in *MovePageIn) (*movePlan, []string, error) {
 			return errs.E(errs.Invalid, "%s is a file synapse maintains (or the overview); it is not moved", p.Path)
 		}
 		m.page, m.fromPath, m.fromTi = p, p.Path, p.Title
-		data, err := readVaultFile(e.Vault.Abs(p.Path))
+		data, err := readVaultFile(e.files(), e.Vault.Abs(p.Path))
 		if err != nil {
 			return fileError(err, "read %s: %v", p.Path, err)
 		}
@@ -327,7 +327,7 @@ func (m *movePlan) rewrite(e *Env, tx *store.Tx, pl *planner) (stale []string, e
 		if !moved && !pl.touches(rec) {
 			continue
 		}
-		data, err := readVaultFile(e.Vault.Abs(rec.Path))
+		data, err := readVaultFile(e.files(), e.Vault.Abs(rec.Path))
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return nil, fileError(err, "read %s: %v (nothing was moved)", rec.Path, err)
 		}

@@ -66,10 +66,9 @@ func TestMove_CrashAtEveryStep(t *testing.T) {
 			}
 			return nil
 		}
-		old := fsys
-		fsys = f
+		withFS(e, f)
 		_, moveErr := movePage(ctx, e, &crashMove)
-		fsys, privateStep = old, nil
+		privateStep = nil
 		done := steps < n
 		e.Close()
 

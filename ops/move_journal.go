@@ -196,7 +196,7 @@ func (e *errMoveDiverged) Error() string {
 
 // current reads a vault file (nil when it does not exist).
 func current(e *Env, p string) ([]byte, error) {
-	data, err := readVaultFile(e.Vault.Abs(p))
+	data, err := readVaultFile(e.files(), e.Vault.Abs(p))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
@@ -214,10 +214,10 @@ func (j *moveJournal) apply(e *Env) error {
 			return fileError(err, "read %s: %v", f.Path, err)
 		case cur != nil && bytes.Equal(cur, f.New):
 		case cur == nil && f.From != "":
-			if err := mkdirDurable(e.Vault.Abs(path.Dir(f.Path))); err != nil {
+			if err := mkdirDurable(e.writeFS(), e.Vault.Abs(path.Dir(f.Path))); err != nil {
 				return fileError(err, "create %s/: %v", path.Dir(f.Path), err)
 			}
-			if err := writeAtomic(e.Vault.Abs(f.Path), f.New, 0o644, true); err != nil {
+			if err := writeAtomic(e.writeFS(), e.Vault.Abs(f.Path), f.New, 0o644, true); err != nil {
 				if errors.Is(err, errExists) {
 					return &errMoveDiverged{f.Path}
 				}
@@ -260,7 +260,7 @@ func (j *moveJournal) rollBack(e *Env) error {
 			if old, err := current(e, f.From); err != nil {
 				return fileError(err, "read %s: %v", f.From, err)
 			} else if old == nil {
-				if err := writeAtomic(e.Vault.Abs(f.From), f.Old, 0o644, true); err != nil && !errors.Is(err, errExists) {
+				if err := writeAtomic(e.writeFS(), e.Vault.Abs(f.From), f.Old, 0o644, true); err != nil && !errors.Is(err, errExists) {
 					return fileError(err, "write %s: %v", f.From, err)
 				}
 			}
@@ -289,10 +289,10 @@ func (j *moveJournal) rollBack(e *Env) error {
 func replaceFile(e *Env, p string, data []byte) error {
 	abs := e.Vault.Abs(p)
 	perm := fs.FileMode(0o644)
-	if st, err := statVaultFile(abs); err == nil {
+	if st, err := statVaultFile(e.files(), abs); err == nil {
 		perm = st.Mode().Perm()
 	}
-	if err := writeAtomic(abs, data, perm, false); err != nil {
+	if err := writeAtomic(e.writeFS(), abs, data, perm, false); err != nil {
 		return fileError(err, "write %s: %v", p, err)
 	}
 	return nil
@@ -300,7 +300,7 @@ func replaceFile(e *Env, p string, data []byte) error {
 
 // removeFile removes the file at p durably.
 func removeFile(e *Env, p string) error {
-	abs := e.Vault.Abs(p)
+	abs, fsys := e.Vault.Abs(p), e.writeFS()
 	if err := fsys.Remove(abs); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fileError(err, "remove %s: %v", p, err)
 	}

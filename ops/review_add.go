@@ -73,13 +73,13 @@ func addReview(ctx context.Context, e *Env, in *AddReviewIn) (*AddReviewOut, err
 
 // reviewStatus adds the review queue's counts and its journal's state to
 // a status.
-func reviewStatus(tx *store.Tx, out *StatusOut) {
+func reviewStatus(tx *store.Tx, l *vaultfs.FS, out *StatusOut) {
 	counts := tx.ReviewStatusCounts()
 	for _, s := range ReviewStatuses {
 		out.Reviews[s] = counts[s]
 	}
 	out.ReviewsDecidedBy = tx.ReviewDeciderCounts()
-	out.ReviewJournal = journalStatus(tx, vaultfs.For(out.Vault))
+	out.ReviewJournal = journalStatus(tx, l)
 }
 
 // onPageWritten is write_page's producer: an idempotent missing-page item

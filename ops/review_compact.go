@@ -104,7 +104,7 @@ func compactTx(tx *store.Tx, l *vaultfs.FS, now time.Time) (*CompactReviewsOut, 
 	if st, err := l.Stat(vault.ReviewJournal); err == nil {
 		perm = st.Mode().Perm()
 	}
-	if err := writeAtomic(l.Abs(vault.ReviewJournal), buf.Bytes(), perm, false); err != nil {
+	if err := writeAtomic(osFS{l}, l.Abs(vault.ReviewJournal), buf.Bytes(), perm, false); err != nil {
 		return nil, journalError(err, "compact")
 	}
 	if err := storeFolded(tx, f); err != nil {

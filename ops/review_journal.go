@@ -121,7 +121,7 @@ func journalError(err error, doing string) error {
 // reviewJournal appends a store's review events to its vault's journal
 // (store.ReviewJournal).
 type reviewJournal struct {
-	root string // the vault
+	files *vaultfs.FS // the vault's file layer
 }
 
 // Append writes the transaction's events at the end of the journal, then
@@ -133,7 +133,7 @@ type reviewJournal struct {
 // command replays it. A journal that went missing is written again whole
 // from the queue as the transaction leaves it.
 func (j *reviewJournal) Append(tx *store.Tx, lines [][]byte) error {
-	l := vaultfs.For(j.root)
+	l := j.files
 	m, have := readMark(tx)
 	end, err := readEnd(l)
 	if err != nil {
@@ -202,10 +202,10 @@ func (j *reviewJournal) recreate(tx *store.Tx, l *vaultfs.FS, lines [][]byte, m 
 // sides' lines). A journal that appeared meanwhile is an error: nothing is
 // replaced.
 func createJournal(l *vaultfs.FS, data []byte) error {
-	if err := writeAtomic(l.Abs(vault.ReviewJournal), data, 0o644, true); err != nil {
+	if err := writeAtomic(osFS{l}, l.Abs(vault.ReviewJournal), data, 0o644, true); err != nil {
 		return journalError(err, "create")
 	}
-	_ = writeAtomic(l.Abs(vault.GitAttributesFile), []byte(vault.GitAttributes), 0o644, true)
+	_ = writeAtomic(osFS{l}, l.Abs(vault.GitAttributesFile), []byte(vault.GitAttributes), 0o644, true)
 	return nil
 }
 

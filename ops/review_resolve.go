@@ -429,7 +429,7 @@ func appendSuggestion(e *Env, rel string, r *store.ReviewRec) (string, error) {
 	}
 	// the file's permissions are kept (0644 when new); a file created
 	// meanwhile is not replaced
-	if err := writeAtomic(e.Vault.Abs(rel), b.Bytes(), perm, !exists); err != nil {
+	if err := writeAtomic(e.writeFS(), e.Vault.Abs(rel), b.Bytes(), perm, !exists); err != nil {
 		return "", fileError(err, "write %s: %v", rel, err)
 	}
 	return "appended to " + rel, nil

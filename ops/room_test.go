@@ -54,7 +54,7 @@ func TestWritePage_SideFilesFailAfterThePage(t *testing.T) {
 			v := testvault.New(t)
 			e := newTestEnv(t, v)
 			write(t, e, &WritePageIn{Title: "Before", Content: "x\n"})
-			withFS(t, tc.fs)
+			withFS(e, tc.fs)
 			out := write(t, e, &WritePageIn{Title: "Full disk", Content: "It links [[Nowhere yet]].\n"})
 			if len(out.Notes) == 0 || (tc.fs.index && !strings.Contains(strings.Join(out.Notes, " "), "index.md was not regenerated")) {
 				t.Fatalf("warnings %q", out.Notes)
@@ -69,7 +69,7 @@ func TestWritePage_SideFilesFailAfterThePage(t *testing.T) {
 			if strings.Contains(string(log), "Full disk") == tc.logMissing {
 				t.Errorf("log.md: %q", log)
 			}
-			withFS(t, osFS{})
+			withFS(e, nil)
 			index, _ := os.ReadFile(v.Abs(vault.IndexPage))
 			if tc.fs.index == strings.Contains(string(index), "Full disk") {
 				t.Fatalf("index.md before the rescan: %q", index)

@@ -141,7 +141,7 @@ func status(ctx context.Context, e *Env, in *StatusIn) (*StatusOut, error) {
 		}
 		out.PendingLinks = len(tx.LinksDirty(0))
 		out.PendingGraph = tx.GraphDirtyCount()
-		reviewStatus(tx, out)
+		reviewStatus(tx, e.files(), out)
 		return nil
 	})
 	if err != nil {

@@ -272,7 +272,7 @@ func (w *pageWrite) attempt(ctx context.Context) (*WritePageOut, error) {
 	w.cited = nil
 	// log.md and index.md are written after the page: refuse up front when
 	// they cannot be (a named pipe or a symlink there)
-	if err := checkReservedWritable(w.e.Vault); err != nil {
+	if err := checkReservedWritable(w.e.files()); err != nil {
 		return nil, err
 	}
 	t, err := w.locate() // stage 2

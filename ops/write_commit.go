@@ -49,12 +49,12 @@ func (w *pageWrite) commit(ctx context.Context, t *target, r *rendered) (res *Wr
 		abs := e.Vault.Abs(p)
 		// the file must still be what was read (another editor may have
 		// saved it meanwhile)
-		if st, err := statVaultFile(abs); err != nil || st.Size() != t.info.Size() || !st.ModTime().Equal(t.info.ModTime()) {
+		if st, err := statVaultFile(e.files(), abs); err != nil || st.Size() != t.info.Size() || !st.ModTime().Equal(t.info.ModTime()) {
 			return nil, errs.E(errs.Conflict, "%s changed while it was being written; read it again and retry", p)
 		}
 		// the bytes replaced are in the history before they are replaced
 		flushing := w.historyBefore(t)
-		if _, err := writeAtomicHook(abs, [][]byte{r.data}, t.info.Mode().Perm(), false, flushing); err != nil {
+		if _, err := writeAtomicHook(e.writeFS(), abs, [][]byte{r.data}, t.info.Mode().Perm(), false, flushing); err != nil {
 			return nil, fileError(err, "write %s: %v (the file is unchanged)", p, err)
 		}
 	default:
@@ -83,7 +83,7 @@ func (w *pageWrite) commit(ctx context.Context, t *target, r *rendered) (res *Wr
 	if !out.Unchanged {
 		// the page is written: what fails from here on with log.md or
 		// index.md is a note of the write (room.go)
-		if logged, err = appendLog(e.Vault, w.now, w.writeRecord(t, r.m, title)); err != nil {
+		if logged, err = appendLog(e, w.now, w.writeRecord(t, r.m, title)); err != nil {
 			out.Notes = append(out.Notes, fmt.Sprintf("%s was not appended to (%s): this write is not in the log", vault.LogPage, errs.Raw(err)))
 			logged = nil
 		} else {

@@ -113,13 +113,13 @@ func (w *pageWrite) locate() (*target, error) {
 	}
 	abs := e.Vault.Abs(t.path)
 	// stat, read, stat: the bytes merged below are the file as stat saw it
-	before, err := statVaultFile(abs)
+	before, err := statVaultFile(e.files(), abs)
 	var data []byte
 	if err == nil {
-		data, err = readVaultFile(abs)
+		data, err = readVaultFile(e.files(), abs)
 	}
 	if err == nil {
-		t.info, err = statVaultFile(abs)
+		t.info, err = statVaultFile(e.files(), abs)
 	}
 	if errors.Is(err, fs.ErrNotExist) {
 		// the index is behind the disk: the file is gone
@@ -262,7 +262,7 @@ func (w *pageWrite) create(data []byte, t *target, title, typ string) (string, e
 		dir = newPageDir(tx, typ)
 		return nil
 	})
-	if err := mkdirDurable(e.Vault.Abs(dir)); err != nil {
+	if err := mkdirDurable(e.writeFS(), e.Vault.Abs(dir)); err != nil {
 		return "", fileError(err, "create %s/: %v", dir, err)
 	}
 	w.folders.Before(dir)
@@ -280,7 +280,7 @@ func (w *pageWrite) create(data []byte, t *target, title, typ string) (string, e
 		if taken {
 			continue
 		}
-		err := writeAtomic(e.Vault.Abs(p), data, 0o644, true)
+		err := writeAtomic(e.writeFS(), e.Vault.Abs(p), data, 0o644, true)
 		if err == nil {
 			w.folders.Added(dir, 1)
 			return p, nil
@@ -309,11 +309,11 @@ func numberedPath(dir, slug string, n int) string {
 // the write tried again: it may be this very page, written by hand).
 func (w *pageWrite) createAt(data []byte, p string) (string, error) {
 	dir := path.Dir(p)
-	if err := mkdirDurable(w.e.Vault.Abs(dir)); err != nil {
+	if err := mkdirDurable(w.e.writeFS(), w.e.Vault.Abs(dir)); err != nil {
 		return "", fileError(err, "create %s/: %v", dir, err)
 	}
 	w.folders.Before(dir)
-	err := writeAtomic(w.e.Vault.Abs(p), data, 0o644, true)
+	err := writeAtomic(w.e.writeFS(), w.e.Vault.Abs(p), data, 0o644, true)
 	switch {
 	case err == nil:
 		w.folders.Added(dir, 1)

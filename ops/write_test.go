@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -765,10 +766,20 @@ func (f *faultFile) Close() error {
 	return f.tempFile.Close()
 }
 
-func withFS(t *testing.T, f fileSystem) {
-	old := fsys
-	fsys = f
-	t.Cleanup(func() { fsys = old })
+// withFS makes e's write path go through f (nil: the vault's file layer
+// again), through the Env's field as a transport would see it; a fault
+// system without a layer is given e's to wrap.
+func withFS(e *Env, f fileSystem) {
+	switch x := f.(type) {
+	case *faultFS:
+		if x.l == nil {
+			x.osFS = osFS{e.files()}
+		}
+	case fullAfterPage:
+		x.osFS = osFS{e.files()}
+		f = x
+	}
+	e.fsys = f
 }
 
 // tempFiles lists leftover temporary files anywhere under wiki/.
@@ -813,9 +824,9 @@ func TestWritePage_AtomicFailures(t *testing.T) {
 				}
 				logBefore := readFile(t, v, vault.LogPage)
 				ff := &faultFS{fail: step, before: func(s string) { checkTarget("before " + s) }}
-				withFS(t, ff)
+				withFS(e, ff)
 				_, err := WritePage(context.Background(), e, &WritePageIn{Title: title, Content: newBody})
-				withFS(t, osFS{})
+				withFS(e, nil)
 				if !contains(ff.steps, step) {
 					t.Fatalf("step %s never ran (steps: %v)", step, ff.steps)
 				}
@@ -851,12 +862,12 @@ func TestWritePage_AtomicFailures(t *testing.T) {
 		t.Run("log/"+step, func(t *testing.T) {
 			v := testvault.New(t)
 			e, _ := openEnv(t, v)
-			withFS(t, &faultFS{fail: step})
+			withFS(e, &faultFS{fail: step})
 			out, err := WritePage(context.Background(), e, &WritePageIn{Title: "Logged", Content: "x\n"})
 			if err != nil || out.Path != "wiki/concepts/logged.md" || len(out.Notes) != 1 || !strings.Contains(out.Notes[0], "wiki/log.md") {
 				t.Fatalf("got %+v %v", out, err)
 			}
-			withFS(t, osFS{})
+			withFS(e, nil)
 			out = write(t, e, &WritePageIn{Title: "Logged", Content: "x\n"})
 			if !out.Unchanged || !strings.Contains(readFile(t, v, vault.IndexPage), "[[wiki/concepts/logged|Logged]]") {
 				t.Fatalf("retry: %+v", out)
@@ -1170,5 +1181,28 @@ func TestWritePage_SourceFieldAdds(t *testing.T) {
 	write(t, e, &WritePageIn{Title: "K", Content: "---\nsources: [raw/sources/c.md]\n---\n# K\n\nnew body\n\n## Part\n\nnew\n", Sources: []string{"b.md"}})
 	if got := strings.Join(sources(), ","); got != "raw/sources/c.md,raw/sources/b.md" {
 		t.Fatalf("frontmatter list: sources %s", got)
+	}
+}
+
+// TestOSFS_MapsPathsToItsVault: the write path's file system maps an
+// absolute path to its own vault's path, and refuses one outside it
+// rather than finding another vault.
+func TestOSFS_MapsPathsToItsVault(t *testing.T) {
+	v := testvault.New(t)
+	o := osFS{v.Files()}
+	if rel, err := o.rel(v.Abs("wiki/concepts/x.md")); err != nil || rel != "wiki/concepts/x.md" {
+		t.Fatalf("rel = %q %v", rel, err)
+	}
+	other := testvault.New(t)
+	for _, abs := range []string{other.Abs("wiki/x.md"), filepath.Dir(v.Root), v.Root + "-sibling/wiki/x.md"} {
+		if rel, err := o.rel(abs); err == nil {
+			t.Errorf("%s mapped to %q", abs, rel)
+		}
+	}
+	if err := o.MkdirAll(other.Abs("wiki/new")); err == nil {
+		t.Error("a folder was made in another vault")
+	}
+	if _, err := os.Stat(other.Abs("wiki/new")); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("other vault: %v", err)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 
 	"github.com/synapse-wiki/synapse/errs"
 	"github.com/synapse-wiki/synapse/vaultfs"
@@ -52,6 +53,29 @@ const EnvVar = "SYNAPSE_VAULT"
 // Vault is an opened vault folder. Root is absolute and clean.
 type Vault struct {
 	Root string
+	// files is the vault's file layer (Files), made when the vault is
+	// opened (At) and passed on from here to whatever touches its files.
+	files atomic.Pointer[vaultfs.FS]
+}
+
+// At is the vault rooted at root (absolute and clean), with its file
+// layer: what Open, Find and Init return once they have found the folder.
+func At(root string) *Vault {
+	v := &Vault{Root: root}
+	v.files.Store(vaultfs.New(root))
+	return v
+}
+
+// Files is the vault's file layer (docs/vault.md#the-file-layer): every
+// read and write of the vault's files goes through it. Every user of one
+// Vault shares it (the Envs of a server, its indexer, the write path); a
+// Vault made without At gets its layer on first use.
+func (v *Vault) Files() *vaultfs.FS {
+	if f := v.files.Load(); f != nil {
+		return f
+	}
+	v.files.CompareAndSwap(nil, vaultfs.New(v.Root))
+	return v.files.Load()
 }
 
 // Abs returns the absolute OS path of a vault-relative slash path.
@@ -91,7 +115,7 @@ func Open(dir string) (*Vault, error) {
 		}
 		return nil, errs.E(errs.NotFound, "%s is not a synapse vault (no %s folder); run `synapse init %s` first", abs, StateDir, dir)
 	}
-	return &Vault{Root: abs}, nil
+	return At(abs), nil
 }
 
 // hasStateDir reports whether dir holds a .synapse folder. One that is a
@@ -128,7 +152,7 @@ func Find(flag, env, cwd string) (*Vault, error) {
 		if ok, err := hasStateDir(dir); err != nil {
 			return nil, err
 		} else if ok {
-			return &Vault{Root: dir}, nil
+			return At(dir), nil
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {
@@ -226,7 +250,7 @@ func Init(dir string) (*Vault, []string, error) {
 		return nil, nil, errs.E(errs.Conflict, "%s is inside the vault %s: a vault there would add its files to that vault's pages and sources; "+
 			"create it in a folder outside %s, or work in %s itself", abs, outer, outer, outer)
 	}
-	v := &Vault{Root: abs}
+	v := At(abs)
 	var created []string
 	dirs := []string{SourcesDir, AssetsDir, WikiDir, StateDir}
 	for _, f := range []string{"entities", "concepts", "sources", "synthesis", "comparisons", "queries"} {
@@ -238,7 +262,7 @@ func Init(dir string) (*Vault, []string, error) {
 	if err := os.MkdirAll(abs, 0o755); err != nil {
 		return nil, nil, errs.Wrap(errs.Internal, err, "create %s: %v", abs, err)
 	}
-	lay := vaultfs.For(abs)
+	lay := v.Files()
 	for _, d := range dirs {
 		if d == StateDir {
 			if st, err := os.Lstat(v.Abs(d)); err == nil && st.Mode()&fs.ModeSymlink != 0 {

@@ -101,7 +101,7 @@ func refuse(p string, reason Reason, format string, args ...any) *Refusal {
 }
 
 // FS is the file layer of one vault: the zero value is not usable (see
-// For). It keeps one open os.Root on the vault for its reads.
+// New). It keeps one open os.Root on the vault for its reads.
 type FS struct {
 	root string // absolute, clean
 
@@ -110,53 +110,14 @@ type FS struct {
 	sharedSt fs.FileInfo // the vault folder sharedR is on
 }
 
-var (
-	regMu    sync.RWMutex
-	registry = map[string]*FS{}
-)
-
-// For returns the layer of the vault rooted at root (an absolute, clean
-// path, as vault.Vault.Root), and remembers it so that Locate can map the
-// vault's absolute file paths back to it.
-func For(root string) *FS {
-	root = filepath.Clean(root)
-	regMu.RLock()
-	f := registry[root]
-	regMu.RUnlock()
-	if f != nil {
-		return f
-	}
-	regMu.Lock()
-	defer regMu.Unlock()
-	if f = registry[root]; f == nil {
-		f = &FS{root: root}
-		registry[root] = f
-	}
-	return f
-}
-
-// Locate maps an absolute path inside a vault passed to For to that
-// vault's layer and the vault-relative path (the innermost vault, when
-// vaults nest). It lets code that still speaks absolute paths (the write
-// primitives of package ops) go through the layer. The mapping is lexical:
-// abs must be spelled under the root as For was given it.
-func Locate(abs string) (*FS, string, error) {
-	abs = filepath.Clean(abs)
-	regMu.RLock()
-	defer regMu.RUnlock()
-	for d := abs; ; d = filepath.Dir(d) {
-		if f := registry[d]; f != nil {
-			rel, err := filepath.Rel(d, abs)
-			if err != nil {
-				return nil, "", err
-			}
-			return f, filepath.ToSlash(rel), nil
-		}
-		if filepath.Dir(d) == d {
-			return nil, "", fmt.Errorf("%s is not inside an open vault", abs)
-		}
-	}
-}
+// New returns the file layer of the vault rooted at root (an absolute,
+// clean path, as vault.Vault.Root). Its owner keeps it and passes it to
+// what reads and writes the vault's files (vault.Vault.Files): nothing
+// finds a layer by path. Two layers on one vault may coexist, in one
+// process or two: a layer holds no lock and no state but its reader's
+// open os.Root (see shared); every write opens its folders from the vault
+// root again.
+func New(root string) *FS { return &FS{root: filepath.Clean(root)} }
 
 // Root returns the vault's absolute root.
 func (f *FS) Root() string { return f.root }

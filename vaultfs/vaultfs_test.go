@@ -76,7 +76,7 @@ func fixture(t testing.TB) (*FS, string) {
 	if err := os.Link(filepath.Join(v, ".synapse/token"), filepath.Join(v, "wiki/hard.md")); err != nil {
 		t.Fatal(err)
 	}
-	return For(v), base
+	return New(v), base
 }
 
 // within fails the test when fn has not returned in a few seconds: a
@@ -359,20 +359,38 @@ func TestWalk_ReportsAndConfines(t *testing.T) {
 	}
 }
 
-func TestLocate(t *testing.T) {
+// TestNew_LayersCoexist: two layers on one vault (two Envs of one
+// process) see each other's writes at once and keep the same
+// confinement; neither depends on the other being open.
+func TestNew_LayersCoexist(t *testing.T) {
 	f, _ := fixture(t)
-	inner := For(filepath.Join(f.Root(), "wiki", "nested"))
-	for abs, want := range map[string]string{
-		filepath.Join(f.Root(), "wiki", "a.md"):           f.Root() + " wiki/a.md",
-		filepath.Join(f.Root(), "wiki", "nested", "x.md"): inner.Root() + " x.md",
-	} {
-		got, rel, err := Locate(abs)
-		if err != nil || got.Root()+" "+rel != want {
-			t.Errorf("Locate(%s) = %v %q %v", abs, got, rel, err)
-		}
+	g := New(f.Root())
+	if g == f || g.Root() != f.Root() {
+		t.Fatalf("New gave %p %s for %p %s", g, g.Root(), f, f.Root())
 	}
-	if _, _, err := Locate(filepath.Join(filepath.Dir(f.Root()), "outside", "secret.md")); err == nil {
-		t.Error("a path outside every vault was located")
+	if _, _, err := g.ReadFile(context.Background(), "wiki/a.md", 1<<20); err != nil {
+		t.Fatal(err)
+	}
+	tmp, err := f.CreateTemp("wiki", ".n.*.tmp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tmp.Write([]byte("new\n")); err != nil {
+		t.Fatal(err)
+	}
+	tmp.Close()
+	rel := "wiki/" + filepath.Base(tmp.Name())
+	if err := f.Rename(rel, "wiki/n.md", true); err != nil {
+		t.Fatal(err)
+	}
+	if data, _, err := g.ReadFile(context.Background(), "wiki/n.md", 1<<20); err != nil || string(data) != "new\n" {
+		t.Fatalf("the other layer read %q %v", data, err)
+	}
+	if _, _, err := g.ReadFile(context.Background(), "wiki/out.md", 1<<20); reason(err) != Outside {
+		t.Fatalf("the other layer followed a symlink out: %v", err)
+	}
+	if _, err := g.CreateTemp("wiki/outdir", ".x.*.tmp"); reason(err) != Symlink {
+		t.Fatalf("the other layer wrote through a symlink: %v", err)
 	}
 }
 
