@@ -168,7 +168,7 @@ func TestRecent_HandMadePagesAndMoves(t *testing.T) {
 	if it := out.Items[0]; it.MoveOf != "Robin Sparrow" || it.Path != "wiki/boron.md" {
 		t.Fatalf("the rewritten page's entry: %+v", it)
 	}
-	if it := out.Items[1]; it.Path != "wiki/Robin Sparrow.md" || it.MovedFrom != "wiki/robin.md" || it.ID != getPageOut(t, e, "Robin Sparrow").ID {
+	if it := out.Items[1]; it.Path != "wiki/robin-sparrow.md" || it.MovedFrom != "wiki/robin.md" || it.ID != getPageOut(t, e, "Robin Sparrow").ID {
 		t.Fatalf("the moved page's entry: %+v", it)
 	}
 	if out.Note != "" {
