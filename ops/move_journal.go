@@ -149,7 +149,7 @@ const maxPrivateBytes = 64 << 20
 
 // readPrivate reads a file of .synapse/ (nil when it does not exist); it
 // arrives with the vault, so anything but a regular file of at most
-// maxPrivateBytes is refused (vault.ReadStateFile), never waited on.
+// maxPrivateBytes is refused (vault.ReadSmallFile), never waited on.
 func readPrivate(v *vault.Vault, rel string) ([]byte, error) {
 	if _, err := stateDir(v); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
@@ -157,7 +157,7 @@ func readPrivate(v *vault.Vault, rel string) ([]byte, error) {
 		}
 		return nil, err
 	}
-	data, err := vault.ReadStateFile(v.Abs(rel), maxPrivateBytes)
+	data, err := vault.ReadSmallFile(v.Abs(rel), maxPrivateBytes)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}

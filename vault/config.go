@@ -150,7 +150,7 @@ func loadUserConfig() (*Config, error) {
 		return c, nil
 	}
 	p := filepath.Join(dir, UserConfigName)
-	data, err := readSmallFile(p, maxConfigBytes)
+	data, err := ReadSmallFile(p, maxConfigBytes)
 	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) {
 		// none, or another user's folder (XDG_CONFIG_HOME kept by sudo)
 		return c, nil
@@ -168,7 +168,7 @@ func loadUserConfig() (*Config, error) {
 // (nil when there is no file).
 func (v *Vault) readVaultConfig() (*Config, []byte, error) {
 	var c Config
-	data, err := readSmallFile(v.Abs(ConfigFile), maxConfigBytes)
+	data, err := ReadSmallFile(v.Abs(ConfigFile), maxConfigBytes)
 	if errors.Is(err, fs.ErrNotExist) {
 		return &c, nil, nil
 	}
@@ -210,18 +210,13 @@ func overlay(dst, src reflect.Value) {
 	}
 }
 
-// readSmallFile reads at most max bytes of a regular file; a larger file
-// or anything but a regular file is an error.
-func readSmallFile(path string, max int64) ([]byte, error) {
-	return ReadStateFile(path, max)
-}
-
-// ReadStateFile reads a file synapse keeps in a vault's .synapse/ (which
-// arrives with the vault, so it is untrusted): it must be a regular file,
-// not a symlink, a named pipe or a device (a pipe would block the reader
-// for ever), of at most max bytes; the file opened must be the one
-// checked. Anything else is an error naming what it is.
-func ReadStateFile(path string, max int64) ([]byte, error) {
+// ReadSmallFile reads a small file of synapse's own (config.yaml, the
+// trust record, the files of a vault's .synapse/, which arrives with the
+// vault and so is untrusted): it must be a regular file, not a symlink, a
+// named pipe or a device (a pipe would block the reader for ever), of at
+// most max bytes; the file opened must be the one checked. Anything else
+// is an error naming what it is.
+func ReadSmallFile(path string, max int64) ([]byte, error) {
 	st, err := os.Lstat(path)
 	if err != nil {
 		return nil, err

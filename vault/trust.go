@@ -119,7 +119,7 @@ func hashHex(data []byte) string {
 // readTrust reads the record file of dir; a missing one is empty.
 func readTrust(dir string) (*trustFile, error) {
 	tf := &trustFile{Vaults: map[string]trustRecord{}}
-	data, err := readSmallFile(filepath.Join(dir, RecordName), maxTrustBytes)
+	data, err := ReadSmallFile(filepath.Join(dir, RecordName), maxTrustBytes)
 	if errors.Is(err, fs.ErrNotExist) {
 		return tf, nil
 	}
