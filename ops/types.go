@@ -66,23 +66,10 @@ func vaultTypes(tx *store.Tx, near, except string) []TypeCount {
 }
 
 // typesByUse lists the vault's page types, the most used first (then by
-// name), each with the folder a new page of that type goes to; at most
-// MaxTypesListed. Never nil.
+// name: vaultTypes near nothing), each with the folder a new page of that
+// type goes to; at most MaxTypesListed. Never nil.
 func typesByUse(tx *store.Tx) []TypeCount {
-	types, counts := tx.CatalogTypes()
-	out := make([]TypeCount, 0, len(types))
-	for i, t := range types {
-		if counts[i] > 0 {
-			out = append(out, TypeCount{Type: t, Pages: counts[i]})
-		}
-	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].Pages != out[j].Pages {
-			return out[i].Pages > out[j].Pages
-		}
-		return out[i].Type < out[j].Type
-	})
-	out = out[:min(len(out), MaxTypesListed)]
+	out := vaultTypes(tx, "", "")
 	for i := range out {
 		out[i].Folder = newPageDir(tx, out[i].Type)
 	}
