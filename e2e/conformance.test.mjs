@@ -6,13 +6,13 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync, chmodSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { BIN, synapse, call } from './lib.mjs';
+import { BIN, synapse, call, startHTTP } from './lib.mjs';
 
 const SHIPPED = 'a-token-shipped-with-the-vault-0123456789';
 let work, vault, server, token;
@@ -21,26 +21,7 @@ let work, vault, server, token;
 // that the token comes from .synapse/token, with a config folder of its
 // own (where serve records the tokens it made).
 function serve() {
-  const env = { ...process.env, XDG_CONFIG_HOME: join(work, 'config') };
-  delete env.SYNAPSE_TOKEN;
-  const proc = spawn(BIN, ['--vault', vault, 'serve', '--http', '--write', '--addr', '127.0.0.1:0'], {
-    env,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stderr = '';
-  const exited = new Promise((res) => proc.on('exit', (code, signal) => res({ code, signal })));
-  return new Promise((res, rej) => {
-    const timer = setTimeout(() => rej(new Error('server did not start: ' + stderr)), 20000);
-    proc.stderr.on('data', (d) => {
-      stderr += d;
-      const m = stderr.match(/serving (http:\/\/127\.0\.0\.1:\d+)/);
-      if (m && timer) {
-        clearTimeout(timer);
-        res({ url: m[1], log: () => stderr, stop: async () => (proc.kill('SIGTERM'), exited) });
-      }
-    });
-    proc.on('exit', () => rej(new Error('server exited: ' + stderr)));
-  });
+  return startHTTP(vault, { write: true, token: null, env: { XDG_CONFIG_HOME: join(work, 'config') } });
 }
 
 // raw sends a request exactly as given (the path is not normalized, the
@@ -113,7 +94,7 @@ after(async () => {
 
 test('a shipped .synapse/token (mode 0600) is replaced: the SDK is refused with it and served with the new one', async () => {
   assert.notEqual(token, SHIPPED, 'the shipped token was kept');
-  assert.match(server.log(), /replaced the token file/);
+  assert.match(server.stderr(), /replaced the token file/);
   await assert.rejects(sdkClient(SHIPPED), (err) => {
     assert.match(String(err.message), /wrong bearer token/);
     return true;

@@ -73,12 +73,16 @@ export async function httpClient(url, token) {
 }
 
 // Starts `synapse serve --http` on a free loopback port; resolves once it
-// listens. stop() sends SIGTERM and resolves with { code, stderr }.
-export function startHTTP(vault, { write = false, token = 'e2e-token-' + process.pid } = {}) {
+// listens. stop() sends SIGTERM and resolves with { code, stderr }. A null
+// token leaves $SYNAPSE_TOKEN unset (the token comes from .synapse/token);
+// env adds variables.
+export function startHTTP(vault, { write = false, token = 'e2e-token-' + process.pid, env = {} } = {}) {
   const args = ['--vault', vault, 'serve', '--http', '--addr', '127.0.0.1:0'];
   if (write) args.push('--write');
+  const procEnv = { ...process.env, ...env, SYNAPSE_TOKEN: token };
+  if (token === null) delete procEnv.SYNAPSE_TOKEN;
   const proc = spawn(BIN, args, {
-    env: { ...process.env, SYNAPSE_TOKEN: token },
+    env: procEnv,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stderr = '';
