@@ -251,6 +251,9 @@ func PageWrite(o *Output, p *ops.WritePageOut) error {
 	return nil
 }
 
+// maxOutlineShown bounds the headings a pipe's error names.
+const maxOutlineShown = 20
+
 // pageOutline prints a page whose content get_page left out (over
 // ops.MaxPageGetBytes): on a terminal its outline; a pipe, which expects
 // the file itself, gets nothing but an error, never a part of the file.
@@ -264,8 +267,12 @@ func pageOutline(o *Output, p *ops.GetPageOut) error {
 		heads = append(heads, fmt.Sprintf("%s (line %d, %d bytes)", h.Heading, h.Line, h.Bytes))
 	}
 	if !o.tty {
+		named := heads[:min(len(heads), maxOutlineShown)]
+		if more := p.OutlineTotal - len(named); more > 0 {
+			named = append(named[:len(named):len(named)], fmt.Sprintf("%d more", more))
+		}
 		return errs.E(errs.TooLarge, "the %s is %d bytes, more than page get prints whole (%d); read one section with --section HEADING (sha256 %s is the page's, the --if-match of a section write), or all of it with --full; its headings: %s",
-			what, p.ContentBytes, ops.MaxPageGetBytes, p.SHA256, strings.Join(heads, ", "))
+			what, p.ContentBytes, ops.MaxPageGetBytes, p.SHA256, strings.Join(named, ", "))
 	}
 	o.Printf("%s  %s\n", o.st.Title.Render(p.Title), o.st.Dim.Render(fmt.Sprintf("%s · %s · %d bytes · sha256 %s", p.Type, p.Path, p.Size, p.SHA256[:12])))
 	for _, h := range heads {
