@@ -248,3 +248,90 @@ func trimBlankLines(s string) string {
 	lead, trail := blankEdges(s)
 	return s[len(lead) : len(s)-len(trail)]
 }
+
+// AppendToSection returns body with text added to the end of sec's own
+// text: after its last line that is not blank, before its first
+// subsection (a heading nested under it) and before the blank lines that
+// lead to the next heading, so the text belongs to sec and not to a
+// subsection. A first line of text that is sec's own heading is dropped
+// (as in ReplaceSection). See appendAt for the line between the two.
+func AppendToSection(body string, sec Section, text string) string {
+	text, _ = dropOwnHeading(text, sec.Text, sec.Level)
+	own := sec
+	for _, s := range Sections(body) {
+		if s.Start > sec.Start && s.Start < sec.End {
+			own.End = s.Start
+			break
+		}
+	}
+	if strings.TrimSpace(body[own.BodyStart:own.End]) == "" {
+		return ReplaceSection(body, own, text) // nothing under the heading yet
+	}
+	return appendAt(body, own.BodyStart, own.End, text)
+}
+
+// AppendToBody returns body with text added after its last line that is
+// not blank (text alone when body is blank). See appendAt.
+func AppendToBody(body, text string) string {
+	if strings.TrimSpace(body) == "" {
+		mid := trimBlankLines(text)
+		if mid != "" && !strings.HasSuffix(mid, "\n") {
+			mid += "\n"
+		}
+		return mid
+	}
+	return appendAt(body, 0, len(body), text)
+}
+
+// appendAt adds text (its blank first and last lines dropped) after the
+// last line of body[start:end] that is not blank, keeping the blank lines
+// that followed it. A blank line goes between the two, so that a
+// paragraph stays a paragraph of its own, except where text continues
+// what ends there: a list item after a list item, a table row after a
+// table row.
+func appendAt(body string, start, end int, text string) string {
+	mid := trimBlankLines(text)
+	if mid == "" {
+		return body
+	}
+	if !strings.HasSuffix(mid, "\n") {
+		mid += "\n"
+	}
+	region := body[start:end]
+	_, trail := blankEdges(region)
+	content := region[:len(region)-len(trail)]
+	nl := "\n"
+	if strings.HasSuffix(content, "\r\n") {
+		nl = "\r\n"
+	}
+	if !strings.HasSuffix(content, "\n") {
+		content += nl
+	}
+	last := strings.TrimRight(content, "\r\n")
+	last = last[strings.LastIndexByte(last, '\n')+1:]
+	first, _, _ := strings.Cut(mid, "\n")
+	sep := nl
+	if listItem(last) && listItem(first) || tableRow(last) && tableRow(first) {
+		sep = ""
+	}
+	return body[:start] + content + sep + mid + trail + body[end:]
+}
+
+// listItem reports whether line is a list item: "- ", "* ", "+ " or a
+// number with "." or ")" (indented or not).
+func listItem(line string) bool {
+	t := strings.TrimLeft(line, " \t")
+	if len(t) >= 2 && strings.ContainsRune("-*+", rune(t[0])) && (t[1] == ' ' || t[1] == '\t') {
+		return true
+	}
+	i := 0
+	for i < len(t) && i < 9 && t[i] >= '0' && t[i] <= '9' {
+		i++
+	}
+	return i > 0 && i+1 < len(t) && (t[i] == '.' || t[i] == ')') && (t[i+1] == ' ' || t[i+1] == '\t')
+}
+
+// tableRow reports whether line is a row of a pipe table.
+func tableRow(line string) bool {
+	return strings.HasPrefix(strings.TrimSpace(line), "|")
+}

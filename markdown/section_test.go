@@ -101,6 +101,45 @@ func TestAppendSection(t *testing.T) {
 	}
 }
 
+func TestAppendToSection(t *testing.T) {
+	for _, c := range []struct {
+		name, doc, spec, text, want string
+	}{
+		{"a paragraph after a paragraph", "## A\n\nOne.\n\n## B\nb\n", "A", "Two.", "## A\n\nOne.\n\nTwo.\n\n## B\nb\n"},
+		{"a list item continues the list", "## A\n\n- one\n\n## B\n", "A", "- two\n", "## A\n\n- one\n- two\n\n## B\n"},
+		{"a table row continues the table", "## A\n| a |\n|---|\n| 1 |\n", "A", "| 2 |", "## A\n| a |\n|---|\n| 1 |\n| 2 |\n"},
+		{"before the first subsection", sectionDoc, "Setup", "Also.\n",
+			strings.Replace(sectionDoc, "Old setup.\n\n### Linux", "Old setup.\n\nAlso.\n\n### Linux", 1)},
+		{"the last section, no final newline", "# A\n\nx", "A", "y", "# A\n\nx\n\ny\n"},
+		{"an empty section", "## A\n## B\nb\n", "A", "a", "## A\n\na\n\n## B\nb\n"},
+		{"its own heading sent is dropped", "## A\n\n- x\n", "A", "## A\n- y\n", "## A\n\n- x\n- y\n"},
+		{"CRLF kept for the separator", "## A\r\n\r\nx\r\n", "A", "y\r\n", "## A\r\n\r\nx\r\n\r\ny\r\n"},
+	} {
+		s, ok, _ := FindSection(c.doc, ParseSectionSpec(c.spec))
+		if !ok {
+			t.Fatalf("%s: no %q", c.name, c.spec)
+		}
+		if got := AppendToSection(c.doc, s, c.text); got != c.want {
+			t.Errorf("%s:\n got %q\nwant %q", c.name, got, c.want)
+		}
+	}
+}
+
+func TestAppendToBody(t *testing.T) {
+	for _, c := range []struct{ body, text, want string }{
+		{"Intro.\n", "More.", "Intro.\n\nMore.\n"},
+		{"Intro.\n\n\n", "\nMore.\n\n", "Intro.\n\nMore.\n\n\n"},
+		{"- a\n", "- b\n", "- a\n- b\n"},
+		{"", "x", "x\n"},
+		{"\n\n", "x\n", "x\n"},
+		{"Intro.", "", "Intro."},
+	} {
+		if got := AppendToBody(c.body, c.text); got != c.want {
+			t.Errorf("%q + %q: got %q, want %q", c.body, c.text, got, c.want)
+		}
+	}
+}
+
 // FuzzSections: every section lies within the body, starts on its heading
 // line and ends at or before the next heading of its level or above;
 // replacing a section with its own text changes nothing.

@@ -58,7 +58,8 @@ type WritePageIn struct {
 	Aliases     []string       `json:"aliases,omitempty" flag:"alias" mcp:"-" desc:"Another name of the page"`
 	IfMatch     string         `json:"if_match,omitempty" nonempty:"true" desc:"sha256 of the current file (from get_page); the write is refused as a conflict if the page changed. Leave it out to write without the check: an empty value is refused"`
 	Path        string         `json:"path,omitempty" desc:"Where a new page goes: a vault path inside wiki/ ending in .md (wiki/topics/x.md), instead of its type's folder and a file name made from the title; its type defaults to the folder's. For an existing page it must be the page's own path (move_page moves a page)"`
-	Section     string         `json:"section,omitempty" desc:"Write only this section: content replaces the text under the heading (up to the next heading of the same or a higher level), or becomes a new section at the end when the page has no such heading. \"Heading\", \"## Heading\" (that level) or \"Parent#Heading\"; the rest of the page is kept byte for byte"`
+	Section     string         `json:"section,omitempty" desc:"Write only this section: content replaces the text under the heading (up to the next heading of the same or a higher level), or becomes a new section at the end when the page has no such heading (at the level given, else ##). \"Heading\", \"## Heading\" (that level) or \"Parent#Heading\"; the rest of the page is kept byte for byte"`
+	Append      bool           `json:"append,omitempty" desc:"Add content instead of replacing: to the end of the section's own text (before its subsections) with section, else to the end of the body; a section the page lacks is added at the end as with section. A blank line goes before it, except a list item after a list item or a table row after a table row. No if_match needed (it is still checked when given); content must not be empty"`
 	Log         string         `json:"log,omitempty" desc:"One line for wiki/log.md saying what this write did (≤ 500 characters); the entry already says created or updated, the title and the sources the write cites"`
 	// Kind names the operation writing, for the log entry (moved,
 	// restored); "" lets the write say created or updated. Not a parameter
@@ -160,10 +161,11 @@ var opWritePage = register(Op{
 		{`synapse page write "Spaced repetition" --if-match SHA256 --file - < draft.md`, "an edit that fails (exit 4) if the page changed since you read its sha256"},
 		{`synapse page write "Automated market maker" --path wiki/finance/amm.md --file draft.md`, "a new page at the file you choose"},
 		{`echo "- [[Leitner system]]" | synapse page write "Spaced repetition" --section "See also" --log "linked the Leitner page"`, "one section only (added when absent), with a line for log.md"},
+		{`echo "- [[Anki]]" | synapse page write "Spaced repetition" --append --section "See also"`, "add a line to the end of one section (no --if-match needed)"},
 		{`synapse page write "Spaced repetition" --tag memory --tag learning --alias SRS`, "frontmatter only: nothing piped, the body is kept (the lists given replace the page's)"},
 	},
 	Exits: map[int]string{
-		2: "invalid input: a rule of write_page is broken (the message names the field), the content is over 1 MiB, or the title looks like a path (use --path)",
+		2: "invalid input: a rule of write_page is broken (the message names the field), the content is over 1 MiB, the title looks like a path (use --path), or --append without content",
 		3: "not found: --file FILE does not exist",
 		4: "conflict: --if-match is stale, the title is ambiguous, the existing file's frontmatter is not valid YAML, or --path is taken or is not the page's own",
 		5: "forbidden or unavailable: a read-only server, the store held by another process, or --file FILE unreadable",

@@ -43,6 +43,9 @@ type writeCall struct {
 	// keepBody: the call gives no body (no content, or a frontmatter
 	// block alone) but frontmatter keys: an existing page keeps its body
 	keepBody bool
+	// appendText: the body is added to the end of the section (or of
+	// the body), not put in its place
+	appendText bool
 	logNote  string  // the writer's line for log.md ("" = none)
 	kind     LogKind // the log entry's kind ("" = created or updated)
 }
@@ -144,6 +147,11 @@ func decodeWrite(in *WritePageIn) (*writeCall, error) {
 			return nil, err
 		}
 	}
+	if in.Append {
+		if err := c.decodeAppend(); err != nil {
+			return nil, err
+		}
+	}
 	if err := c.decodeNoBody(); err != nil {
 		return nil, err
 	}
@@ -219,6 +227,20 @@ func (c *writeCall) decodeNoBody() error {
 		return errs.E(errs.Invalid, "content is empty: give the page's body, or only frontmatter keys to change them and keep the body")
 	}
 	c.keepBody = true
+	return nil
+}
+
+// decodeAppend checks an append: content is the text to add, not
+// empty and without a frontmatter block (keys come with the other
+// parameters; an append is never a frontmatter-only write).
+func (c *writeCall) decodeAppend() error {
+	if c.hasBlock {
+		return errs.E(errs.Invalid, "with %s, content is the text to add and cannot start with a frontmatter block; give frontmatter keys with the other parameters", errs.Param("append"))
+	}
+	if strings.TrimSpace(c.body) == "" {
+		return errs.E(errs.Invalid, "content is empty: with %s it is the text to add; to change only frontmatter keys, leave %s out", errs.Param("append"), errs.Param("append"))
+	}
+	c.appendText, c.bom = true, false
 	return nil
 }
 

@@ -40,12 +40,15 @@ func (w *pageWrite) merge(t *target) (*merged, error) {
 		// frontmatter): sent back as get_page returned it, it is body
 		c.dropBlock()
 	}
-	if c.section != nil {
-		body, err := spliceSection(t, c.section, c.body)
+	switch {
+	case c.section != nil:
+		body, err := spliceSection(t, c.section, c.body, c.appendText)
 		if err != nil {
 			return nil, err
 		}
 		c.body = body
+	case c.appendText:
+		c.body = markdown.AppendToBody(t.doc.Body, c.body)
 	}
 	bodyChanged, err := w.mergeBody(t, m)
 	if err != nil {
@@ -95,12 +98,15 @@ func (w *pageWrite) merge(t *target) (*merged, error) {
 
 // spliceSection returns the page's body with the section spec names
 // replaced by text, or with text appended as that section when the page
-// has no such heading (a new page is that section alone). A heading that
+// has no such heading (a new page is that section alone); with add, text
+// goes to the end of the section's own text instead. A heading that
 // several sections have is invalid, naming their lines.
-func spliceSection(t *target, spec *markdown.SectionSpec, text string) (string, error) {
+func spliceSection(t *target, spec *markdown.SectionSpec, text string, add bool) (string, error) {
 	body := t.doc.Body
 	sec, ok, amb := markdown.FindSection(body, *spec)
 	switch {
+	case ok && add:
+		return markdown.AppendToSection(body, sec, text), nil
 	case ok:
 		return markdown.ReplaceSection(body, sec, text), nil
 	case len(amb) > 0:
