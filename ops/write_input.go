@@ -46,8 +46,8 @@ type writeCall struct {
 	// appendText: the body is added to the end of the section (or of
 	// the body), not put in its place
 	appendText bool
-	logNote  string  // the writer's line for log.md ("" = none)
-	kind     LogKind // the log entry's kind ("" = created or updated)
+	logNote    string  // the writer's line for log.md ("" = none)
+	kind       LogKind // the log entry's kind ("" = created or updated)
 }
 
 // part is one place that gives a key a value.
