@@ -66,6 +66,11 @@ type MovePageOut struct {
 	// AutoResolved are the pending missing-page items the page answers
 	// under its new name or path.
 	AutoResolved []string `json:"auto_resolved,omitempty" desc:"Pending missing-page review items (ids) the page answers under its new name, closed as auto_resolved (decided_by rule) and logged in wiki/log.md"`
+	// UnchangedLinks counts the links from other pages that reach the
+	// page after the move as they were written (by a name it keeps: its
+	// file name, an alias, a path): they needed no rewrite. Note says so.
+	UnchangedLinks int    `json:"unchanged_links" desc:"Links from other pages that reach the page as they were written (by its file name, an alias or a path it keeps), so the move left them alone; links counts only those rewritten"`
+	Note           string `json:"note,omitempty" desc:"Says how many links still reach the page unchanged, and why, when there are any"`
 	// Notes say what became of the page's first H1 (retitleHeading), and
 	// name problems beside the move that did not fail it.
 	Notes []string `json:"notes,omitempty" desc:"What became of the page's first heading (# Old title follows the new title; another heading is kept), and problems beside the move that did not fail it (the page history, git)"`
@@ -594,12 +599,43 @@ func (m *movePlan) result(e *Env) (*MovePageOut, error) {
 			return err
 		}
 		out.ID, out.Title, out.Type = rec.ID, rec.Title, rec.Type
+		out.UnchangedLinks = m.unchangedLinks(tx, rec.Doc)
 		return nil
 	})
 	if err != nil {
 		return nil, errs.Wrap(errs.Internal, err, "the page was moved to %s, but reading it back failed: %v", m.toPath, err)
 	}
+	out.Note = m.unchangedNote(out.UnchangedLinks)
 	return out, nil
+}
+
+// unchangedLinks counts the links from other pages that reach the moved
+// page (doc) now, less those the move rewrote.
+func (m *movePlan) unchangedLinks(tx *store.Tx, doc uint32) int {
+	n := 0
+	for _, b := range tx.Backlinks(doc) {
+		if b.Src != doc {
+			n += b.Count
+		}
+	}
+	for _, c := range m.changed {
+		n -= c.Links
+	}
+	return max(n, 0)
+}
+
+// unchangedNote says that n links still reach the page as written, and
+// by what when the file name is kept.
+func (m *movePlan) unchangedNote(n int) string {
+	if n == 0 {
+		return ""
+	}
+	what := fmt.Sprintf("%d %s", n, pluralWord(n, "link", "links"))
+	by := "by a name or path the page keeps (its file name, an alias)"
+	if store.Stem(m.toPath) == store.Stem(m.fromPath) {
+		by = fmt.Sprintf("by its file name %q, which it keeps", store.Stem(m.toPath))
+	}
+	return fmt.Sprintf("%s from other pages %s it unchanged %s; %s no rewrite", what, pluralWord(n, "reaches", "reach"), by, pluralWord(n, "it needed", "they needed"))
 }
 
 // sumHex is the hex sha256 of data.

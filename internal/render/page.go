@@ -117,6 +117,9 @@ func PageMove(o *Output, p *ops.MovePageOut) error {
 		links += c.Links
 	}
 	pairs = append(pairs, [2]string{"links", fmt.Sprintf("%d rewritten in %s", links, plural(len(p.Changed), "other page", "other pages"))})
+	if p.UnchangedLinks > 0 {
+		pairs = append(pairs, [2]string{"unchanged", fmt.Sprintf("%d still reaching it as written", p.UnchangedLinks)})
+	}
 	if p.Revision > 0 {
 		pairs = append(pairs, [2]string{"revision", strconv.Itoa(p.Revision)})
 	}
@@ -133,6 +136,9 @@ func PageMove(o *Output, p *ops.MovePageOut) error {
 			break
 		}
 		o.Printf("  %s %s\n", c.Path, o.st.Dim.Render(fmt.Sprintf("(%d)", c.Links)))
+	}
+	if p.Note != "" {
+		o.Note("%s", p.Note)
 	}
 	for _, n := range p.Notes {
 		o.Note("%s", n)
