@@ -126,6 +126,8 @@ type Revision struct {
 	// MoveOf is the page whose move rewrote this page's links (Op
 	// relink): its title after the move.
 	MoveOf string `json:"move_of,omitempty"`
+	// Note is the writer's note on the change (the log entry's note).
+	Note string `json:"note,omitempty"`
 	// Stored is the bytes the revision takes in the history (a repeat of
 	// an earlier revision or a small edit takes little).
 	Stored int64 `json:"stored"`
@@ -144,6 +146,8 @@ type Entry struct {
 	MovedFrom string
 	// MoveOf is the page whose move rewrote this one's links (Op relink).
 	MoveOf string
+	// Note is the writer's note on the change ("" = none).
+	Note string
 }
 
 // Store is the history of one vault.

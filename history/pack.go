@@ -66,6 +66,7 @@ type packHeader struct {
 	From   int    `json:"from,omitempty"`
 	Moved  string `json:"moved_from,omitempty"`
 	MoveOf string `json:"move_of,omitempty"`
+	Note   string `json:"note,omitempty"` // absent in records written before notes were kept
 	Enc    string `json:"enc"`
 	Base   int    `json:"base,omitempty"`
 }
@@ -84,7 +85,7 @@ type record struct {
 
 func (r *record) revision() Revision {
 	return Revision{Rev: r.h.Rev, SHA256: r.h.SHA256, Size: r.h.Size, Time: r.t, Op: r.h.Op,
-		Origin: r.h.Origin, Path: r.h.Path, Title: r.h.Title, From: r.h.From, MovedFrom: r.h.Moved, MoveOf: r.h.MoveOf, Stored: r.n}
+		Origin: r.h.Origin, Path: r.h.Path, Title: r.h.Title, From: r.h.From, MovedFrom: r.h.Moved, MoveOf: r.h.MoveOf, Note: r.h.Note, Stored: r.n}
 }
 
 // keyframe reports whether the record holds its content whole (a delta's

@@ -288,7 +288,7 @@ func (p *Page) Append(e Entry) (Revision, error) {
 		e.Time = p.s.now()
 	}
 	h := packHeader{Rev: 1, Time: e.Time.UTC().Format(time.RFC3339Nano),
-		Op: e.Op, Origin: e.Origin, Path: e.Path, Title: e.Title, From: e.From, Moved: e.MovedFrom, MoveOf: e.MoveOf}
+		Op: e.Op, Origin: e.Origin, Path: e.Path, Title: e.Title, From: e.From, Moved: e.MovedFrom, MoveOf: e.MoveOf, Note: e.Note}
 	if n := len(p.recs); n > 0 {
 		h.Rev = p.recs[n-1].h.Rev + 1
 	}

@@ -111,7 +111,7 @@ func (w *pageWrite) historyAfter(id, p, title string, data []byte, created bool)
 		}
 	}
 	rev, err := h.page.Append(history.Entry{Content: data, Time: w.now, Op: op, Origin: history.OriginSynapse,
-		Path: p, Title: title, From: w.restoreFrom, MovedFrom: w.movedFrom})
+		Path: p, Title: title, From: w.restoreFrom, MovedFrom: w.movedFrom, Note: w.c.logNote})
 	if err != nil {
 		h.note("%v (this version of %s is not kept)", err, p)
 	} else {
@@ -247,6 +247,7 @@ type pageRewrite struct {
 	Old, New []byte
 	Op       string // history.OpMove, history.OpRelink…
 	MoveOf   string // the moved page's title (OpRelink)
+	Note     string // the writer's note (the log entry's)
 	Time     time.Time
 }
 
@@ -294,7 +295,7 @@ func historyRewrite(e *Env, rw pageRewrite) (rev int, notes []string) {
 	var r history.Revision
 	if err == nil {
 		r, err = p.Append(history.Entry{Content: rw.New, Time: rw.Time, Op: rw.Op, Origin: history.OriginSynapse,
-			Path: rw.Path, Title: rw.Title, MovedFrom: rw.FromPath, MoveOf: rw.MoveOf})
+			Path: rw.Path, Title: rw.Title, MovedFrom: rw.FromPath, MoveOf: rw.MoveOf, Note: rw.Note})
 	}
 	if err == nil {
 		err = p.Sync()()

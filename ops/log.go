@@ -45,6 +45,10 @@ const (
 // logReviewKind is the kind of a review decision's entry.
 func logReviewKind(status string) LogKind { return LogKind("review " + status) }
 
+// manualDecider reports whether by (an item's decided_by) is a person or
+// an agent deciding by hand, not a producer's rule.
+func manualDecider(by string) bool { return by == OriginUser || by == OriginAgent }
+
 // maxLogNote bounds the writer's note in an entry (one line).
 const maxLogNote = 500
 
@@ -91,16 +95,20 @@ func (r logRecord) text(now time.Time) string {
 }
 
 // checkLogNote checks the writer's note for a log entry: one line of text.
-func checkLogNote(note string) (string, error) {
+func checkLogNote(note string) (string, error) { return checkNote("log", note) }
+
+// checkNote checks a note given as param (log, note): one line of text,
+// at most maxLogNote characters, trimmed.
+func checkNote(param, note string) (string, error) {
 	note = strings.TrimSpace(note)
 	if strings.ContainsAny(note, "\r\n") {
-		return "", errs.E(errs.Invalid, "%s is one line; it was given %d lines", errs.Param("log"), strings.Count(note, "\n")+1)
+		return "", errs.E(errs.Invalid, "%s is one line; it was given %d lines", errs.Param(param), strings.Count(note, "\n")+1)
 	}
 	if hasControl(note) {
-		return "", errs.E(errs.Invalid, "%s contains a control character", errs.Param("log"))
+		return "", errs.E(errs.Invalid, "%s contains a control character", errs.Param(param))
 	}
 	if n := utf8.RuneCountInString(note); n > maxLogNote {
-		return "", errs.E(errs.Invalid, "%s is %d characters; the limit is %d", errs.Param("log"), n, maxLogNote)
+		return "", errs.E(errs.Invalid, "%s is %d characters; the limit is %d", errs.Param(param), n, maxLogNote)
 	}
 	return note, nil
 }
@@ -364,6 +372,11 @@ func logDecisions(ctx context.Context, e *Env, items []ReviewItem) error {
 		return nil
 	}
 	rec := logRecord{kind: logReviewKind(items[0].Status)}
+	if by := items[0].DecidedBy; items[0].Status == StatusAutoResolved && manualDecider(by) {
+		// marked resolved by hand: the status is the automatic one's,
+		// the entry says who
+		rec.kind = LogKind("review resolved by " + by)
+	}
 	if len(items) == 1 {
 		it := items[0]
 		rec.title = it.Title
@@ -377,6 +390,7 @@ func logDecisions(ctx context.Context, e *Env, items []ReviewItem) error {
 		}
 		rec.list("items", names)
 	}
+	rec.detail("note", items[0].Note)
 	if err := logEvent(ctx, e, e.now(), rec); err != nil {
 		return errs.Wrap(errs.Internal, err, "the review decision is recorded (%s), but appending it to %s failed: %s", rec.title, vault.LogPage, errs.Raw(err))
 	}

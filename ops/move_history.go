@@ -52,12 +52,12 @@ func (j *moveJournal) recordHistory(e *Env) *moveRecord {
 		}
 		// a page whose links the move rewrote: part of the move, not
 		// a write of its own
-		op, moveOf := history.OpRelink, j.LogTitle
+		op, moveOf, note := history.OpRelink, j.LogTitle, ""
 		if i == 0 { // the moved page
-			op, moveOf = history.OpMove, ""
+			op, moveOf, note = history.OpMove, "", j.Note
 		}
 		rev, notes := historyRewrite(e, pageRewrite{ID: now[i].id, FromID: f.ID, Path: f.Path, FromPath: f.From,
-			Title: now[i].title, Old: f.Old, New: f.New, Op: op, MoveOf: moveOf, Time: j.Time})
+			Title: now[i].title, Old: f.Old, New: f.New, Op: op, MoveOf: moveOf, Note: note, Time: j.Time})
 		rec.notes = append(rec.notes, notes...)
 		if i == 0 {
 			rec.revision = rev

@@ -41,6 +41,9 @@ type moveJournal struct {
 	LogKind  LogKind  `json:"log_kind"`
 	LogTitle string   `json:"log_title"`
 	LogLines []string `json:"log_lines"`
+	// Note is the writer's note, for the moved page's history (a journal
+	// written before notes were kept has none)
+	Note string `json:"note,omitempty"`
 }
 
 // moveFile is one file a move changes: at Path it ends with New, and it
@@ -69,7 +72,7 @@ func (m *movePlan) journal(e *Env, note string) *moveJournal {
 		rec.detail("links", fmt.Sprintf("%d rewritten in %d other %s", links, n, map[bool]string{true: "page", false: "pages"}[n == 1]))
 	}
 	rec.detail("note", note)
-	return &moveJournal{Version: 1, Time: e.now(), Files: m.files, LogKind: rec.kind, LogTitle: rec.title, LogLines: rec.lines}
+	return &moveJournal{Version: 1, Time: e.now(), Files: m.files, LogKind: rec.kind, LogTitle: rec.title, LogLines: rec.lines, Note: note}
 }
 
 // save writes the journal durably: from here on the move is done.

@@ -38,7 +38,8 @@ type RecentItem struct {
 	// Action says what happened: for a page created, updated, restored,
 	// moved or edited (changed outside synapse); for a review item its
 	// terminal status (created, skipped, dismissed, deep_researched,
-	// auto_resolved).
+	// auto_resolved), or resolved for an item a user or an agent marked
+	// resolved by hand (its status is auto_resolved; decided_by says who).
 	Action string `json:"action"`
 	Title  string `json:"title"`
 	// ID is the page's id (at the time) or the review item's.
@@ -56,6 +57,9 @@ type RecentItem struct {
 	// agent by hand; rule, lint automatically).
 	Type      string `json:"type,omitempty"`
 	DecidedBy string `json:"decided_by,omitempty"`
+	// Note is the writer's --log note of a page change, or the note a
+	// review decision was given.
+	Note string `json:"note,omitempty" desc:"The writer's note: a page write's log line (--log), or why a review item was decided (review resolve --note)"`
 }
 
 // RecentOut is the result of recent.
@@ -121,7 +125,7 @@ func recent(ctx context.Context, e *Env, in *RecentIn) (*RecentOut, error) {
 			action = a.Op
 		}
 		out.Items = append(out.Items, RecentItem{Time: a.Time, Kind: "page", Action: action, Title: a.Title,
-			ID: a.ID, Path: a.Path, Rev: a.Rev, From: a.From, MovedFrom: a.MovedFrom, MoveOf: a.MoveOf})
+			ID: a.ID, Path: a.Path, Rev: a.Rev, From: a.From, MovedFrom: a.MovedFrom, MoveOf: a.MoveOf, Note: a.Note})
 	}
 	if len(acts) == 0 {
 		if out.Note, err = historyStartNote(e); err != nil {
@@ -179,8 +183,12 @@ func recentDecisions(tx *store.Tx, since time.Time, limit int) ([]RecentItem, er
 		if r.ReviewedNS == 0 || (!since.IsZero() && r.ReviewedNS < since.UnixNano()) {
 			continue
 		}
-		out = append(out, RecentItem{Time: time.Unix(0, r.ReviewedNS).UTC(), Kind: "review", Action: r.Status,
-			Title: r.Title, ID: r.ID, Path: r.Page, Type: r.Type, DecidedBy: r.DecidedBy})
+		action := r.Status
+		if r.Status == StatusAutoResolved && manualDecider(r.DecidedBy) {
+			action = "resolved" // by hand: decided_by says who
+		}
+		out = append(out, RecentItem{Time: time.Unix(0, r.ReviewedNS).UTC(), Kind: "review", Action: action,
+			Title: r.Title, ID: r.ID, Path: r.Page, Type: r.Type, DecidedBy: r.DecidedBy, Note: r.Note})
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Time.After(out[j].Time) })
 	return out[:min(len(out), limit)], nil

@@ -126,13 +126,15 @@ type ReviewItem struct {
 	// hand and an automatic one share the status auto_resolved and differ
 	// here and in the resolution.
 	DecidedBy string `json:"decided_by"`
+	// Note is the decider's own word on why (resolve_review's note).
+	Note string `json:"note,omitempty"`
 }
 
 func itemOf(r *store.ReviewRec) ReviewItem {
 	it := ReviewItem{ID: r.ID, Type: r.Type, Status: r.Status, Resolution: r.Resolution, Title: r.Title,
 		Rationale: r.Rationale, Page: r.Page, Source: r.Source, Origin: r.Origin,
 		ReferencedPages: nonNil(r.Referenced), SearchQueries: nonNil(r.Queries),
-		CreatedAt: rfc3339(r.CreatedNS), DecidedBy: r.DecidedBy}
+		CreatedAt: rfc3339(r.CreatedNS), DecidedBy: r.DecidedBy, Note: r.Note}
 	if r.ReviewedNS != 0 {
 		s := rfc3339(r.ReviewedNS)
 		it.ReviewedAt = &s
@@ -374,7 +376,13 @@ func findDecidable(tx *store.Tx, id string, now time.Time) (*store.ReviewRec, er
 // decide moves a pending item to a terminal status, saying who decided
 // (by: an origin), and journals it. r is updated to the decided item.
 func decide(tx *store.Tx, r *store.ReviewRec, status, resolution, by string, now time.Time) error {
-	next, _, err := record(tx, r, &revEvent{Kind: evDecided, Status: status, Resolution: resolution, By: by}, now)
+	return decideNoted(tx, r, status, resolution, by, "", now)
+}
+
+// decideNoted is decide with the decider's note (why), journalled with
+// the decision and kept on the item.
+func decideNoted(tx *store.Tx, r *store.ReviewRec, status, resolution, by, note string, now time.Time) error {
+	next, _, err := record(tx, r, &revEvent{Kind: evDecided, Status: status, Resolution: resolution, By: by, Note: note}, now)
 	if err != nil {
 		return err
 	}

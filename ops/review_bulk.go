@@ -17,6 +17,7 @@ type BulkResolveIn struct {
 	Action string   `json:"action" required:"true" desc:"skip, dismiss or resolve (alias mark-resolved)"`
 	// DecidedBy: as resolve_review's
 	DecidedBy string `json:"decided_by,omitempty" flag:"by" enum:"user,agent" tty:"user" desc:"Who decides: user (a person decided, or approved this decision when an agent asked) or agent (the agent decided on its own; default agent; the CLI's default is user when its standard input is a terminal); each item records it as decided_by"`
+	Note      string `json:"note,omitempty" desc:"Why, in one line (≤ 500 characters): kept on each item decided, in the review journal, in the wiki/log.md entry and in recent"`
 }
 
 // TerminalRef names an item that was already decided.
@@ -48,7 +49,7 @@ var opBulkResolve = register(Op{
 	},
 	Exits: map[int]string{2: "invalid: more than 200 ids, or an action other than skip, dismiss, resolve"},
 }, func(ctx context.Context, e *Env, in *BulkResolveIn) (*BulkResolveOut, error) {
-	return bulkResolve(ctx, e, in.IDs, in.Action, in.DecidedBy)
+	return bulkResolve(ctx, e, in.IDs, in.Action, in.DecidedBy, in.Note)
 })
 
 // BulkIn is the body of the UI bulk route.
@@ -73,7 +74,7 @@ var opBulk = register(Op{
 	Limits:     "at most 200 ids, more is refused before anything changes (REST 400); actions skip, dismiss, mark-resolved",
 	RESTStatus: map[errs.Code]int{errs.TooLarge: 400},
 }, func(ctx context.Context, e *Env, in *BulkIn) (*BulkOut, error) {
-	r, err := bulkResolve(ctx, e, in.IDs, in.Action, in.DecidedBy)
+	r, err := bulkResolve(ctx, e, in.IDs, in.Action, in.DecidedBy, "")
 	if err != nil {
 		return nil, err
 	}
@@ -81,10 +82,10 @@ var opBulk = register(Op{
 })
 
 // bulkResolve applies a status-only action to up to MaxBulkIDs items in one
-// transaction, recording who decided (by: user or agent; "" is an agent). Duplicate ids count once. Errors: too_large (more than 200
+// transaction, recording who decided (by: user or agent; "" is an agent) and why (note). Duplicate ids count once. Errors: too_large (more than 200
 // ids; nothing changes), invalid (no ids, an unknown action, or create /
 // deep-research, which act on one item at a time).
-func bulkResolve(ctx context.Context, e *Env, ids []string, action, by string) (*BulkResolveOut, error) {
+func bulkResolve(ctx context.Context, e *Env, ids []string, action, by, note string) (*BulkResolveOut, error) {
 	if len(ids) > MaxBulkIDs {
 		return nil, errs.E(errs.TooLarge, "%d ids given; a bulk request takes at most %d (nothing was changed)", len(ids), MaxBulkIDs)
 	}
@@ -93,6 +94,9 @@ func bulkResolve(ctx context.Context, e *Env, ids []string, action, by string) (
 		return nil, err
 	}
 	if by, err = callerOrigin("decided_by", by); err != nil {
+		return nil, err
+	}
+	if note, err = checkNote("note", note); err != nil {
 		return nil, err
 	}
 	if !slices.Contains(bulkActions, act) {
@@ -135,7 +139,7 @@ func bulkResolve(ctx context.Context, e *Env, ids []string, action, by string) (
 			case claimed(r, now):
 				return decidable(r, now)
 			default:
-				if err := decide(tx, r, actionStatus[act], simpleResolution[act], by, now); err != nil {
+				if err := decideNoted(tx, r, actionStatus[act], simpleResolution[act], by, note, now); err != nil {
 					return err
 				}
 				out.Resolved = append(out.Resolved, r.ID)

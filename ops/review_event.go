@@ -51,10 +51,11 @@ type revEvent struct {
 	// FieldBy, from a compacted line, names who wrote the title,
 	// rationale, page and source (in that order); "" = By.
 	FieldBy [4]string
-	// a decision's status and resolution (decided)
-	Status, Resolution string
-	Until              int64 // claimed: the end of the claim (Unix ns; 0 = released)
-	line               int   // the journal line it came from (1-based; 0 = none)
+	// a decision's status and resolution, and the decider's note
+	// (decided)
+	Status, Resolution, Note string
+	Until                    int64 // claimed: the end of the claim (Unix ns; 0 = released)
+	line                     int   // the journal line it came from (1-based; 0 = none)
 }
 
 // class orders the kinds of events made at the same time: proposals,
@@ -88,6 +89,9 @@ func (ev *revEvent) identity() [16]byte {
 		w(strconv.FormatInt(ev.Until, 10))
 	case evDecided:
 		w(ev.Status, ev.Resolution, ev.By)
+		if ev.Note != "" {
+			w(ev.Note) // a line without one hashes as before notes were kept
+		}
 	default:
 		w(ev.Title, ev.Rationale, ev.Page, ev.Source, ev.By)
 		w(ev.FieldBy[:]...)
@@ -174,7 +178,7 @@ func applyEvent(r *store.ReviewRec, ev *revEvent) (*store.ReviewRec, *decisionCo
 	case evClaimed:
 		r.ClaimNS = ev.Until
 	case evDecided:
-		r.Status, r.Resolution, r.DecidedBy, r.ReviewedNS, r.ClaimNS = ev.Status, ev.Resolution, ev.By, ev.T, 0
+		r.Status, r.Resolution, r.DecidedBy, r.ReviewedNS, r.ClaimNS, r.Note = ev.Status, ev.Resolution, ev.By, ev.T, 0, ev.Note
 	default:
 		by := func(i int) string { return cmp.Or(ev.FieldBy[i], ev.By) }
 		setField(&r.Title, &r.TitleBy, ev.Title, by(0))
@@ -189,7 +193,7 @@ func applyEvent(r *store.ReviewRec, ev *revEvent) (*store.ReviewRec, *decisionCo
 
 // sameReview reports whether two records of one item hold the same state.
 func sameReview(a, b *store.ReviewRec) bool {
-	return a.Status == b.Status && a.Resolution == b.Resolution && a.DecidedBy == b.DecidedBy &&
+	return a.Status == b.Status && a.Resolution == b.Resolution && a.DecidedBy == b.DecidedBy && a.Note == b.Note &&
 		a.ReviewedNS == b.ReviewedNS && a.ClaimNS == b.ClaimNS &&
 		a.Title == b.Title && a.Rationale == b.Rationale && a.Page == b.Page && a.Source == b.Source &&
 		a.TitleBy == b.TitleBy && a.RationaleBy == b.RationaleBy && a.PageBy == b.PageBy && a.SourceBy == b.SourceBy &&
@@ -243,6 +247,7 @@ type journalLine struct {
 	By         string   `json:"by,omitempty"`
 	Status     string   `json:"status,omitempty"`
 	Resolution string   `json:"resolution,omitempty"`
+	Note       string   `json:"note,omitempty"` // the decider's note (decided); a line without one has none
 	Until      string   `json:"until,omitempty"`
 	// a compacted item line: who wrote each text field, the decisions
 	// (oldest first: the first stands) and a live claim
@@ -263,6 +268,7 @@ type lineDecision struct {
 	Status     string `json:"status"`
 	Resolution string `json:"resolution,omitempty"`
 	By         string `json:"by,omitempty"`
+	Note       string `json:"note,omitempty"`
 }
 
 type lineClaim struct {
@@ -290,7 +296,7 @@ func encodeEvent(ev *revEvent) ([]byte, error) {
 			l.Until = fmtNS(ev.Until)
 		}
 	case evDecided:
-		l.Status, l.Resolution = ev.Status, ev.Resolution
+		l.Status, l.Resolution, l.Note = ev.Status, ev.Resolution, ev.Note
 	default:
 		l.Rationale, l.Page, l.Source, l.Refs, l.Queries = ev.Rationale, ev.Page, ev.Source, ev.Refs, ev.Queries
 	}
@@ -334,10 +340,10 @@ func itemLine(r *store.ReviewRec, decisions []*revEvent, bare bool, now time.Tim
 		l.FieldBy = &fo
 	}
 	if len(decisions) == 0 && r.Terminal() {
-		decisions = []*revEvent{{Kind: evDecided, T: r.ReviewedNS, Status: r.Status, Resolution: r.Resolution, By: r.DecidedBy}}
+		decisions = []*revEvent{{Kind: evDecided, T: r.ReviewedNS, Status: r.Status, Resolution: r.Resolution, By: r.DecidedBy, Note: r.Note}}
 	}
 	for _, d := range decisions {
-		l.Decisions = append(l.Decisions, lineDecision{T: fmtNS(d.T), Status: d.Status, Resolution: d.Resolution, By: d.By})
+		l.Decisions = append(l.Decisions, lineDecision{T: fmtNS(d.T), Status: d.Status, Resolution: d.Resolution, By: d.By, Note: d.Note})
 	}
 	if !r.Terminal() && r.ClaimNS > now.UnixNano() {
 		l.Claim = &lineClaim{T: fmtNS(r.CreatedNS), Until: fmtNS(r.ClaimNS)}

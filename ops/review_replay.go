@@ -152,7 +152,7 @@ func decodeLine(b []byte) ([]*revEvent, error) {
 		if !slices.Contains(ReviewStatuses[1:], l.Status) {
 			return nil, errBadLine
 		}
-		ev.Status, ev.Resolution = l.Status, l.Resolution
+		ev.Status, ev.Resolution, ev.Note = l.Status, l.Resolution, l.Note
 		return []*revEvent{ev}, nil
 	case evFiled, evRefreshed, evItem:
 	default:
@@ -191,7 +191,7 @@ func expandItem(l *journalLine, ev *revEvent) ([]*revEvent, error) {
 			return nil, errBadLine
 		}
 		out = append(out, &revEvent{Kind: evDecided, T: t, Key: ev.Key, ID: ev.ID, Type: ev.Type, Title: ev.Title,
-			Status: d.Status, Resolution: d.Resolution, By: d.By})
+			Status: d.Status, Resolution: d.Resolution, By: d.By, Note: d.Note})
 	}
 	if c := l.Claim; c != nil {
 		t, err1 := parseNS(c.T)

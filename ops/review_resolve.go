@@ -25,6 +25,7 @@ type ResolveReviewIn struct {
 	ID        string `json:"id" arg:"0" required:"true" several:"synapse review bulk-resolve --action ACTION ID..." desc:"Review item id (from list_reviews)"`
 	Action    string `json:"action" required:"true" desc:"skip, dismiss, resolve (alias mark-resolved), create (a stub page for a missing-page item or a suggestion titled 'Create page: Title'; a purpose/schema suggestion is appended to purpose.md/schema.md; other items refuse it) or deep-research (run $SYNAPSE_RESEARCH_CMD)"`
 	DecidedBy string `json:"decided_by,omitempty" flag:"by" enum:"user,agent" tty:"user" desc:"Who decides: user (a person decided, or approved this decision when an agent asked) or agent (the agent decided on its own; default agent; the CLI's default is user when its standard input is a terminal); the item records it as decided_by"`
+	Note      string `json:"note,omitempty" desc:"Why, in one line (≤ 500 characters): kept on the item (note in review show and list), in the review journal, in the wiki/log.md entry and in recent"`
 }
 
 // ResolveReviewOut is the decided item, with the pages a create wrote.
@@ -53,7 +54,7 @@ var opResolveReview = register(Op{
 		5: "unavailable: deep-research without $SYNAPSE_RESEARCH_CMD, or the research command failed",
 	},
 }, func(ctx context.Context, e *Env, in *ResolveReviewIn) (*ResolveReviewOut, error) {
-	return resolveReview(ctx, e, in.ID, in.Action, in.DecidedBy)
+	return resolveReview(ctx, e, in.ID, in.Action, in.DecidedBy, in.Note)
 })
 
 // PatchReviewIn is the body of PATCH /review/queue/{id}: an action, or the
@@ -63,6 +64,7 @@ type PatchReviewIn struct {
 	Action    string `json:"action,omitempty" desc:"skip, dismiss, resolve (alias mark-resolved), create or deep-research"`
 	Status    string `json:"status,omitempty" desc:"created, skipped, dismissed, deep_researched or auto_resolved (the action leading to it is taken)"`
 	DecidedBy string `json:"decided_by,omitempty" flag:"by" enum:"user,agent" tty:"user" desc:"Who decides: user (a person decided, or approved this decision when an agent asked) or agent (the agent decided on its own; default agent; the CLI's default is user when its standard input is a terminal); the item records it as decided_by"`
+	Note      string `json:"note,omitempty" desc:"Why, in one line (≤ 500 characters): kept on the item, in the review journal, in the wiki/log.md entry and in recent"`
 }
 
 // review.patch is REST only: the generic table cannot express "one of two
@@ -77,7 +79,7 @@ var opPatchReview = register(Op{
 	case in.Action != "" && in.Status != "":
 		return nil, errs.E(errs.Invalid, "give either action or status, not both")
 	case in.Action != "":
-		return resolveReview(ctx, e, in.ID, in.Action, in.DecidedBy)
+		return resolveReview(ctx, e, in.ID, in.Action, in.DecidedBy, in.Note)
 	case in.Status == "":
 		return nil, errs.E(errs.Invalid, "give an action (%s) or a status (%s)",
 			strings.Join(ReviewActions, ", "), strings.Join(ReviewStatuses[1:], ", "))
@@ -85,21 +87,24 @@ var opPatchReview = register(Op{
 	st := strings.ToLower(in.Status)
 	for _, a := range ReviewActions {
 		if actionStatus[a] == st {
-			return resolveReview(ctx, e, in.ID, a, in.DecidedBy)
+			return resolveReview(ctx, e, in.ID, a, in.DecidedBy, in.Note)
 		}
 	}
 	return nil, errs.E(errs.Invalid, "status %q is not a decision; valid statuses: %s", in.Status, strings.Join(ReviewStatuses[1:], ", "))
 })
 
 // resolveReview decides one item, recording who decided (by: user or
-// agent; "" is an agent). Errors: invalid (unknown action or decider),
+// agent; "" is an agent) and why (note, one line; "" = none). Errors: invalid (unknown action or decider),
 // not_found (unknown id), conflict (the item is decided, naming its
 // status, or another command is acting on it), unavailable (deep-research
 // without SYNAPSE_RESEARCH_CMD, or the research command failed), and the
 // errors of write_page for create.
-func resolveReview(ctx context.Context, e *Env, id, action, by string) (*ResolveReviewOut, error) {
+func resolveReview(ctx context.Context, e *Env, id, action, by, note string) (*ResolveReviewOut, error) {
 	act, err := parseAction(action, ReviewActions)
 	if err != nil {
+		return nil, err
+	}
+	if note, err = checkNote("note", note); err != nil {
 		return nil, err
 	}
 	if by, err = callerOrigin("decided_by", by); err != nil {
@@ -112,7 +117,7 @@ func resolveReview(ctx context.Context, e *Env, id, action, by string) (*Resolve
 		return nil, err
 	}
 	if act == ActionCreate || act == ActionDeepResearch {
-		return resolveWithEffect(ctx, e, id, act, by)
+		return resolveWithEffect(ctx, e, id, act, by, note)
 	}
 	out := &ResolveReviewOut{}
 	err = e.Store.Update(func(tx *store.Tx) error {
@@ -121,7 +126,7 @@ func resolveReview(ctx context.Context, e *Env, id, action, by string) (*Resolve
 		if err != nil {
 			return err
 		}
-		if err := decide(tx, r, actionStatus[act], simpleResolution[act], by, now); err != nil {
+		if err := decideNoted(tx, r, actionStatus[act], simpleResolution[act], by, note, now); err != nil {
 			return err
 		}
 		out.ReviewItem = itemOf(r)
@@ -142,7 +147,7 @@ const claimForCreate = 2 * time.Minute
 // alone — write_page's hook would otherwise auto-resolve the very item
 // whose page create is writing), act, then decide it; if the act fails the
 // claim is released and the item stays pending, unchanged.
-func resolveWithEffect(ctx context.Context, e *Env, id, act, by string) (*ResolveReviewOut, error) {
+func resolveWithEffect(ctx context.Context, e *Env, id, act, by, note string) (*ResolveReviewOut, error) {
 	var research researchConfig
 	var rec *store.ReviewRec
 	err := e.Store.Update(func(tx *store.Tx) error {
@@ -206,7 +211,7 @@ func resolveWithEffect(ctx context.Context, e *Env, id, act, by string) (*Resolv
 		if err != nil {
 			return claim(tx, r, time.Time{}, e.now())
 		}
-		if derr := decide(tx, r, actionStatus[act], resolution, by, e.now()); derr != nil {
+		if derr := decideNoted(tx, r, actionStatus[act], resolution, by, note, e.now()); derr != nil {
 			return derr
 		}
 		out.ReviewItem = itemOf(r)

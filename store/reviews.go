@@ -85,6 +85,9 @@ type ReviewRec struct {
 	// each field holds (package ops lets a proposal replace a field only
 	// when its producer ranks as high as the field's).
 	TitleBy, RationaleBy, PageBy, SourceBy string
+	// Note is why the item was decided as it was, in the decider's
+	// words ("" = none given).
+	Note string
 }
 
 // Terminal reports whether the item has been decided.
@@ -92,8 +95,9 @@ func (r *ReviewRec) Terminal() bool { return r.Status != ReviewPending }
 
 // reviewCodecVersion 2 added DecidedBy and the fields' origins after
 // ClaimNS; a version 1 record decodes with every field's origin the item's
-// and no decider.
-const reviewCodecVersion = 2
+// and no decider. Version 3 added Note at the end; older records have
+// none.
+const reviewCodecVersion = 3
 
 func encodeReview(r *ReviewRec) []byte {
 	b := make([]byte, 0, 96+len(r.Title)+len(r.Rationale)+len(r.Resolution))
@@ -111,7 +115,7 @@ func encodeReview(r *ReviewRec) []byte {
 	b = binary.AppendVarint(b, r.CreatedNS)
 	b = binary.AppendVarint(b, r.ReviewedNS)
 	b = binary.AppendVarint(b, r.ClaimNS)
-	for _, s := range []string{r.DecidedBy, r.TitleBy, r.RationaleBy, r.PageBy, r.SourceBy} {
+	for _, s := range []string{r.DecidedBy, r.TitleBy, r.RationaleBy, r.PageBy, r.SourceBy, r.Note} {
 		b = appendStr(b, s)
 	}
 	return b
@@ -144,6 +148,9 @@ func decodeReview(seq uint64, v []byte) (*ReviewRec, error) {
 		for _, p := range []*string{&r.DecidedBy, &r.TitleBy, &r.RationaleBy, &r.PageBy, &r.SourceBy} {
 			*p = rd.str()
 		}
+	}
+	if v[0] >= 3 {
+		r.Note = rd.str()
 	}
 	if rd.err != nil {
 		return nil, fmt.Errorf("review %d: %w", seq, rd.err)

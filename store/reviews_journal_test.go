@@ -12,13 +12,13 @@ import (
 )
 
 // encodeReviewV1 is a record as synapse wrote it before deciders and the
-// fields' origins were kept: today's encoding without them (five empty
+// fields' origins (and notes) were kept: today's encoding without them (six empty
 // strings at the end), marked version 1.
 func encodeReviewV1(r *ReviewRec) []byte {
 	c := *r
-	c.DecidedBy, c.TitleBy, c.RationaleBy, c.PageBy, c.SourceBy = "", "", "", "", ""
+	c.DecidedBy, c.TitleBy, c.RationaleBy, c.PageBy, c.SourceBy, c.Note = "", "", "", "", "", ""
 	b := encodeReview(&c)
-	b = b[:len(b)-5]
+	b = b[:len(b)-6]
 	b[0] = 1
 	return b
 }
@@ -39,6 +39,17 @@ func TestReview_DecodesVersion1(t *testing.T) {
 		DecidedBy: "user", TitleBy: "lint", RationaleBy: "agent", PageBy: "user", SourceBy: "rule"}
 	if got, err := decodeReview(1, encodeReview(r)); err != nil || !reflect.DeepEqual(got, r) {
 		t.Errorf("round trip: %+v, %v", got, err)
+	}
+	// a version 2 record (before notes): today's without the note
+	v2 := encodeReview(r)
+	v2 = v2[:len(v2)-1]
+	v2[0] = 2
+	if got, err := decodeReview(1, v2); err != nil || !reflect.DeepEqual(got, r) {
+		t.Errorf("version 2 record: %+v, %v", got, err)
+	}
+	r.Note = "the page says so"
+	if got, err := decodeReview(1, encodeReview(r)); err != nil || !reflect.DeepEqual(got, r) {
+		t.Errorf("round trip with a note: %+v, %v", got, err)
 	}
 	if _, err := decodeReview(1, append([]byte{reviewCodecVersion + 1}, encodeReview(r)[1:]...)); err == nil {
 		t.Error("a record of a later codec decoded")

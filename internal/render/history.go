@@ -2,6 +2,7 @@ package render
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -116,7 +117,10 @@ func Recent(o *Output, r *ops.RecentOut) error {
 		case it.Kind == "review":
 			what = "review " + it.Action
 			detail = it.Type + " · " + it.ID
-			if it.DecidedBy != "" {
+			switch {
+			case it.Action == "resolved":
+				what += " by " + it.DecidedBy // marked resolved by hand
+			case it.DecidedBy != "":
 				detail += " · by " + it.DecidedBy
 			}
 		case it.From > 0:
@@ -128,9 +132,17 @@ func Recent(o *Output, r *ops.RecentOut) error {
 		case it.Rev > 0:
 			detail = fmt.Sprintf("%s · rev %d", it.Path, it.Rev)
 		}
-		rows = append(rows, []string{revTime(o, it.Time), what, it.Title, detail})
+		rows = append(rows, []string{revTime(o, it.Time), what, it.Title, detail, it.Note})
 	}
-	o.table([]col{fixedCol("TIME"), fixedCol("WHAT"), flexCol("TITLE"), pathCol("DETAIL")}, rows)
+	cols := []col{fixedCol("TIME"), fixedCol("WHAT"), flexCol("TITLE"), pathCol("DETAIL")}
+	if slices.ContainsFunc(r.Items, func(it ops.RecentItem) bool { return it.Note != "" }) {
+		cols = append(cols, flexCol("NOTE")) // the writers' notes, when there are any
+	} else {
+		for i := range rows {
+			rows[i] = rows[i][:4]
+		}
+	}
+	o.table(cols, rows)
 	switch {
 	case r.Note != "":
 		o.Note("%s", r.Note)

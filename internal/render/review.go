@@ -47,6 +47,9 @@ func ReviewList(o *Output, l *ops.ListReviewsOut) error {
 func ReviewResolve(o *Output, r *ops.ResolveReviewOut) error {
 	o.Printf("%s %s: %s\n", r.ID, o.st.OK.Render(r.Status), r.Title)
 	o.Note("decided by %s", r.DecidedBy)
+	if r.Note != "" {
+		o.Note("note: %s", r.Note)
+	}
 	if r.Resolution != "" && r.Status == ops.StatusDeepResearched {
 		o.Printf("\n%s\n", r.Resolution)
 	}
@@ -134,6 +137,12 @@ func ReviewShow(o *Output, s *ops.ShowReviewOut) error {
 	}
 	if it.Source != "" {
 		o.Printf("source: %s\n", it.Source)
+	}
+	if it.DecidedBy != "" {
+		o.Printf("decided by %s: %s\n", it.DecidedBy, it.Resolution)
+	}
+	if it.Note != "" {
+		o.Printf("note: %s\n", it.Note)
 	}
 	lines := func(ls []ops.LineText) {
 		for _, l := range ls {
