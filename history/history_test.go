@@ -749,3 +749,34 @@ func TestHistory_PackOfAnotherLevelReads(t *testing.T) {
 		t.Errorf("the appended revision is stored as %s of %d, want a delta of revision 1", r.h.Enc, r.h.Base)
 	}
 }
+
+// TestHistory_FeedKeptOpenOnlyWhileItIsTheFile: the activity feed stays
+// open between changes, but a feed deleted or replaced meanwhile (a
+// user, a restore, another process) gets the next line in the file now
+// at its path.
+func TestHistory_FeedKeptOpenOnlyWhileItIsTheFile(t *testing.T) {
+	s, dir := newStore(t)
+	feed := histPath(dir, recentFile)
+	save(t, s, "feed0001", "one\n")
+	if err := os.Remove(feed); err != nil {
+		t.Fatal(err)
+	}
+	save(t, s, "feed0001", "two\n")
+	if got, _, err := s.Recent(time.Time{}, 0); err != nil || len(got) != 1 || got[0].Rev != 2 {
+		t.Fatalf("after the feed was deleted: %+v, %v", got, err)
+	}
+	old, err := os.ReadFile(feed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(feed+".new", old, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(feed+".new", feed); err != nil {
+		t.Fatal(err)
+	}
+	save(t, s, "feed0001", "three\n")
+	if got, _, err := s.Recent(time.Time{}, 0); err != nil || len(got) != 2 || got[0].Rev != 3 {
+		t.Fatalf("after the feed was replaced: %+v, %v", got, err)
+	}
+}
