@@ -45,6 +45,7 @@ var opBulkResolve = register(Op{
 	RESTStatus: map[errs.Code]int{errs.TooLarge: 422},
 	Examples: []Example{
 		{`synapse review bulk-resolve --action skip k3j9xq p0w2mm`, "decide several items in one transaction"},
+		{`synapse review bulk-resolve --action skip --note "the user restores raw files" k3j9xq p0w2mm`, "the same reason on each item and in one log entry"},
 		{`synapse review list --json | jq -r '.items[].id' | synapse review bulk-resolve --action dismiss -`, "ids from standard input"},
 	},
 	Exits: map[int]string{2: "invalid: more than 200 ids, or an action other than skip, dismiss, resolve"},

@@ -47,6 +47,7 @@ var opResolveReview = register(Op{
 		{`synapse review resolve k3j9xq --action create`, "write the stub page the item proposes"},
 		{`synapse review resolve k3j9xq --action dismiss --json`, "decide it; the item as JSON"},
 		{`synapse review resolve k3j9xq --action skip --by agent`, "decide it as an agent (decided_by; a terminal's default is user)"},
+		{`synapse review resolve k3j9xq --action dismiss --note "one mention in one source"`, "say why: kept on the item, in log.md and in recent"},
 	},
 	Exits: map[int]string{
 		3: "not found: no item has this id",
