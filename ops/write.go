@@ -59,7 +59,7 @@ type WritePageIn struct {
 	IfMatch     string         `json:"if_match,omitempty" nonempty:"true" desc:"sha256 of the current file (from get_page); the write is refused as a conflict if the page changed. Leave it out to write without the check: an empty value is refused"`
 	Path        string         `json:"path,omitempty" desc:"Where a new page goes: a vault path inside wiki/ ending in .md (wiki/topics/x.md), instead of its type's folder and a file name made from the title; its type defaults to the folder's. For an existing page it must be the page's own path (move_page moves a page)"`
 	Section     string         `json:"section,omitempty" desc:"Write only this section: content replaces the text under the heading (up to the next heading of the same or a higher level), or becomes a new section at the end when the page has no such heading (at the level given, else ##). \"Heading\", \"## Heading\" (that level) or \"Parent#Heading\"; the rest of the page is kept byte for byte"`
-	Append      bool           `json:"append,omitempty" desc:"Add content instead of replacing: to the end of the section's own text (before its subsections) with section, else to the end of the body; a section the page lacks is added at the end as with section. A blank line goes before it, except a list item after a list item or a table row after a table row. No if_match needed (it is still checked when given); content must not be empty"`
+	Append      bool           `json:"append,omitempty" desc:"Add content instead of replacing: to the end of the section's own text (before its subsections) with section, else to the end of the body; a section the page lacks is added at the end as with section. A blank line goes before it, except a list item after a list item or a table row after a table row. No if_match needed (it is still checked when given); content must not be empty. The same append twice adds the text twice"`
 	Log         string         `json:"log,omitempty" desc:"One line for wiki/log.md saying what this write did (≤ 500 characters); the entry already says created or updated, the title and the sources the write cites"`
 	// Kind names the operation writing, for the log entry (moved,
 	// restored); "" lets the write say created or updated. Not a parameter
@@ -153,7 +153,9 @@ var opWritePage = register(Op{
 	CLI: "page write", MCP: "write_page",
 	REST:   []Route{{Method: "PUT", Path: "/pages/{title}", Body: "*"}},
 	Access: Write, Limits: "title ≤ 200 characters; the page as written ≤ 1 MiB (frontmatter included); ≤ 100 aliases, ≤ 100 tags, ≤ 500 sources, ≤ 200 frontmatter keys (refused past them)",
-	Idempotent: true, // the same call again finds the same bytes: unchanged, nothing written
+	// not idempotent: the same call again finds the same bytes (unchanged,
+	// nothing written), except an append, which adds its text again
+	Idempotent: false,
 	Title:      "Write a wiki page",
 	Examples: []Example{
 		{`synapse page write "Spaced repetition" --type concept --source notes/srs.md --file draft.md`, "a new page from a file, citing a raw source"},
