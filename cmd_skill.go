@@ -36,9 +36,9 @@ func init() {
 			Name:        "print",
 			Usage:       "Print the agent skill (SKILL.md), or its reference",
 			UsageText:   "synapse skill print [--reference [VERB...]] [--json]",
-			Description: "Prints the SKILL.md embedded in this binary, byte for byte (--json: with its name, size and sha256).\n--reference prints reference.md instead: every verb, the caps, the search syntax and the MCP tools.\n--reference VERB prints only that verb's section (synapse skill print --reference page write).",
+			Description: "Prints the SKILL.md embedded in this binary, byte for byte (--json: with its name, size and sha256).\n--reference prints reference.md instead: every verb, the caps, the search syntax and the MCP tools.\n--reference VERB prints only that verb's section (synapse skill print --reference page write); a group (page) all its verbs; an MCP tool's name (write_page) its verb.",
 			Flags: []cli.Flag{
-				&cli.BoolFlag{Name: "reference", Usage: "print the skill's reference.md: every verb, the caps, the search syntax and the MCP tools; with VERB (page write, or a group: page) only its section"},
+				&cli.BoolFlag{Name: "reference", Usage: "print the skill's reference.md: every verb, the caps, the search syntax and the MCP tools; with VERB (page write; a group: page; an MCP tool: write_page) only its section"},
 				&cli.BoolFlag{Name: "json", Usage: "print the skill as JSON: name, file, bytes, sha256 and content"},
 			},
 			OnUsageError: usageError,

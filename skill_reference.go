@@ -13,7 +13,8 @@ var referenceVerbRE = regexp.MustCompile(`^[a-z][a-z-]*$`)
 // referenceSection is a verb's section of the generated reference: its
 // "#### `synapse VERB …`" heading and the text up to the next heading
 // (or the end of the generated block). A group ("page") gives the
-// sections of all its verbs. verbs are the verbs the reference
+// sections of all its verbs, an MCP tool's name (write_page) the section
+// of the verb it runs. verbs are the verbs the reference
 // documents, in its order, for the usage error when verb is none of them.
 func referenceSection(ref []byte, verb string) (section []byte, found bool, verbs []string) {
 	const head = "#### `synapse "
@@ -37,6 +38,12 @@ func referenceSection(ref []byte, verb string) (section []byte, found bool, verb
 		}
 	}
 	if len(out) == 0 {
+		// an MCP tool's name (write_page) finds the verb it runs
+		for _, v := range verbs {
+			if sec, ok, _ := referenceSection(ref, v); ok && strings.Contains(verb, "_") && bytes.Contains(sec, []byte("MCP tool: `"+verb+"(")) {
+				return sec, true, verbs
+			}
+		}
 		return nil, false, verbs
 	}
 	return append(bytes.TrimRight(out, "\n"), '\n'), true, verbs

@@ -43,6 +43,12 @@ func TestSkill_ReferenceSection(t *testing.T) {
 			t.Errorf("group %s runs past the commands", group)
 		}
 	}
+	if sec, ok, _ := referenceSection(skillReference, "write_page"); !ok || !bytes.HasPrefix(sec, []byte("#### `synapse page write ")) {
+		t.Errorf("the MCP tool write_page: %q", sec)
+	}
+	if _, ok, _ := referenceSection(skillReference, "no_such_tool"); ok {
+		t.Error("an unknown tool name printed a section")
+	}
 	if sec, _, _ := referenceSection(skillReference, "context"); bytes.Contains(sec, []byte("END GENERATED")) {
 		t.Error("the last section holds the end marker")
 	}
