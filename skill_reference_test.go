@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -66,5 +67,33 @@ func TestSkill_HeadingVerb(t *testing.T) {
 		if got := headingVerb(in); got != want {
 			t.Errorf("headingVerb(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// TestSkill_PointsToOneVerb: every `synapse skill print --reference` the
+// skill tells an agent to run names a verb the reference has, so what
+// it prints is one section, not the whole reference (over what a tool
+// output holds).
+func TestSkill_PointsToOneVerb(t *testing.T) {
+	n := 0
+	for _, l := range append(skillLines(string(skillMD)), inlineCommands(string(skillMD))...) {
+		words, err := shellWords(l)
+		if err != nil || len(words) < 3 || words[1] != "skill" || words[2] != "print" || !slices.Contains(words, "--reference") {
+			continue
+		}
+		n++
+		var verb []string
+		for _, w := range words[3:] {
+			if !strings.HasPrefix(w, "-") {
+				verb = append(verb, w)
+			}
+		}
+		sec, ok, _ := referenceSection(skillReference, strings.Join(verb, " "))
+		if len(verb) == 0 || !ok || len(sec) > 16<<10 {
+			t.Errorf("SKILL.md runs %q: it prints %d bytes (a verb the reference has: %v)", l, len(sec), ok)
+		}
+	}
+	if n == 0 {
+		t.Error("SKILL.md does not say how to print one verb's reference")
 	}
 }
