@@ -30,10 +30,7 @@ type example struct{ cmd, what string }
 // row's, where 5 (the store held by another process) goes without saying,
 // else extraDocs'.
 func docOf(path string) (verbDoc, bool) {
-	for _, op := range ops.Table() {
-		if op.CLI != path {
-			continue
-		}
+	if op := ops.ByCLI(path); op != nil {
 		d := verbDoc{exits: map[int]string{5: storeBusy}, more: op.VerbHelp}
 		for _, e := range op.Examples {
 			d.examples = append(d.examples, example{e.Cmd, e.What})
