@@ -72,7 +72,8 @@ func TestHelp_EveryVerb(t *testing.T) {
 			if !hasJSON(c) {
 				t.Errorf("`synapse %s` does not take --json", path)
 			}
-			if !strings.Contains(c.CustomHelpTemplate, "EXAMPLES:") || !strings.Contains(c.CustomHelpTemplate, "EXIT CODES:\n   0  ok") {
+			if text := verbHelp(path); !strings.Contains(c.CustomHelpTemplate, `{{verbHelp "`+path+`"}}`) ||
+				!strings.Contains(text, "EXAMPLES:") || !strings.Contains(text, "EXIT CODES:\n   0  ok") {
 				t.Errorf("%s: the help template lacks its sections", path)
 			}
 		}

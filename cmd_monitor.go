@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"sync"
 	"time"
 
 	"github.com/synapse-wiki/synapse/errs"
@@ -41,7 +42,7 @@ func init() {
 			// the verbs it runs for the CLI check freshness, whatever the
 			// environment of the CLI that started it
 			os.Unsetenv("SYNAPSE_FRESH")
-			err = monitor.Run(c.Context, v.Root, monitor.Options{Version: version, CheckPeer: sock.CheckPeer, Addr: sock.Addr,
+			err = monitor.Run(c.Context, v.Root, monitor.Options{Version: monitorVersion(), CheckPeer: sock.CheckPeer, Addr: sock.Addr,
 				Serve: monitorServe(v)})
 			if errors.Is(err, monitor.ErrRunning) {
 				return nil // another one watches the vault
@@ -57,8 +58,22 @@ func init() {
 type cliMonitor struct{ root string }
 
 func monitorClient() monitor.ClientOptions {
-	return monitor.ClientOptions{Version: version, CheckPeer: sock.CheckPeer, Addr: sock.Addr}
+	return monitor.ClientOptions{Version: monitorVersion(), CheckPeer: sock.CheckPeer, Addr: sock.Addr}
 }
+
+// monitorVersion is what a CLI and the monitor compare: the version and
+// the executable's size and mtime, so that a monitor left by another
+// build (a reinstall, a development build of the same version) is asked
+// to quit instead of answering verbs with other code.
+var monitorVersion = sync.OnceValue(func() string {
+	v := version
+	if exe, err := os.Executable(); err == nil {
+		if st, err := os.Stat(exe); err == nil {
+			v += fmt.Sprintf("+%d.%d", st.Size(), st.ModTime().UnixNano())
+		}
+	}
+	return v
+})
 
 func (m cliMonitor) Changes(ctx context.Context, token string) (*ops.MonitorAnswer, error) {
 	if !monitor.Supported() {
