@@ -44,7 +44,23 @@ func commandRank(path string) int {
 
 // buildCommands generates one command per operation row with a CLI path,
 // grouping multi-word paths under group commands.
-func buildCommands() []*cli.Command {
+func buildCommands() []*cli.Command { return buildCommandsFor("") }
+
+// buildCommandsFor is buildCommands for a command line that names the
+// top-level command verb: that command only (what a verb's run, its help
+// and its errors look at), all of them when verb is "" or names none.
+// Building every verb's flags costs each command about a millisecond.
+func buildCommandsFor(verb string) []*cli.Command {
+	if verb != "" {
+		if top := buildCommandsOnly(verb); len(top) > 0 {
+			return top
+		}
+	}
+	return buildCommandsOnly("")
+}
+
+// buildCommandsOnly builds the top-level commands named verb ("": all).
+func buildCommandsOnly(verb string) []*cli.Command {
 	var top []*cli.Command
 	groups := map[string]*cli.Command{}
 	for _, op := range ops.Table() {
@@ -52,6 +68,9 @@ func buildCommands() []*cli.Command {
 			continue
 		}
 		words := strings.Fields(op.CLI)
+		if verb != "" && words[0] != verb {
+			continue
+		}
 		cmd := opCommand(op, words[len(words)-1])
 		if len(words) == 1 {
 			top = append(top, cmd)
@@ -71,6 +90,9 @@ func buildCommands() []*cli.Command {
 		}
 	})
 	for _, c := range extraCommands {
+		if verb != "" && c.Name != verb {
+			continue
+		}
 		if g := groups[c.Name]; g != nil {
 			g.Subcommands = append(g.Subcommands, c.Subcommands...)
 			continue

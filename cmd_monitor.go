@@ -190,8 +190,8 @@ func monitorServe(v *vault.Vault) func(context.Context, json.RawMessage, monitor
 		}
 		defer e.Close()
 		e.ReadOnly = true
-		if e.Fresh == nil {
-			return nil, "no freshness check"
+		if e.Fresh == nil || len(e.Fresh.Deferred) > 0 {
+			return nil, "not vouched for" // (the CLI says why)
 		}
 		e.Fresh.AnsweredBy, e.Fresh.MonitorAnswers = "monitor", mv.Answered()+1
 		out, err := op.Run(ctx, e, in)
