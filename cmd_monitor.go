@@ -27,8 +27,9 @@ func init() {
 		Usage:     "Watch the vault's files for the CLI's freshness check (started by the CLI)",
 		UsageText: "synapse monitor [--vault DIR]",
 		Description: "Runs the vault's file monitor in the foreground: it answers which files changed\n" +
-			"since a token on .synapse/monitor.sock (owner only) and exits after ten idle minutes.\n" +
-			"CLI verbs start it in the background when they need it (freshness.monitor).",
+			"since a token on .synapse/monitor.sock (owner only), and runs the CLI's read verbs\n" +
+			"when nothing changed, and exits after ten idle minutes. CLI verbs start it in the\n" +
+			"background when they need it (freshness.monitor).",
 		Flags:        []cli.Flag{&cli.StringFlag{Name: "vault", Usage: "vault folder"}},
 		OnUsageError: usageError,
 		Action: func(c *cli.Context) error {
