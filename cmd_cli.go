@@ -42,13 +42,11 @@ func commandRank(path string) int {
 	return len(commandOrder)
 }
 
-// buildCommands generates one command per operation row with a CLI path,
-// grouping multi-word paths under group commands.
-func buildCommands() []*cli.Command { return buildCommandsFor("") }
-
-// buildCommandsFor is buildCommands for a command line that names the
-// top-level command verb: that command only (what a verb's run, its help
-// and its errors look at), all of them when verb is "" or names none.
+// buildCommandsFor generates one command per operation row with a CLI
+// path, grouping multi-word paths under group commands, and adds the
+// extra commands. For a command line that names the top-level command
+// verb it builds that command only (what a verb's run, its help and its
+// errors look at); all of them when verb is "" or names none.
 // Building every verb's flags costs each command about a millisecond.
 func buildCommandsFor(verb string) []*cli.Command {
 	if verb != "" {
@@ -563,7 +561,7 @@ func runOp(c *cli.Context, op *ops.Op, raw []byte) error {
 // vault, or in this process (invokeVerb, cmd_socket.go). Tests replace it.
 var invoke = invokeVerb
 
-// wrapExtra wraps extraCommands once (buildCommands runs for every app).
+// wrapExtra wraps extraCommands once (buildCommandsFor runs for every app).
 var wrapExtra sync.Once
 
 // collectsGarbage makes a command that is no operation row (serve, init,
