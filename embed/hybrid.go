@@ -442,7 +442,7 @@ func (fu *fusion) hits(k int, terms map[string]float64) []search.Hit {
 			}
 		} else {
 			p := fu.recs[c.doc]
-			h = search.Hit{ID: p.ID, Title: p.Title, Type: p.Type, Path: p.Path,
+			h = search.Hit{ID: p.ID, Title: p.Title, Type: p.Type, Path: p.Path, Size: p.Size,
 				Snippet: sectionSnippet(fu.readText(p.Path), c.sem.heading, terms)}
 		}
 		h.Score = math.Round(c.score*10000) / 10000

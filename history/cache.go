@@ -20,14 +20,21 @@ type lastPack struct {
 const maxLastPack = 1 << 20
 
 // remember keeps p's pack as the last one when it may be taken again
-// (see lastPack); otherwise the last one is forgotten. The lock is held.
-func (s *Store) remember(p *Page, ok bool) {
+// (see lastPack); otherwise the last one is forgotten. st is the pack as
+// the change left it, stat'ed through its open file (nil: stat'ed here
+// by its path). The lock is held.
+func (s *Store) remember(p *Page, st fs.FileInfo, ok bool) {
 	s.last = nil
 	if !ok || p.size == 0 || p.size > maxLastPack {
 		return
 	}
-	st, err := s.fs.Stat(p.rel)
-	if err != nil || st.Size() != p.size {
+	if st == nil {
+		var err error
+		if st, err = s.fs.Stat(p.rel); err != nil {
+			return
+		}
+	}
+	if st.Size() != p.size {
 		return
 	}
 	if id, known := identOf(st); known {

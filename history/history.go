@@ -158,6 +158,7 @@ type Store struct {
 	limits Limits
 	sum    *Summary  // loaded on first use
 	last   *lastPack // the pack the last change left (cache.go)
+	feed   *feedFile // the activity feed, open for appending (recent.go)
 	// sumStale says sum counts a folder that is gone (see ready)
 	sumStale atomic.Bool
 }

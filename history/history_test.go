@@ -2,6 +2,7 @@ package history
 
 import (
 	"bytes"
+	"compress/flate"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -689,4 +690,93 @@ func (s *Store) mustRead(t *testing.T, id string) ([]byte, error) {
 		return nil, err
 	}
 	return p.Content(p.Newest().Rev)
+}
+
+// TestHistory_PackOfAnotherLevelReads: a pack whose records were
+// compressed at another DEFLATE level (the default one, as packs were
+// written before) reads back, and a revision appended to it is a delta
+// of its whole revision, decoded from it.
+func TestHistory_PackOfAnotherLevelReads(t *testing.T) {
+	s, dir := newStore(t)
+	base := pageText(7, 3000)
+	edited := strings.Replace(base, " page ", " PAGE ", 1)
+	z := func(data []byte) []byte {
+		var buf bytes.Buffer
+		w, err := flate.NewWriter(&buf, flate.DefaultCompression)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.Write(data)
+		w.Close()
+		return buf.Bytes()
+	}
+	pack := []byte(packMagic)
+	at := time.Date(2026, 4, 1, 0, 0, 0, 0, time.UTC).Format(time.RFC3339Nano)
+	h := packHeader{Rev: 1, SHA256: shaHex([]byte(base)), Size: int64(len(base)), Time: at, Op: OpCreate,
+		Origin: OriginSynapse, Path: "wiki/old.md", Title: "Old", Enc: encFlate}
+	pack, err := appendRecord(pack, &h, z([]byte(base)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h = packHeader{Rev: 2, SHA256: shaHex([]byte(edited)), Size: int64(len(edited)), Time: at, Op: OpWrite,
+		Origin: OriginSynapse, Enc: encZDelta, Base: 1}
+	if pack, err = appendRecord(pack, &h, z(makeDelta([]byte(base), []byte(edited)))); err != nil {
+		t.Fatal(err)
+	}
+	rel := packPath("old12345")
+	if err := os.MkdirAll(filepath.Dir(histPath(dir, rel)), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(histPath(dir, rel), pack, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	third := edited + "\nOne more line.\n"
+	save(t, s, "old12345", third)
+	p, err := s.Read("old12345")
+	if err != nil || len(p.Problems) > 0 {
+		t.Fatal(err, p.Problems)
+	}
+	for rev, want := range []string{"", base, edited, third} {
+		if rev == 0 {
+			continue
+		}
+		got, err := p.Content(rev)
+		if err != nil || string(got) != want {
+			t.Errorf("revision %d: %v, content equal: %v", rev, err, string(got) == want)
+		}
+	}
+	if r := p.recs[2]; r.h.Base != 1 || (r.h.Enc != encDelta && r.h.Enc != encZDelta) {
+		t.Errorf("the appended revision is stored as %s of %d, want a delta of revision 1", r.h.Enc, r.h.Base)
+	}
+}
+
+// TestHistory_FeedKeptOpenOnlyWhileItIsTheFile: the activity feed stays
+// open between changes, but a feed deleted or replaced meanwhile (a
+// user, a restore, another process) gets the next line in the file now
+// at its path.
+func TestHistory_FeedKeptOpenOnlyWhileItIsTheFile(t *testing.T) {
+	s, dir := newStore(t)
+	feed := histPath(dir, recentFile)
+	save(t, s, "feed0001", "one\n")
+	if err := os.Remove(feed); err != nil {
+		t.Fatal(err)
+	}
+	save(t, s, "feed0001", "two\n")
+	if got, _, err := s.Recent(time.Time{}, 0); err != nil || len(got) != 1 || got[0].Rev != 2 {
+		t.Fatalf("after the feed was deleted: %+v, %v", got, err)
+	}
+	old, err := os.ReadFile(feed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(feed+".new", old, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(feed+".new", feed); err != nil {
+		t.Fatal(err)
+	}
+	save(t, s, "feed0001", "three\n")
+	if got, _, err := s.Recent(time.Time{}, 0); err != nil || len(got) != 2 || got[0].Rev != 3 {
+		t.Fatalf("after the feed was replaced: %+v, %v", got, err)
+	}
 }

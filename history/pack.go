@@ -200,6 +200,14 @@ func deflate(data []byte) []byte {
 
 var readers = sync.Pool{New: func() any { return flate.NewReader(bytes.NewReader(nil)) }}
 
+// packLevel is the DEFLATE level of the records written: the fastest.
+// On pages of ~3.5 KB it costs 40% less CPU than the default level for
+// 4% more bytes (0.50 of the page instead of 0.48); the default level
+// also clears 640 KiB of match tables on every reset, which outweighs
+// the compression of a small page. Any level reads back the same way,
+// so packs written at another level read as before.
+const packLevel = flate.BestSpeed
+
 // writers keeps a few compressors for good. A compressor is ~800 KiB to
 // make; a sync.Pool loses its compressors at every garbage collection,
 // and a page write allocates enough to collect every write or two, so a
@@ -213,7 +221,7 @@ func getWriter() *flate.Writer {
 	case w := <-writers:
 		return w
 	default:
-		w, _ := flate.NewWriter(nil, flate.DefaultCompression) // the level is valid
+		w, _ := flate.NewWriter(nil, packLevel) // the level is valid
 		return w
 	}
 }

@@ -522,7 +522,9 @@ func (p *Page) Close() error {
 	p.edit = false
 	defer p.s.mu.Unlock()
 	var errs []error
+	var st fs.FileInfo // the pack as this change left it, unless pruned
 	if p.f != nil {
+		st, _ = p.f.Stat()
 		if err := p.f.Close(); err != nil {
 			errs = append(errs, err)
 		}
@@ -541,7 +543,10 @@ func (p *Page) Close() error {
 	if err != nil {
 		errs = append(errs, err)
 	}
-	p.s.remember(p, len(errs) == 0 && len(p.Problems) == 0)
+	if pruned > 0 {
+		st = nil // rewritten: another file
+	}
+	p.s.remember(p, st, len(errs) == 0 && len(p.Problems) == 0)
 	if added > 0 || pruned > 0 || p.carried {
 		disk := blocks(p.size) - blocks(p.start)
 		if err := p.s.account(p.start == 0 && grown > 0, added-pruned, grown-freed, disk, pruned, freed); err != nil {

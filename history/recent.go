@@ -7,6 +7,9 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
 	"time"
 )
 
@@ -59,31 +62,82 @@ func (s *Store) appendRecent(id string, revs []Revision) error {
 		}
 		b = append(append(b, line...), '\n')
 	}
-	f, err := s.fs.OpenAppend(recentFile)
+	f, size, err := s.openFeed()
 	if errors.Is(err, fs.ErrNotExist) {
 		return s.writeFile(recentFile, b, false)
 	}
 	if err != nil {
 		return fmt.Errorf("append to %s: %w", name(recentFile), err)
 	}
-	st, err := f.Stat()
-	if err == nil {
-		_, err = f.Write(b)
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
+	_, err = f.Write(b)
+	if s.feed == nil {
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
 	}
 	if err != nil {
+		s.closeFeed()
 		return fmt.Errorf("append to %s: %w", name(recentFile), err)
 	}
-	if st.Size()+int64(len(b)) > recentMax {
+	if size+int64(len(b)) > recentMax {
 		return s.trimRecent()
 	}
 	return nil
 }
 
+// feedFile is the activity feed as the Store keeps it open for appending
+// between changes (Store.feed), with its identity when opened.
+type feedFile struct {
+	f  *os.File
+	st fs.FileInfo
+}
+
+// keepFeed says whether the feed stays open between changes: not on
+// Windows, where an open file cannot be replaced or deleted.
+const keepFeed = runtime.GOOS != "windows"
+
+// openFeed opens the feed for appending and returns its size. The feed
+// the Store keeps open is taken while its path still names it (checked
+// by one lstat: a feed trimmed, deleted or replaced since, or a history
+// folder made anew, is opened again), so an append costs a write
+// instead of a walk to the folder, an open, two stats and a close. Only
+// the process holding the lock changes the history, and the file is
+// opened for appending, so each line still goes at its end. The lock is
+// held.
+func (s *Store) openFeed() (*os.File, int64, error) {
+	if c := s.feed; c != nil {
+		st, err := os.Lstat(filepath.Join(s.fs.Root(), recentFile))
+		if err == nil && os.SameFile(st, c.st) {
+			return c.f, st.Size(), nil
+		}
+		s.closeFeed()
+	}
+	f, err := s.fs.OpenAppend(recentFile)
+	if err != nil {
+		return nil, 0, err
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, 0, err
+	}
+	if keepFeed {
+		s.feed = &feedFile{f: f, st: st}
+	}
+	return f, st.Size(), nil
+}
+
+// closeFeed closes the feed kept open, if any. The lock is held.
+func (s *Store) closeFeed() {
+	if s.feed != nil {
+		s.feed.f.Close()
+		s.feed = nil
+	}
+}
+
 // trimRecent keeps the newest recentKeep bytes of whole lines.
 func (s *Store) trimRecent() error {
+	s.closeFeed() // replaced below
 	f, _, err := s.fs.Open(recentFile)
 	if err != nil {
 		return err

@@ -2,6 +2,7 @@ package index
 
 import (
 	"encoding/hex"
+	"fmt"
 	"slices"
 
 	"github.com/synapse-wiki/synapse/markdown"
@@ -158,7 +159,7 @@ func (u *updater) applyPage(c pageChange) error {
 	if err := tx.PutFile(c.path, c.file); err != nil {
 		return err
 	}
-	if err := tx.PutCapped(c.path, cappedText(c.path, c.parsed, reserved)); err != nil {
+	if err := tx.PutCapped(c.path, cappedText(c.path, c.parsed, c.file.Size, reserved)); err != nil {
 		return err
 	}
 	if !reserved {
@@ -424,12 +425,17 @@ func (u *updater) removePage(path string) error {
 }
 
 // cappedText is what a page left out past the parse limits, as the store
-// lists it ("" when nothing). The reserved top files keep no links, so
-// the links they hold past the limit are no loss.
-func cappedText(path string, p *markdown.Page, reserved bool) string {
+// lists it ("" when nothing), and a page of size bytes over the write cap.
+// The reserved top files keep no links, so the links they hold past the
+// limit are no loss, and page writes never replace them.
+func cappedText(path string, p *markdown.Page, size int64, reserved bool) string {
 	cs := p.Capped
 	if reserved {
 		cs = slices.DeleteFunc(slices.Clone(cs), func(c markdown.Capped) bool { return c.Limit == "links" || c.Limit == "scan_bytes" })
+	} else if size > MaxWriteBytes {
+		cs = append(slices.Clone(cs), markdown.Capped{Limit: "write_bytes", Message: fmt.Sprintf(
+			"%d bytes, over the %d bytes (1 MiB) a write may replace: page get returns its outline, a section at a time with --section; "+
+				"frontmatter-only writes and section writes that do not lengthen it work; split it into pages of at most 1 MiB", size, MaxWriteBytes)})
 	}
 	if len(cs) == 0 {
 		return ""

@@ -43,7 +43,9 @@ func SourceKey(s string) string { return markdown.ClassifySource(s).Path }
 // (PageRec.TypeDeclared: only declared notes place a new note).
 // 7: a page whose frontmatter is not valid YAML keeps the title, type,
 // aliases and tags of its plain lines (markdown recoverKeys).
-const ParseVersion = "7"
+// 8: a page over the write cap (MaxWriteBytes) is listed among the
+// capped pages.
+const ParseVersion = "8"
 
 const metaParseVersion = "parse_version"
 

@@ -63,8 +63,13 @@ const graphBatch = 5000
 
 // MaxPageBytes caps the size of a page synapse reads: a bigger file under
 // wiki/ is refused (reported by the scan, listed by status), never read
-// into memory. write_page's own cap is far lower (1 MiB of content).
+// into memory. write_page's own cap is far lower (MaxWriteBytes).
 const MaxPageBytes = 32 << 20
+
+// MaxWriteBytes caps a page as write_page writes it (frontmatter, fences
+// and body). A page over it (written by hand) is indexed whole, and
+// listed among the capped pages: no write can replace it whole.
+const MaxWriteBytes = 1 << 20
 
 // Progress reports scan progress: phase is "scan", "index", "links" or
 // "graph"; total is 0 when unknown.

@@ -209,7 +209,7 @@ func pluralWord(n int, one, many string) string {
 }
 
 var opLint = register(Op{
-	Name: "lint", Summary: "Check the wiki: broken links, links to files that do not exist, ambiguous links, orphans, pages without outlinks, missing source files, duplicate titles, frontmatter that does not parse, a hand-written index.md synapse leaves alone, files refused instead of read (named pipes, symlinks out of the vault), pages indexed only in part (past a parse limit)",
+	Name: "lint", Summary: "Check the wiki: broken links, links to files that do not exist, ambiguous links, orphans, pages without outlinks, missing source files, duplicate titles, frontmatter that does not parse, a hand-written index.md synapse leaves alone, files refused instead of read (named pipes, symlinks out of the vault), pages indexed only in part (past a parse limit) or too big to write whole (past the write cap)",
 	CLI: "lint", REST: []Route{{Method: "GET", Path: "/lint"}, {Method: "POST", Path: "/lint", Body: "*"}},
 	Access: Read, WriteWith: "to_review", Rescans: true,
 	Limits: "rescans changed files first; findings listed per category: 10 by default (a summary: the number of linking pages only), 20 with --category, 50 with --full, --limit up to 1000; at most 20 linking pages per finding; counts cover all; --to-review files only the listed findings",
@@ -323,7 +323,7 @@ func lintVault(ctx context.Context, e *Env, w window, out *LintOut) error {
 		out.Counts.RefusedFiles = rl.Count
 		rlo, rhi := w.cut(len(rl.Files))
 		out.RefusedFiles = append(out.RefusedFiles, rl.Files[rlo:rhi]...)
-		// pages indexed only in part (past a parse limit)
+		// pages indexed only in part (past a parse limit), or past the write cap
 		var oc []store.CappedPage
 		out.Counts.OverCap, oc = tx.CappedPages(w.offset, w.limit)
 		out.OverCap = append(out.OverCap, oc...)

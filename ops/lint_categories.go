@@ -33,7 +33,7 @@ var lintCategories = []LintCategory{
 	{Name: LintFrontmatterErrors, Title: "Frontmatter that does not parse", What: "a page whose frontmatter is not valid YAML"},
 	{Name: LintReservedFiles, Title: "Top files synapse leaves alone", What: "a hand-written index.md synapse does not maintain", VaultOnly: true},
 	{Name: LintRefusedFiles, Title: "Files refused instead of read", What: "a file the scans skipped (a named pipe, a device, a symlink out of the vault)", VaultOnly: true},
-	{Name: LintOverCap, Title: "Pages indexed in part (past a parse limit)", What: "a page over a parse limit (size, links, aliases, frontmatter), indexed only in part"},
+	{Name: LintOverCap, Title: "Pages over a limit (indexed in part, or too big to write whole)", What: "a page over a parse limit (size, links, aliases, frontmatter), indexed only in part, or over the write cap (1 MiB), which writes may not grow"},
 }
 
 // LintCategories lists the lint categories' names in report order.

@@ -39,7 +39,8 @@ func refOfDoc(tx *store.Tx, doc uint32) (PageRef, bool, error) {
 // GetPageIn is the input of get_page.
 type GetPageIn struct {
 	Title   string `json:"title" arg:"0" words:"true" required:"true" desc:"Page title, alias, file name, path or id; resolved like a [[link]]"`
-	Section string `json:"section,omitempty" desc:"Only this section: its heading and the text up to the next heading of the same or a higher level (\"Heading\", \"## Heading\" or \"Parent#Heading\"); links are then the section's"`
+	Section string `json:"section,omitempty" desc:"Only this section: its heading and the text up to the next heading of the same or a higher level (\"Heading\", \"## Heading\" or \"Parent#Heading\"); links are then the section's; sha256 stays the whole file's (the if_match of a section write)"`
+	Full    bool   `json:"full,omitempty" desc:"The content even when it is over 32 KiB (the page, or the section asked for); without it such content is left out (content empty, content_omitted true) and outline lists its headings with their sizes"`
 }
 
 // LinkOut is one outgoing link of a page.
@@ -82,6 +83,21 @@ type GetPageOut struct {
 	// AlsoMatched are the other pages that answer to the title given
 	// (an ambiguous title); this page was chosen as a link would choose.
 	AlsoMatched []PageRef `json:"also_matched,omitempty" desc:"Other pages that answer to the title as well (an ambiguous title); this page was chosen as a [[link]] would choose: an exact path, then the shortest path, then the first in order. Ask for one of them by its path or id"`
+	// Size is the file's size in bytes (frontmatter included).
+	Size int `json:"size"`
+	// ContentOmitted is set when Content is empty because it is over
+	// MaxPageGetBytes (and full was not asked); ContentBytes is its size
+	// and Outline lists its headings instead.
+	ContentOmitted bool           `json:"content_omitted,omitempty"`
+	ContentBytes   int            `json:"content_bytes,omitempty"`
+	Outline        []OutlineEntry `json:"outline,omitempty"`
+	// OutlineTotal counts every heading; Outline holds the first
+	// maxOutline.
+	OutlineTotal int `json:"outline_total,omitempty"`
+	// LinksTotal counts the links when Links holds only the first
+	// maxOmittedLinks (content left out).
+	LinksTotal int    `json:"links_total,omitempty"`
+	Note       string `json:"note,omitempty"`
 }
 
 // MaxPageBacklinks bounds the backlinks get_page returns: a hub page can
@@ -91,12 +107,13 @@ const MaxPageBacklinks = 50
 var opGetPage = register(Op{
 	Name: "page.get", Summary: "Read a page: frontmatter, content, links and backlinks",
 	CLI: "page get", MCP: "get_page", REST: []Route{{Method: "GET", Path: "/pages/{title}"}},
-	Access: Read, Limits: "at most 50 backlinks inline (backlinks_total counts all; graph backlinks pages through them)",
+	Access: Read, Limits: "at most 50 backlinks inline (backlinks_total counts all; graph backlinks pages through them); content over 32 KiB comes as its outline unless full (or as one section)",
 	Title: "Read a wiki page",
 	Examples: []Example{
 		{`synapse page get "Daily notes"`, "by title; an alias, file name, path or id works too"},
 		{`synapse page get "Daily notes" > page.md`, "in a pipe: the file itself (frontmatter and body), to edit and write back"},
 		{`synapse page get wiki/Home.md --json`, "frontmatter, content, sha256, links and backlinks as JSON"},
+		{`synapse page get "Big page" --section "Setup" --json`, "one section; a page over 32 KiB comes as its outline (headings with their sizes) unless --full"},
 	},
 	Exits: map[int]string{3: "not found: no page answers to TITLE (the message lists the closest titles)"},
 }, getPage)
@@ -220,6 +237,10 @@ func getPage(ctx context.Context, e *Env, in *GetPageIn) (*GetPageOut, error) {
 			return nil, err
 		}
 	}
+	out.Size = len(data)
+	if !in.Full && len(out.Content) > MaxPageGetBytes {
+		out.omitContent(data)
+	}
 	return out, nil
 }
 
@@ -277,6 +298,7 @@ type PageItem struct {
 	Type    string `json:"type"`
 	Path    string `json:"path"`
 	Updated string `json:"updated"` // YYYY-MM-DD: frontmatter updated, else the file's modification date
+	Size    int64  `json:"size"`    // the file's size in bytes
 }
 
 // ListPagesOut is the result of list_pages.
@@ -320,7 +342,7 @@ func listPages(ctx context.Context, e *Env, in *ListPagesIn) (*ListPagesOut, err
 			out.Types = unknownTypes(tx, []string{in.Type})
 		}
 		for _, p := range recs {
-			out.Pages = append(out.Pages, PageItem{ID: p.ID, Title: p.Title, Type: p.Type, Path: p.Path, Updated: updatedOf(p)})
+			out.Pages = append(out.Pages, PageItem{ID: p.ID, Title: p.Title, Type: p.Type, Path: p.Path, Updated: updatedOf(p), Size: p.Size})
 		}
 		return nil
 	})

@@ -53,8 +53,10 @@ type StatusOut struct {
 	RefusedCount int             `json:"refused_count"`
 	// OverCap lists the pages indexed only in part because they go past a
 	// parse limit (a name too long to be a key, more links or aliases than
-	// a page may have, a YAML alias bomb), each saying what was left out:
-	// the first MaxStatusRefused; OverCapCount counts them all.
+	// a page may have, a YAML alias bomb), each saying what was left out,
+	// and the pages over the write cap (index.MaxWriteBytes), which no
+	// write can replace whole: the first MaxStatusRefused; OverCapCount
+	// counts them all.
 	OverCap      []store.CappedPage `json:"over_cap"`
 	OverCapCount int                `json:"over_cap_count"`
 	// StoreHealed says when the store's file was last found damaged and

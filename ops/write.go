@@ -132,7 +132,7 @@ const (
 	// MaxContentBytes caps the page as written: frontmatter, fences and
 	// body. Writing back a larger page unchanged is not a write and is
 	// allowed (it reports unchanged).
-	MaxContentBytes = 1 << 20
+	MaxContentBytes = index.MaxWriteBytes
 	// MaxInputBytes caps the content a call may carry at all: a page
 	// larger than MaxContentBytes can still be written back unchanged,
 	// which needs its bytes.

@@ -65,8 +65,8 @@ func (w *pageWrite) render(t *target, m *merged) (*rendered, error) {
 	if r.unchanged {
 		return r, nil
 	}
-	if len(r.data) > MaxContentBytes {
-		return nil, errs.E(errs.TooLarge, "the page as written would be %d bytes (frontmatter included); the limit is 1 MiB (%d bytes); split the page", len(r.data), MaxContentBytes)
+	if err := withinWriteCap(t, r.data, m.body); err != nil {
+		return nil, err
 	}
 	if err := withinParseLimits(t.path, r.data); err != nil {
 		return nil, err
@@ -78,6 +78,25 @@ func (w *pageWrite) render(t *target, m *merged) (*rendered, error) {
 		return nil, errs.E(errs.Conflict, "title %q matches %d pages (%s); write to one by its path or id", w.c.title, len(t.others)+1, strings.Join(append([]string{t.path}, t.others...), ", "))
 	}
 	return r, nil
+}
+
+// withinWriteCap refuses a page as written over MaxContentBytes, except
+// on a page that is over it already (written by hand) when the write does
+// not lengthen its body: a change of frontmatter alone (the body kept byte
+// for byte) or a section write that keeps the body as long or shortens
+// it. Such a page can then be tagged, aliased and split, a section at a
+// time, but not grown.
+func withinWriteCap(t *target, data []byte, body string) error {
+	if len(data) <= MaxContentBytes {
+		return nil
+	}
+	if t.rec != nil && len(t.old) > MaxContentBytes {
+		if len(body) <= len(t.doc.Body) {
+			return nil
+		}
+		return errs.E(errs.TooLarge, "%s is %d bytes, over the 1 MiB (%d bytes) a write may replace; a write may change its frontmatter or replace a section with text no longer than the section's, but this one would lengthen the body by %d bytes; split the page: move sections to new pages, then write the section shorter", t.path, len(t.old), MaxContentBytes, len(body)-len(t.doc.Body))
+	}
+	return errs.E(errs.TooLarge, "the page as written would be %d bytes (frontmatter included); the limit is 1 MiB (%d bytes); split the page", len(data), MaxContentBytes)
 }
 
 // withinParseLimits refuses a page that would be indexed only in part

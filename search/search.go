@@ -28,6 +28,9 @@ type Hit struct {
 	Path    string  `json:"path"`
 	Score   float64 `json:"score"`
 	Snippet string  `json:"snippet"`
+	// Size is the page's file size in bytes: get_page returns a page
+	// over 32 KiB as its outline unless asked for in full.
+	Size int64 `json:"size"`
 	// Signals names what found the hit: "lexical" (BM25F), "semantic"
 	// (embeddings, package embed) or both; set by the search operation.
 	Signals []string `json:"signals,omitempty"`
@@ -221,7 +224,7 @@ func SearchWith(s *store.Store, query string, o Options, p Params) ([]Hit, error
 	out := make([]Hit, 0, len(hits))
 	for _, h := range hits {
 		out = append(out, Hit{
-			ID: h.rec.ID, Title: h.rec.Title, Type: h.rec.Type, Path: h.rec.Path,
+			ID: h.rec.ID, Title: h.rec.Title, Type: h.rec.Type, Path: h.rec.Path, Size: h.rec.Size,
 			Score:     math.Round(h.c.score*1000) / 1000,
 			Snippet:   SnippetContext(ctx, string(h.text), terms),
 			NameMatch: h.c.name,

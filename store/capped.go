@@ -1,7 +1,8 @@
 package store
 
 // Pages past a parse limit (markdown.Limits): indexed as far as the
-// limits allow, and listed here so that status and lint can name them.
+// limits allow, and listed here so that status and lint can name them;
+// and pages over the write cap (index.MaxWriteBytes), indexed whole.
 //
 //	capped     vault path → what was left out and which limit (text)
 //

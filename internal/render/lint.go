@@ -124,7 +124,7 @@ var lintSections = map[string]func(o *Output, l *ops.LintOut){
 		for _, c := range l.OverCap {
 			rows = append(rows, []string{c.Path, strings.TrimPrefix(c.Message, c.Path+": ")})
 		}
-		o.table([]col{pathCol("PATH"), flexCol("LEFT OUT")}, rows)
+		o.table([]col{pathCol("PATH"), flexCol("WHAT")}, rows)
 	},
 }
 

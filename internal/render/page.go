@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/synapse-wiki/synapse/errs"
 	"github.com/synapse-wiki/synapse/ops"
 )
 
@@ -38,6 +39,9 @@ func ambiguousNote(o *Output, field, chosen string, also []ops.PageRef) {
 
 func PageGet(o *Output, p *ops.GetPageOut) error {
 	ambiguousNote(o, "title", p.Path, p.AlsoMatched)
+	if p.ContentOmitted {
+		return pageOutline(o, p)
+	}
 	if p.Section != "" {
 		// one section: its text, as page write --section takes it back
 		if o.tty {
@@ -244,5 +248,39 @@ func PageWrite(o *Output, p *ops.WritePageOut) error {
 	for _, n := range p.Notes {
 		o.Note("%s", n)
 	}
+	return nil
+}
+
+// maxOutlineShown bounds the headings a pipe's error names.
+const maxOutlineShown = 20
+
+// pageOutline prints a page whose content get_page left out (over
+// ops.MaxPageGetBytes): on a terminal its outline; a pipe, which expects
+// the file itself, gets nothing but an error, never a part of the file.
+func pageOutline(o *Output, p *ops.GetPageOut) error {
+	what := "page " + p.Path
+	if p.Section != "" {
+		what = "section " + strconv.Quote(p.Section) + " of " + p.Path
+	}
+	var heads []string
+	for _, h := range p.Outline {
+		heads = append(heads, fmt.Sprintf("%s (line %d, %d bytes)", h.Heading, h.Line, h.Bytes))
+	}
+	if !o.tty {
+		named := heads[:min(len(heads), maxOutlineShown)]
+		if more := p.OutlineTotal - len(named); more > 0 {
+			named = append(named[:len(named):len(named)], fmt.Sprintf("%d more", more))
+		}
+		return errs.E(errs.TooLarge, "the %s is %d bytes, more than page get prints whole (%d); read one section with --section HEADING (sha256 %s is the page's, the --if-match of a section write), or all of it with --full; its headings: %s",
+			what, p.ContentBytes, ops.MaxPageGetBytes, p.SHA256, strings.Join(named, ", "))
+	}
+	o.Printf("%s  %s\n", o.st.Title.Render(p.Title), o.st.Dim.Render(fmt.Sprintf("%s · %s · %d bytes · sha256 %s", p.Type, p.Path, p.Size, p.SHA256[:12])))
+	for _, h := range heads {
+		o.Printf("  %s\n", h)
+	}
+	if p.OutlineTotal > len(p.Outline) {
+		o.Printf("  %s\n", o.st.Dim.Render(fmt.Sprintf("… %d more headings", p.OutlineTotal-len(p.Outline))))
+	}
+	o.Note("the %s is %d bytes, more than page get prints whole (%d): read one section with --section HEADING, or all of it with --full", what, p.ContentBytes, ops.MaxPageGetBytes)
 	return nil
 }

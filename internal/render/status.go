@@ -280,7 +280,7 @@ func Status(o *Output, s *ops.StatusOut) error {
 		pairs = append(pairs, [2]string{"store rebuilt", healLine(h)})
 	}
 	if s.OverCapCount > 0 {
-		pairs = append(pairs, [2]string{"over cap", fmt.Sprintf("%s indexed in part (past a parse limit)", plural(s.OverCapCount, "page", "pages"))})
+		pairs = append(pairs, [2]string{"over cap", fmt.Sprintf("%s over a limit (indexed in part, or too big to write whole)", plural(s.OverCapCount, "page", "pages"))})
 	}
 	pairs = append(pairs, [2]string{"version", s.Version})
 	o.kv(pairs)
