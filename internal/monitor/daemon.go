@@ -151,7 +151,7 @@ func Run(ctx context.Context, root string, o Options) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	go w.run(ctx)
-	d := &daemon{w: w, log: changes, o: o, cancel: cancel, ops: make(chan struct{}, maxOps),
+	d := &daemon{w: w, log: changes, o: o, ctx: ctx, cancel: cancel, ops: make(chan struct{}, maxOps),
 		hello: hello{Monitor: o.Version, PID: os.Getpid(), Instance: changes.instance, Started: time.Now().UTC()}}
 	d.last.Store(time.Now().UnixNano())
 	logf("monitor: watching %s (%d folders), pid %d", root, w.folders(), os.Getpid())
@@ -175,6 +175,7 @@ type daemon struct {
 	log    *changeLog
 	o      Options
 	hello  hello
+	ctx    context.Context // ends when the monitor stops (a verb it runs stops too)
 	cancel context.CancelFunc
 	last   atomic.Int64 // when the last question came, UnixNano
 	quit   atomic.Bool
@@ -282,7 +283,7 @@ func (d *daemon) runOp(op json.RawMessage) Answer {
 	default:
 		return Answer{Declined: "the monitor is busy"}
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
+	ctx, cancel := context.WithTimeout(d.ctx, opTimeout)
 	defer cancel()
 	if err := d.w.flush(ctx, flushTimeout); err != nil {
 		return Answer{Declined: err.Error()}
