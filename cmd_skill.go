@@ -2,6 +2,7 @@ package main
 
 import (
 	_ "embed"
+	"strings"
 
 	"github.com/synapse-wiki/synapse/errs"
 	"github.com/synapse-wiki/synapse/internal/agentskill"
@@ -34,20 +35,28 @@ func init() {
 		{
 			Name:        "print",
 			Usage:       "Print the agent skill (SKILL.md), or its reference",
-			UsageText:   "synapse skill print [--reference] [--json]",
-			Description: "Prints the SKILL.md embedded in this binary, byte for byte (--json: with its name, size and sha256).\n--reference prints reference.md instead: every verb, the caps, the search syntax and the MCP tools.",
+			UsageText:   "synapse skill print [--reference [VERB...]] [--json]",
+			Description: "Prints the SKILL.md embedded in this binary, byte for byte (--json: with its name, size and sha256).\n--reference prints reference.md instead: every verb, the caps, the search syntax and the MCP tools.\n--reference VERB prints only that verb's section (synapse skill print --reference page write); a group (page) all its verbs; an MCP tool's name (write_page) its verb.",
 			Flags: []cli.Flag{
-				&cli.BoolFlag{Name: "reference", Usage: "print the skill's reference.md: every verb, the caps, the search syntax and the MCP tools"},
+				&cli.BoolFlag{Name: "reference", Usage: "print the skill's reference.md: every verb, the caps, the search syntax and the MCP tools; with VERB (page write; a group: page; an MCP tool: write_page) only its section"},
 				&cli.BoolFlag{Name: "json", Usage: "print the skill as JSON: name, file, bytes, sha256 and content"},
 			},
 			OnUsageError: usageError,
 			Action: func(c *cli.Context) error {
-				if c.NArg() > 0 {
-					return errs.E(errs.Invalid, "unexpected argument %q (usage: synapse skill print [--reference] [--json])", c.Args().First())
-				}
 				f := skillFiles[0]
 				if c.Bool("reference") {
 					f = skillFiles[1]
+				}
+				if c.NArg() > 0 {
+					if !c.Bool("reference") {
+						return errs.E(errs.Invalid, "unexpected argument %q (usage: synapse skill print [--reference [VERB...]] [--json])", c.Args().First())
+					}
+					verb := strings.Join(c.Args().Slice(), " ")
+					section, ok, verbs := referenceSection(f.Data, verb)
+					if !ok {
+						return errs.E(errs.Invalid, "no verb %q in the reference; the verbs: %s", verb, strings.Join(verbs, ", "))
+					}
+					f = agentskill.File{Name: f.Name + "#" + verb, Data: section}
 				}
 				if globalsOf(c).json {
 					return render.New(c.App.Writer, c.App.ErrWriter).JSON(agentskill.Describe(f))

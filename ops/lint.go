@@ -147,8 +147,10 @@ type LintFiled struct {
 }
 
 // LintOut is the lint report: counts of every category on top, then up to
-// Limit findings of each (after Offset). Reserved pages (index, log,
-// overview) are never part of it.
+// Limit findings of each (after Offset). A category with nothing listed
+// is left out of the JSON, so the lists present are the categories that
+// have findings (counts still give every category). Reserved pages
+// (index, log, overview) are never part of it.
 type LintOut struct {
 	// Findings is the number of findings in scope, over the categories
 	// reported (one with --category).
@@ -163,22 +165,22 @@ type LintOut struct {
 	Limit  int  `json:"limit"`
 	Offset int  `json:"offset"`
 
-	BrokenLinks       []LintBrokenLink    `json:"broken_links"`       // link targets that match no page (nor file)
-	BrokenFileLinks   []LintFileLink      `json:"broken_file_links"`  // links naming files that do not exist
-	AmbiguousLinks    []LintAmbiguousLink `json:"ambiguous_links"`    // link targets matching several pages, chosen by a tie-break
-	Orphans           []PageRef           `json:"orphans"`            // pages no page links to
-	NoOutlinks        []PageRef           `json:"no_outlinks"`        // pages linking to no other page
-	MissingSources    []LintSource        `json:"missing_sources"`    // cited source files that do not exist
-	DuplicateTitles   []LintDuplicate     `json:"duplicate_titles"`   // titles shared by several pages
-	FrontmatterErrors []LintFrontmatter   `json:"frontmatter_errors"` // pages whose frontmatter does not parse
-	ReservedFiles     []ReservedFile      `json:"reserved_files"`     // top files synapse leaves alone (a hand-written index.md), vault-wide only
+	BrokenLinks       []LintBrokenLink    `json:"broken_links,omitempty"`       // link targets that match no page (nor file)
+	BrokenFileLinks   []LintFileLink      `json:"broken_file_links,omitempty"`  // links naming files that do not exist
+	AmbiguousLinks    []LintAmbiguousLink `json:"ambiguous_links,omitempty"`    // link targets matching several pages, chosen by a tie-break
+	Orphans           []PageRef           `json:"orphans,omitempty"`            // pages no page links to
+	NoOutlinks        []PageRef           `json:"no_outlinks,omitempty"`        // pages linking to no other page
+	MissingSources    []LintSource        `json:"missing_sources,omitempty"`    // cited source files that do not exist
+	DuplicateTitles   []LintDuplicate     `json:"duplicate_titles,omitempty"`   // titles shared by several pages
+	FrontmatterErrors []LintFrontmatter   `json:"frontmatter_errors,omitempty"` // pages whose frontmatter does not parse
+	ReservedFiles     []ReservedFile      `json:"reserved_files,omitempty"`     // top files synapse leaves alone (a hand-written index.md), vault-wide only
 	// RefusedFiles are the files the last scans skipped instead of reading
 	// (named pipes, devices, symlinks out of the vault: docs/vault.md#the-file-layer), as status
 	// lists them; vault-wide only.
-	RefusedFiles []index.Refused `json:"refused_files"`
+	RefusedFiles []index.Refused `json:"refused_files,omitempty"`
 	// OverCap are the pages indexed only in part because they go past a
 	// parse limit, each saying what was left out, as status lists them.
-	OverCap []store.CappedPage `json:"over_cap"`
+	OverCap []store.CappedPage `json:"over_cap,omitempty"`
 	// ReviewJournal is what the last replay of the review journal found
 	// (lines skipped, items two machines decided differently), vault-wide
 	// only, absent when nothing.

@@ -115,7 +115,8 @@ func keepCategory(out *LintOut, category string) {
 	}
 }
 
-// emptyLists gives every category an empty list (JSON [], never null).
+// emptyLists gives every category an empty list, never nil, for Go
+// callers; the JSON leaves an empty list out.
 func (o *LintOut) emptyLists() {
 	for _, c := range lintCategories {
 		l := o.listOf(c.Name)

@@ -41,6 +41,7 @@ type GetPageIn struct {
 	Title   string `json:"title" arg:"0" words:"true" required:"true" desc:"Page title, alias, file name, path or id; resolved like a [[link]]"`
 	Section string `json:"section,omitempty" desc:"Only this section: its heading and the text up to the next heading of the same or a higher level (\"Heading\", \"## Heading\" or \"Parent#Heading\"); links are then the section's; sha256 stays the whole file's (the if_match of a section write)"`
 	Full    bool   `json:"full,omitempty" desc:"The content even when it is over 32 KiB (the page, or the section asked for); without it such content is left out (content empty, content_omitted true) and outline lists its headings with their sizes"`
+	Outline bool   `json:"outline,omitempty" desc:"Only the outline, whatever the page's size: content left out (content_omitted true) and outline lists the headings with their line and size in bytes (with section: that section's); sha256, links and backlinks as usual"`
 }
 
 // LinkOut is one outgoing link of a page.
@@ -171,6 +172,9 @@ func quoteAll(s []string) []string {
 }
 
 func getPage(ctx context.Context, e *Env, in *GetPageIn) (*GetPageOut, error) {
+	if in.Outline && in.Full {
+		return nil, errs.E(errs.Invalid, "give outline or full, not both: outline leaves the content out, full asks for all of it")
+	}
 	var (
 		rec            *store.PageRec
 		links          []LinkOut
@@ -238,8 +242,8 @@ func getPage(ctx context.Context, e *Env, in *GetPageIn) (*GetPageOut, error) {
 		}
 	}
 	out.Size = len(data)
-	if !in.Full && len(out.Content) > MaxPageGetBytes {
-		out.omitContent(data)
+	if in.Outline || (!in.Full && len(out.Content) > MaxPageGetBytes) {
+		out.omitContent(data, in.Outline)
 	}
 	return out, nil
 }

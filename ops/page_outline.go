@@ -30,8 +30,9 @@ type OutlineEntry struct {
 }
 
 // omitContent replaces the content (the body, or the section asked for)
-// by its outline, and the links by their first maxOmittedLinks.
-func (o *GetPageOut) omitContent(data []byte) {
+// by its outline, and the links by their first maxOmittedLinks; asked is
+// set when the outline was asked for, whatever the size.
+func (o *GetPageOut) omitContent(data []byte, asked bool) {
 	first := o.SectionLine
 	if first == 0 {
 		doc := strings.ToValidUTF8(string(data), "\uFFFD") // as markdown.Parse reads it
@@ -51,5 +52,9 @@ func (o *GetPageOut) omitContent(data []byte) {
 		what = "the section " + o.Section
 	}
 	o.Content = ""
+	if asked {
+		o.Note = fmt.Sprintf("the outline, as asked: %s is %d bytes; read one section with section (on the CLI --section \"## Heading\"; sha256 is the whole page's, the if_match of a section write)", what, o.ContentBytes)
+		return
+	}
 	o.Note = fmt.Sprintf("%s is %d bytes, more than get_page returns whole (%d): content is empty and outline lists its headings with their sizes; read one section (section, on the CLI --section \"## Heading\"; sha256 is the whole page's, the if_match of a section write), or all of it (full, --full)", what, o.ContentBytes, MaxPageGetBytes)
 }

@@ -253,6 +253,7 @@ const MaxCitedBy = 20
 // list, so it carries no enum tag (a schema enum would refuse "new,changed").
 type ListSourcesIn struct {
 	State  string `json:"state,omitempty" desc:"Only sources in these states, comma-separated: new, changed, missing, ingested (new,changed is the compile worklist); default all"`
+	Path   string `json:"path,omitempty" desc:"Only sources whose path holds this text (case-insensitive), or matches it as a glob when it has * ? or [ (* crosses folders; matched against the path, the path under raw/sources/ and the file name): crystal, raw/sources/2024/*, *.pdf"`
 	Limit  int    `json:"limit,omitempty" default:"25" min:"1" max:"10000" desc:"Maximum sources to return (1..10000, default 25, and then at most 16 KiB of JSON); total counts them all"`
 	Offset int    `json:"offset,omitempty" min:"0" desc:"Sources to skip"`
 }
@@ -295,7 +296,7 @@ type SourceCounts struct {
 // since the last scan are in); a page edited outside synapse since then
 // counts once `synapse source rescan` (or serve's watcher) has read it.
 type ListSourcesOut struct {
-	// Total is the number of sources matching the state filter.
+	// Total is the number of sources matching the state and path filters.
 	Total  int          `json:"total"`
 	Counts SourceCounts `json:"counts"`
 	// LastScan is when the last full scan completed (RFC 3339, UTC).
@@ -364,6 +365,10 @@ func listSources(ctx context.Context, e *Env, in *ListSourcesIn) (*ListSourcesOu
 	if err != nil {
 		return nil, err
 	}
+	match, err := sourcePathMatcher(in.Path)
+	if err != nil {
+		return nil, err
+	}
 	// the incremental scanner over raw/sources/ (cheap: unchanged files are
 	// skipped by size and mtime), so new files are listed without a
 	// rescan; a store opened read-only is listed as it is
@@ -377,7 +382,7 @@ func listSources(ctx context.Context, e *Env, in *ListSourcesIn) (*ListSourcesOu
 		if t, ok := tx.LastScan(); ok {
 			out.LastScan = t.UTC().Format(time.RFC3339)
 		}
-		l := &sourceLister{tx: tx, want: want, out: out, pages: map[uint32]*citer{}}
+		l := &sourceLister{tx: tx, want: want, match: match, out: out, pages: map[uint32]*citer{}}
 		entries, err := l.entries()
 		if err != nil {
 			return err
@@ -405,7 +410,8 @@ func listSources(ctx context.Context, e *Env, in *ListSourcesIn) (*ListSourcesOu
 // asked for, the counts so far and the citing pages read once each.
 type sourceLister struct {
 	tx    *store.Tx
-	want  map[string]bool // nil: every state
+	want  map[string]bool   // nil: every state
+	match func(string) bool // nil: every path
 	out   *ListSourcesOut
 	pages map[uint32]*citer // nil for a doc that is no page
 	perr  error             // the first error reading a page
@@ -455,7 +461,7 @@ func (l *sourceLister) keep(en sourceEntry) bool {
 	case StateIngested:
 		c.Ingested++
 	}
-	return l.want == nil || l.want[en.state]
+	return (l.want == nil || l.want[en.state]) && (l.match == nil || l.match(en.path))
 }
 
 // entries are the sources in the states asked for, by path: the files

@@ -195,7 +195,7 @@ func Lint(o *Output, l *ops.LintOut) error {
 	if l.Page != nil {
 		scope = fmt.Sprintf(" on or from %q (%s)", l.Page.Title, l.Page.Path)
 	}
-	o.Note("%d %s%s", l.Findings, lintPlural(l.Findings, "finding", "findings"), scope)
+	o.Note("%d %s%s%s", l.Findings, lintPlural(l.Findings, "finding", "findings"), scope, lintFound(l))
 	if !l.Full && l.Findings > 0 {
 		o.Note("a summary: --category NAME lists one category with the pages linking to each finding, --full every category (--limit, --offset to page)")
 	} else if more {
@@ -210,4 +210,23 @@ func Lint(o *Output, l *ops.LintOut) error {
 		}
 	}
 	return nil
+}
+
+// lintFound names the categories in scope that have findings, with their
+// counts (": orphans 1, broken_links 2"), or "" when there are none or
+// the report is of one category.
+func lintFound(l *ops.LintOut) string {
+	if l.Category != "" {
+		return ""
+	}
+	var found []string
+	for _, c := range ops.LintCategoryList() {
+		if n := l.Counts.Of(c.Name); n > 0 {
+			found = append(found, fmt.Sprintf("%s %d", c.Name, n))
+		}
+	}
+	if len(found) == 0 {
+		return ""
+	}
+	return ": " + strings.Join(found, ", ")
 }

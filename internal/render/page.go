@@ -251,6 +251,16 @@ func PageWrite(o *Output, p *ops.WritePageOut) error {
 	return nil
 }
 
+// outlineAsked reports whether page get was asked for the outline
+// (--outline), not given it for a page over the size bound.
+func outlineAsked(in []byte) bool {
+	var v struct {
+		Outline bool `json:"outline"`
+	}
+	json.Unmarshal(in, &v)
+	return v.Outline
+}
+
 // maxOutlineShown bounds the headings a pipe's error names.
 const maxOutlineShown = 20
 
@@ -265,6 +275,22 @@ func pageOutline(o *Output, p *ops.GetPageOut) error {
 	var heads []string
 	for _, h := range p.Outline {
 		heads = append(heads, fmt.Sprintf("%s (line %d, %d bytes)", h.Heading, h.Line, h.Bytes))
+	}
+	if outlineAsked(o.in) {
+		// asked for: the outline in a pipe too, one heading a row
+		rows := make([][]string, 0, len(p.Outline))
+		for _, h := range p.Outline {
+			rows = append(rows, []string{strconv.Itoa(h.Line), strconv.Itoa(h.Bytes), h.Heading})
+		}
+		if o.tty {
+			o.Printf("%s  %s\n", o.st.Title.Render(p.Title), o.st.Dim.Render(fmt.Sprintf("%s · %s · %d bytes · sha256 %s", p.Type, p.Path, p.Size, p.SHA256[:12])))
+		}
+		o.table([]col{numCol("LINE"), numCol("BYTES"), flexCol("HEADING")}, rows)
+		if p.OutlineTotal > len(p.Outline) {
+			o.Note("%d more headings", p.OutlineTotal-len(p.Outline))
+		}
+		o.Note("%s: %d bytes of content, sha256 %s; --section HEADING reads one section", what, p.ContentBytes, p.SHA256)
+		return nil
 	}
 	if !o.tty {
 		named := heads[:min(len(heads), maxOutlineShown)]

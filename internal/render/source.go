@@ -29,6 +29,15 @@ func stateFilter(in []byte) []string {
 	return out
 }
 
+// pathFilterOf is source list's path filter as asked for ("" for none).
+func pathFilterOf(in []byte) string {
+	var v struct {
+		Path string `json:"path"`
+	}
+	json.Unmarshal(in, &v)
+	return strings.TrimSpace(v.Path)
+}
+
 // shortTime shows an RFC 3339 time to the minute, in UTC, on a terminal
 // ("2026-12-01 09:26 UTC"); JSON and pipes keep the full value.
 func shortTime(ts string) string {
@@ -146,9 +155,18 @@ func SourceList(o *Output, l *ops.ListSourcesOut) error {
 	}
 	in := " in " + vault.SourcesDir + "/"
 	summary := plural(n, "source"+in, "sources"+in) + counts
-	if states := stateFilter(o.in); len(states) > 0 {
+	states, pathFilter := stateFilter(o.in), pathFilterOf(o.in)
+	if len(states) > 0 || pathFilter != "" {
 		// what was asked for, then the whole picture
-		summary = fmt.Sprintf("%s (of %s%s)", plural(l.Total, cliargs.OrList(states)+" source", cliargs.OrList(states)+" sources"), plural(n, "source", "sources"), counts)
+		what := "source"
+		if len(states) > 0 {
+			what = cliargs.OrList(states) + " source"
+		}
+		asked := plural(l.Total, what, what+"s")
+		if pathFilter != "" {
+			asked += fmt.Sprintf(" matching --path %q", pathFilter)
+		}
+		summary = fmt.Sprintf("%s (of %s%s)", asked, plural(n, "source", "sources"), counts)
 	}
 	o.Note("%s", summary)
 	if len(l.Sources) < l.Total {

@@ -161,6 +161,7 @@ func TestServe_REST(t *testing.T) {
 		{"clamped depth", ro, "GET", "/graph/neighborhood?title=Home&depth=5", "", nil, 200, `"depth":2`},
 		{"unknown query parameter", ro, "GET", "/pages?limit=2&bogus=1&zap=2", "", nil, 400, `unknown query parameter \"bogus\", \"zap\"; valid: limit, offset, tag, type`},
 		{"bad integer", ro, "GET", "/pages?limit=many", "", nil, 400, `\"limit\" must be an integer`},
+		{"sources by path", ro, "GET", "/sources?path=no-such-source", "", nil, 200, `"total":0,`},
 		{"repeated scalar", ro, "GET", "/pages?limit=1&limit=2", "", nil, 400, "given 2 times"},
 		{"no route", ro, "GET", "/nope", "", nil, 404, "no route GET /nope"},
 		{"wrong method", ro, "DELETE", "/status", "", nil, 405, "DELETE is not allowed on /status"},
