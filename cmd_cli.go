@@ -42,9 +42,23 @@ func commandRank(path string) int {
 	return len(commandOrder)
 }
 
-// buildCommands generates one command per operation row with a CLI path,
-// grouping multi-word paths under group commands.
-func buildCommands() []*cli.Command {
+// buildCommandsFor generates one command per operation row with a CLI
+// path, grouping multi-word paths under group commands, and adds the
+// extra commands. For a command line that names the top-level command
+// verb it builds that command only (what a verb's run, its help and its
+// errors look at); all of them when verb is "" or names none.
+// Building every verb's flags costs each command about a millisecond.
+func buildCommandsFor(verb string) []*cli.Command {
+	if verb != "" {
+		if top := buildCommandsOnly(verb); len(top) > 0 {
+			return top
+		}
+	}
+	return buildCommandsOnly("")
+}
+
+// buildCommandsOnly builds the top-level commands named verb ("": all).
+func buildCommandsOnly(verb string) []*cli.Command {
 	var top []*cli.Command
 	groups := map[string]*cli.Command{}
 	for _, op := range ops.Table() {
@@ -52,6 +66,9 @@ func buildCommands() []*cli.Command {
 			continue
 		}
 		words := strings.Fields(op.CLI)
+		if verb != "" && words[0] != verb {
+			continue
+		}
 		cmd := opCommand(op, words[len(words)-1])
 		if len(words) == 1 {
 			top = append(top, cmd)
@@ -71,6 +88,9 @@ func buildCommands() []*cli.Command {
 		}
 	})
 	for _, c := range extraCommands {
+		if verb != "" && c.Name != verb {
+			continue
+		}
 		if g := groups[c.Name]; g != nil {
 			g.Subcommands = append(g.Subcommands, c.Subcommands...)
 			continue
@@ -541,7 +561,7 @@ func runOp(c *cli.Context, op *ops.Op, raw []byte) error {
 // vault, or in this process (invokeVerb, cmd_socket.go). Tests replace it.
 var invoke = invokeVerb
 
-// wrapExtra wraps extraCommands once (buildCommands runs for every app).
+// wrapExtra wraps extraCommands once (buildCommandsFor runs for every app).
 var wrapExtra sync.Once
 
 // collectsGarbage makes a command that is no operation row (serve, init,

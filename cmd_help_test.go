@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"strings"
 	"testing"
@@ -72,7 +73,8 @@ func TestHelp_EveryVerb(t *testing.T) {
 			if !hasJSON(c) {
 				t.Errorf("`synapse %s` does not take --json", path)
 			}
-			if !strings.Contains(c.CustomHelpTemplate, "EXAMPLES:") || !strings.Contains(c.CustomHelpTemplate, "EXIT CODES:\n   0  ok") {
+			if text := verbHelp(path); !strings.Contains(c.CustomHelpTemplate, `{{verbHelp "`+path+`"}}`) ||
+				!strings.Contains(text, "EXAMPLES:") || !strings.Contains(text, "EXIT CODES:\n   0  ok") {
 				t.Errorf("%s: the help template lacks its sections", path)
 			}
 		}
@@ -97,6 +99,50 @@ func TestHelp_Rendered(t *testing.T) {
 			if !strings.Contains(out.String(), want) {
 				t.Errorf("%v lacks %q:\n%s", args, want, out.String())
 			}
+		}
+	}
+}
+
+// TestBuildCommandsFor_SameAsFull: a command line that names a verb gets
+// that command as the full tree has it (its subcommands, flags and help
+// template), and nothing else; one that names none, or help, gets all.
+func TestBuildCommandsFor_SameAsFull(t *testing.T) {
+	shape := func(c *cli.Command) string {
+		var b strings.Builder
+		var walk func(c *cli.Command, depth int)
+		walk = func(c *cli.Command, depth int) {
+			fmt.Fprintf(&b, "%*s%s %q", depth, "", c.Name, c.CustomHelpTemplate)
+			for _, f := range c.Flags {
+				fmt.Fprintf(&b, " %v", f.Names())
+			}
+			b.WriteString("\n")
+			for _, s := range c.Subcommands {
+				walk(s, depth+1)
+			}
+		}
+		walk(c, 0)
+		return b.String()
+	}
+	full := newApp(strings.NewReader(""), io.Discard, io.Discard)
+	for _, c := range full.Commands {
+		app := newAppFor(strings.NewReader(""), io.Discard, io.Discard, verbOf([]string{"synapse", "--vault", "v", c.Name, "--json"}))
+		if c.Name == "help" {
+			if len(app.Commands) != len(full.Commands) {
+				t.Errorf("help: %d commands, want all %d", len(app.Commands), len(full.Commands))
+			}
+			continue
+		}
+		if len(app.Commands) != 2 || app.Commands[1].Name != "help" {
+			t.Errorf("%s: commands %d, want it and help", c.Name, len(app.Commands))
+			continue
+		}
+		if got, want := shape(app.Commands[0]), shape(c); got != want {
+			t.Errorf("%s alone:\n%s\nin the full tree:\n%s", c.Name, got, want)
+		}
+	}
+	for _, args := range [][]string{{"synapse"}, {"synapse", "--vault", "status"}, {"synapse", "nosuch"}, {"synapse", "--json", "--", "search"}} {
+		if app := newAppFor(strings.NewReader(""), io.Discard, io.Discard, verbOf(args)); len(app.Commands) != len(full.Commands) {
+			t.Errorf("%v: %d commands, want all %d", args, len(app.Commands), len(full.Commands))
 		}
 	}
 }

@@ -37,6 +37,7 @@ func invokeVerb(c *cli.Context, v *vault.Vault, op *ops.Op, raw []byte, o *rende
 	timing := sockTiming(c)
 	deadline := time.Now().Add(timing.LockWait)
 	var why error // why the socket did not take the operation, if worth saying
+	first := true
 	for {
 		if !op.Local {
 			out, err := forwardVerb(c, v, op, raw, o)
@@ -60,6 +61,13 @@ func invokeVerb(c *cli.Context, v *vault.Vault, op *ops.Op, raw []byte, o *rende
 				return nil, errs.Wrap(errs.Unavailable, err, "the server holding the vault stopped while running `synapse %s`; it may or may not have taken effect, check before running it again", op.CLI)
 			default:
 				return nil, err
+			}
+		}
+		if first {
+			// a read the vault's file monitor answers when nothing changed
+			first = false
+			if out, ok, err := monitorVerb(c, v, op, in, raw); ok {
+				return out, err
 			}
 		}
 		if op.Scans || op.Rescans || op.Concurrent {
@@ -143,15 +151,23 @@ func forwardVerb(c *cli.Context, v *vault.Vault, op *ops.Op, raw []byte, o *rend
 	if err != nil {
 		return nil, err
 	}
+	return replyResult(c, op, r, "server")
+}
+
+// replyResult is the result of op that another process (a server, the
+// vault's file monitor) sent in r, in the form runOp prints: its JSON as
+// is for --json (and for verbs without a renderer), else the typed
+// result.
+func replyResult(c *cli.Context, op *ops.Op, r *sock.Reply, who string) (any, error) {
 	if globalsOf(c).json || rendererFor(op) == nil {
 		return json.RawMessage(r.Result), nil
 	}
 	out := reflect.New(op.Out).Interface()
 	if err := json.Unmarshal(r.Result, out); err != nil {
-		return nil, errs.Wrap(errs.Internal, err, "decode the server's answer: %v", err)
+		return nil, errs.Wrap(errs.Internal, err, "decode the %s's answer: %v", who, err)
 	}
 	if err := sock.RestoreFrontmatter(out, r.Frontmatter); err != nil {
-		return nil, errs.Wrap(errs.Internal, err, "decode the server's answer: %v", err)
+		return nil, errs.Wrap(errs.Internal, err, "decode the %s's answer: %v", who, err)
 	}
 	return out, nil
 }

@@ -22,8 +22,10 @@ import (
 // the file monitor on: the first verb starts it, a later one finds it
 // answering (status says so), and then a page edited by hand 10 ms
 // before a search — in place, renamed, deleted — is in that search's
-// answer, every time. The monitor is stopped at the end, leaving nothing
-// running.
+// answer, every time. With nothing changed, the monitor runs read-only
+// verbs itself (status says how many it answered); one run right after
+// an edit is declined and runs in the CLI, which indexes the edit. The
+// monitor is stopped at the end, leaving nothing running.
 func TestFreshMonitor_HandEditJustBeforeSearch(t *testing.T) {
 	bin := synapseBinary(t)
 	v := filepath.Join(t.TempDir(), "v")
@@ -59,6 +61,8 @@ func TestFreshMonitor_HandEditJustBeforeSearch(t *testing.T) {
 		PID     int    `json:"monitor_pid"`
 		Changed int    `json:"changed"`
 		Indexed bool   `json:"indexed"`
+		By      string `json:"answered_by"`
+		Answers int    `json:"monitor_answers"`
 	}
 	status := func() freshness {
 		var st struct {
@@ -93,20 +97,42 @@ func TestFreshMonitor_HandEditJustBeforeSearch(t *testing.T) {
 		}
 		return paths
 	}
+	// nothing changed: the monitor answers (status, then a search)
+	answers := 0
+	for deadline := time.Now().Add(time.Minute); answers == 0; {
+		if f := status(); f.By == "monitor" && f.PID == pid {
+			answers = f.Answers
+		} else if time.Now().After(deadline) {
+			t.Fatalf("the file monitor never answered a verb: %+v", f)
+		}
+	}
+	if got := hits("weaving"); len(got) != 1 {
+		t.Fatalf("search weaving → %v", got)
+	}
+	if f := status(); f.By != "monitor" || f.Answers != answers+2 {
+		t.Fatalf("status after a search with nothing changed: %+v, want the search and status answered by the monitor (%d before)", f, answers)
+	}
 	for i := range 10 {
 		word := fmt.Sprintf("zanzibar%d", i)
 		write("# Loom\nA weaving machine, " + word + ".\n")
 		time.Sleep(10 * time.Millisecond)
 		if i%2 == 1 {
 			// what the monitor reported, and nothing else, was checked
-			if f := status(); f.Mode != "monitor" || f.PID != pid || f.Changed != 1 || !f.Indexed {
-				t.Fatalf("edit %d: status's freshness %+v, want the edit found by monitor %d", i, f, pid)
+			if f := status(); f.Mode != "monitor" || f.PID != pid || f.Changed != 1 || !f.Indexed || f.By != "" {
+				t.Fatalf("edit %d: status's freshness %+v, want the edit found by monitor %d and indexed by the CLI", i, f, pid)
 			}
 			continue
 		}
 		if got := hits(word); len(got) != 1 || got[0] != "wiki/concepts/loom.md" {
 			t.Fatalf("edit %d: search %s → %v, want the page edited 10 ms before", i, word, got)
 		}
+		// indexed by that search: the monitor answers the next one
+		if got := hits(word); len(got) != 1 || got[0] != "wiki/concepts/loom.md" {
+			t.Fatalf("edit %d: search %s again → %v", i, word, got)
+		}
+	}
+	if f := status(); f.By != "monitor" || f.Answers <= answers+2 {
+		t.Fatalf("after the edits: %+v, want searches answered by the monitor", f)
 	}
 	moved := filepath.Join(v, "wiki", "entities", "loom.md")
 	if err := os.MkdirAll(filepath.Dir(moved), 0o755); err != nil {

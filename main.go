@@ -12,6 +12,7 @@ import (
 	"os/signal"
 	"runtime/debug"
 	"runtime/pprof"
+	"strings"
 	"syscall"
 
 	"github.com/synapse-wiki/synapse/errs"
@@ -100,7 +101,7 @@ func runMain(timing sock.Timing, exit func(int), args []string, stdin io.Reader,
 	ops.Version = version
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	app := newApp(stdin, stdout, stderr)
+	app := newAppFor(stdin, stdout, stderr, verbOf(args))
 	app.Metadata = map[string]any{typedArgsKey: args, sockTimingKey: timing, exitKey: exit}
 	err := app.RunContext(ctx, cliargs.Permute(app, args))
 	if err == nil {
@@ -110,6 +111,31 @@ func runMain(timing sock.Timing, exit func(int), args []string, stdin io.Reader,
 }
 
 func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
+	return newAppFor(stdin, stdout, stderr, "")
+}
+
+// verbOf is the top-level command a command line names ("": none, or
+// help, which looks at every command), after the global flags.
+func verbOf(args []string) string {
+	for i := 1; i < len(args); i++ {
+		switch a := args[i]; {
+		case a == "--":
+			return ""
+		case a == "--vault" || a == "-vault":
+			i++ // its value
+		case strings.HasPrefix(a, "-"):
+		case a == "help":
+			return ""
+		default:
+			return a
+		}
+	}
+	return ""
+}
+
+// newAppFor is newApp with the commands that a command line naming the
+// top-level command verb needs (buildCommandsFor).
+func newAppFor(stdin io.Reader, stdout, stderr io.Writer, verb string) *cli.App {
 	app := &cli.App{
 		Name:    "synapse",
 		Usage:   "a fast, safe substrate for LLM-maintained markdown wikis",
@@ -134,7 +160,7 @@ VAULT:
    the working directory that holds .synapse/. Create one with 'synapse init DIR'.
 `,
 	}
-	app.Commands = append(buildCommands(), helpCommand())
+	app.Commands = append(buildCommandsFor(verb), helpCommand())
 	// urfave adds --help only when no command is named help
 	app.Flags = append(app.Flags, cli.HelpFlag)
 	applyVerbHelp("", app.Commands)

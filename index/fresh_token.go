@@ -6,6 +6,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
 	"github.com/synapse-wiki/synapse/store"
 	"github.com/synapse-wiki/synapse/vault"
@@ -52,7 +53,9 @@ func (ix *Indexer) SaveMonitorToken(token string) error {
 		return err
 	}
 	p := ix.Vault.Abs(MonitorTokenFile)
-	tmp := p + "." + strconv.Itoa(os.Getpid()) + ".tmp"
+	// one temporary name per call: the file monitor may save from two
+	// verbs at once
+	tmp := p + "." + strconv.Itoa(os.Getpid()) + "-" + strconv.FormatUint(tokenSaves.Add(1), 10) + ".tmp"
 	if err := os.WriteFile(tmp, fmt.Appendf(nil, "1 %s %d %d\n", token, ino, commits), 0o600); err != nil {
 		return err
 	}
@@ -62,6 +65,9 @@ func (ix *Indexer) SaveMonitorToken(token string) error {
 	}
 	return nil
 }
+
+// tokenSaves counts SaveMonitorToken's calls in this process.
+var tokenSaves atomic.Uint64
 
 // storeIdent names the store: its file's inode and its commit count.
 func (ix *Indexer) storeIdent() (ino, commits uint64, err error) {

@@ -3,6 +3,7 @@ package ops
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/synapse-wiki/synapse/errs"
@@ -102,6 +103,12 @@ type OpenOptions struct {
 	// Monitor is the vault's file monitor, asked by Fresh which files
 	// changed (ops/fresh_monitor.go); nil checks the files by stat.
 	Monitor FreshMonitor
+	// NeverWrite opens the store read-only and keeps it so: whatever would
+	// take the write lock (a first scan, a search index to rebuild, the
+	// review queue to replay, a move to finish, files changed since the
+	// last scan to index) fails the open with ErrNeedsWriter instead. The
+	// vault's file monitor opens the store so to answer a verb for a CLI.
+	NeverWrite bool
 	// Detachable says nothing else in this process uses the Env (a CLI
 	// verb run alone): an operation that waits on something outside the
 	// vault for long (embed, on the provider) may close the store for the
@@ -117,6 +124,10 @@ type OpenOptions struct {
 // reader still answers when another process holds it), read-only on a
 // read-only file system when o allows it (o.ReadOnly is then set).
 func openEnvStore(v *vault.Vault, o *OpenOptions) (s *store.Store, needScan, rebuild bool, err error) {
+	if o.NeverWrite {
+		s, err := openNoWrite(v, o)
+		return s, false, false, err
+	}
 	open := func(ro bool) (*store.Store, error) {
 		return store.Open(v.Abs(vault.DBFile), store.Options{ReadOnly: ro, Timeout: o.Timeout, Holder: o.Holder})
 	}
@@ -162,6 +173,41 @@ func openEnvStore(v *vault.Vault, o *OpenOptions) (s *store.Store, needScan, reb
 		}
 	}
 	return s, needScan, rebuild, err
+}
+
+// ErrNeedsWriter is the error of an open with OpenOptions.NeverWrite
+// that would have to write first.
+var ErrNeedsWriter = errors.New("the store needs a writer first")
+
+// openNoWrite is openEnvStore for OpenOptions.NeverWrite.
+func openNoWrite(v *vault.Vault, o *OpenOptions) (*store.Store, error) {
+	o.ReadOnly = true
+	s, err := store.Open(v.Abs(vault.DBFile), store.Options{ReadOnly: true, Timeout: o.Timeout, Holder: o.Holder})
+	if err != nil {
+		return nil, err
+	}
+	why := ""
+	_ = s.View(func(tx *store.Tx) error {
+		_, scanned := tx.LastScan()
+		replay, err := queueStale(tx, v.Files())
+		switch {
+		case !scanned:
+			why = "never scanned"
+		case search.NeedsRebuild(tx):
+			why = "its search index is to be rebuilt"
+		case replay || err != nil:
+			why = "its review queue is behind the journal"
+		}
+		return nil
+	})
+	if why == "" && pendingMove(v) {
+		why = "a move is to be finished"
+	}
+	if why != "" {
+		s.Close()
+		return nil, fmt.Errorf("%w: %s", ErrNeedsWriter, why)
+	}
+	return s, nil
 }
 
 // OpenEnv opens the store of v. A store that has never completed a scan is

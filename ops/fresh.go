@@ -30,6 +30,12 @@ type Freshness struct {
 	// command: every file was checked once more).
 	MonitorPID int    `json:"monitor_pid,omitempty"`
 	Monitor    string `json:"monitor,omitempty"`
+	// AnsweredBy is "monitor" when the file monitor ran the verb for the
+	// CLI (nothing had changed that was not indexed: the CLI neither
+	// opened the store nor started its own search), and MonitorAnswers
+	// how many verbs it has answered so, this one included.
+	AnsweredBy     string `json:"answered_by,omitempty"`
+	MonitorAnswers int    `json:"monitor_answers,omitempty"`
 }
 
 // envCheckFiles overrides the `freshness: max_files` configuration;
@@ -72,6 +78,9 @@ func (e *Env) freshen(ctx context.Context, o OpenOptions, cfg *vault.Config, max
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
+		if o.NeverWrite {
+			return err // not vouched for: no answer
+		}
 		e.note(o, "could not check for files changed since the last scan: %v", err)
 		return nil
 	}
@@ -84,6 +93,9 @@ func (e *Env) freshen(ctx context.Context, o OpenOptions, cfg *vault.Config, max
 	if !st.NeedsWrite() {
 		e.saveToken(fc)
 		return nil
+	}
+	if o.NeverWrite {
+		return fmt.Errorf("%w: %s changed since the last scan", ErrNeedsWriter, filesCount(max(st.Count(), 1)))
 	}
 	if e.Store.ReadOnly() {
 		path := e.Vault.Abs(vault.DBFile)

@@ -58,6 +58,14 @@ func monitorSetting(cfg *vault.Config) (string, error) {
 	return "", errs.E(errs.Invalid, "%s: %q is not auto, on or off", where, m)
 }
 
+// MonitorOff reports whether the freshness.monitor setting (or
+// SYNAPSE_FRESH_MONITOR) turns the file monitor off, or is not valid: a
+// CLI then hands no verb to a running monitor either.
+func MonitorOff(cfg *vault.Config) bool {
+	m, err := monitorSetting(cfg)
+	return err != nil || m == "off"
+}
+
 // freshCheck is what the freshness check compared, and the monitor token
 // the index is current to once it has indexed what the check found ("":
 // no monitor answered).

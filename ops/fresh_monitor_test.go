@@ -3,6 +3,7 @@ package ops
 import (
 	"context"
 	"errors"
+	"os"
 	"slices"
 	"testing"
 	"time"
@@ -140,5 +141,56 @@ func TestFresh_MonitorFullWrite(t *testing.T) {
 	defer r.Close()
 	if tok := r.Index.MonitorToken(); tok != "run:2" {
 		t.Fatalf("after a read verb's check: token %q, want run:2", tok)
+	}
+}
+
+// TestFresh_NeverWrite: an open that must not write (the file monitor
+// answering a verb) answers when the monitor's paths are indexed as they
+// are, and otherwise fails with ErrNeedsWriter without indexing anything:
+// an edit it was told of, a move to finish. A writer holding the store
+// fails it at once, without a wait.
+func TestFresh_NeverWrite(t *testing.T) {
+	v := monitoredVault(t, "")
+	m := &fakeMonitor{full: true}
+	monitoredRead(t, v, m, "loom") // the token holds from now on
+	open := func() (*Env, error) {
+		return OpenEnv(context.Background(), v, OpenOptions{NeverWrite: true, Fresh: true, Timeout: time.Nanosecond, Monitor: m})
+	}
+	e, err := open()
+	if err != nil {
+		t.Fatalf("nothing changed: %v", err)
+	}
+	out, err := searchWiki(context.Background(), e, &SearchIn{Query: "weaving", K: 10})
+	if err != nil || len(out.Hits) != 1 || e.Fresh.Mode != "monitor" || !e.Store.ReadOnly() {
+		t.Fatalf("nothing changed: %v, %+v, read-only %v", err, e.Fresh, e.Store.ReadOnly())
+	}
+	e.Close()
+
+	testvault.Write(t, v, "wiki/concepts/loom.md", "# Loom\nA weaving machine read by punched cards.\n")
+	m.paths = []string{"wiki/concepts/loom.md"}
+	if _, err := open(); !errors.Is(err, ErrNeedsWriter) {
+		t.Fatalf("after an edit: %v, want ErrNeedsWriter", err)
+	}
+	m.paths = []string{"wiki/concepts/loom.md"} // reported again: nothing was indexed
+	if hits, f := monitoredRead(t, v, m, "punched"); hits != 1 || !f.Indexed || f.Changed != 1 {
+		t.Fatalf("the read after: %d hits, %+v; want the edit indexed by it", hits, f)
+	}
+
+	testvault.Write(t, v, moveJournalFile, "{}\n")
+	if _, err := open(); !errors.Is(err, ErrNeedsWriter) {
+		t.Fatalf("a move to finish: %v, want ErrNeedsWriter", err)
+	}
+	if err := os.Remove(v.Abs(moveJournalFile)); err != nil {
+		t.Fatal(err)
+	}
+
+	w, err := OpenEnv(context.Background(), v, OpenOptions{Holder: "test writer"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	start := time.Now()
+	if _, err := open(); err == nil || time.Since(start) > time.Second {
+		t.Fatalf("beside a writer: %v after %v, want a failure at once", err, time.Since(start))
 	}
 }

@@ -201,6 +201,16 @@ func Lookup(name string) *Op {
 	return nil
 }
 
+// ByCLI returns the operation behind a CLI path ("page get").
+func ByCLI(path string) *Op {
+	for _, op := range table {
+		if op.CLI == path && path != "" {
+			return op
+		}
+	}
+	return nil
+}
+
 // ByTool returns the operation behind an MCP tool name.
 func ByTool(tool string) *Op {
 	for _, op := range table {

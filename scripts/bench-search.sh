@@ -24,7 +24,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 command -v rg >/dev/null || { echo "ripgrep (rg) is not installed: apt-get install -y ripgrep" >&2; exit 2; }
 
 bin=$(mktemp -d)/synapse
-(cd "$root" && go build -o "$bin" .)
+(cd "$root" && CGO_ENABLED=0 go build -tags urfave_cli_no_docs -o "$bin" .) # as the README installs it
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp" "$(dirname "$bin")"' EXIT
 

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/synapse-wiki/synapse/errs"
@@ -181,19 +182,54 @@ func checkFile(path string) string {
 // check reads what every open can afford: the file reaches as far as its
 // pages say, and the root page and the first and last leaves of every
 // bucket read. A failure is the damage error.
+//
+// A process that opens the same file again (the vault's file monitor
+// opens it for every verb it answers) reads the leaves again only when
+// the file changed since it last read them whole: another file, size,
+// mtime or last transaction.
 func (s *Store) check() error {
 	return s.View(func(tx *Tx) error {
 		st, err := os.Stat(s.path)
 		if err == nil && st.Size() < tx.tx.Size() {
 			return damagedError(s.path, fmt.Sprintf("the file was cut short: %d bytes where its pages reach %d", st.Size(), tx.tx.Size()))
 		}
-		return tx.tx.ForEach(func(name []byte, b *bolt.Bucket) error {
+		if err == nil && checked.same(s.path, st, tx.tx.ID()) {
+			return nil
+		}
+		err = tx.tx.ForEach(func(name []byte, b *bolt.Bucket) error {
 			c := b.Cursor()
 			c.First()
 			c.Last()
 			return nil
 		})
+		if err == nil && st != nil {
+			checked.set(s.path, st, tx.tx.ID())
+		}
+		return err
 	})
+}
+
+// checked is the file this process last checked whole (Store.check).
+var checked checkMemo
+
+type checkMemo struct {
+	mu   sync.Mutex
+	path string
+	st   os.FileInfo
+	txid int
+}
+
+func (m *checkMemo) same(path string, st os.FileInfo, txid int) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.st != nil && m.path == path && m.txid == txid && os.SameFile(m.st, st) &&
+		m.st.Size() == st.Size() && m.st.ModTime().Equal(st.ModTime())
+}
+
+func (m *checkMemo) set(path string, st os.FileInfo, txid int) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.path, m.st, m.txid = path, st, txid
 }
 
 // Healed describes a store rebuilt because its file was damaged.

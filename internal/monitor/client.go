@@ -29,6 +29,10 @@ type Answer struct {
 	Folders int `json:"folders,omitempty"`
 	// Error says why the monitor could not answer.
 	Error string `json:"error,omitempty"`
+	// Reply is the reply of a verb the monitor ran (AskOp); Declined says
+	// why it did not run it.
+	Reply    json.RawMessage `json:"reply,omitempty"`
+	Declined string          `json:"declined,omitempty"`
 	// PID is the monitor's process.
 	PID int `json:"-"`
 }
@@ -40,6 +44,8 @@ var (
 	// ErrVersion: the monitor runs another version of synapse; Ask asked
 	// it to quit.
 	ErrVersion = errors.New("the monitor runs another version of synapse")
+	// ErrDeclined: the monitor did not run the verb (AskOp).
+	ErrDeclined = errors.New("the monitor declined")
 )
 
 // ClientOptions tune Ask.
@@ -86,6 +92,50 @@ func Ask(ctx context.Context, root, token string, o ClientOptions) (*Answer, err
 	}
 	a.PID = h.PID
 	return &a, nil
+}
+
+// OpTimeout bounds a request to run a verb (AskOp) when
+// ClientOptions.Timeout is zero.
+const OpTimeout = opDeadline
+
+// AskOp asks the monitor of the vault at root to run a read-only verb:
+// op is the request, passed to the monitor's Options.Serve as is. It
+// returns the verb's reply; every error means the verb did not run there
+// and the caller runs it itself: ErrNotRunning, ErrVersion (the monitor
+// was asked to quit), ErrDeclined (with the monitor's reason: files
+// changed since the index was last brought up to date, the store busy),
+// or a failure to talk to it. It never starts a monitor.
+func AskOp(ctx context.Context, root string, op json.RawMessage, o ClientOptions) (json.RawMessage, error) {
+	if o.Timeout <= 0 {
+		o.Timeout = OpTimeout
+	}
+	c, h, err := dial(ctx, root, o)
+	if err != nil {
+		return nil, err
+	}
+	defer c.Close()
+	if h.Monitor != o.Version {
+		json.NewEncoder(c).Encode(request{Quit: true})
+		return nil, fmt.Errorf("%w (%s, this is %s)", ErrVersion, h.Monitor, o.Version)
+	}
+	stop := context.AfterFunc(ctx, func() { c.Close() })
+	defer stop()
+	if err := json.NewEncoder(c).Encode(request{Op: op}); err != nil {
+		return nil, fmt.Errorf("ask the monitor: %w", err)
+	}
+	var a Answer
+	if err := json.NewDecoder(c).Decode(&a); err != nil {
+		return nil, fmt.Errorf("the monitor's answer: %w", err)
+	}
+	switch {
+	case a.Declined != "":
+		return nil, fmt.Errorf("%w: %s", ErrDeclined, a.Declined)
+	case a.Error != "":
+		return nil, fmt.Errorf("the monitor could not answer: %s", a.Error)
+	case a.Reply == nil:
+		return nil, errors.New("the monitor's answer: no reply")
+	}
+	return a.Reply, nil
 }
 
 // Quit asks the monitor of the vault at root, if one runs, to exit (a

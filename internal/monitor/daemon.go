@@ -33,6 +33,17 @@ var (
 	flushTimeout = 2 * time.Second // a cookie's event, once created
 )
 
+// A verb run for a client (Options.Serve): past opTimeout its context
+// ends; the connection is cut at opDeadline whatever happens.
+const (
+	opTimeout  = 15 * time.Second
+	opDeadline = 20 * time.Second
+)
+
+// maxOps bounds the verbs a monitor runs at once: more are declined
+// (their clients run them themselves).
+const maxOps = 2
+
 // ErrRunning says another monitor already watches the vault.
 var ErrRunning = errors.New("a monitor already watches this vault")
 
@@ -51,7 +62,31 @@ type Options struct {
 	Addr func(path string) (addr string, release func(), err error)
 	// Log receives what the monitor does (nil: nothing).
 	Log *log.Logger
+	// Serve, when set, answers a request to run a read-only verb (AskOp):
+	// it gets the request as the client sent it and the monitor's view of
+	// the vault, after the flush that makes that view current, and returns
+	// the verb's reply, or why it declines (the client then runs the verb
+	// itself). It must not hold anything of the vault once it returns, and
+	// must give up when ctx ends.
+	Serve func(ctx context.Context, req json.RawMessage, v View) (reply json.RawMessage, declined string)
 }
+
+// View is what a Serve handler knows of the monitor.
+type View struct{ d *daemon }
+
+// Since is the change log's answer to "what changed since token" (as
+// Ask's): the token for now, the paths changed after token, or full when
+// it cannot say. It is current to the request: every change finished
+// before the request came is in it.
+func (v View) Since(token string) (tok string, paths []string, full bool) {
+	return v.d.log.since(token)
+}
+
+// Answered is how many verbs this monitor answered before this one.
+func (v View) Answered() int { return int(v.d.answered.Load()) }
+
+// PID is the monitor's process.
+func (v View) PID() int { return v.d.hello.PID }
 
 // hello is the monitor's first line on every connection.
 type hello struct {
@@ -68,6 +103,9 @@ type request struct {
 	Status bool `json:"status,omitempty"`
 	// Quit asks the monitor to exit (a CLI of another version, serve).
 	Quit bool `json:"quit,omitempty"`
+	// Op asks the monitor to run a read-only verb (AskOp): it is passed
+	// to Options.Serve as is.
+	Op json.RawMessage `json:"op,omitempty"`
 }
 
 // Run runs the monitor of the vault at root until it has had no question
@@ -113,7 +151,7 @@ func Run(ctx context.Context, root string, o Options) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	go w.run(ctx)
-	d := &daemon{w: w, log: changes, o: o, cancel: cancel,
+	d := &daemon{w: w, log: changes, o: o, ctx: ctx, cancel: cancel, ops: make(chan struct{}, maxOps),
 		hello: hello{Monitor: o.Version, PID: os.Getpid(), Instance: changes.instance, Started: time.Now().UTC()}}
 	d.last.Store(time.Now().UnixNano())
 	logf("monitor: watching %s (%d folders), pid %d", root, w.folders(), os.Getpid())
@@ -137,9 +175,14 @@ type daemon struct {
 	log    *changeLog
 	o      Options
 	hello  hello
+	ctx    context.Context // ends when the monitor stops (a verb it runs stops too)
 	cancel context.CancelFunc
 	last   atomic.Int64 // when the last question came, UnixNano
 	quit   atomic.Bool
+	// ops holds a token for each verb running (Options.Serve); answered
+	// counts the verbs answered
+	ops      chan struct{}
+	answered atomic.Int64
 }
 
 // wait returns why the monitor stops: idle, asked to quit, its socket
@@ -210,6 +253,11 @@ func (d *daemon) serve(c net.Conn) {
 		return
 	}
 	d.last.Store(time.Now().UnixNano())
+	if req.Op != nil {
+		c.SetDeadline(time.Now().Add(opDeadline))
+		enc.Encode(d.runOp(req.Op))
+		return
+	}
 	var a Answer
 	if err := d.w.flush(context.Background(), flushTimeout); err != nil {
 		a.Error = err.Error()
@@ -220,6 +268,32 @@ func (d *daemon) serve(c net.Conn) {
 		a.Folders = d.w.folders()
 	}
 	enc.Encode(a)
+}
+
+// runOp answers a request to run a verb: declined when the monitor
+// serves none, runs too many already or cannot make its view current;
+// else Options.Serve's reply.
+func (d *daemon) runOp(op json.RawMessage) Answer {
+	if d.o.Serve == nil {
+		return Answer{Declined: "this monitor runs no verbs"}
+	}
+	select {
+	case d.ops <- struct{}{}:
+		defer func() { <-d.ops }()
+	default:
+		return Answer{Declined: "the monitor is busy"}
+	}
+	ctx, cancel := context.WithTimeout(d.ctx, opTimeout)
+	defer cancel()
+	if err := d.w.flush(ctx, flushTimeout); err != nil {
+		return Answer{Declined: err.Error()}
+	}
+	reply, declined := d.o.Serve(ctx, op, View{d})
+	if declined != "" {
+		return Answer{Declined: declined}
+	}
+	d.answered.Add(1)
+	return Answer{Reply: reply}
 }
 
 // listen binds the socket (a stale one, left by a monitor that was

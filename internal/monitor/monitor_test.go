@@ -36,9 +36,15 @@ func newVault(t *testing.T) string {
 // arrives on.
 func start(t *testing.T, root string, idle time.Duration) (string, chan error) {
 	t.Helper()
+	return startWith(t, root, Options{Version: "test", Idle: idle, CheckPeer: anyPeer})
+}
+
+// startWith is start with the monitor's options.
+func startWith(t *testing.T, root string, o Options) (string, chan error) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- Run(ctx, root, Options{Version: "test", Idle: idle, CheckPeer: anyPeer}) }()
+	go func() { done <- Run(ctx, root, o) }()
 	t.Cleanup(func() {
 		cancel()
 		select {

@@ -57,6 +57,9 @@ func freshLine(f *ops.Freshness) string {
 	if f.Monitor != "" {
 		checked += "; file monitor: " + f.Monitor
 	}
+	if f.AnsweredBy == "monitor" {
+		checked += fmt.Sprintf("; answered by the file monitor, %s so far", plural(f.MonitorAnswers, "verb", "verbs"))
+	}
 	n := f.New + f.Changed + f.Deleted
 	what := ops.ChangeSummary(f.New, f.Changed, f.Deleted)
 	switch {
