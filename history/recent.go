@@ -127,6 +127,15 @@ func (s *Store) openFeed() (*os.File, int64, error) {
 	return f, st.Size(), nil
 }
 
+// CloseFeed closes the activity feed kept open between changes, if any
+// (the next change opens it again): an Env closing leaves no file of the
+// vault open, so its file system can be unmounted or remounted.
+func (s *Store) CloseFeed() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.closeFeed()
+}
+
 // closeFeed closes the feed kept open, if any. The lock is held.
 func (s *Store) closeFeed() {
 	if s.feed != nil {

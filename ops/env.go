@@ -342,6 +342,9 @@ func (e *Env) Close() error {
 	if e == nil || e.Store == nil {
 		return nil
 	}
+	if e.History != nil {
+		e.History.CloseFeed() // no file of the vault stays open past its Env
+	}
 	return e.Store.Close()
 }
 
