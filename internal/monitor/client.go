@@ -71,15 +71,11 @@ const DefaultTimeout = 3 * time.Second
 // token (empty: none known). Every failure means the caller checks the
 // files itself; ErrNotRunning means it may start one.
 func Ask(ctx context.Context, root, token string, o ClientOptions) (*Answer, error) {
-	c, h, err := dial(ctx, root, o)
+	c, h, err := dialSame(ctx, root, o)
 	if err != nil {
 		return nil, err
 	}
 	defer c.Close()
-	if h.Monitor != o.Version {
-		json.NewEncoder(c).Encode(request{Quit: true})
-		return nil, fmt.Errorf("%w (%s, this is %s)", ErrVersion, h.Monitor, o.Version)
-	}
 	if err := json.NewEncoder(c).Encode(request{Since: token, Status: o.Status}); err != nil {
 		return nil, fmt.Errorf("ask the monitor: %w", err)
 	}
@@ -109,15 +105,11 @@ func AskOp(ctx context.Context, root string, op json.RawMessage, o ClientOptions
 	if o.Timeout <= 0 {
 		o.Timeout = OpTimeout
 	}
-	c, h, err := dial(ctx, root, o)
+	c, _, err := dialSame(ctx, root, o)
 	if err != nil {
 		return nil, err
 	}
 	defer c.Close()
-	if h.Monitor != o.Version {
-		json.NewEncoder(c).Encode(request{Quit: true})
-		return nil, fmt.Errorf("%w (%s, this is %s)", ErrVersion, h.Monitor, o.Version)
-	}
 	stop := context.AfterFunc(ctx, func() { c.Close() })
 	defer stop()
 	if err := json.NewEncoder(c).Encode(request{Op: op}); err != nil {
@@ -155,6 +147,21 @@ func Quit(ctx context.Context, root string, o ClientOptions) error {
 
 // dial connects to the monitor's socket, checks that it is this user's
 // (the socket file and the process behind it) and reads its hello.
+// dialSame dials the monitor and checks that it is of this build: one of
+// another build is asked to quit (ErrVersion).
+func dialSame(ctx context.Context, root string, o ClientOptions) (net.Conn, *hello, error) {
+	c, h, err := dial(ctx, root, o)
+	if err != nil {
+		return nil, nil, err
+	}
+	if h.Monitor != o.Version {
+		json.NewEncoder(c).Encode(request{Quit: true})
+		c.Close()
+		return nil, nil, fmt.Errorf("%w (%s, this is %s)", ErrVersion, h.Monitor, o.Version)
+	}
+	return c, h, nil
+}
+
 func dial(ctx context.Context, root string, o ClientOptions) (net.Conn, *hello, error) {
 	if o.CheckPeer == nil {
 		return nil, nil, errors.New("monitor: no peer check")
