@@ -89,20 +89,7 @@ func (a *ambiguousFindings) list(tx *store.Tx, w window) (int, []LintAmbiguousLi
 	out := make([]LintAmbiguousLink, 0, hi-lo)
 	for _, g := range a.order[lo:hi] {
 		f := g.LintAmbiguousLink
-		f.Others = []string{}
-		for _, c := range index.Matches(tx, g.key, g.from, g.markdown) {
-			if c.Doc == g.to {
-				f.Chosen = c.Path
-			} else if c.Doc != 0 {
-				f.Others = append(f.Others, c.Path)
-			}
-		}
-		sort.Strings(f.Others)
-		if f.Chosen == "" {
-			if p, err := tx.Page(g.to); err == nil && p != nil {
-				f.Chosen = p.Path
-			}
-		}
+		f.Chosen, f.Others = g.candidates(tx)
 		f.PagesTotal = len(g.pages)
 		for doc, n := range g.pages {
 			p, err := tx.Page(doc)
@@ -117,4 +104,61 @@ func (a *ambiguousFindings) list(tx *store.Tx, w window) (int, []LintAmbiguousLi
 		out = append(out, f)
 	}
 	return len(a.order), out, nil
+}
+
+// candidates returns the page a group's links reach and the others its
+// target matches, by path, sorted.
+func (g *ambiguousGroup) candidates(tx *store.Tx) (chosen string, others []string) {
+	others = []string{}
+	for _, c := range index.Matches(tx, g.key, g.from, g.markdown) {
+		if c.Doc == g.to {
+			chosen = c.Path
+		} else if c.Doc != 0 {
+			others = append(others, c.Path)
+		}
+	}
+	sort.Strings(others)
+	if chosen == "" {
+		if p, err := tx.Page(g.to); err == nil && p != nil {
+			chosen = p.Path
+		}
+	}
+	return chosen, others
+}
+
+// Caps of the ambiguous links a write reports.
+const (
+	// MaxWriteAmbiguous bounds the ambiguous targets one write lists.
+	MaxWriteAmbiguous = 20
+	// MaxAmbiguousOthers bounds the other pages listed per target.
+	MaxAmbiguousOthers = 5
+)
+
+// AmbiguousLink is a link of a written page whose target matches
+// several pages where the tie-break guessed (as lint's ambiguous_links,
+// for this page alone).
+type AmbiguousLink struct {
+	Target string `json:"target" desc:"The link target, as first written in the page"`
+	Chosen string `json:"chosen" desc:"The page the link reaches, by path"`
+	// ChosenBy is the rule that chose it: "shortest path" or "name order".
+	ChosenBy string `json:"chosen_by" desc:"How it was chosen among the matches: shortest path, or name order"`
+	// Others are the other pages the target matches, by path: the first
+	// MaxAmbiguousOthers, OthersTotal counting them all.
+	Others      []string `json:"others" desc:"Other pages the target matches, by path (the first 5)"`
+	OthersTotal int      `json:"others_total" desc:"How many other pages the target matches"`
+}
+
+// pageAmbiguous returns the ambiguous links of one page, in the order
+// they first appear, at most MaxWriteAmbiguous, and how many there are.
+// It reads only that page's links and their candidates.
+func pageAmbiguous(tx *store.Tx, p *store.PageRec) ([]AmbiguousLink, int) {
+	a := newAmbiguousFindings()
+	a.add(tx, p)
+	var out []AmbiguousLink
+	for _, g := range a.order[:min(len(a.order), MaxWriteAmbiguous)] {
+		chosen, others := g.candidates(tx)
+		out = append(out, AmbiguousLink{Target: g.Target, Chosen: chosen, ChosenBy: g.ChosenBy,
+			Others: others[:min(len(others), MaxAmbiguousOthers)], OthersTotal: len(others)})
+	}
+	return out, len(a.order)
 }

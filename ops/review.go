@@ -128,6 +128,11 @@ type ReviewItem struct {
 	DecidedBy string `json:"decided_by"`
 	// Note is the decider's own word on why (resolve_review's note).
 	Note string `json:"note,omitempty"`
+	// SameName are the existing pages whose name differs from a pending
+	// missing-page item's title only by case, dashes, underscores or
+	// spaces (at most maxSameName): the link may have meant one of them.
+	// list_reviews fills it; show_review has it at the top level.
+	SameName []PageRef `json:"same_name,omitempty" desc:"Review list, pending missing-page items: existing pages (at most 5) whose name differs from the item's title only by case, dashes, underscores or spaces, which the links may have meant: link one by its name, or add the title to its aliases"`
 }
 
 func itemOf(r *store.ReviewRec) ReviewItem {
@@ -485,7 +490,13 @@ func listReviews(ctx context.Context, e *Env, in *ListReviewsIn) (*ListReviewsOu
 		}
 		out.Total = total
 		for _, r := range recs {
-			out.Items = append(out.Items, itemOf(r))
+			it := itemOf(r)
+			if r.Type == TypeMissingPage && !r.Terminal() {
+				if it.SameName, err = sameNamePages(tx, ProposedTitle(r.Title)); err != nil {
+					return err
+				}
+			}
+			out.Items = append(out.Items, it)
 		}
 		return nil
 	})

@@ -97,6 +97,12 @@ type WritePageOut struct {
 	// Such a link is not dangling and files no missing-page item; a page
 	// of that title, once written, takes the link over.
 	LinksToFiles []FileTarget `json:"links_to_files,omitempty" desc:"Links by name that reached a file that is no page (a raw source, an attachment) because no page has that name: not dangling, no missing-page item; write a page of that title if a page was meant"`
+	// Ambiguous are the page's links whose target matches several pages
+	// where no rule of where the link is written decided (the shortest
+	// path or name order chose): the link may reach a page not meant.
+	// The first MaxWriteAmbiguous; AmbiguousTotal counts them all.
+	Ambiguous      []AmbiguousLink `json:"ambiguous,omitempty" desc:"The page's links whose target matches several pages, so that the shortest path or name order chose one (as lint's ambiguous_links): each with the page chosen and the others (the first 5); at most 20 targets. Link by path to reach another"`
+	AmbiguousTotal int             `json:"ambiguous_total,omitempty" desc:"How many of the page's link targets are ambiguous, when more than the 20 listed"`
 	// Unchanged is true when the file already held exactly these bytes, so
 	// nothing was written or logged (a retried write, or a page written
 	// back as get_page returned it).

@@ -172,6 +172,7 @@ func (w *pageWrite) record(tx *store.Tx, rc *recording) error {
 	}
 	out.ID, out.Title, out.Type = rec.ID, rec.Title, rec.Type
 	out.Dangling, out.LinksToFiles = linkTargets(rec)
+	out.Ambiguous, out.AmbiguousTotal = writeAmbiguous(tx, rec)
 	if t.rec == nil && !out.Unchanged && w.hist.rev == 0 && len(w.hist.notes) == 0 {
 		// a new page: its id is known now
 		w.historyAfter(rec.ID, rc.path, rc.title, rc.r.data, true)
@@ -259,6 +260,7 @@ func (w *pageWrite) afterCommit(ctx context.Context, rc *recording) error {
 			return err
 		}
 		out.Dangling, out.LinksToFiles = linkTargets(rec)
+		out.Ambiguous, out.AmbiguousTotal = writeAmbiguous(tx, rec)
 		return w.fileMissing(tx, rc.hook, rc.t, rec, out)
 	})
 }
@@ -360,4 +362,14 @@ func linkTargets(rec *store.PageRec) (dangling []string, files []FileTarget) {
 		}
 	}
 	return dangling, files
+}
+
+// writeAmbiguous is pageAmbiguous for a write's result: the total only
+// when it is more than the list holds.
+func writeAmbiguous(tx *store.Tx, rec *store.PageRec) ([]AmbiguousLink, int) {
+	list, total := pageAmbiguous(tx, rec)
+	if total <= len(list) {
+		total = 0
+	}
+	return list, total
 }

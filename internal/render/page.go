@@ -248,6 +248,16 @@ func PageWrite(o *Output, p *ops.WritePageOut) error {
 		o.Note("%s this write added %s not filed (a write files at most %d): synapse lint --page %q --to-review files them",
 			plural(p.NotFiled, "link target", "link targets"), map[bool]string{true: "is", false: "are"}[p.NotFiled == 1], ops.MaxFiledPerWrite, p.Title)
 	}
+	for _, a := range p.Ambiguous {
+		others := strings.Join(a.Others, ", ")
+		if a.OthersTotal > len(a.Others) {
+			others += fmt.Sprintf(" and %d more", a.OthersTotal-len(a.Others))
+		}
+		o.Note("[[%s]] matches several pages: it reaches %s (by %s), not %s; link by path to reach another", a.Target, a.Chosen, a.ChosenBy, others)
+	}
+	if p.AmbiguousTotal > len(p.Ambiguous) {
+		o.Note("%d more ambiguous link targets: synapse lint --page %q --category ambiguous_links lists them", p.AmbiguousTotal-len(p.Ambiguous), p.Title)
+	}
 	for _, f := range p.LinksToFiles {
 		o.Note("[[%s]] reaches the file %s, no page: it files no missing-page review; write a page titled %q if you meant one", f.Target, f.Path, f.Target)
 	}

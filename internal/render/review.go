@@ -1,6 +1,7 @@
 package render
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 
@@ -33,6 +34,16 @@ func ReviewList(o *Output, l *ops.ListReviewsOut) error {
 		cols = append(cols, fixedCol("DECIDED BY"))
 	}
 	o.table(cols, rows)
+	for _, it := range l.Items {
+		if len(it.SameName) == 0 {
+			continue
+		}
+		names := make([]string, len(it.SameName))
+		for i, p := range it.SameName {
+			names[i] = fmt.Sprintf("%q (%s)", p.Title, p.Path)
+		}
+		o.Note("%s: a page of nearly that name exists, the links may mean it: %s", it.ID, strings.Join(names, ", "))
+	}
 	switch {
 	case l.Total == 0:
 		o.Note("no review items")

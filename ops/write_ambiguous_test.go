@@ -1,0 +1,105 @@
+package ops
+
+import (
+	"fmt"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/synapse-wiki/synapse/internal/testvault"
+)
+
+// TestWrite_Ambiguous: a write lists its page's links whose target
+// matches several pages where the tie-break guessed, with the page
+// chosen, the rule and the others, as lint does for the page; links its
+// folder decides, links by path and other pages' links are left out. An
+// append and a section write go through the same path.
+func TestWrite_Ambiguous(t *testing.T) {
+	e := twinVault(t)
+	w := mustCall[WritePageOut](t, e, opWritePage, obj{"title": "Notes", "path": "wiki/ru/sub/notes.md",
+		"content": "[[kan]], [[transformer]], [[kan|again]], [[ru/transformer]], [[deep/er/kan]].\n"})
+	want := []AmbiguousLink{
+		{Target: "kan", Chosen: "wiki/a/kan.md", ChosenBy: "shortest path", Others: []string{"wiki/deep/er/kan.md"}, OthersTotal: 1},
+		{Target: "transformer", Chosen: "wiki/en/transformer.md", ChosenBy: "name order", Others: []string{"wiki/ru/transformer.md"}, OthersTotal: 1},
+	}
+	if !reflect.DeepEqual(w.Ambiguous, want) || w.AmbiguousTotal != 0 {
+		t.Fatalf("ambiguous %+v (total %d), want %+v", w.Ambiguous, w.AmbiguousTotal, want)
+	}
+	// the same as lint --page says
+	l := mustCall[LintOut](t, e, opLint, obj{"page": "wiki/ru/sub/notes.md"})
+	if l.Counts.AmbiguousLinks != len(w.Ambiguous) {
+		t.Errorf("lint --page counts %d ambiguous links, the write %d", l.Counts.AmbiguousLinks, len(w.Ambiguous))
+	}
+
+	// in ru/: the folder decides transformer; kan stays a guess
+	w = mustCall[WritePageOut](t, e, opWritePage, obj{"title": "Folder", "path": "wiki/ru/folder.md", "content": "[[transformer]] [[kan]]\n"})
+	if len(w.Ambiguous) != 1 || w.Ambiguous[0].Target != "kan" {
+		t.Errorf("a link its folder decides is listed: %+v", w.Ambiguous)
+	}
+	w = mustCall[WritePageOut](t, e, opWritePage, obj{"title": "Plain", "content": "[[ru/transformer]] and [[Внимание]].\n"})
+	if w.Ambiguous != nil {
+		t.Errorf("links by path and unique names listed: %+v", w.Ambiguous)
+	}
+	// an append adds an ambiguous link: the result lists the page's
+	w = mustCall[WritePageOut](t, e, opWritePage, obj{"title": "Plain", "append": true, "section": "More", "content": "[[transformer]]\n"})
+	if len(w.Ambiguous) != 1 || w.Ambiguous[0].Target != "transformer" || w.Ambiguous[0].Chosen != "wiki/en/transformer.md" {
+		t.Errorf("append: %+v", w.Ambiguous)
+	}
+}
+
+// TestWrite_AmbiguousCapped: the list holds at most MaxWriteAmbiguous
+// targets, each with at most MaxAmbiguousOthers others, and says how
+// many there are in all.
+func TestWrite_AmbiguousCapped(t *testing.T) {
+	v := testvault.New(t)
+	var body strings.Builder
+	for i := range MaxWriteAmbiguous + 3 {
+		for d := range MaxAmbiguousOthers + 2 {
+			testvault.Write(t, v, fmt.Sprintf("wiki/d%d/n%d.md", d, i), fmt.Sprintf("---\ntitle: Twin %d\n---\nx\n", i))
+		}
+		fmt.Fprintf(&body, "[[Twin %d]]\n", i)
+	}
+	e := newTestEnv(t, v)
+	w := mustCall[WritePageOut](t, e, opWritePage, obj{"title": "Many", "content": body.String()})
+	if len(w.Ambiguous) != MaxWriteAmbiguous || w.AmbiguousTotal != MaxWriteAmbiguous+3 {
+		t.Fatalf("listed %d of %d", len(w.Ambiguous), w.AmbiguousTotal)
+	}
+	a := w.Ambiguous[0]
+	if a.Target != "Twin 0" || a.Chosen != "wiki/d0/n0.md" || a.ChosenBy != "name order" ||
+		len(a.Others) != MaxAmbiguousOthers || a.OthersTotal != MaxAmbiguousOthers+1 || !slices.IsSorted(a.Others) {
+		t.Errorf("first: %+v", a)
+	}
+}
+
+// TestReviewList_SameName: a pending missing-page item lists the pages
+// whose name differs from its title only by case, dashes or spaces, as
+// review show does; other items and decided ones list none.
+func TestReviewList_SameName(t *testing.T) {
+	v := testvault.New(t)
+	testvault.Write(t, v, "wiki/synthesis/Sierra Mirage Café Ünïcode.md", "---\ntitle: Sierra Mirage\n---\nx\n")
+	testvault.Write(t, v, "wiki/zenith.md", "---\ntitle: Zenith\n---\n[[sierra-mirage]] [[Nowhere]]\n")
+	e := newTestEnv(t, v)
+	mustCall[LintOut](t, e, opLint, obj{"to_review": true})
+	items := mustCall[ListReviewsOut](t, e, opListReviews, obj{}).Items
+	byTitle := map[string]ReviewItem{}
+	for _, it := range items {
+		byTitle[ProposedTitle(it.Title)] = it
+	}
+	sm, ok := byTitle["sierra-mirage"]
+	if !ok {
+		t.Fatalf("no item for sierra-mirage: %+v", items)
+	}
+	if len(sm.SameName) != 1 || sm.SameName[0].Title != "Sierra Mirage" || sm.SameName[0].Path != "wiki/synthesis/Sierra Mirage Café Ünïcode.md" {
+		t.Errorf("same_name %+v", sm.SameName)
+	}
+	if n := byTitle["Nowhere"]; n.ID == "" || n.SameName != nil {
+		t.Errorf("Nowhere: %+v", n)
+	}
+	mustCall[ResolveReviewOut](t, e, opResolveReview, obj{"id": sm.ID, "action": "dismiss"})
+	for _, it := range mustCall[ListReviewsOut](t, e, opListReviews, obj{"status": "all"}).Items {
+		if it.SameName != nil {
+			t.Errorf("a decided item lists same_name: %+v", it)
+		}
+	}
+}
