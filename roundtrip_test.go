@@ -178,7 +178,8 @@ func TestRoundTrip_CLI(t *testing.T) {
 			paths := pagePaths(t, v)
 			for _, p := range paths {
 				before := readVaultFile(t, v, p)
-				text, stderr, code := cliRun(v, "", "page", "get", p)
+				// --full: a page over page get's budget comes whole only when asked
+				text, stderr, code := cliRun(v, "", "page", "get", "--full", p)
 				if code != 0 {
 					t.Fatalf("page get %s: %s", p, stderr)
 				}
@@ -243,7 +244,7 @@ func TestRoundTrip_MCPAndREST(t *testing.T) {
 			c, ts := startWriteServer(t, v)
 			for i, p := range paths {
 				before := readVaultFile(t, v, p)
-				g, isErr := servertest.MCPCall(t, c, "get_page", map[string]any{"title": p})
+				g, isErr := servertest.MCPCall(t, c, "get_page", map[string]any{"title": p, "full": true})
 				if isErr {
 					t.Fatalf("get_page %s: %v", p, g)
 				}
@@ -254,7 +255,7 @@ func TestRoundTrip_MCPAndREST(t *testing.T) {
 				}
 				// REST: GET then PUT of the same, by id
 				id := fmt.Sprint(g["id"])
-				r := servertest.REST(t, ts.URL, "GET", "/pages/"+url.PathEscape(id), "")
+				r := servertest.REST(t, ts.URL, "GET", "/pages/"+url.PathEscape(id)+"?full=true", "")
 				if r.Status != 200 {
 					t.Fatalf("GET /pages/%s: %d %s", id, r.Status, r.Raw)
 				}

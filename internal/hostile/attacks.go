@@ -154,7 +154,7 @@ func overCapPages(a *Arena) Verdict {
 	}
 	var out []string
 	ok := true
-	for _, args := range [][]string{{"status"}, {"search", "zebu"}, {"page", "get", "Bomb", "--json"}, {"page", "get", "LongLink"},
+	for _, args := range [][]string{{"status"}, {"search", "zebu"}, {"page", "get", "Bomb", "--json"}, {"page", "get", "LongLink", "--full"},
 		{"page", "list"}, {"graph", "missing"}, {"lint"}, {"source", "rescan"}, {"reindex"}} {
 		res := a.R.Run(v, "", args...)
 		out = append(out, fmt.Sprintf("%s exit %d in %s (CPU %s)", strings.Join(args, " "), res.Code, Secs(res.Took), Secs(res.CPU)))
