@@ -89,7 +89,7 @@ type WritePageOut struct {
 	Filed []string `json:"filed,omitempty" desc:"Dangling targets this write added and filed as new missing-page review items (links the page already had, and targets already in the queue, file nothing)"`
 	// NotFiled counts the dangling targets this write added beyond the
 	// first MaxFiledPerWrite, which it does not file.
-	AutoResolved []string `json:"auto_resolved,omitempty" desc:"Pending missing-page review items (ids) this page answers, closed by this write as auto_resolved (decided_by rule) and logged in wiki/log.md"`
+	AutoResolved []string `json:"auto_resolved,omitempty" desc:"Pending missing-page review items (ids) this page answers, or whose last link this write removed, closed as auto_resolved (decided_by rule) and logged in wiki/log.md"`
 	NotFiled     int      `json:"not_filed,omitempty" desc:"Dangling targets this write added beyond the first 50, not filed as review items; lint --page TITLE --to-review files them"`
 	// LinksToFiles are the [[links]] written as page links (a bare name)
 	// that no page answers and a file that is no page does, by its file

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path"
 	"strings"
+	"time"
 
 	"github.com/synapse-wiki/synapse/errs"
 	"github.com/synapse-wiki/synapse/index"
@@ -291,6 +292,11 @@ func (w *pageWrite) fileMissing(tx *store.Tx, hook pageWrittenFunc, t *target, r
 	}
 	out.NotFiled = max(0, len(added)-MaxFiledPerWrite)
 	touched, err := hook(tx, rec, added[:min(len(added), MaxFiledPerWrite)], w.now)
+	if err == nil {
+		var unlinked []ReviewItem
+		unlinked, err = resolveUnlinked(tx, unlinkedTargets(t, rec), rec, w.now)
+		touched.resolved = append(touched.resolved, unlinked...)
+	}
 	out.Filed, out.AutoResolved, w.resolved = touched.filed, nil, touched.resolved
 	for _, it := range touched.resolved {
 		out.AutoResolved = append(out.AutoResolved, it.ID)
@@ -372,4 +378,59 @@ func writeAmbiguous(tx *store.Tx, rec *store.PageRec) ([]AmbiguousLink, int) {
 		total = 0
 	}
 	return list, total
+}
+
+// MaxUnlinkedPerWrite caps the missing-page items one write closes because
+// it removed the last link to them (lint closes the rest).
+const MaxUnlinkedPerWrite = 200
+
+// unlinkedTargets are the dangling link targets of the page's previous
+// version that this version no longer links to, at most
+// MaxUnlinkedPerWrite.
+func unlinkedTargets(t *target, rec *store.PageRec) []string {
+	if t.rec == nil {
+		return nil
+	}
+	now := make(map[string]bool, len(rec.Links))
+	for _, l := range rec.Links {
+		now[l.Key] = true
+	}
+	var out []string
+	for _, l := range t.rec.Links {
+		if l.To != 0 || l.File != "" || now[l.Key] || len(out) == MaxUnlinkedPerWrite {
+			continue
+		}
+		now[l.Key] = true // once
+		out = append(out, strings.TrimSuffix(l.Target, ".md"))
+	}
+	return out
+}
+
+// resolveUnlinked closes, as auto_resolved decided by rule, the pending
+// missing-page items of targets that no page links to any more: the
+// write removed the last link, so no page is missing. An item still
+// linked from another page stays pending, and so does one a person or an
+// agent proposed (review add): their reason is not the link.
+func resolveUnlinked(tx *store.Tx, targets []string, page *store.PageRec, now time.Time) ([]ReviewItem, error) {
+	var out []ReviewItem
+	for _, name := range targets {
+		r, err := tx.ReviewByKey(ReviewKey(TypeMissingPage, name))
+		if err != nil {
+			return out, err
+		}
+		if r == nil || r.Terminal() || claimed(r, now) || !producerFiled(r) || tx.HasDangling(index.LinkKey(ProposedTitle(r.Title))) {
+			continue
+		}
+		if err := decide(tx, r, StatusAutoResolved, "no page links to it: the last link was removed from "+page.Path, OriginRule, now); err != nil {
+			return out, err
+		}
+		out = append(out, itemOf(r))
+	}
+	return out, nil
+}
+
+// producerFiled reports whether synapse's own producers (a write's rule,
+// lint) filed the item, not a person or an agent.
+func producerFiled(r *store.ReviewRec) bool {
+	return r.Origin == OriginRule || r.Origin == OriginLint
 }

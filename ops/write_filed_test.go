@@ -71,3 +71,42 @@ func TestWrite_FilesAtMostFiftyItems(t *testing.T) {
 		t.Fatalf("queue holds %d items (%v)", l.Total, err)
 	}
 }
+
+// TestWrite_ClosesItemsItUnlinks: a missing-page item closes (auto_resolved,
+// decided by rule) when a write removes the last link to its target; while
+// another page still links to it, it stays pending; a decided item is never
+// touched.
+func TestWrite_ClosesItemsItUnlinks(t *testing.T) {
+	v := testvault.New(t)
+	e, _ := openEnv(t, v)
+	write(t, e, &WritePageIn{Title: "A", Content: "See [[Ghost]] and [[Shade]].\n"})
+	write(t, e, &WritePageIn{Title: "B", Content: "Also [[Ghost]].\n"})
+	if got := pendingMissing(t, e); !slices.Equal(got, []string{"Ghost", "Shade"}) {
+		t.Fatalf("pending items %v", got)
+	}
+	out := write(t, e, &WritePageIn{Title: "A", Content: "No links now.\n"})
+	if len(out.AutoResolved) != 1 {
+		t.Fatalf("removing [[Ghost]] (still linked from B) and [[Shade]]: auto_resolved %v", out.AutoResolved)
+	}
+	if got := pendingMissing(t, e); !slices.Equal(got, []string{"Ghost"}) {
+		t.Fatalf("pending items after A's edit %v", got)
+	}
+	l, err := listReviews(context.Background(), e, &ListReviewsIn{Status: "auto_resolved", Limit: 10})
+	if err != nil || len(l.Items) != 1 || l.Items[0].Title != "Shade" || l.Items[0].DecidedBy != OriginRule ||
+		!strings.Contains(l.Items[0].Resolution, "no page links to it") {
+		t.Fatalf("the closed item: %+v %v", l, err)
+	}
+	out = write(t, e, &WritePageIn{Title: "B", Content: "Nothing.\n"})
+	if len(out.AutoResolved) != 1 || len(pendingMissing(t, e)) != 0 {
+		t.Fatalf("the last link to Ghost removed: auto_resolved %v, pending %v", out.AutoResolved, pendingMissing(t, e))
+	}
+	// a decided item stays as decided when its link comes and goes again
+	write(t, e, &WritePageIn{Title: "C", Content: "[[Wraith]]\n"})
+	items, _ := listReviews(context.Background(), e, &ListReviewsIn{Status: "pending", Limit: 10})
+	if _, err := resolveReview(context.Background(), e, items.Items[0].ID, ActionDismiss, OriginAgent, ""); err != nil {
+		t.Fatal(err)
+	}
+	if out := write(t, e, &WritePageIn{Title: "C", Content: "gone\n"}); len(out.AutoResolved) != 0 {
+		t.Fatalf("a dismissed item was closed again: %v", out.AutoResolved)
+	}
+}

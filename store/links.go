@@ -213,6 +213,19 @@ func (tx *Tx) DanglingFor(target string) []Backlink {
 	return out
 }
 
+// HasDangling reports whether any page holds an unresolved link to one
+// target key (DanglingFor without collecting them).
+func (tx *Tx) HasDangling(target string) bool {
+	prefix := danglingPrefix(target)
+	c := tx.b(bDangling).Cursor()
+	for k, _ := c.Seek(prefix); k != nil && hasPrefixBytes(k, prefix); k, _ = c.Next() {
+		if len(k) == len(prefix)+4 {
+			return true
+		}
+	}
+	return false
+}
+
 // DanglingBySegment returns the pages holding unresolved links whose
 // target's last segment folds to seg.
 func (tx *Tx) DanglingBySegment(seg string) []uint32 { return bySegment(tx.b(bDangling), seg) }
