@@ -291,6 +291,7 @@ func sortRefs(r []PageRef) {
 type ListPagesIn struct {
 	Type   string `json:"type,omitempty" desc:"Only pages of this type: any type the vault uses (entity, concept, source, synthesis, comparison, query, note, or the vault's own, e.g. topic); a type no page has matches nothing"`
 	Tag    string `json:"tag,omitempty" desc:"Only pages with this tag"`
+	Match  string `json:"match,omitempty" desc:"Only pages whose title, an alias or path holds this text (case-insensitive), or whose title or path matches it as a glob when it has * ? or [ (* crosses folders): crystal, concepts/*, Crys*; total counts the matches"`
 	Limit  int    `json:"limit,omitempty" default:"100" min:"1" max:"1000" desc:"Maximum pages to return (1..1000, default 100)"`
 	Offset int    `json:"offset,omitempty" min:"0" desc:"Pages to skip"`
 }
@@ -307,7 +308,11 @@ type PageItem struct {
 
 // ListPagesOut is the result of list_pages.
 type ListPagesOut struct {
-	Total int        `json:"total"`
+	// Total is the number of pages matching the type, tag and match filters.
+	Total int `json:"total"`
+	// All is the number of pages in the vault, set when match is given
+	// (what the matches are out of).
+	All   int        `json:"all,omitempty"`
 	Pages []PageItem `json:"pages"`
 	// Types is set when the type filter names a type no page has: the
 	// vault's types, closest to it first (a typo is seen).
@@ -322,6 +327,7 @@ var opListPages = register(Op{
 	Examples: []Example{
 		{`synapse page list --type concept --limit 20`, "the first 20 concept pages, by title"},
 		{`synapse page list --tag plugins --offset 100 --json`, "the next page of results as JSON (total counts all)"},
+		{`synapse page list --match crystal`, "pages with crystal in their title, an alias or path"},
 	},
 }, listPages)
 
@@ -335,13 +341,20 @@ func listPages(ctx context.Context, e *Env, in *ListPagesIn) (*ListPagesOut, err
 			return nil, errs.E(errs.Invalid, "%s", vault.TypeProblem(in.Type))
 		}
 	}
+	keep, err := pageMatcher(in.Match)
+	if err != nil {
+		return nil, err
+	}
 	out := &ListPagesOut{Pages: []PageItem{}}
-	err := e.Store.View(func(tx *store.Tx) error {
-		recs, total, err := tx.ListPages(store.ListFilter{Type: in.Type, Tag: in.Tag, Offset: in.Offset, Limit: in.Limit})
+	err = e.Store.View(func(tx *store.Tx) error {
+		recs, total, err := tx.ListPages(store.ListFilter{Type: in.Type, Tag: in.Tag, Keep: keep, Offset: in.Offset, Limit: in.Limit})
 		if err != nil {
 			return err
 		}
 		out.Total = total
+		if keep != nil {
+			out.All = tx.PageCount()
+		}
 		if total == 0 && in.Type != "" {
 			out.Types = unknownTypes(tx, []string{in.Type})
 		}

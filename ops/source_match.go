@@ -27,7 +27,7 @@ func sourcePathMatcher(pattern string) (func(string) bool, error) {
 		want := strings.ToLower(pattern)
 		return func(p string) bool { return strings.Contains(strings.ToLower(p), want) }, nil
 	}
-	re, err := globRegexp(pattern)
+	re, err := globRegexp("path filter", pattern)
 	if err != nil {
 		return nil, err
 	}
@@ -38,8 +38,8 @@ func sourcePathMatcher(pattern string) (func(string) bool, error) {
 
 // globRegexp turns a glob into an anchored, case-insensitive regexp: *
 // is any run of characters (slashes too), ? one character, [...] a
-// class ([!...] or [^...] negated).
-func globRegexp(glob string) (*regexp.Regexp, error) {
+// class ([!...] or [^...] negated). what names the filter in errors.
+func globRegexp(what, glob string) (*regexp.Regexp, error) {
 	var b strings.Builder
 	b.WriteString("(?is)^")
 	for i := 0; i < len(glob); i++ {
@@ -51,7 +51,7 @@ func globRegexp(glob string) (*regexp.Regexp, error) {
 		case '[':
 			end := strings.IndexByte(glob[i+1:], ']')
 			if end < 0 {
-				return nil, errs.E(errs.Invalid, "path filter %q: [ without a closing ]", glob)
+				return nil, errs.E(errs.Invalid, "%s %q: [ without a closing ]", what, glob)
 			}
 			class := glob[i+1 : i+1+end]
 			if strings.HasPrefix(class, "!") {
@@ -66,7 +66,7 @@ func globRegexp(glob string) (*regexp.Regexp, error) {
 	b.WriteString("$")
 	re, err := regexp.Compile(b.String())
 	if err != nil {
-		return nil, errs.E(errs.Invalid, "path filter %q: %v", glob, err)
+		return nil, errs.E(errs.Invalid, "%s %q: %v", what, glob, err)
 	}
 	return re, nil
 }

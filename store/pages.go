@@ -377,8 +377,11 @@ func (tx *Tx) unindexPage(p *PageRec) error {
 
 // ListFilter selects pages for ListPages.
 type ListFilter struct {
-	Type   string // "" = any
-	Tag    string // "" = any
+	Type string // "" = any
+	Tag  string // "" = any
+	// Keep, when set, keeps only the pages it returns true for (each
+	// record in the walk is decoded: a linear scan, bodies never read).
+	Keep   func(*PageRec) bool
 	Offset int
 	Limit  int
 }
@@ -398,7 +401,7 @@ func (tx *Tx) ListPages(f ListFilter) ([]*PageRec, int, error) {
 		bucket, prefix = bByType, append([]byte(f.Type), 0)
 	}
 	b := tx.b(bucket)
-	if prefix == nil && f.Type == "" {
+	if prefix == nil && f.Type == "" && f.Keep == nil {
 		// unfiltered: the total is a counter, and the page of results is
 		// reached by skipping keys only
 		total := tx.PageCount()
@@ -422,14 +425,18 @@ func (tx *Tx) ListPages(f ListFilter) ([]*PageRec, int, error) {
 	var out []*PageRec
 	total := 0
 	c := b.Cursor()
-	for k, _ := c.Seek(prefix); k != nil && hasPrefixBytes(k, prefix); k, _ = c.Next() {
+	first := func() ([]byte, []byte) { return c.Seek(prefix) }
+	if len(prefix) == 0 {
+		first = c.First
+	}
+	for k, _ := first(); k != nil && hasPrefixBytes(k, prefix); k, _ = c.Next() {
 		doc := getU32(k[len(k)-4:])
-		if f.Tag != "" && f.Type != "" {
+		if (f.Tag != "" && f.Type != "") || f.Keep != nil {
 			p, err := tx.Page(doc)
 			if err != nil {
 				return nil, 0, err
 			}
-			if p == nil || p.Type != f.Type {
+			if p == nil || (f.Tag != "" && f.Type != "" && p.Type != f.Type) || (f.Keep != nil && !f.Keep(p)) {
 				continue
 			}
 			total++

@@ -85,12 +85,29 @@ func PageGet(o *Output, p *ops.GetPageOut) error {
 	return nil
 }
 
+// matchFilterOf is page list's match filter as asked for ("" for none).
+func matchFilterOf(in []byte) string {
+	var v struct {
+		Match string `json:"match"`
+	}
+	json.Unmarshal(in, &v)
+	return strings.TrimSpace(v.Match)
+}
+
 func PageList(o *Output, p *ops.ListPagesOut) error {
 	rows := make([][]string, 0, len(p.Pages))
 	for _, x := range p.Pages {
 		rows = append(rows, []string{x.Title, x.Type, x.Path, x.Updated, x.ID})
 	}
 	o.table([]col{flexCol("TITLE"), fixedCol("TYPE"), pathCol("PATH"), fixedCol("UPDATED"), fixedCol("ID")}, rows)
+	if m := matchFilterOf(o.in); m != "" && len(p.Types) == 0 {
+		// what was asked for, then the whole vault
+		o.Note("%s matching --match %q (of %s)", plural(p.Total, "page", "pages"), m, plural(p.All, "page", "pages"))
+		if len(p.Pages) < p.Total {
+			o.Note("%d shown (use --limit and --offset for more)", len(p.Pages))
+		}
+		return nil
+	}
 	switch {
 	case len(p.Types) > 0:
 		o.Note("no page has that type; the vault's types, closest first: %s", typeList(p.Types))
