@@ -150,11 +150,28 @@ func linkFlags(l LinkRec) byte {
 }
 
 func decodePage(v []byte) (*PageRec, error) {
-	if len(v) == 0 || (v[0] != pageCodecVersion && v[0] != 2) {
-		return nil, errCorrupt
+	p, r, err := decodePageFields(v)
+	if err != nil {
+		return nil, err
 	}
 	v3 := v[0] >= 3
-	r := reader{b: v[1:]}
+	p.Links = r.links(true, v3)
+	if v3 {
+		p.FileLinks = r.links(false, true)
+	}
+	if r.err != nil {
+		return nil, r.err
+	}
+	return p, nil
+}
+
+// decodePageFields decodes a page record but its links (the bulk of a
+// big page's record), returning the reader positioned at them.
+func decodePageFields(v []byte) (*PageRec, *reader, error) {
+	if len(v) == 0 || (v[0] != pageCodecVersion && v[0] != 2) {
+		return nil, nil, errCorrupt
+	}
+	r := &reader{b: v[1:]}
 	p := &PageRec{}
 	p.ID, p.Path, p.Title, p.Type = r.str(), r.str(), r.str(), r.str()
 	p.Created, p.Updated, p.FMError = r.str(), r.str(), r.str()
@@ -169,12 +186,8 @@ func decodePage(v []byte) (*PageRec, error) {
 		p.Reserved, p.LinksPending, p.TypeDeclared = f[0]&1 != 0, f[0]&2 != 0, f[0]&4 != 0
 	}
 	p.Aliases, p.Tags, p.Sources, p.SourceKeys = r.strs(), r.strs(), r.strs(), r.strs()
-	p.Links = r.links(true, v3)
-	if v3 {
-		p.FileLinks = r.links(false, true)
-	}
 	if r.err != nil {
-		return nil, r.err
+		return nil, nil, r.err
 	}
-	return p, nil
+	return p, r, nil
 }

@@ -379,8 +379,9 @@ func (tx *Tx) unindexPage(p *PageRec) error {
 type ListFilter struct {
 	Type string // "" = any
 	Tag  string // "" = any
-	// Keep, when set, keeps only the pages it returns true for (each
-	// record in the walk is decoded: a linear scan, bodies never read).
+	// Keep, when set, keeps only the pages it returns true for. It sees
+	// each record in the walk without its links (a linear scan of the
+	// records; page files are never read).
 	Keep   func(*PageRec) bool
 	Offset int
 	Limit  int
@@ -431,12 +432,20 @@ func (tx *Tx) ListPages(f ListFilter) ([]*PageRec, int, error) {
 	}
 	for k, _ := first(); k != nil && hasPrefixBytes(k, prefix); k, _ = c.Next() {
 		doc := getU32(k[len(k)-4:])
-		if (f.Tag != "" && f.Type != "") || f.Keep != nil {
+		if f.Keep != nil {
+			ok, err := tx.keepPage(doc, f)
+			if err != nil {
+				return nil, 0, err
+			}
+			if !ok {
+				continue
+			}
+		} else if f.Tag != "" && f.Type != "" {
 			p, err := tx.Page(doc)
 			if err != nil {
 				return nil, 0, err
 			}
-			if p == nil || (f.Tag != "" && f.Type != "" && p.Type != f.Type) || (f.Keep != nil && !f.Keep(p)) {
+			if p == nil || p.Type != f.Type {
 				continue
 			}
 			total++
@@ -457,6 +466,21 @@ func (tx *Tx) ListPages(f ListFilter) ([]*PageRec, int, error) {
 		}
 	}
 	return out, total, nil
+}
+
+// keepPage says whether the page doc passes f's Keep (and its type, when
+// a tag index is walked for a type too), decoding its record but links.
+func (tx *Tx) keepPage(doc uint32, f ListFilter) (bool, error) {
+	v := tx.b(bPages).Get(u32(doc))
+	if v == nil {
+		return false, nil
+	}
+	p, _, err := decodePageFields(v)
+	if err != nil {
+		return false, fmt.Errorf("page %d: %w", doc, err)
+	}
+	p.Doc = doc
+	return (f.Tag == "" || f.Type == "" || p.Type == f.Type) && f.Keep(p), nil
 }
 
 // EachPage calls fn for every page record (reserved included) in doc
