@@ -10,12 +10,20 @@ import (
 	"github.com/synapse-wiki/synapse/ops"
 )
 
+// inField is the input field named field as the verb was given it: the
+// zero value when it is absent or of another type.
+func inField[T any](in []byte, field string) T {
+	var v map[string]json.RawMessage
+	var out T
+	if json.Unmarshal(in, &v) == nil && v[field] != nil {
+		json.Unmarshal(v[field], &out)
+	}
+	return out
+}
+
 // askedField is an input field (a title) as the verb was given it, quoted.
 func askedField(in []byte, field string) string {
-	var v map[string]any
-	json.Unmarshal(in, &v)
-	s, _ := v[field].(string)
-	return strconv.Quote(s)
+	return strconv.Quote(inField[string](in, field))
 }
 
 // ambiguousNote says, on stderr, that the title a verb was given (the
@@ -85,22 +93,13 @@ func PageGet(o *Output, p *ops.GetPageOut) error {
 	return nil
 }
 
-// matchFilterOf is page list's match filter as asked for ("" for none).
-func matchFilterOf(in []byte) string {
-	var v struct {
-		Match string `json:"match"`
-	}
-	json.Unmarshal(in, &v)
-	return strings.TrimSpace(v.Match)
-}
-
 func PageList(o *Output, p *ops.ListPagesOut) error {
 	rows := make([][]string, 0, len(p.Pages))
 	for _, x := range p.Pages {
 		rows = append(rows, []string{x.Title, x.Type, x.Path, x.Updated, x.ID})
 	}
 	o.table([]col{flexCol("TITLE"), fixedCol("TYPE"), pathCol("PATH"), fixedCol("UPDATED"), fixedCol("ID")}, rows)
-	if m := matchFilterOf(o.in); m != "" && len(p.Types) == 0 {
+	if m := strings.TrimSpace(inField[string](o.in, "match")); m != "" && len(p.Types) == 0 {
 		// what was asked for, then the whole vault
 		o.Note("%s matching --match %q (of %s)", plural(p.Total, "page", "pages"), m, plural(p.All, "page", "pages"))
 		if len(p.Pages) < p.Total {
@@ -284,14 +283,10 @@ func PageWrite(o *Output, p *ops.WritePageOut) error {
 	return nil
 }
 
-// outlineAsked reports whether page get was asked for the outline
-// (--outline), not given it for a page over the size bound.
-func outlineAsked(in []byte) bool {
-	var v struct {
-		Outline bool `json:"outline"`
-	}
-	json.Unmarshal(in, &v)
-	return v.Outline
+// outlineHead is the line above an outline on a terminal: the page's
+// title, type, path, size and the start of its sha256.
+func outlineHead(o *Output, p *ops.GetPageOut) {
+	o.Printf("%s  %s\n", o.st.Title.Render(p.Title), o.st.Dim.Render(fmt.Sprintf("%s · %s · %d bytes · sha256 %s", p.Type, p.Path, p.Size, p.SHA256[:12])))
 }
 
 // maxOutlineShown bounds the headings a pipe's error names.
@@ -309,14 +304,15 @@ func pageOutline(o *Output, p *ops.GetPageOut) error {
 	for _, h := range p.Outline {
 		heads = append(heads, fmt.Sprintf("%s (line %d, %d bytes)", h.Heading, h.Line, h.Bytes))
 	}
-	if outlineAsked(o.in) {
-		// asked for: the outline in a pipe too, one heading a row
+	if inField[bool](o.in, "outline") {
+		// asked for (--outline), not given for a page over the size
+		// bound: the outline in a pipe too, one heading a row
 		rows := make([][]string, 0, len(p.Outline))
 		for _, h := range p.Outline {
 			rows = append(rows, []string{strconv.Itoa(h.Line), strconv.Itoa(h.Bytes), h.Heading})
 		}
 		if o.tty {
-			o.Printf("%s  %s\n", o.st.Title.Render(p.Title), o.st.Dim.Render(fmt.Sprintf("%s · %s · %d bytes · sha256 %s", p.Type, p.Path, p.Size, p.SHA256[:12])))
+			outlineHead(o, p)
 		}
 		o.table([]col{numCol("LINE"), numCol("BYTES"), flexCol("HEADING")}, rows)
 		if p.OutlineTotal > len(p.Outline) {
@@ -333,7 +329,7 @@ func pageOutline(o *Output, p *ops.GetPageOut) error {
 		return errs.E(errs.TooLarge, "the %s is %d bytes, more than page get prints whole (%d); read one section with --section HEADING (sha256 %s is the page's, the --if-match of a section write), or all of it with --full; its headings: %s",
 			what, p.ContentBytes, ops.MaxPageGetBytes, p.SHA256, strings.Join(named, ", "))
 	}
-	o.Printf("%s  %s\n", o.st.Title.Render(p.Title), o.st.Dim.Render(fmt.Sprintf("%s · %s · %d bytes · sha256 %s", p.Type, p.Path, p.Size, p.SHA256[:12])))
+	outlineHead(o, p)
 	for _, h := range heads {
 		o.Printf("  %s\n", h)
 	}

@@ -1,7 +1,6 @@
 package render
 
 import (
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strconv"
@@ -16,26 +15,13 @@ import (
 
 // stateFilter is source list's --state as asked (nil: every state).
 func stateFilter(in []byte) []string {
-	var v struct {
-		State string `json:"state"`
-	}
-	json.Unmarshal(in, &v)
 	var out []string
-	for _, s := range strings.Split(strings.ToLower(v.State), ",") {
+	for _, s := range strings.Split(strings.ToLower(inField[string](in, "state")), ",") {
 		if s = strings.TrimSpace(s); s != "" && s != "all" && !slices.Contains(out, s) {
 			out = append(out, s)
 		}
 	}
 	return out
-}
-
-// pathFilterOf is source list's path filter as asked for ("" for none).
-func pathFilterOf(in []byte) string {
-	var v struct {
-		Path string `json:"path"`
-	}
-	json.Unmarshal(in, &v)
-	return strings.TrimSpace(v.Path)
 }
 
 // shortTime shows an RFC 3339 time to the minute, in UTC, on a terminal
@@ -155,7 +141,7 @@ func SourceList(o *Output, l *ops.ListSourcesOut) error {
 	}
 	in := " in " + vault.SourcesDir + "/"
 	summary := plural(n, "source"+in, "sources"+in) + counts
-	states, pathFilter := stateFilter(o.in), pathFilterOf(o.in)
+	states, pathFilter := stateFilter(o.in), strings.TrimSpace(inField[string](o.in, "path"))
 	if len(states) > 0 || pathFilter != "" {
 		// what was asked for, then the whole picture
 		what := "source"
