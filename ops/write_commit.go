@@ -172,8 +172,7 @@ func (w *pageWrite) record(tx *store.Tx, rc *recording) error {
 		out.NewType, out.Types = true, vaultTypes(tx, rec.Type, rec.Type)
 	}
 	out.ID, out.Title, out.Type = rec.ID, rec.Title, rec.Type
-	out.Dangling, out.LinksToFiles = linkTargets(rec)
-	out.Ambiguous, out.AmbiguousTotal = writeAmbiguous(tx, rec)
+	linkResults(tx, rec, out)
 	if t.rec == nil && !out.Unchanged && w.hist.rev == 0 && len(w.hist.notes) == 0 {
 		// a new page: its id is known now
 		w.historyAfter(rec.ID, rc.path, rc.title, rc.r.data, true)
@@ -260,8 +259,7 @@ func (w *pageWrite) afterCommit(ctx context.Context, rc *recording) error {
 		if err != nil {
 			return err
 		}
-		out.Dangling, out.LinksToFiles = linkTargets(rec)
-		out.Ambiguous, out.AmbiguousTotal = writeAmbiguous(tx, rec)
+		linkResults(tx, rec, out)
 		return w.fileMissing(tx, rc.hook, rc.t, rec, out)
 	})
 }
@@ -370,18 +368,19 @@ func linkTargets(rec *store.PageRec) (dangling []string, files []FileTarget) {
 	return dangling, files
 }
 
-// writeAmbiguous is pageAmbiguous for a write's result: the total only
-// when it is more than the list holds.
-func writeAmbiguous(tx *store.Tx, rec *store.PageRec) ([]AmbiguousLink, int) {
-	list, total := pageAmbiguous(tx, rec)
-	if total <= len(list) {
-		total = 0
+// linkResults fills what a write's result says of the page's links:
+// those matching no page, those reaching a file, and those matching
+// several pages (the total only when it is more than the list holds).
+func linkResults(tx *store.Tx, rec *store.PageRec, out *WritePageOut) {
+	out.Dangling, out.LinksToFiles = linkTargets(rec)
+	out.Ambiguous, out.AmbiguousTotal = pageAmbiguous(tx, rec)
+	if out.AmbiguousTotal <= len(out.Ambiguous) {
+		out.AmbiguousTotal = 0
 	}
-	return list, total
 }
 
 // MaxUnlinkedPerWrite caps the missing-page items one write closes because
-// it removed the last link to them (lint closes the rest).
+// it removed the last link to them (the rest stay pending).
 const MaxUnlinkedPerWrite = 200
 
 // unlinkedTargets are the dangling link targets of the page's previous
