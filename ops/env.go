@@ -138,13 +138,8 @@ func openEnvStore(v *vault.Vault, o *OpenOptions) (s *store.Store, needScan, reb
 	}
 	replay := false
 	if err == nil {
-		_ = s.View(func(tx *store.Tx) error {
-			_, ok := tx.LastScan()
-			needScan = !ok
-			rebuild = ok && search.NeedsRebuild(tx)
-			replay, _ = queueStale(tx, v.Files())
-			return nil
-		})
+		n := needsOf(s, v)
+		needScan, rebuild, replay = n.scan, n.rebuild, n.replay
 		switch {
 		case needScan && o.ReadOnly && !o.NoInitialScan:
 			s.Close()
@@ -175,6 +170,26 @@ func openEnvStore(v *vault.Vault, o *OpenOptions) (s *store.Store, needScan, reb
 	return s, needScan, rebuild, err
 }
 
+// storeNeeds is what an open finds the store needs before it answers
+// as it should: a first scan, its search index rebuilt, the review queue
+// replayed from its journal (replayErr: why that could not be told).
+type storeNeeds struct {
+	scan, rebuild, replay bool
+	replayErr             error
+}
+
+// needsOf reads what s needs (storeNeeds) in one read transaction.
+func needsOf(s *store.Store, v *vault.Vault) (n storeNeeds) {
+	_ = s.View(func(tx *store.Tx) error {
+		_, ok := tx.LastScan()
+		n.scan = !ok
+		n.rebuild = ok && search.NeedsRebuild(tx)
+		n.replay, n.replayErr = queueStale(tx, v.Files())
+		return nil
+	})
+	return n
+}
+
 // ErrNeedsWriter is the error of an open with OpenOptions.NeverWrite
 // that would have to write first.
 var ErrNeedsWriter = errors.New("the store needs a writer first")
@@ -187,19 +202,14 @@ func openNoWrite(v *vault.Vault, o *OpenOptions) (*store.Store, error) {
 		return nil, err
 	}
 	why := ""
-	_ = s.View(func(tx *store.Tx) error {
-		_, scanned := tx.LastScan()
-		replay, err := queueStale(tx, v.Files())
-		switch {
-		case !scanned:
-			why = "never scanned"
-		case search.NeedsRebuild(tx):
-			why = "its search index is to be rebuilt"
-		case replay || err != nil:
-			why = "its review queue is behind the journal"
-		}
-		return nil
-	})
+	switch n := needsOf(s, v); {
+	case n.scan:
+		why = "never scanned"
+	case n.rebuild:
+		why = "its search index is to be rebuilt"
+	case n.replay || n.replayErr != nil:
+		why = "its review queue is behind the journal"
+	}
 	if why == "" && pendingMove(v) {
 		why = "a move is to be finished"
 	}
