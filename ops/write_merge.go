@@ -459,7 +459,12 @@ func (w *pageWrite) applyTags(m *merged, parts []part) error {
 	if p, ok := onlyPart(parts); ok && m.fm.Has("tags") && m.fm.Same("tags", p.value) {
 		return nil
 	}
+	// like sources: a field (--tag, the REST body's tags) adds to the
+	// page's tags; frontmatter gives the whole list
 	var raw []string
+	if !anyFrontmatterPart(parts) {
+		raw = currentTags(m.fm)
+	}
 	for _, p := range parts {
 		if s, ok := plain(p.value).(string); ok && !p.field {
 			// "tags: a b" or "tags: a, b", as Obsidian reads them
@@ -514,8 +519,11 @@ func (w *pageWrite) applyAliases(m *merged, key string) error {
 	if err != nil {
 		return err
 	}
-	want := dedupeStrings(items, normalizeAlias)
 	cur := dedupeStrings(append(m.fm.List("aliases", true), m.fm.List("alias", true)...), normalizeAlias)
+	if !anyFrontmatterPart(parts) {
+		items = append(append([]string(nil), cur...), items...) // a field adds, as for tags and sources
+	}
+	want := dedupeStrings(items, normalizeAlias)
 	if equalStrings(want, cur) {
 		return nil
 	}

@@ -1024,8 +1024,8 @@ func TestWritePage_FrontmatterRoundTripKeepsStyle(t *testing.T) {
 	e, _ := openEnv(t, v)
 	out := write(t, e, &WritePageIn{Title: "K", Content: "body\n", Tags: []string{"b", "a"}, Sources: []string{"s.md"}, Aliases: []string{"kay"}})
 	got := readFile(t, v, out.Path)
-	// tag order differs ([b a] vs [a b]): a change, written as a block list
-	if !strings.Contains(got, "tags:\n  - b\n  - a\n") || !strings.Contains(got, "sources: [raw/sources/s.md]\n") || !strings.Contains(got, "aliases: [kay]\n") || !strings.Contains(got, "title: 'K'\n") {
+	// --tag adds: b and a are there already, so the flow list stays
+	if !strings.Contains(got, "tags: [a, b]\n") || !strings.Contains(got, "sources: [raw/sources/s.md]\n") || !strings.Contains(got, "aliases: [kay]\n") || !strings.Contains(got, "title: 'K'\n") {
 		t.Fatalf("file:\n%s", got)
 	}
 	p := markdown.Parse(out.Path, []byte(got))
@@ -1204,5 +1204,23 @@ func TestOSFS_MapsPathsToItsVault(t *testing.T) {
 	}
 	if _, err := os.Stat(other.Abs("wiki/new")); !errors.Is(err, fs.ErrNotExist) {
 		t.Fatalf("other vault: %v", err)
+	}
+}
+
+func TestWrite_AliasAndTagFieldsAdd(t *testing.T) {
+	// --alias and --tag (and the REST body's fields) add to the page's
+	// lists like --source; the frontmatter map or block gives a whole list
+	v := testvault.New(t)
+	testvault.Write(t, v, "wiki/concepts/k.md", "---\ntitle: K\naliases: [kay]\ntags: [a]\n---\nbody\n")
+	e, _ := openEnv(t, v)
+	out := write(t, e, &WritePageIn{Title: "K", Content: "body\n", Aliases: []string{"Kappa", "kay"}, Tags: []string{"b", "A"}})
+	p := markdown.Parse(out.Path, []byte(readFile(t, v, out.Path)))
+	if !reflect.DeepEqual(p.Aliases, []string{"kay", "Kappa"}) || !reflect.DeepEqual(p.Tags, []string{"a", "b"}) {
+		t.Fatalf("after adding: aliases %q tags %q", p.Aliases, p.Tags)
+	}
+	out = write(t, e, &WritePageIn{Title: "K", Content: "body\n", Frontmatter: map[string]any{"aliases": []any{"Kappa"}, "tags": []any{"b"}}})
+	p = markdown.Parse(out.Path, []byte(readFile(t, v, out.Path)))
+	if !reflect.DeepEqual(p.Aliases, []string{"Kappa"}) || !reflect.DeepEqual(p.Tags, []string{"b"}) {
+		t.Fatalf("after replacing: aliases %q tags %q", p.Aliases, p.Tags)
 	}
 }
