@@ -2,11 +2,13 @@ package ops
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
 
 	"github.com/synapse-wiki/synapse/search"
+	"github.com/synapse-wiki/synapse/vaultfs"
 )
 
 // SearchIn is the input of search_wiki.
@@ -84,17 +86,28 @@ func unquotePhrases(q string) (string, bool) {
 func searchText(ctx context.Context, e *Env, query string, k int) (*SearchOut, error) {
 	hits, err := search.Search(e.Store, query, search.Options{
 		K: k, Context: ctx,
-		ReadFile: func(p string) ([]byte, error) {
-			f, _, err := e.files().Open(p)
-			if err != nil {
-				return nil, err
-			}
-			defer f.Close()
-			return io.ReadAll(io.LimitReader(f, maxSnippetRead))
-		},
+		ReadFile: func(p string) ([]byte, error) { return readHead(ctx, e, p) },
 	})
 	if err != nil {
 		return nil, err
 	}
 	return &SearchOut{Query: query, Hits: hits}, nil
+}
+
+// readHead reads the page file p for a snippet or a phrase check: whole
+// in one read when it is at most maxSnippetRead bytes (the common case,
+// a third of the system calls of reading it through an open file), else
+// its first maxSnippetRead bytes.
+func readHead(ctx context.Context, e *Env, p string) ([]byte, error) {
+	data, _, err := e.files().ReadFile(ctx, p, maxSnippetRead)
+	var r *vaultfs.Refusal
+	if err == nil || !errors.As(err, &r) || r.Reason != vaultfs.TooLarge {
+		return data, err
+	}
+	f, _, err := e.files().Open(p)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(io.LimitReader(f, maxSnippetRead))
 }
