@@ -2,6 +2,7 @@ package ops
 
 import (
 	"context"
+	"fmt"
 	"hash/fnv"
 	"os"
 	"slices"
@@ -436,6 +437,7 @@ type ListReviewsIn struct {
 type ListReviewsOut struct {
 	Total int          `json:"total"`
 	Items []ReviewItem `json:"items"`
+	Note  string       `json:"note,omitempty"` // an empty queue beside links no item proposes
 }
 
 var opListReviews = register(Op{
@@ -498,10 +500,29 @@ func listReviews(ctx context.Context, e *Env, in *ListReviewsIn) (*ListReviewsOu
 			}
 			out.Items = append(out.Items, it)
 		}
+		if total == 0 && class == StatusPending && typ == "" && match == nil && in.Offset == 0 {
+			out.Note = unfiledNote(tx)
+		}
 		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
 	return out, nil
+}
+
+// unfiledNote says, for an empty queue, how many links point to no page:
+// a queue starts empty (a write files only the links it adds), so a wiki
+// written before synapse kept it has findings nobody filed.
+func unfiledNote(tx *store.Tx) string {
+	links, targets := 0, 0
+	for _, d := range tx.Dangling() {
+		links += d.Count
+		targets++
+	}
+	if links == 0 {
+		return ""
+	}
+	return fmt.Sprintf("no pending items, but %d links point to %d missing pages that no item proposes (a write files only the links it adds); "+
+		"lint with to_review (on the CLI `synapse lint --to-review`) files lint's findings as items: ask the user first, it adds to their queue", links, targets)
 }

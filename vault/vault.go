@@ -113,9 +113,37 @@ func Open(dir string) (*Vault, error) {
 			return nil, errs.E(errs.NotFound, "%s is not a synapse vault: the path %q starts with a literal ~, which only the shell expands (unquoted, and not after --vault=); "+
 				"synapse read it as a folder named ~ in the working folder. Give the path in full, e.g. --vault \"$HOME%s\"", abs, dir, strings.TrimPrefix(dir, "~"))
 		}
-		return nil, errs.E(errs.NotFound, "%s is not a synapse vault (no %s folder); run `synapse init %s` first", abs, StateDir, dir)
+		return nil, errs.E(errs.NotFound, "%s is not a synapse vault (no %s folder); run `synapse init %s` first%s", abs, StateDir, dir, unopenedNote(abs))
 	}
 	return At(abs), nil
+}
+
+// wikiAbove returns the nearest folder at or above cwd that holds a
+// wiki/ folder ("" when none does): a wiki synapse has not kept yet.
+func wikiAbove(cwd string) string {
+	dir, err := filepath.Abs(cwd)
+	if err != nil {
+		return ""
+	}
+	for {
+		if st, err := os.Stat(filepath.Join(dir, WikiDir)); err == nil && st.IsDir() {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return ""
+		}
+		dir = parent
+	}
+}
+
+// unopenedNote tells, for a folder that holds a wiki/ but no .synapse/,
+// that init keeps what is there.
+func unopenedNote(dir string) string {
+	if st, err := os.Stat(filepath.Join(dir, WikiDir)); err != nil || !st.IsDir() {
+		return ""
+	}
+	return "; init keeps every file there (it adds only what is missing: " + StateDir + "/, the layout's folders, schema.md, purpose.md, wiki/index.md, log.md, overview.md) and indexes the pages"
 }
 
 // hasStateDir reports whether dir holds a .synapse folder. One that is a
@@ -156,6 +184,9 @@ func Find(flag, env, cwd string) (*Vault, error) {
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {
+			if w := wikiAbove(cwd); w != "" {
+				return nil, errs.E(errs.NotFound, "no synapse vault here: %s holds %s/ but no %s/ (synapse has not kept it yet): `synapse init %s` makes it one%s", w, WikiDir, StateDir, w, unopenedNote(w))
+			}
 			return nil, errs.E(errs.NotFound, "no synapse vault here: pass --vault DIR, set %s, or run inside a vault (a folder holding %s/); `synapse init DIR` creates one", EnvVar, StateDir)
 		}
 		dir = parent

@@ -45,6 +45,8 @@ func ReviewList(o *Output, l *ops.ListReviewsOut) error {
 		o.Note("%s: a page of nearly that name exists, the links may mean it: %s", it.ID, strings.Join(names, ", "))
 	}
 	switch {
+	case l.Total == 0 && l.Note != "":
+		o.Note("%s", l.Note)
 	case l.Total == 0:
 		o.Note("no review items")
 	case len(l.Items) < l.Total:
