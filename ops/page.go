@@ -59,6 +59,9 @@ type LinkOut struct {
 	Line      int    `json:"line,omitempty"`
 }
 
+// MaxFrontmatterText bounds the broken frontmatter block get_page returns.
+const MaxFrontmatterText = 16 << 10
+
 // GetPageOut is the result of get_page.
 type GetPageOut struct {
 	ID          string                `json:"id"`
@@ -69,11 +72,14 @@ type GetPageOut struct {
 	// FrontmatterError says why the file's frontmatter block is not valid
 	// YAML ("line N: …", N counting from the top of the file); the block is
 	// then kept as it is and Frontmatter is empty.
-	FrontmatterError string    `json:"frontmatter_error,omitempty"`
-	Content          string    `json:"content"`
-	SHA256           string    `json:"sha256"`
-	Links            []LinkOut `json:"links"`
-	Backlinks        []PageRef `json:"backlinks"`
+	FrontmatterError string `json:"frontmatter_error,omitempty"`
+	// FrontmatterText is that block as the file holds it (between the
+	// --- lines, at most MaxFrontmatterText bytes), to fix and send back.
+	FrontmatterText string    `json:"frontmatter_text,omitempty" desc:"The frontmatter block as the file holds it, given when it is not valid YAML: fix it and write the page with the fixed block"`
+	Content         string    `json:"content"`
+	SHA256          string    `json:"sha256"`
+	Links           []LinkOut `json:"links"`
+	Backlinks       []PageRef `json:"backlinks"`
 	// BacklinksTotal counts every page linking here; Backlinks holds at
 	// most MaxPageBacklinks of them (graph backlinks lists all).
 	BacklinksTotal int `json:"backlinks_total"`
@@ -235,6 +241,11 @@ func getPage(ctx context.Context, e *Env, in *GetPageIn) (*GetPageOut, error) {
 		ID: rec.ID, Title: rec.Title, Type: rec.Type, Path: rec.Path,
 		Frontmatter: parsed.Frontmatter, FrontmatterError: parsed.FMError, Content: parsed.Body, SHA256: hex.EncodeToString(sum[:]),
 		Links: links, Backlinks: backlinks, BacklinksTotal: backlinksTotal, AlsoMatched: also,
+	}
+	if parsed.FMError != "" {
+		if fm, _, ok := markdown.SplitFrontmatter(string(data)); ok && len(fm) <= MaxFrontmatterText {
+			out.FrontmatterText = fm
+		}
 	}
 	if in.Section != "" {
 		if err := out.cutSection(data, in.Section); err != nil {

@@ -65,7 +65,7 @@ func (w *pageWrite) merge(t *target) (*merged, error) {
 		// the file's frontmatter is not valid YAML: it is kept byte for
 		// byte, and only the body can change
 		for _, k := range c.keys {
-			return nil, errs.E(errs.Conflict, "%s has frontmatter that is not valid YAML (%s), which synapse keeps as it is; %s cannot be changed until it is fixed: write only the body (no frontmatter keys), or send the whole page with a corrected frontmatter block in content", t.path, t.fmErr, k)
+			return nil, errs.E(errs.Conflict, "%s has frontmatter that is not valid YAML (%s), which synapse keeps as it is; %s cannot be changed until it is fixed: write only the body (no frontmatter keys), or send the whole page with a corrected frontmatter block in content (%s gives the block as it stands in frontmatter_text)", t.path, t.fmErr, k, errs.Cmd("page.get"))
 		}
 		m.keepFM, m.fm = true, t.fm
 		return m, nil
