@@ -32,14 +32,15 @@ type RecentIn struct {
 // RecentItem is one thing that happened.
 type RecentItem struct {
 	Time time.Time `json:"time"`
-	// Kind is "page" (a page changed) or "review" (a review item was
-	// decided).
+	// Kind is "page" (a page changed) or "review" (review items were
+	// filed, or one was decided).
 	Kind string `json:"kind"`
 	// Action says what happened: for a page created, updated, restored,
 	// moved or edited (changed outside synapse); for a review item its
 	// terminal status (created, skipped, dismissed, deep_researched,
 	// auto_resolved), or resolved for an item a user or an agent marked
-	// resolved by hand (its status is auto_resolved; decided_by says who).
+	// resolved by hand (its status is auto_resolved; decided_by says who);
+	// filed for items added to the queue (Count of them, by Origin).
 	Action string `json:"action"`
 	Title  string `json:"title"`
 	// ID is the page's id (at the time) or the review item's.
@@ -57,6 +58,11 @@ type RecentItem struct {
 	// agent by hand; rule, lint automatically).
 	Type      string `json:"type,omitempty"`
 	DecidedBy string `json:"decided_by,omitempty"`
+	// Count and Origin, for action filed: how many items one command
+	// added and who filed them (rule for a write's dangling links, lint,
+	// agent, user).
+	Count  int    `json:"count,omitempty" desc:"For filed: how many review items were added together (their titles, the first few, in title)"`
+	Origin string `json:"origin,omitempty" desc:"For filed: who filed the items (rule: a write's dangling links; lint; agent; user)"`
 	// Note is the writer's --log note of a page change, or the note a
 	// review decision was given.
 	Note string `json:"note,omitempty" desc:"The writer's note: a page write's log line (--log), or why a review item was decided (review resolve --note)"`
@@ -77,7 +83,7 @@ type RecentOut struct {
 }
 
 var opRecent = register(Op{
-	Name: "recent", Summary: "What changed in the wiki and what was decided, newest first: pages created, updated, restored, moved or edited, and review decisions",
+	Name: "recent", Summary: "What changed in the wiki and what was decided, newest first: pages created, updated, restored, moved or edited, review items filed, and review decisions",
 	CLI: "recent", MCP: "recent_activity", REST: []Route{{Method: "GET", Path: "/recent"}},
 	Access: Read, Limits: "limit 1..500 (default 50); the answer stays under 16 KB (more says what was left out)",
 	Title: "List recent activity",
@@ -135,16 +141,19 @@ func recent(ctx context.Context, e *Env, in *RecentIn) (*RecentOut, error) {
 	if err := e.syncQueue(); err != nil {
 		return nil, err
 	}
-	var decided []RecentItem
+	var decided, filed []RecentItem
 	err = e.Store.View(func(tx *store.Tx) error {
 		var err error
-		decided, err = recentDecisions(tx, since, limit)
+		if decided, err = recentDecisions(tx, since, limit); err != nil {
+			return err
+		}
+		filed, err = recentFiled(tx, since, limit)
 		return err
 	})
 	if err != nil {
 		return nil, err
 	}
-	out.Items = append(out.Items, decided...)
+	out.Items = append(append(out.Items, decided...), filed...)
 	sort.SliceStable(out.Items, func(i, j int) bool { return out.Items[i].Time.After(out.Items[j].Time) })
 	if len(out.Items) > limit {
 		out.Items, more = out.Items[:limit], true
@@ -192,6 +201,68 @@ func recentDecisions(tx *store.Tx, since time.Time, limit int) ([]RecentItem, er
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Time.After(out[j].Time) })
 	return out[:min(len(out), limit)], nil
+}
+
+// fileBurst is how close in time items of one origin must be filed to
+// count as filed together (one write, one lint --to-review).
+const fileBurst = 2 * time.Second
+
+// recentFiled lists the review items filed at or after since, those of
+// one origin filed together as one entry, newest first, at most limit.
+func recentFiled(tx *store.Tx, since time.Time, limit int) ([]RecentItem, error) {
+	n := 0
+	for _, c := range tx.ReviewStatusCounts() {
+		n += c
+	}
+	recs, _, err := tx.ListReviews(store.ReviewFilter{Class: store.ReviewClassAll, Limit: n})
+	if err != nil {
+		return nil, err
+	}
+	var fresh []*store.ReviewRec
+	for _, r := range recs {
+		if r.CreatedNS > 0 && (since.IsZero() || r.CreatedNS >= since.UnixNano()) {
+			fresh = append(fresh, r)
+		}
+	}
+	sort.SliceStable(fresh, func(i, j int) bool { return fresh[i].CreatedNS < fresh[j].CreatedNS })
+	var out []RecentItem
+	for len(fresh) > 0 {
+		k := 1
+		for k < len(fresh) && fresh[k].Origin == fresh[0].Origin && fresh[k].CreatedNS-fresh[k-1].CreatedNS <= int64(fileBurst) {
+			k++
+		}
+		out = append(out, filedEntry(fresh[:k]))
+		fresh = fresh[k:]
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Time.After(out[j].Time) })
+	return out[:min(len(out), limit)], nil
+}
+
+// filedEntry is one recent entry for items filed together: the item
+// itself when alone, else their count and first titles.
+func filedEntry(group []*store.ReviewRec) RecentItem {
+	last := group[len(group)-1]
+	it := RecentItem{Time: time.Unix(0, last.CreatedNS).UTC(), Kind: "review", Action: "filed", Count: len(group), Origin: group[0].Origin}
+	types := map[string]bool{}
+	var titles []string
+	for _, r := range group {
+		types[r.Type] = true
+		if len(titles) < 3 {
+			titles = append(titles, r.Title)
+		}
+	}
+	if len(types) == 1 {
+		it.Type = group[0].Type
+	}
+	if len(group) == 1 {
+		it.Title, it.ID, it.Path = group[0].Title, group[0].ID, group[0].Page
+		return it
+	}
+	it.Title = strings.Join(titles, ", ")
+	if more := len(group) - len(titles); more > 0 {
+		it.Title += fmt.Sprintf(" and %d more", more)
+	}
+	return it
 }
 
 var sinceDuration = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(\d+)(m|h|d|w)$`) })

@@ -57,7 +57,7 @@ func TestRecent_WritesRestoresEditsAndDecisions(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := actions(recentT(t, e, &RecentIn{}))
-	want := "page:edited:Egret page:restored:Egret review:dismissed:Split Egret page:updated:Egret page:created:Egret"
+	want := "page:edited:Egret page:restored:Egret review:dismissed:Split Egret review:filed:Split Egret page:updated:Egret page:created:Egret"
 	if got != want {
 		t.Fatalf("recent:\n%s\nwant\n%s", got, want)
 	}
@@ -130,7 +130,7 @@ func TestRecent_DecisionsFromTheJournal(t *testing.T) {
 	copyJournal(t, there, here)
 
 	out := recentT(t, e, &RecentIn{})
-	if got := actions(out); got != "review:skipped:Check the Egret dates review:dismissed:Split Egret" {
+	if got := actions(out); got != "review:skipped:Check the Egret dates review:dismissed:Split Egret review:filed:Split Egret, Check the Egret dates" {
 		t.Fatalf("recent: %s", got)
 	}
 	if out.Items[0].DecidedBy != OriginUser || out.Items[1].DecidedBy != OriginAgent || out.Items[0].ID != b.ID {
@@ -186,5 +186,27 @@ func TestRecent_NothingWrittenYet(t *testing.T) {
 	out := recentT(t, e, &RecentIn{Since: "30d"})
 	if len(out.Items) != 0 || !strings.Contains(out.Note, "starts at synapse's first write") || !strings.Contains(out.Note, "the 2 pages") {
 		t.Fatalf("recent on a vault never written: %+v", out)
+	}
+}
+
+// Items added to the queue show as filed: those one command added
+// together as one entry with their count and who filed them.
+func TestRecent_Filed(t *testing.T) {
+	v := testvault.New(t)
+	e := newTestEnv(t, v)
+	write(t, e, &WritePageIn{Title: "Heron", Content: "See [[Egret Nest]], [[Bittern]], [[Stork]] and [[Ibis]].\n"})
+	out := recentT(t, e, &RecentIn{})
+	if got := actions(out); got != "review:filed:Egret Nest, Bittern, Stork and 1 more page:created:Heron" {
+		t.Fatalf("recent: %s", got)
+	}
+	f := out.Items[0]
+	if f.Count != 4 || f.Origin != OriginRule || f.Type != TypeMissingPage || f.ID != "" {
+		t.Fatalf("filed entry: %+v", f)
+	}
+	// one item alone is named by its id
+	it := add(t, e, TypeSuggestion, "Merge Heron and Egret")
+	out = recentT(t, e, &RecentIn{})
+	if f := out.Items[0]; f.Action != "filed" || f.Count != 1 || f.ID != it.ID || f.Title != "Merge Heron and Egret" {
+		t.Fatalf("one filed item: %+v", f)
 	}
 }

@@ -181,7 +181,7 @@ func linkersOf(tx *store.Tx, r *store.ReviewRec, out *ShowReviewOut) []pageRead 
 		reads = append(reads, pageRead{path: f.p.Path, fill: func(lines []string, _ map[string]bool) {
 			for _, n := range f.at[:min(len(f.at), maxShowLines)] {
 				if n >= 1 && n <= len(lines) {
-					out.Linkers[i].Lines = append(out.Linkers[i].Lines, LineText{Line: n, Text: clip(lines[n-1])})
+					out.Linkers[i].Lines = append(out.Linkers[i].Lines, LineText{Line: n, Text: clipAround(lines[n-1], ProposedTitle(r.Title))})
 				}
 			}
 		}})
@@ -364,6 +364,34 @@ func clip(s string) string {
 		return string(r[:maxShowLine]) + "…"
 	}
 	return s
+}
+
+// clipAround bounds a quoted line that links to name so that the link
+// shows: a long line is cut to a window starting a little before the
+// first mention of name (or of a [[link]] when name is not written out).
+func clipAround(s, name string) string {
+	r := []rune(s)
+	if len(r) <= maxShowLine {
+		return s
+	}
+	low := []rune(strings.ToLower(s))
+	at := -1
+	for _, needle := range []string{strings.ToLower(name), "[["} {
+		if i := strings.Index(string(low), needle); i >= 0 && needle != "" {
+			at = len([]rune(string(low)[:i]))
+			break
+		}
+	}
+	start := max(0, min(at-maxShowLine/3, len(r)-maxShowLine))
+	if at < 0 || start == 0 {
+		return clip(s)
+	}
+	end := min(len(r), start+maxShowLine)
+	out := "…" + string(r[start:end])
+	if end < len(r) {
+		out += "…"
+	}
+	return out
 }
 
 // reviewMatch is list_reviews' filter on origin and text (nil when

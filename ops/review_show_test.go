@@ -189,3 +189,26 @@ func TestReviewShow_ReplaysTheJournal(t *testing.T) {
 		t.Errorf("after the pull: %s by %q, actions %v", out.Item.Status, out.Item.DecidedBy, out.Actions)
 	}
 }
+
+func TestClipAround_ShowsTheLink(t *testing.T) {
+	long := strings.Repeat("filler words here ", 40) // 720 characters
+	line := long + "see [[cosmos-juniper-unwritten]] for more " + long
+	got := clipAround(line, "cosmos-juniper-unwritten")
+	if !strings.Contains(got, "[[cosmos-juniper-unwritten]]") || !strings.HasPrefix(got, "…") || !strings.HasSuffix(got, "…") {
+		t.Fatalf("clipped: %q", got)
+	}
+	if n := len([]rune(got)); n > maxShowLine+2 {
+		t.Fatalf("%d characters, more than %d", n, maxShowLine+2)
+	}
+	// a link near the start: cut at the end only, as before
+	if got := clipAround("[[x]] "+long, "x"); got != clip("[[x]] "+long) {
+		t.Fatalf("near the start: %q", got)
+	}
+	// a link near the end: the window ends with the line
+	if got := clipAround(long+"[[tail]]", "tail"); !strings.HasSuffix(got, "[[tail]]") || !strings.HasPrefix(got, "…") {
+		t.Fatalf("near the end: %q", got)
+	}
+	if got := clipAround("short [[x]]", "x"); got != "short [[x]]" {
+		t.Fatalf("short line: %q", got)
+	}
+}

@@ -118,6 +118,11 @@ func Recent(o *Output, r *ops.RecentOut) error {
 			what = "review " + it.Action
 			detail = it.Type + " · " + it.ID
 			switch {
+			case it.Action == "filed" && it.Count > 1:
+				what = fmt.Sprintf("review filed %d", it.Count)
+				detail = strings.TrimPrefix(it.Type+" · by "+it.Origin, " · ")
+			case it.Action == "filed":
+				detail += " · by " + it.Origin
 			case it.Action == "resolved":
 				what += " by " + it.DecidedBy // marked resolved by hand
 			case it.DecidedBy != "":
