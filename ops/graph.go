@@ -211,6 +211,8 @@ type BacklinksOut struct {
 	Page      PageRef        `json:"page"`
 	Total     int            `json:"total"`
 	Backlinks []BacklinkItem `json:"backlinks"`
+	// NextOffset is the offset of the next part while more remain.
+	NextOffset int `json:"next_offset,omitempty" desc:"Where the next part starts (the offset to ask for) while more remain; absent on the last part"`
 	// AlsoMatched are the other pages the title names (an ambiguous
 	// title): the backlinks are those of Page only.
 	AlsoMatched []PageRef `json:"also_matched,omitempty" desc:"Other pages that answer to the title as well (an ambiguous title); the page used was chosen as a [[link]] would choose: an exact path, then the shortest path, then the first in order. Ask for one of them by its path or id"`
@@ -248,6 +250,7 @@ func backlinks(ctx context.Context, e *Env, in *BacklinksIn) (*BacklinksOut, err
 		out.Total = len(out.Backlinks)
 		lo, hi := window{offset: in.Offset, limit: in.Limit}.cut(out.Total)
 		out.Backlinks = out.Backlinks[lo:hi]
+		out.NextOffset = nextOffset(in.Offset, len(out.Backlinks), out.Total)
 		return nil
 	})
 	if err != nil {
@@ -274,6 +277,8 @@ type OrphansIn struct {
 type PagesOut struct {
 	Total int       `json:"total"`
 	Pages []PageRef `json:"pages"`
+	// NextOffset is the offset of the next part while more remain.
+	NextOffset int `json:"next_offset,omitempty" desc:"Where the next part starts (the offset to ask for) while more remain; absent on the last part"`
 }
 
 var opOrphans = register(Op{
@@ -303,6 +308,7 @@ func orphans(ctx context.Context, e *Env, in *OrphansIn) (*PagesOut, error) {
 	if err != nil {
 		return nil, err
 	}
+	out.NextOffset = nextOffset(in.Offset, len(out.Pages), out.Total)
 	return out, nil
 }
 
@@ -337,6 +343,8 @@ type MissingOut struct {
 	Total   int             `json:"total"`
 	Page    *PageRef        `json:"page,omitempty"` // the page of --page
 	Targets []MissingTarget `json:"targets"`
+	// NextOffset is the offset of the next part while more remain.
+	NextOffset int `json:"next_offset,omitempty" desc:"Where the next part starts (the offset to ask for) while more remain; absent on the last part"`
 	// Cut is set when the size bound of the default answer (16 KiB of
 	// JSON) left out targets the limit allowed; read on with offset.
 	Cut bool `json:"cut,omitempty"`
@@ -398,6 +406,7 @@ func missing(ctx context.Context, e *Env, in *MissingIn) (*MissingOut, error) {
 	if in.Limit == defaultMissingLimit {
 		out.Cut = fitList(out, &out.Targets)
 	}
+	out.NextOffset = nextOffset(in.Offset, len(out.Targets), out.Total)
 	return out, nil
 }
 

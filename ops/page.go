@@ -325,6 +325,8 @@ type ListPagesOut struct {
 	// (what the matches are out of).
 	All   int        `json:"all,omitempty"`
 	Pages []PageItem `json:"pages"`
+	// NextOffset is the offset of the next part while more remain.
+	NextOffset int `json:"next_offset,omitempty" desc:"Where the next part starts (the offset to ask for) while more remain; absent on the last part"`
 	// Types is set when the type filter names a type no page has: the
 	// vault's types, closest to it first (a typo is seen).
 	Types []TypeCount `json:"types,omitempty"`
@@ -372,6 +374,7 @@ func listPages(ctx context.Context, e *Env, in *ListPagesIn) (*ListPagesOut, err
 		for _, p := range recs {
 			out.Pages = append(out.Pages, PageItem{ID: p.ID, Title: p.Title, Type: p.Type, Path: p.Path, Updated: updatedOf(p), Size: p.Size})
 		}
+		out.NextOffset = nextOffset(in.Offset, len(out.Pages), total)
 		return nil
 	})
 	return out, err

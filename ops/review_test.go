@@ -641,3 +641,24 @@ func TestReview_RuleRationaleStaysTrue(t *testing.T) {
 		t.Errorf("rule item %+v", l.Items)
 	}
 }
+
+// Paged lists say where the next part starts while more remain.
+func TestLists_NextOffset(t *testing.T) {
+	v := testvault.New(t)
+	e := newTestEnv(t, v)
+	for _, title := range []string{"Split Egret", "Merge Heron", "Check Ibis"} {
+		add(t, e, TypeSuggestion, title)
+		write(t, e, &WritePageIn{Title: title, Content: "body\n"})
+	}
+	r := mustCall[ListReviewsOut](t, e, opListReviews, obj{"limit": 2})
+	if r.Total != 3 || len(r.Items) != 2 || r.NextOffset != 2 {
+		t.Fatalf("review list: total %d, %d items, next_offset %d", r.Total, len(r.Items), r.NextOffset)
+	}
+	if r = mustCall[ListReviewsOut](t, e, opListReviews, obj{"limit": 2, "offset": 2}); len(r.Items) != 1 || r.NextOffset != 0 {
+		t.Fatalf("last part: %d items, next_offset %d", len(r.Items), r.NextOffset)
+	}
+	p := mustCall[ListPagesOut](t, e, opListPages, obj{"limit": 1, "offset": 1})
+	if p.Total != 3 || p.NextOffset != 2 {
+		t.Fatalf("page list: total %d, next_offset %d", p.Total, p.NextOffset)
+	}
+}

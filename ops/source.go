@@ -302,6 +302,8 @@ type ListSourcesOut struct {
 	// LastScan is when the last full scan completed (RFC 3339, UTC).
 	LastScan string       `json:"last_scan"`
 	Sources  []SourceItem `json:"sources"`
+	// NextOffset is the offset of the next part while more remain.
+	NextOffset int `json:"next_offset,omitempty" desc:"Where the next part starts (the offset to ask for) while more remain; absent on the last part"`
 	// Cut is set when the size bound of the default answer (16 KiB of
 	// JSON) left out sources the limit allowed; read on with offset.
 	Cut bool `json:"cut,omitempty"`
@@ -403,6 +405,7 @@ func listSources(ctx context.Context, e *Env, in *ListSourcesIn) (*ListSourcesOu
 		// is served whole
 		out.Cut = fitList(out, &out.Sources)
 	}
+	out.NextOffset = nextOffset(in.Offset, len(out.Sources), out.Total)
 	return out, nil
 }
 
