@@ -438,6 +438,8 @@ type ListReviewsOut struct {
 	Total int          `json:"total"`
 	Items []ReviewItem `json:"items"`
 	Note  string       `json:"note,omitempty"` // an empty queue beside links no item proposes
+	// NextOffset is the offset of the next part while more remain.
+	NextOffset int `json:"next_offset,omitempty" desc:"Where the next part starts (the offset to ask for) while more remain; absent on the last part"`
 }
 
 var opListReviews = register(Op{
@@ -508,7 +510,17 @@ func listReviews(ctx context.Context, e *Env, in *ListReviewsIn) (*ListReviewsOu
 	if err != nil {
 		return nil, err
 	}
+	out.NextOffset = nextOffset(in.Offset, len(out.Items), out.Total)
 	return out, nil
+}
+
+// nextOffset is where the part after one of shown items from offset
+// starts, 0 when none remains.
+func nextOffset(offset, shown, total int) int {
+	if n := offset + shown; shown > 0 && n < total {
+		return n
+	}
+	return 0
 }
 
 // unfiledNote says, for an empty queue, how many links point to no page:
@@ -517,12 +529,22 @@ func listReviews(ctx context.Context, e *Env, in *ListReviewsIn) (*ListReviewsOu
 func unfiledNote(tx *store.Tx) string {
 	links, targets := 0, 0
 	for _, d := range tx.Dangling() {
+		if r, err := tx.ReviewByKey(ReviewKey(TypeMissingPage, d.Raw)); err != nil || r != nil {
+			continue // proposed already (and decided: the queue is empty)
+		}
 		links += d.Count
 		targets++
 	}
 	if links == 0 {
 		return ""
 	}
-	return fmt.Sprintf("no pending items, but %d links point to %d missing pages that no item proposes (a write files only the links it adds); "+
-		"lint with to_review (on the CLI `synapse lint --to-review`) files lint's findings as items: ask the user first, it adds to their queue", links, targets)
+	what := fmt.Sprintf("%d links point to %d missing pages", links, targets)
+	switch {
+	case links == 1:
+		what = "1 link points to a missing page"
+	case targets == 1:
+		what = fmt.Sprintf("%d links point to a missing page", links)
+	}
+	return "no pending items, but " + what + " that no item proposes (a write files only the links it adds); " +
+		"lint with to_review (on the CLI `synapse lint --to-review`) files lint's findings as items: ask the user first, it adds to their queue"
 }
