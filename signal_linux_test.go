@@ -59,7 +59,7 @@ func TestSignal_HostilePage(t *testing.T) {
 		t.Fatal(err)
 	}
 	const written = "A page written while SIGTERM comes, linking [[Words]].\n"
-	bystander := filepath.Join(root, "wiki", "bystander.md")
+	bystander := filepath.Join(root, "wiki", "concepts", "bystander.md") // where a new concept page goes
 	for _, tc := range []struct {
 		name  string
 		args  []string
@@ -144,7 +144,7 @@ func checkStopped(t *testing.T, st stopped, whole hostile.Result, stdin, bystand
 	switch {
 	case stdin != "" && st.code == 0:
 		if !bytes.HasSuffix(page, []byte(written)) {
-			t.Errorf("the write finished but the page holds %q", page)
+			t.Errorf("the write finished but the page holds %q (stdout %q, stderr %q)", page, st.stdout, st.stderr)
 		}
 	case st.code != 5 || !strings.Contains(st.stderr, "interrupted"):
 		t.Errorf("exit %d, want 5 saying it was interrupted: %s", st.code, st.stderr)
@@ -154,7 +154,7 @@ func checkStopped(t *testing.T, st stopped, whole hostile.Result, stdin, bystand
 	if hostile.Crashed(st.stderr) {
 		t.Errorf("crashed: %s", st.stderr)
 	}
-	if _, err := os.Stat(filepath.Join(filepath.Dir(filepath.Dir(bystander)), ".synapse", "write-intent")); err == nil {
+	if _, err := os.Stat(filepath.Join(filepath.Dir(filepath.Dir(filepath.Dir(bystander))), ".synapse", "write-intent")); err == nil {
 		t.Error("a write intent was left behind")
 	}
 }
@@ -162,7 +162,7 @@ func checkStopped(t *testing.T, st stopped, whole hostile.Result, stdin, bystand
 // stopped is a verb sent SIGTERM.
 type stopped struct {
 	code            int
-	stderr          string
+	stderr, stdout  string
 	cpuAt, cpuAfter time.Duration // CPU time used before and after the signal
 	after           time.Duration // wall time from the signal to the exit
 }
@@ -194,6 +194,11 @@ func terminateAtCPU(t *testing.T, bin, root, stdin string, cpu time.Duration, ar
 			break
 		}
 	}
+	if procState(cmd.Process.Pid) == 'Z' {
+		// it ended (not yet reaped) before it had used cpu: no signal
+		<-done
+		return stopped{code: cmd.ProcessState.ExitCode(), stderr: errb.String()}, false
+	}
 	sent := time.Now()
 	cmd.Process.Signal(syscall.SIGTERM)
 	select {
@@ -203,7 +208,7 @@ func terminateAtCPU(t *testing.T, bin, root, stdin string, cpu time.Duration, ar
 		<-done
 		t.Fatalf("still running a minute after SIGTERM")
 	}
-	st = stopped{code: cmd.ProcessState.ExitCode(), stderr: errb.String(), cpuAt: at, after: time.Since(sent)}
+	st = stopped{code: cmd.ProcessState.ExitCode(), stderr: errb.String(), stdout: out.String(), cpuAt: at, after: time.Since(sent)}
 	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
 		st.code = 128 + int(ws.Signal())
 	}
@@ -226,6 +231,20 @@ func procCPU(pid int) time.Duration {
 	utime, _ := strconv.ParseInt(f[11], 10, 64)
 	stime, _ := strconv.ParseInt(f[12], 10, 64)
 	return time.Duration(utime+stime) * 10 * time.Millisecond
+}
+
+// procState is a process's state letter (/proc/PID/stat: R running, S
+// sleeping, Z ended and not yet reaped…), 0 when it is gone.
+func procState(pid int) byte {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	f := strings.Fields(string(data[bytes.LastIndexByte(data, ')')+1:]))
+	if len(f) < 1 || f[0] == "" {
+		return 0
+	}
+	return f[0][0]
 }
 
 // loadPerCore is the one-minute load average per CPU.
