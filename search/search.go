@@ -197,7 +197,7 @@ func SearchWith(s *store.Store, query string, o Options, p Params) ([]Hit, error
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			rec, err := tx.Page(c.doc)
+			rec, err := tx.PageFields(c.doc) // (a hit needs no links)
 			if err != nil {
 				return err
 			}

@@ -132,6 +132,22 @@ func (tx *Tx) Page(doc uint32) (*PageRec, error) {
 	return p, nil
 }
 
+// PageFields returns a page by doc without its links (Links and
+// FileLinks nil): what names and sizes it, for a reader that needs no
+// more (search hits), without decoding the bulk of a big page's record.
+func (tx *Tx) PageFields(doc uint32) (*PageRec, error) {
+	v := tx.b(bPages).Get(u32(doc))
+	if v == nil {
+		return nil, nil
+	}
+	p, _, err := decodePageFields(v)
+	if err != nil {
+		return nil, fmt.Errorf("page %d: %w", doc, err)
+	}
+	p.Doc = doc
+	return p, nil
+}
+
 // PageHead is what names a page in a list: its id, path, title and type.
 type PageHead struct {
 	Doc                   uint32

@@ -186,6 +186,16 @@ func TestPageCodec_RoundTrip(t *testing.T) {
 	if _, err := decodePage(encodePage(p)[:20]); !errors.Is(err, errCorrupt) {
 		t.Fatalf("truncated record: %v", err)
 	}
+	// the record but its links (Tx.PageFields): every other field the same
+	f, _, err := decodePageFields(encodePage(p))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := *p
+	want.Links, want.FileLinks = nil, nil
+	if !reflect.DeepEqual(&want, f) {
+		t.Fatalf("fields differ:\n got %+v\nwant %+v", f, &want)
+	}
 }
 
 // allSet fails for every field of the struct v that is zero, but those
