@@ -37,6 +37,9 @@ func (s activitySource) recent() ([]entry, error) {
 	}
 	es := make([]entry, 0, len(out.Items))
 	for _, it := range out.Items {
+		if it.Kind == "review" && it.Action == "filed" {
+			continue // the view shows writes and decisions; the queue shows what was filed
+		}
 		es = append(es, recentEntry(it))
 	}
 	return es, nil
