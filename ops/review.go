@@ -438,6 +438,9 @@ type ListReviewsOut struct {
 	Total int          `json:"total"`
 	Items []ReviewItem `json:"items"`
 	Note  string       `json:"note,omitempty"` // an empty queue beside links no item proposes
+	// Types counts the matching items by type when they take more than
+	// one part and no type was asked for: what --type can narrow to.
+	Types []ReviewTypeCount `json:"types,omitempty" desc:"When the items take more than one part and no type was asked for: how many of them are of each type, most first (narrow with type)"`
 	// NextOffset is the offset of the next part while more remain.
 	NextOffset int `json:"next_offset,omitempty" desc:"Where the next part starts (the offset to ask for) while more remain; absent on the last part"`
 }
@@ -505,12 +508,45 @@ func listReviews(ctx context.Context, e *Env, in *ListReviewsIn) (*ListReviewsOu
 		if total == 0 && class == StatusPending && typ == "" && match == nil && in.Offset == 0 {
 			out.Note = unfiledNote(tx)
 		}
-		return nil
+		if typ == "" && len(out.Items) < total {
+			out.Types, err = reviewTypeCounts(tx, store.ReviewFilter{Class: class, Match: match, Limit: total})
+		}
+		return err
 	})
 	if err != nil {
 		return nil, err
 	}
 	out.NextOffset = nextOffset(in.Offset, len(out.Items), out.Total)
+	return out, nil
+}
+
+// ReviewTypeCount is how many listed review items are of one type.
+type ReviewTypeCount struct {
+	Type  string `json:"type"`
+	Items int    `json:"items"`
+}
+
+// reviewTypeCounts counts the items f matches by type, most first (then
+// by name).
+func reviewTypeCounts(tx *store.Tx, f store.ReviewFilter) ([]ReviewTypeCount, error) {
+	recs, _, err := tx.ListReviews(f)
+	if err != nil {
+		return nil, err
+	}
+	n := map[string]int{}
+	for _, r := range recs {
+		n[r.Type]++
+	}
+	out := make([]ReviewTypeCount, 0, len(n))
+	for t, c := range n {
+		out = append(out, ReviewTypeCount{Type: t, Items: c})
+	}
+	slices.SortFunc(out, func(a, b ReviewTypeCount) int {
+		if a.Items != b.Items {
+			return b.Items - a.Items
+		}
+		return strings.Compare(a.Type, b.Type)
+	})
 	return out, nil
 }
 

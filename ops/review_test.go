@@ -657,6 +657,19 @@ func TestLists_NextOffset(t *testing.T) {
 	if r = mustCall[ListReviewsOut](t, e, opListReviews, obj{"limit": 2, "offset": 2}); len(r.Items) != 1 || r.NextOffset != 0 {
 		t.Fatalf("last part: %d items, next_offset %d", len(r.Items), r.NextOffset)
 	}
+	// more than one part: the types to narrow to; one part, or a type
+	// asked for: none
+	add(t, e, TypeContradiction, "Egret or heron")
+	r = mustCall[ListReviewsOut](t, e, opListReviews, obj{"limit": 2})
+	if len(r.Types) != 2 || r.Types[0] != (ReviewTypeCount{TypeSuggestion, 3}) || r.Types[1] != (ReviewTypeCount{TypeContradiction, 1}) {
+		t.Fatalf("types: %+v", r.Types)
+	}
+	if r = mustCall[ListReviewsOut](t, e, opListReviews, obj{"limit": 2, "type": TypeSuggestion}); r.Types != nil {
+		t.Fatalf("types with a type asked for: %+v", r.Types)
+	}
+	if r = mustCall[ListReviewsOut](t, e, opListReviews, obj{}); r.Types != nil {
+		t.Fatalf("types of one part: %+v", r.Types)
+	}
 	p := mustCall[ListPagesOut](t, e, opListPages, obj{"limit": 1, "offset": 1})
 	if p.Total != 3 || p.NextOffset != 2 {
 		t.Fatalf("page list: total %d, next_offset %d", p.Total, p.NextOffset)

@@ -49,6 +49,12 @@ func ReviewList(o *Output, l *ops.ListReviewsOut) error {
 		o.Note("%s", l.Note)
 	case l.Total == 0:
 		o.Note("no review items")
+	case len(l.Items) < l.Total && len(l.Types) > 0:
+		counts := make([]string, len(l.Types))
+		for i, t := range l.Types {
+			counts[i] = fmt.Sprintf("%s %d", t.Type, t.Items)
+		}
+		o.Note("%d of %s shown (%s; use --type, --limit and --offset for more)", len(l.Items), plural(l.Total, "review item", "review items"), strings.Join(counts, ", "))
 	case len(l.Items) < l.Total:
 		o.Note("%d of %s shown (use --limit and --offset for more)", len(l.Items), plural(l.Total, "review item", "review items"))
 	default:
