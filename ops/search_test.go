@@ -3,6 +3,7 @@ package ops
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"testing"
 
 	"github.com/synapse-wiki/synapse/errs"
@@ -76,5 +77,28 @@ func TestSearch_Row(t *testing.T) {
 		if r.Hits == nil {
 			t.Errorf("%s: hits is null, want a list", c.in)
 		}
+	}
+}
+
+// A hit whose title does not reach it alone as a [[link]] says the link
+// that does: here a file name answers [[Aurora Shard]] first.
+func TestSearch_HitLink(t *testing.T) {
+	v := testvault.New(t)
+	testvault.Write(t, v, "wiki/entities/aurora-shard.md", "---\ntitle: Aurora Shard\n---\nThe entity.\n")
+	testvault.Write(t, v, "wiki/concepts/garnet-lagoon.md", "---\ntitle: Aurora Shard\n---\nThe concept.\n")
+	testvault.Write(t, v, "wiki/concepts/silica.md", "---\ntitle: Silica Shard\n---\nAnother shard.\n")
+	e := newTestEnv(t, v)
+	out := mustCall[SearchOut](t, e, opSearch, obj{"query": "shard", "k": 5})
+	links := map[string]string{}
+	for _, h := range out.Hits {
+		links[h.Path] = h.Link
+	}
+	want := map[string]string{
+		"wiki/entities/aurora-shard.md":  "entities/aurora-shard",
+		"wiki/concepts/garnet-lagoon.md": "concepts/garnet-lagoon",
+		"wiki/concepts/silica.md":        "",
+	}
+	if !reflect.DeepEqual(links, want) {
+		t.Fatalf("links %v, want %v", links, want)
 	}
 }

@@ -3,9 +3,12 @@ package ops
 import (
 	"context"
 	"sort"
+	"strings"
 
+	"github.com/synapse-wiki/synapse/index"
 	"github.com/synapse-wiki/synapse/search"
 	"github.com/synapse-wiki/synapse/store"
+	"github.com/synapse-wiki/synapse/vault"
 )
 
 // Open page types on the surfaces (docs/vault.md#pages): a type is a lower-case word
@@ -94,6 +97,9 @@ func searchTypes(ctx context.Context, e *Env, in *SearchIn) (*SearchOut, error) 
 	if err != nil || out == nil {
 		return out, err
 	}
+	if err := e.Store.View(func(tx *store.Tx) error { linkForms(tx, out.Hits); return nil }); err != nil {
+		return nil, err
+	}
 	q, err := search.ParseQuery(in.Query)
 	if err != nil || len(q.Types) == 0 {
 		return out, nil
@@ -103,4 +109,22 @@ func searchTypes(ctx context.Context, e *Env, in *SearchIn) (*SearchOut, error) 
 		return nil
 	})
 	return out, err
+}
+
+// linkForms sets the link of each hit whose title does not reach it
+// alone as a [[link]] (from the top of the vault): another page answers
+// to the title first (a file name, an earlier rule), or several do. The
+// hit's path under wiki/ then is the link that reaches it.
+func linkForms(tx *store.Tx, hits []search.Hit) {
+	for i := range hits {
+		h := &hits[i]
+		doc := tx.DocByID(h.ID)
+		if doc == 0 {
+			continue
+		}
+		if r := index.Resolve(tx, index.LinkKey(h.Title), "", false); r.Doc == doc && r.Candidates <= 1 {
+			continue
+		}
+		h.Link = strings.TrimSuffix(strings.TrimPrefix(h.Path, vault.WikiDir+"/"), ".md")
+	}
 }

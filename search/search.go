@@ -31,6 +31,10 @@ type Hit struct {
 	// Size is the page's file size in bytes: get_page returns a page
 	// over 32 KiB as its outline unless asked for in full.
 	Size int64 `json:"size"`
+	// Link is how a [[link]] reaches this page, set when its title does
+	// not reach it alone (another page answers to it first, or several
+	// do): its path under wiki/ without .md (set by the search operation).
+	Link string `json:"link,omitempty" desc:"Set when [[Title]] would not reach this page alone (another page answers to the title, or several do): the link target that does, its path under wiki/ without .md ([[Link|Title]])"`
 	// Signals names what found the hit: "lexical" (BM25F), "semantic"
 	// (embeddings, package embed) or both; set by the search operation.
 	Signals []string `json:"signals,omitempty"`
