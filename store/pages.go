@@ -487,15 +487,10 @@ func (tx *Tx) ListPages(f ListFilter) ([]*PageRec, int, error) {
 // keepPage says whether the page doc passes f's Keep (and its type, when
 // a tag index is walked for a type too), decoding its record but links.
 func (tx *Tx) keepPage(doc uint32, f ListFilter) (bool, error) {
-	v := tx.b(bPages).Get(u32(doc))
-	if v == nil {
-		return false, nil
+	p, err := tx.PageFields(doc)
+	if p == nil || err != nil {
+		return false, err
 	}
-	p, _, err := decodePageFields(v)
-	if err != nil {
-		return false, fmt.Errorf("page %d: %w", doc, err)
-	}
-	p.Doc = doc
 	return (f.Tag == "" || f.Type == "" || p.Type == f.Type) && f.Keep(p), nil
 }
 
