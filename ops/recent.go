@@ -141,19 +141,19 @@ func recent(ctx context.Context, e *Env, in *RecentIn) (*RecentOut, error) {
 	if err := e.syncQueue(); err != nil {
 		return nil, err
 	}
-	var decided, filed []RecentItem
+	var recs []*store.ReviewRec
 	err = e.Store.View(func(tx *store.Tx) error {
+		// the queue, read once for the decisions and the filings (a
+		// cache of the review journal: each item's decision as the
+		// journal has it, the first one, its time and who made it)
 		var err error
-		if decided, err = recentDecisions(tx, since, limit); err != nil {
-			return err
-		}
-		filed, err = recentFiled(tx, since, limit)
+		recs, _, err = tx.ListReviews(store.ReviewFilter{Class: store.ReviewClassAll, Limit: tx.ReviewCount()})
 		return err
 	})
 	if err != nil {
 		return nil, err
 	}
-	out.Items = append(append(out.Items, decided...), filed...)
+	out.Items = append(append(out.Items, recentDecisions(recs, since, limit)...), recentFiled(recs, since, limit)...)
 	sort.SliceStable(out.Items, func(i, j int) bool { return out.Items[i].Time.After(out.Items[j].Time) })
 	if len(out.Items) > limit {
 		out.Items, more = out.Items[:limit], true
@@ -171,25 +171,12 @@ func recent(ctx context.Context, e *Env, in *RecentIn) (*RecentOut, error) {
 	return out, nil
 }
 
-// recentDecisions lists the review items decided at or after since,
-// newest first, at most limit. It reads the store's queue, a cache of
-// the review journal (each item's decision as the journal has it: the
-// first one, its time and who made it).
-func recentDecisions(tx *store.Tx, since time.Time, limit int) ([]RecentItem, error) {
-	total := tx.ReviewStatusCounts()
-	n := 0
-	for s, c := range total {
-		if s != store.ReviewPending {
-			n += c
-		}
-	}
-	recs, _, err := tx.ListReviews(store.ReviewFilter{Class: store.ReviewClassResolved, Limit: n})
-	if err != nil {
-		return nil, err
-	}
+// recentDecisions lists the items of recs decided at or after since,
+// newest first, at most limit.
+func recentDecisions(recs []*store.ReviewRec, since time.Time, limit int) []RecentItem {
 	var out []RecentItem
 	for _, r := range recs {
-		if r.ReviewedNS == 0 || (!since.IsZero() && r.ReviewedNS < since.UnixNano()) {
+		if !r.Terminal() || r.ReviewedNS == 0 || (!since.IsZero() && r.ReviewedNS < since.UnixNano()) {
 			continue
 		}
 		action := r.Status
@@ -200,24 +187,16 @@ func recentDecisions(tx *store.Tx, since time.Time, limit int) ([]RecentItem, er
 			Title: r.Title, ID: r.ID, Path: r.Page, Type: r.Type, DecidedBy: r.DecidedBy, Note: r.Note})
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Time.After(out[j].Time) })
-	return out[:min(len(out), limit)], nil
+	return out[:min(len(out), limit)]
 }
 
 // fileBurst is how close in time items of one origin must be filed to
 // count as filed together (one write, one lint --to-review).
 const fileBurst = 2 * time.Second
 
-// recentFiled lists the review items filed at or after since, those of
+// recentFiled lists the items of recs filed at or after since, those of
 // one origin filed together as one entry, newest first, at most limit.
-func recentFiled(tx *store.Tx, since time.Time, limit int) ([]RecentItem, error) {
-	n := 0
-	for _, c := range tx.ReviewStatusCounts() {
-		n += c
-	}
-	recs, _, err := tx.ListReviews(store.ReviewFilter{Class: store.ReviewClassAll, Limit: n})
-	if err != nil {
-		return nil, err
-	}
+func recentFiled(recs []*store.ReviewRec, since time.Time, limit int) []RecentItem {
 	var fresh []*store.ReviewRec
 	for _, r := range recs {
 		if r.CreatedNS > 0 && (since.IsZero() || r.CreatedNS >= since.UnixNano()) {
@@ -235,7 +214,7 @@ func recentFiled(tx *store.Tx, since time.Time, limit int) ([]RecentItem, error)
 		fresh = fresh[k:]
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Time.After(out[j].Time) })
-	return out[:min(len(out), limit)], nil
+	return out[:min(len(out), limit)]
 }
 
 // filedEntry is one recent entry for items filed together: the item
