@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/synapse-wiki/synapse/errs"
 	"github.com/synapse-wiki/synapse/index"
@@ -374,11 +375,11 @@ func clipAround(s, name string) string {
 	if len(r) <= maxShowLine {
 		return s
 	}
-	low := []rune(strings.ToLower(s))
+	low := strings.ToLower(s)
 	at := -1
 	for _, needle := range []string{strings.ToLower(name), "[["} {
-		if i := strings.Index(string(low), needle); i >= 0 && needle != "" {
-			at = len([]rune(string(low)[:i]))
+		if i := strings.Index(low, needle); needle != "" && i >= 0 {
+			at = utf8.RuneCountInString(low[:i])
 			break
 		}
 	}
