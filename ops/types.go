@@ -90,22 +90,20 @@ func unknownTypes(tx *store.Tx, filter []string) []TypeCount {
 	return nil
 }
 
-// searchTypes runs search_wiki (searchModes) and, when the query's type:
-// filters name a type no page has, lists the vault's types.
+// searchTypes runs search_wiki (searchModes), gives each hit the link
+// that reaches it when its title does not (linkForms) and, when the
+// query's type: filters name a type no page has, lists the vault's types.
 func searchTypes(ctx context.Context, e *Env, in *SearchIn) (*SearchOut, error) {
 	out, err := searchModes(ctx, e, in)
 	if err != nil || out == nil {
 		return out, err
 	}
-	if err := e.Store.View(func(tx *store.Tx) error { linkForms(tx, out.Hits); return nil }); err != nil {
-		return nil, err
-	}
-	q, err := search.ParseQuery(in.Query)
-	if err != nil || len(q.Types) == 0 {
-		return out, nil
-	}
+	q, qerr := search.ParseQuery(in.Query)
 	err = e.Store.View(func(tx *store.Tx) error {
-		out.Types = unknownTypes(tx, q.Types)
+		linkForms(tx, out.Hits)
+		if qerr == nil && len(q.Types) > 0 {
+			out.Types = unknownTypes(tx, q.Types)
+		}
 		return nil
 	})
 	return out, err
