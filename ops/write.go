@@ -61,6 +61,7 @@ type WritePageIn struct {
 	Section     string         `json:"section,omitempty" desc:"Write only this section: content replaces the text under the heading (up to the next heading of the same or a higher level), or becomes a new section at the end when the page has no such heading (at the level given, else ##). \"Heading\", \"## Heading\" (that level) or \"Parent#Heading\"; the rest of the page is kept byte for byte"`
 	Append      bool           `json:"append,omitempty" desc:"Add content instead of replacing: to the end of the section's own text (before its subsections) with section, else to the end of the body; a section the page lacks is added at the end as with section. A blank line goes before it, except a list item after a list item or a table row after a table row. No if_match needed (it is still checked when given); content must not be empty. The same append twice adds the text twice"`
 	Log         string         `json:"log,omitempty" desc:"One line for wiki/log.md saying what this write did (≤ 500 characters); the entry already says created or updated, the title and the sources the write cites"`
+	DryRun      bool           `json:"dry_run,omitempty" desc:"Check the write without making it: the answer says where the page would go and which of its links would be dangling (and filed), ambiguous or reach a file, and nothing is written, logged or filed"`
 	// Kind names the operation writing, for the log entry (moved,
 	// restored); "" lets the write say created or updated. Not a parameter
 	// on any surface: the operations that write through write_page set it.
@@ -103,6 +104,9 @@ type WritePageOut struct {
 	// The first MaxWriteAmbiguous; AmbiguousTotal counts them all.
 	Ambiguous      []AmbiguousLink `json:"ambiguous,omitempty" desc:"The page's links whose target matches several pages, so that the shortest path or name order chose one (as lint's ambiguous_links): each with the page chosen and the others (the first 5); at most 20 targets. Link by path to reach another"`
 	AmbiguousTotal int             `json:"ambiguous_total,omitempty" desc:"How many of the page's link targets are ambiguous, when more than the 20 listed"`
+	// DryRun is true when nothing was written: the answer is what the
+	// write would do (its sha256, path, links and the items it would file).
+	DryRun bool `json:"dry_run,omitempty" desc:"Nothing was written: the answer says what the write would do (path, sha256, links; filed lists the items it would file)"`
 	// Unchanged is true when the file already held exactly these bytes, so
 	// nothing was written or logged (a retried write, or a page written
 	// back as get_page returned it).
@@ -300,6 +304,9 @@ func (w *pageWrite) attempt(ctx context.Context) (*WritePageOut, error) {
 	}
 	if err != nil {
 		return nil, err
+	}
+	if w.c.dryRun {
+		return w.preview(t, r)
 	}
 	if !r.unchanged {
 		// what is written after the page must fit too (room.go)

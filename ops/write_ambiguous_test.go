@@ -2,6 +2,9 @@ package ops
 
 import (
 	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
@@ -102,4 +105,61 @@ func TestReviewList_SameName(t *testing.T) {
 			t.Errorf("a decided item lists same_name: %+v", it)
 		}
 	}
+}
+
+// TestWrite_DryRun: a dry run answers what the write would say (path,
+// sha256, dangling, ambiguous, the items it would file) and changes
+// nothing: no file, no log line, no review item, no history; the write
+// made afterwards says the same.
+func TestWrite_DryRun(t *testing.T) {
+	e := twinVault(t)
+	snap := vaultFiles(t, e.Vault.Root)
+	call := obj{"title": "Notes", "path": "wiki/ru/sub/notes.md",
+		"content": "[[kan]], [[transformer]], [[Nowhere]], [[Notes]], [[ru/transformer]].\n"}
+	dry := obj{"dry_run": true}
+	for k, v := range call {
+		dry[k] = v
+	}
+	d := mustCall[WritePageOut](t, e, opWritePage, dry)
+	if !d.DryRun || !d.Created || d.Path != "wiki/ru/sub/notes.md" || d.ID != "" {
+		t.Fatalf("dry run: %+v", d)
+	}
+	if got := vaultFiles(t, e.Vault.Root); !reflect.DeepEqual(got, snap) {
+		t.Fatalf("a dry run changed the vault's files")
+	}
+	if q := mustCall[ListReviewsOut](t, e, opListReviews, obj{"status": "all"}); q.Total != 0 {
+		t.Fatalf("a dry run filed %d items", q.Total)
+	}
+	w := mustCall[WritePageOut](t, e, opWritePage, call)
+	if w.DryRun || w.SHA256 != d.SHA256 || w.Path != d.Path || !reflect.DeepEqual(w.Dangling, d.Dangling) ||
+		!reflect.DeepEqual(w.Filed, d.Filed) || !reflect.DeepEqual(w.Ambiguous, d.Ambiguous) {
+		t.Fatalf("the write says\n%+v\nthe dry run said\n%+v", w, d)
+	}
+	if !reflect.DeepEqual(d.Dangling, []string{"Nowhere"}) || len(d.Ambiguous) != 2 {
+		t.Errorf("dangling %v, ambiguous %+v", d.Dangling, d.Ambiguous)
+	}
+	// an edit's dry run: the link the page has files nothing again
+	d = mustCall[WritePageOut](t, e, opWritePage, obj{"title": "wiki/ru/sub/notes.md", "dry_run": true, "content": "[[Nowhere]] [[Elsewhere]]\n"})
+	if d.Created || d.ID != w.ID || !reflect.DeepEqual(d.Filed, []string{"Elsewhere"}) || d.Ambiguous != nil {
+		t.Errorf("edit dry run: %+v", d)
+	}
+}
+
+// vaultFiles maps every file of the vault but the store (history and
+// runtime files included) to its bytes.
+func vaultFiles(t *testing.T, root string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || d.Name() == "synapse.db" {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		out[p] = string(b)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
 }

@@ -47,6 +47,7 @@ type writeCall struct {
 	// the body), not put in its place
 	appendText bool
 	logNote    string  // the writer's line for log.md ("" = none)
+	dryRun     bool    // check the write, make none of it
 	kind       LogKind // the log entry's kind ("" = created or updated)
 }
 
@@ -160,7 +161,7 @@ func decodeWrite(in *WritePageIn) (*writeCall, error) {
 			return nil, err
 		}
 	}
-	c.kind = in.Kind
+	c.kind, c.dryRun = in.Kind, in.DryRun
 	if c.ifMatch, err = parseIfMatch(in.IfMatch); err != nil {
 		return nil, err
 	}

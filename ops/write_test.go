@@ -393,7 +393,7 @@ func TestWritePage_OperationRow(t *testing.T) {
 			mcp[f.Name] = true
 		}
 	}
-	if want := map[string]bool{"title": true, "content": true, "frontmatter": true, "if_match": true, "log": true, "path": true, "section": true, "append": true}; !reflect.DeepEqual(mcp, want) {
+	if want := map[string]bool{"title": true, "content": true, "frontmatter": true, "if_match": true, "log": true, "path": true, "section": true, "append": true, "dry_run": true}; !reflect.DeepEqual(mcp, want) {
 		t.Fatalf("MCP parameters %v, want %v", mcp, want)
 	}
 	// an MCP-shaped call

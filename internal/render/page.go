@@ -239,7 +239,14 @@ func PageWrite(o *Output, p *ops.WritePageOut) error {
 	case p.Created:
 		verb = "created"
 	}
-	o.Printf("%s %s  %s\n", o.st.OK.Render(verb), o.st.Title.Render(p.Title), o.st.Dim.Render(p.Type+" · id "+p.ID))
+	id := " · id " + p.ID
+	if p.DryRun {
+		verb = "would be " + verb
+		if p.ID == "" {
+			id = "" // a new page has no id until it is written
+		}
+	}
+	o.Printf("%s %s  %s\n", o.st.OK.Render(verb), o.st.Title.Render(p.Title), o.st.Dim.Render(p.Type+id))
 	pairs := [][2]string{{"path", p.Path}, {"sha256", p.SHA256}}
 	if p.Revision > 0 {
 		pairs = append(pairs, [2]string{"revision", strconv.Itoa(p.Revision)})
@@ -257,7 +264,13 @@ func PageWrite(o *Output, p *ops.WritePageOut) error {
 	if p.NewType && len(p.Types) > 0 { // (the first page of an empty vault is new in every way)
 		o.Note("new type %q: no other page has it; the vault's types, closest first: %s", p.Type, typeList(p.Types))
 	}
-	if note := danglingNote(len(p.Dangling), len(p.Filed)); note != "" {
+	if p.DryRun {
+		if len(p.Filed) > 0 {
+			o.Note("a write would file %s as missing-page reviews (nothing was written: --dry-run)", strings.Join(p.Filed, ", "))
+		} else {
+			o.Note("nothing was written (--dry-run)")
+		}
+	} else if note := danglingNote(len(p.Dangling), len(p.Filed)); note != "" {
 		o.Note("%s", note)
 	}
 	if p.NotFiled > 0 {
