@@ -37,6 +37,10 @@ type MovePageIn struct {
 	To    string `json:"to,omitempty" desc:"Its new title; its file is renamed to match (the same folder; the file name in the style of the old one: the title itself, or its slug)"`
 	Path  string `json:"path,omitempty" desc:"Its new file: a vault path inside wiki/ ending in .md; the title stays unless to is given (a title that came from the file name follows it)"`
 	Log   string `json:"log,omitempty" desc:"One line for wiki/log.md saying why (≤ 500 characters)"`
+	// KeepAlias keeps the old title as one of the page's aliases, so that
+	// search and links written later (or outside the vault) by the old
+	// name still reach it; links in the vault are rewritten either way.
+	KeepAlias bool `json:"keep_alias,omitempty" desc:"Keep the old title as an alias of the page (added to its aliases), so the old name still finds and reaches it; links in the vault are rewritten either way"`
 }
 
 // ChangedPage is a page whose links a move rewrote.
@@ -166,13 +170,15 @@ type movePlan struct {
 	titleFromFile bool
 	// notes say what became of the page's first heading (retitleHeading)
 	notes []string
+	// keepAlias: the old title becomes an alias (MovePageIn.KeepAlias)
+	keepAlias bool
 }
 
 // planMove works out a move (see movePlan). stale lists files whose bytes
 // differ from what the index holds: the plan is to be made again once they
 // are indexed.
 func planMove(e *Env, in *MovePageIn) (*movePlan, []string, error) {
-	m := &movePlan{}
+	m := &movePlan{keepAlias: in.KeepAlias}
 	var stale []string
 	err := e.Store.View(func(tx *store.Tx) error {
 		p, err := resolvePage(tx, in.Title)
@@ -475,14 +481,26 @@ func (m *movePlan) retitle(data []byte) ([]byte, error) {
 		fm = &markdown.Frontmatter{}
 	}
 	has := fm.Has("title")
-	if fm.String("title") == m.toTitle || !has && store.Stem(m.toPath) == m.toTitle {
+	setTitle := fm.String("title") != m.toTitle && (has || store.Stem(m.toPath) != m.toTitle)
+	aliases, addAlias := m.keptAliases(fm)
+	if !setTitle && !addAlias {
 		return data, nil
 	}
 	if fm.Err() != nil {
-		return nil, errs.E(errs.Conflict, "%s has frontmatter that is not valid YAML (%v), so its title cannot be changed; fix it first, or move the page with %s only", m.page.Path, fm.Err(), errs.Param("path"))
+		what := "its title cannot be changed"
+		if !setTitle {
+			what = "the old title cannot be added to its aliases"
+		}
+		return nil, errs.E(errs.Conflict, "%s has frontmatter that is not valid YAML (%v), so %s; fix it first, or move the page with %s only", m.page.Path, fm.Err(), what, errs.Param("path"))
 	}
-	if err := fm.Set("title", m.toTitle); err != nil {
-		return nil, errs.Wrap(errs.Internal, err, "set the title: %v", err)
+	if setTitle {
+		if err := fm.Set("title", m.toTitle); err != nil {
+			return nil, errs.Wrap(errs.Internal, err, "set the title: %v", err)
+		}
+	}
+	if addAlias {
+		fm.Delete("alias")
+		setList(fm, "aliases", aliases)
 	}
 	text, err := fm.YAML()
 	if err != nil {
@@ -501,6 +519,31 @@ func (m *movePlan) retitle(data []byte) ([]byte, error) {
 	}
 	b.WriteString(d.Body)
 	return b.Bytes(), nil
+}
+
+// keptAliases returns the page's aliases with the old title added, and
+// whether that adds it: a move asked to keep the old title that changes
+// the title (case and spacing aside) and whose aliases lack it.
+func (m *movePlan) keptAliases(fm *markdown.Frontmatter) ([]string, bool) {
+	if !m.keepAlias {
+		return nil, false
+	}
+	if sameTitle(m.fromTi, m.toTitle) {
+		m.notes = append(m.notes, fmt.Sprintf("the title stays %q, so no alias was added", m.toTitle))
+		return nil, false
+	}
+	cur := dedupeStrings(append(fm.List("aliases", true), fm.List("alias", true)...), normalizeAlias)
+	for _, a := range cur {
+		if sameTitle(a, m.fromTi) {
+			return nil, false
+		}
+	}
+	if len(cur) >= MaxAliases {
+		m.notes = append(m.notes, fmt.Sprintf("the page has %d aliases already (the limit), so the old title was not added", len(cur)))
+		return nil, false
+	}
+	m.notes = append(m.notes, fmt.Sprintf("the old title %q is kept as an alias", m.fromTi))
+	return append(cur, m.fromTi), true
 }
 
 // retitleHeading makes the body's first H1 the new title when it is the

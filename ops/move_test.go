@@ -285,3 +285,36 @@ func TestMove_RenamedFileKeepsTheVaultsStyle(t *testing.T) {
 		}
 	}
 }
+
+// TestMove_KeepAlias: keep_alias adds the old title to the moved page's
+// aliases (after those it has, in their style of list), links in the
+// vault are still rewritten to the new title, and the old name still
+// reaches the page; a move that keeps the title adds nothing.
+func TestMove_KeepAlias(t *testing.T) {
+	v := testvault.New(t)
+	testvault.Write(t, v, "wiki/notes/old-name.md", "---\ntitle: Old Name\nalias: ONm\n---\nBody.\n")
+	testvault.Write(t, v, "wiki/a.md", "See [[Old Name]].\n")
+	e, _ := openEnv(t, v)
+	out := move(t, e, &MovePageIn{Title: "Old Name", To: "New Name", KeepAlias: true})
+	if out.Path != "wiki/notes/new-name.md" || len(out.Changed) != 1 {
+		t.Fatalf("result %+v", out)
+	}
+	if got, want := readFile(t, v, "wiki/notes/new-name.md"), "---\ntitle: New Name\naliases:\n  - ONm\n  - Old Name\n---\nBody.\n"; got != want {
+		t.Errorf("moved page:\n%s\nwant:\n%s", got, want)
+	}
+	if got := readFile(t, v, "wiki/a.md"); got != "See [[New Name]].\n" {
+		t.Errorf("wiki/a.md: %q", got)
+	}
+	g := mustCall[GetPageOut](t, e, opGetPage, obj{"title": "Old Name"})
+	if g.Path != "wiki/notes/new-name.md" {
+		t.Errorf("the old name reaches %s", g.Path)
+	}
+	// moved again, keeping the title: no alias added, a note says so
+	out = move(t, e, &MovePageIn{Title: "New Name", Path: "wiki/other/new-name.md", KeepAlias: true})
+	if !strings.Contains(strings.Join(out.Notes, "\n"), "no alias was added") {
+		t.Errorf("notes %q", out.Notes)
+	}
+	if got := readFile(t, v, "wiki/other/new-name.md"); strings.Count(got, "Old Name") != 1 || strings.Contains(got, "- New Name") {
+		t.Errorf("moved again:\n%s", got)
+	}
+}
