@@ -359,7 +359,10 @@ func (e *Env) Close() error {
 }
 
 // pageWrittenFunc is Env.pageWritten.
-type pageWrittenFunc func(tx *store.Tx, page *store.PageRec, dangling []string, now time.Time) (reviewsTouched, error)
+//
+// why is the writer's line for log.md ("" = none): the note of the
+// decisions the write makes.
+type pageWrittenFunc func(tx *store.Tx, page *store.PageRec, dangling []string, why string, now time.Time) (reviewsTouched, error)
 
 // reviewsTouched is what a page write did to the review queue: the
 // targets it filed as new missing-page items, and the pending items it

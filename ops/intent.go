@@ -132,7 +132,7 @@ func (e *Env) finishInterruptedWrite(ctx context.Context) error {
 				return err
 			}
 			dangling, _ := linkTargets(rec)
-			_, err = e.pageWritten(tx, rec, dangling, e.now())
+			_, err = e.pageWritten(tx, rec, dangling, "", e.now())
 			return err
 		})
 		if err != nil {

@@ -342,7 +342,7 @@ func (j *moveJournal) finish(ctx context.Context, e *Env) (*moveRecord, error) {
 		if err != nil || e.pageWritten == nil {
 			return err
 		}
-		touched, err := e.pageWritten(tx, rec, []string{}, j.Time)
+		touched, err := e.pageWritten(tx, rec, []string{}, j.Note, j.Time)
 		resolved = touched.resolved
 		return err
 	}

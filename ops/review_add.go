@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path"
+	"slices"
 	"strings"
 	"time"
 
@@ -90,7 +91,7 @@ func reviewStatus(tx *store.Tx, l *vaultfs.FS, out *StatusOut) {
 // that cannot be a review title (too long) is skipped rather than failing
 // the write. It returns the targets filed as new items and the items
 // resolved.
-func onPageWritten(tx *store.Tx, page *store.PageRec, dangling []string, now time.Time) (reviewsTouched, error) {
+func onPageWritten(tx *store.Tx, page *store.PageRec, dangling []string, why string, now time.Time) (reviewsTouched, error) {
 	var filed []string
 	var resolved []ReviewItem
 	for _, t := range dangling {
@@ -125,12 +126,28 @@ func onPageWritten(tx *store.Tx, page *store.PageRec, dangling []string, now tim
 		} else if p == nil {
 			continue
 		}
-		if err := decide(tx, r, StatusAutoResolved, "page written: "+page.Path, OriginRule, now); err != nil {
+		res := fmt.Sprintf("page written: %s (it answers [[%s]] by its %s)", page.Path, ProposedTitle(r.Title), nameKind(page, name))
+		if err := decideNoted(tx, r, StatusAutoResolved, res, OriginRule, why, now); err != nil {
 			return reviewsTouched{}, err
 		}
 		resolved = append(resolved, itemOf(r))
 	}
 	return reviewsTouched{filed: filed, resolved: resolved}, nil
+}
+
+// nameKind says which of a page's names (pageNames) name is: its
+// "title", an "alias", its "file name" or its "path".
+func nameKind(p *store.PageRec, name string) string {
+	f := store.Fold(name)
+	switch {
+	case f == store.Fold(p.Title):
+		return "title"
+	case slices.ContainsFunc(p.Aliases, func(a string) bool { return store.Fold(a) == f }):
+		return "alias"
+	case f == store.Fold(store.Stem(p.Path)):
+		return "file name"
+	}
+	return "path"
 }
 
 // pageNames are the names by which a link can reach a page: its title, its

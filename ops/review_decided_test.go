@@ -27,10 +27,13 @@ func TestReview_MissingPageResolvedByAnyName(t *testing.T) {
 		mustCall[WritePageOut](t, e, opWritePage, w)
 	}
 	got := itemsByTitle(t, e)
-	for title, page := range map[string]string{"work-folders": "work-folders", "concepts/deep-dive": "deep-dive",
-		"wiki/concepts/full-path": "full-path", "Other Name": "named"} {
+	// the resolution says which name of the page answers the link
+	for title, page := range map[string]string{"work-folders": "work-folders.md (it answers [[work-folders]] by its file name)",
+		"concepts/deep-dive":      "deep-dive.md (it answers [[concepts/deep-dive]] by its path)",
+		"wiki/concepts/full-path": "full-path.md (it answers [[wiki/concepts/full-path]] by its path)",
+		"Other Name":              "named.md (it answers [[Other Name]] by its alias)"} {
 		it := got[title]
-		if it.Status != StatusAutoResolved || it.DecidedBy != OriginRule || it.Resolution != "page written: wiki/concepts/"+page+".md" {
+		if it.Status != StatusAutoResolved || it.DecidedBy != OriginRule || it.Resolution != "page written: wiki/concepts/"+page {
 			t.Errorf("%s: %s by %q (%s)", title, it.Status, it.DecidedBy, it.Resolution)
 		}
 	}
@@ -64,7 +67,7 @@ func TestReview_DecidedBy(t *testing.T) {
 		{a.ID, OriginAgent, "marked resolved"},
 		{b.ID, OriginUser, "marked resolved"},
 		{c.ID, OriginUser, "marked resolved"},
-		{d.ID, OriginRule, "page written: wiki/concepts/written.md"},
+		{d.ID, OriginRule, "page written: wiki/concepts/written.md (it answers [[Written]] by its title)"},
 		{f.ID, OriginLint, "page exists: wiki/appeared.md"},
 	} {
 		if it := item(t, e, w.id); it.Status != StatusAutoResolved || it.DecidedBy != w.by || it.Resolution != w.resolution {
@@ -118,8 +121,8 @@ func TestReview_MissingPageResolvedByMoveAliasOrLint(t *testing.T) {
 	mustCall[LintOut](t, e, opLint, obj{"to_review": true})
 	got := itemsByTitle(t, e)
 	for _, w := range []struct{ title, by, resolution string }{
-		{"Old Guard", OriginRule, "page written: " + moved.Path},
-		{"Nickname", OriginRule, "page written: wiki/concepts/person.md"},
+		{"Old Guard", OriginRule, "page written: " + moved.Path + " (it answers [[Old Guard]] by its title)"},
+		{"Nickname", OriginRule, "page written: wiki/concepts/person.md (it answers [[Nickname]] by its alias)"},
 		{"archive/relic", OriginLint, "page exists: wiki/archive/relic.md"},
 		{"Moniker", OriginLint, "page exists: wiki/other.md"},
 	} {
@@ -140,4 +143,21 @@ func itemsByTitle(t *testing.T, e *Env) map[string]ReviewItem {
 		out[it.Title] = it
 	}
 	return out
+}
+
+// TestAutoResolve_KeepsTheWritersLog: a missing-page item a write closes
+// (an alias given to an existing page) carries the write's --log line as
+// its note, and its resolution names the alias.
+func TestAutoResolve_KeepsTheWritersLog(t *testing.T) {
+	e := newTestEnv(t, testvault.New(t))
+	mustCall[WritePageOut](t, e, opWritePage, obj{"title": "Hub", "content": "[[cipher-bronze]]\n"})
+	mustCall[WritePageOut](t, e, opWritePage, obj{"title": "Cipher Bronze", "content": "The page.\n", "path": "wiki/datasets/Cipher Bronze Café.md"})
+	w := mustCall[WritePageOut](t, e, opWritePage, obj{"title": "Cipher Bronze", "aliases": []string{"cipher-bronze"}, "log": "the link's slug names this page"})
+	if len(w.AutoResolved) != 1 {
+		t.Fatalf("auto_resolved %v", w.AutoResolved)
+	}
+	it := item(t, e, w.AutoResolved[0])
+	if it.Note != "the link's slug names this page" || it.Resolution != "page written: wiki/datasets/Cipher Bronze Café.md (it answers [[cipher-bronze]] by its alias)" {
+		t.Errorf("note %q, resolution %q", it.Note, it.Resolution)
+	}
 }

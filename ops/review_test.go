@@ -482,7 +482,7 @@ func TestReview_PageWrittenHook(t *testing.T) {
 			t.Errorf("%s (%s) is %s, want %s", id, got.Title, got.Status, st)
 		}
 	}
-	if r := item(t, e, alpha.ID).Resolution; r != "page written: wiki/concepts/alpha.md" {
+	if r := item(t, e, alpha.ID).Resolution; r != "page written: wiki/concepts/alpha.md (it answers [[alpha]] by its title)" {
 		t.Errorf("resolution %q", r)
 	}
 	l := mustCall[ListReviewsOut](t, e, opListReviews, obj{"type": "missing-page"})

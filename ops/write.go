@@ -104,6 +104,9 @@ type WritePageOut struct {
 	// The first MaxWriteAmbiguous; AmbiguousTotal counts them all.
 	Ambiguous      []AmbiguousLink `json:"ambiguous,omitempty" desc:"The page's links whose target matches several pages, so that the shortest path or name order chose one (as lint's ambiguous_links): each with the page chosen and the others (the first 5); at most 20 targets. Link by path to reach another"`
 	AmbiguousTotal int             `json:"ambiguous_total,omitempty" desc:"How many of the page's link targets are ambiguous, when more than the 20 listed"`
+	// AliasShared are the aliases the write added that other pages have
+	// as a name too.
+	AliasShared []SharedAlias `json:"alias_shared,omitempty" desc:"Aliases this write added that other pages have as a name too: a [[link]] by such a name may reach another page (a title or file name wins over an alias); choose another alias, or link this page by path"`
 	// DryRun is true when nothing was written: the answer is what the
 	// write would do (its sha256, path, links and the items it would file).
 	DryRun bool `json:"dry_run,omitempty" desc:"Nothing was written: the answer says what the write would do (path, sha256, links; filed lists the items it would file)"`

@@ -163,3 +163,26 @@ func vaultFiles(t *testing.T, root string) map[string]string {
 	}
 	return out
 }
+
+// TestWrite_AliasShared: an alias the write adds that another page has
+// as its file name, title or alias is reported with those pages; the
+// aliases the page had are not reported again, and a dry run says the
+// same.
+func TestWrite_AliasShared(t *testing.T) {
+	e := twinVault(t)
+	mustCall[WritePageOut](t, e, opWritePage, obj{"title": "Other", "content": "---\naliases: [Nick]\n---\nOther.\n"})
+	call := obj{"title": "Mine", "content": "Mine.\n", "aliases": []string{"kan", "Nick", "Unique one"}}
+	d := mustCall[WritePageOut](t, e, opWritePage, obj{"title": "Mine", "content": "Mine.\n", "aliases": []string{"kan", "Nick", "Unique one"}, "dry_run": true})
+	w := mustCall[WritePageOut](t, e, opWritePage, call)
+	want := []SharedAlias{
+		{Alias: "kan", By: "file name", Pages: []string{"wiki/a/kan.md", "wiki/deep/er/kan.md"}},
+		{Alias: "Nick", By: "alias", Pages: []string{"wiki/concepts/other.md"}},
+	}
+	if !reflect.DeepEqual(w.AliasShared, want) || !reflect.DeepEqual(d.AliasShared, want) {
+		t.Fatalf("alias_shared %+v (dry run %+v), want %+v", w.AliasShared, d.AliasShared, want)
+	}
+	w = mustCall[WritePageOut](t, e, opWritePage, obj{"title": "Mine", "aliases": []string{"Another"}})
+	if w.AliasShared != nil {
+		t.Errorf("aliases the page had reported again: %+v", w.AliasShared)
+	}
+}

@@ -173,6 +173,7 @@ func (w *pageWrite) record(tx *store.Tx, rc *recording) error {
 	}
 	out.ID, out.Title, out.Type = rec.ID, rec.Title, rec.Type
 	linkResults(tx, rec, out)
+	out.AliasShared = sharedAliases(tx, t.rec, rec)
 	if t.rec == nil && !out.Unchanged && w.hist.rev == 0 && len(w.hist.notes) == 0 {
 		// a new page: its id is known now
 		w.historyAfter(rec.ID, rc.path, rc.title, rc.r.data, true)
@@ -289,7 +290,7 @@ func (w *pageWrite) fileMissing(tx *store.Tx, hook pageWrittenFunc, t *target, r
 		added = append(added, strings.TrimSuffix(l.Target, ".md"))
 	}
 	out.NotFiled = max(0, len(added)-MaxFiledPerWrite)
-	touched, err := hook(tx, rec, added[:min(len(added), MaxFiledPerWrite)], w.now)
+	touched, err := hook(tx, rec, added[:min(len(added), MaxFiledPerWrite)], w.c.logNote, w.now)
 	if err == nil {
 		var unlinked []ReviewItem
 		unlinked, err = resolveUnlinked(tx, unlinkedTargets(t, rec), rec, w.now)

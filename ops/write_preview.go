@@ -27,6 +27,7 @@ func (w *pageWrite) preview(t *target, r *rendered) (*WritePageOut, error) {
 			out.Title = store.Stem(p)
 		}
 		linkResults(tx, rec, out)
+		out.AliasShared = sharedAliases(tx, t.rec, rec)
 		var err error
 		out.Filed, out.NotFiled, err = wouldFile(tx, t, rec)
 		return err

@@ -925,7 +925,7 @@ func TestWritePage_ReviewHookContract(t *testing.T) {
 	var calls []call
 	v := testvault.New(t)
 	e, _ := openEnv(t, v)
-	e.pageWritten = func(tx *store.Tx, page *store.PageRec, dangling []string, now time.Time) (reviewsTouched, error) {
+	e.pageWritten = func(tx *store.Tx, page *store.PageRec, dangling []string, _ string, now time.Time) (reviewsTouched, error) {
 		// the page is indexed: it resolves by title in this transaction
 		r := index.Resolve(tx, index.LinkKey(page.Title), "", false)
 		if r.Doc != page.Doc {
@@ -944,7 +944,7 @@ func TestWritePage_ReviewHookContract(t *testing.T) {
 		t.Fatalf("hook calls:\n%+v\nwant:\n%+v", calls, want)
 	}
 	// a failing hook fails the command, naming the written page
-	e.pageWritten = func(*store.Tx, *store.PageRec, []string, time.Time) (reviewsTouched, error) {
+	e.pageWritten = func(*store.Tx, *store.PageRec, []string, string, time.Time) (reviewsTouched, error) {
 		return reviewsTouched{}, errors.New("queue broken")
 	}
 	_, err := WritePage(context.Background(), e, &WritePageIn{Title: "Third", Content: "x\n"})
@@ -1005,7 +1005,7 @@ func TestWritePage_MissingPageReview(t *testing.T) {
 		t.Fatalf("auto_resolved in the result: %v, want [%s]", out.AutoResolved, id)
 	}
 	log := readFile(t, v, vault.LogPage)
-	if !strings.Contains(log, "review auto_resolved | Songbird Neurology\n- item: "+out.AutoResolved[0]+" (missing-page)\n- resolution: page written: wiki/concepts/songbird-neurology.md") {
+	if !strings.Contains(log, "review auto_resolved | Songbird Neurology\n- item: "+out.AutoResolved[0]+" (missing-page)\n- resolution: page written: wiki/concepts/songbird-neurology.md (it answers [[Songbird Neurology]] by its title)") {
 		t.Fatalf("log.md lacks the auto-resolution:\n%s", log)
 	}
 	// a write that answers nothing leaves auto_resolved out

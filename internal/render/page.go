@@ -287,6 +287,9 @@ func PageWrite(o *Output, p *ops.WritePageOut) error {
 	if p.AmbiguousTotal > len(p.Ambiguous) {
 		o.Note("%d more ambiguous link targets: synapse lint --page %q --category ambiguous_links lists them", p.AmbiguousTotal-len(p.Ambiguous), p.Title)
 	}
+	for _, a := range p.AliasShared {
+		o.Note("the alias %q is also the %s of %s: [[%s]] may reach that page, not this one", a.Alias, a.By, strings.Join(a.Pages, ", "), a.Alias)
+	}
 	for _, f := range p.LinksToFiles {
 		o.Note("[[%s]] reaches the file %s, no page: it files no missing-page review; write a page titled %q if you meant one", f.Target, f.Path, f.Target)
 	}
