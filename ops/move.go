@@ -41,6 +41,7 @@ type MovePageIn struct {
 	// search and links written later (or outside the vault) by the old
 	// name still reach it; links in the vault are rewritten either way.
 	KeepAlias bool `json:"keep_alias,omitempty" desc:"Keep the old title as an alias of the page (added to its aliases), so the old name still finds and reaches it; links in the vault are rewritten either way"`
+	DryRun    bool `json:"dry_run,omitempty" desc:"Check the move without making it: the answer says where the page would go and which pages' links would be rewritten (a refusal is the same as the move's), and nothing is changed"`
 }
 
 // ChangedPage is a page whose links a move rewrote.
@@ -78,6 +79,8 @@ type MovePageOut struct {
 	// Notes say what became of the page's first H1 (retitleHeading), and
 	// name problems beside the move that did not fail it.
 	Notes []string `json:"notes,omitempty" desc:"What became of the page's first heading (# Old title follows the new title; another heading is kept), and problems beside the move that did not fail it (the page history, git)"`
+	// DryRun is true when nothing was moved: the answer is the plan.
+	DryRun bool `json:"dry_run,omitempty" desc:"Nothing was moved: the answer is what the move would do"`
 }
 
 // MaxMovePages caps the pages one move rewrites (the journal holds each of
@@ -130,6 +133,9 @@ func movePage(ctx context.Context, e *Env, in *MovePageIn) (*MovePageOut, error)
 		if _, err := e.Index.Scan(ctx, index.ScanOptions{Paths: stale}); err != nil {
 			return nil, err
 		}
+	}
+	if in.DryRun {
+		return m.preview(e)
 	}
 	j := m.journal(e, note)
 	if err := j.save(e); err != nil {
@@ -648,6 +654,22 @@ func (m *movePlan) result(e *Env) (*MovePageOut, error) {
 	if err != nil {
 		return nil, errs.Wrap(errs.Internal, err, "the page was moved to %s, but reading it back failed: %v", m.toPath, err)
 	}
+	out.Note = m.unchangedNote(out.UnchangedLinks)
+	return out, nil
+}
+
+// preview answers a dry run from the plan: the page as it would be after
+// the move, with nothing changed.
+func (m *movePlan) preview(e *Env) (*MovePageOut, error) {
+	out := &MovePageOut{ID: m.page.ID, Title: m.toTitle, Type: m.page.Type, Path: m.toPath, FromTitle: m.fromTi, FromPath: m.fromPath,
+		Links: m.links, Changed: m.changed, Notes: m.notes, DryRun: true}
+	if out.Changed == nil {
+		out.Changed = []ChangedPage{}
+	}
+	_ = e.Store.View(func(tx *store.Tx) error {
+		out.UnchangedLinks = m.unchangedLinks(tx, m.page.Doc)
+		return nil
+	})
 	out.Note = m.unchangedNote(out.UnchangedLinks)
 	return out, nil
 }

@@ -3,6 +3,7 @@ package ops
 import (
 	"context"
 	"os"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -316,5 +317,30 @@ func TestMove_KeepAlias(t *testing.T) {
 	}
 	if got := readFile(t, v, "wiki/other/new-name.md"); strings.Count(got, "Old Name") != 1 || strings.Contains(got, "- New Name") {
 		t.Errorf("moved again:\n%s", got)
+	}
+}
+
+// TestMove_DryRun: a dry run answers what the move would (path, title,
+// the pages rewritten and how many links) and changes no file; the move
+// made afterwards says the same; a dry run onto a taken name is refused
+// as the move is.
+func TestMove_DryRun(t *testing.T) {
+	v := testvault.New(t)
+	testvault.Write(t, v, "wiki/notes/old-name.md", "---\ntitle: Old Name\n---\nBody.\n")
+	testvault.Write(t, v, "wiki/a.md", "See [[Old Name]] and [[old-name]].\n")
+	testvault.Write(t, v, "wiki/taken.md", "Taken.\n")
+	e, _ := openEnv(t, v)
+	before := vaultFiles(t, v.Root)
+	d := move(t, e, &MovePageIn{Title: "Old Name", To: "New Name", KeepAlias: true, DryRun: true})
+	if got := vaultFiles(t, v.Root); !reflect.DeepEqual(got, before) {
+		t.Fatal("a dry run changed the vault's files")
+	}
+	m := move(t, e, &MovePageIn{Title: "Old Name", To: "New Name", KeepAlias: true})
+	if !d.DryRun || m.DryRun || d.Path != m.Path || d.ID != m.ID || d.Links != m.Links || d.Links != 2 ||
+		!reflect.DeepEqual(d.Changed, m.Changed) || !reflect.DeepEqual(d.Notes, m.Notes) {
+		t.Fatalf("dry run %+v\nmove %+v", d, m)
+	}
+	if _, err := movePage(context.Background(), e, &MovePageIn{Title: "New Name", To: "Taken", DryRun: true}); errs.CodeOf(err) != errs.Conflict {
+		t.Errorf("a dry run onto a taken name: %v", err)
 	}
 }

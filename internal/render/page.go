@@ -126,7 +126,11 @@ func PageMove(o *Output, p *ops.MovePageOut) error {
 	if p.FromTitle != p.Title {
 		what = o.st.Title.Render(p.FromTitle) + " → " + what
 	}
-	o.Printf("%s %s  %s\n", o.st.OK.Render("moved"), what, o.st.Dim.Render(p.Type+" · id "+p.ID))
+	verb := "moved"
+	if p.DryRun {
+		verb = "would move"
+	}
+	o.Printf("%s %s  %s\n", o.st.OK.Render(verb), what, o.st.Dim.Render(p.Type+" · id "+p.ID))
 	pairs := [][2]string{{"from", p.FromPath}, {"path", p.Path}}
 	links := 0
 	for _, c := range p.Changed {
@@ -158,6 +162,9 @@ func PageMove(o *Output, p *ops.MovePageOut) error {
 	}
 	for _, n := range p.Notes {
 		o.Note("%s", n)
+	}
+	if p.DryRun {
+		o.Note("nothing was moved (--dry-run)")
 	}
 	return nil
 }
