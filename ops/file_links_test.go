@@ -77,7 +77,7 @@ func TestFileLinks_WriteLintAndSources(t *testing.T) {
 	if pdf.Path != "raw/assets/gone.pdf" || pdf.Links != 1 {
 		t.Errorf("gone.pdf: %+v", pdf)
 	}
-	scoped := mustCall[LintOut](t, e, opLint, obj{"full": true, "page": "Other"})
+	scoped := mustCall[LintOut](t, e, opLint, obj{"full": true, "page": []string{"Other"}})
 	if scoped.Counts.BrokenFileLinks != 1 || scoped.BrokenFileLinks[0].Links != 2 || len(scoped.BrokenFileLinks[0].Pages) != 1 {
 		t.Errorf("lint --page Other: %+v %+v", scoped.Counts, scoped.BrokenFileLinks)
 	}

@@ -33,7 +33,7 @@ const (
 
 // LintIn is the input of lint.
 type LintIn struct {
-	Page           string `json:"page,omitempty" desc:"Only findings on or from this page (resolved like a [[link]]): its broken, ambiguous and file links, missing sources and frontmatter error, whether it is an orphan or links nowhere, and the pages sharing its title"`
+	Page           []string `json:"page,omitempty" flag:"page" desc:"Only findings on or from this page (resolved like a [[link]]): its broken, ambiguous and file links, missing sources and frontmatter error, whether it is an orphan or links nowhere, and the pages sharing its title. Repeat it to check several pages at once (up to 100; each page's findings listed within --limit)"`
 	Category       string `json:"category,omitempty" enum:"broken_links,broken_file_links,ambiguous_links,orphans,no_outlinks,missing_sources,duplicate_titles,frontmatter_errors,reserved_files,refused_files,over_cap" desc:"Only this category, in full (up to 20 findings unless --limit, each with up to 20 linking pages): broken_links, broken_file_links, ambiguous_links, orphans, no_outlinks, missing_sources, duplicate_titles, frontmatter_errors, reserved_files, refused_files or over_cap"`
 	Full           bool   `json:"full,omitempty" desc:"Every category in full: up to 50 findings each (unless --limit), each with up to 20 pages that link to it; without it the report is a summary: 10 findings per category and the number of linking pages"`
 	Limit          int    `json:"limit,omitempty" min:"0" max:"1000" desc:"Findings listed per category (1..1000; default 10, 20 with --category, 50 with --full; larger values are clamped); the counts always cover every finding"`
@@ -156,7 +156,9 @@ type LintOut struct {
 	// reported (one with --category).
 	Findings int        `json:"findings"`
 	Counts   LintCounts `json:"counts"`
-	Page     *PageRef   `json:"page,omitempty"` // the page of --page
+	Page     *PageRef   `json:"page,omitempty"` // the page of --page (the first, with several)
+	// Pages are the pages of --page when it is given more than once.
+	Pages []PageRef `json:"pages,omitempty" desc:"The pages checked, when page is given more than once"`
 	Category string     `json:"category,omitempty"`
 	// Full is set when each finding lists its linking pages (--full or
 	// --category); otherwise the report is a summary that gives their
@@ -249,8 +251,8 @@ func lint(ctx context.Context, e *Env, in *LintIn) (*LintOut, error) {
 	out.emptyLists()
 	w := window{offset: in.Offset, limit: limit}
 	var err error
-	if in.Page != "" {
-		err = e.Store.View(func(tx *store.Tx) error { return lintPage(tx, in.Page, w, out) })
+	if len(in.Page) > 0 {
+		err = e.Store.View(func(tx *store.Tx) error { return lintPages(tx, in.Page, w, out) })
 	} else {
 		err = lintVault(ctx, e, w, out)
 		out.ReviewJournal = journalProblems(e)
@@ -530,6 +532,62 @@ func fmFinding(p *store.PageRec) LintFrontmatter {
 		}
 	}
 	return f
+}
+
+// MaxLintPages caps the pages one lint checks by name.
+const MaxLintPages = 100
+
+// lintPages reports the findings on or from each of the pages named,
+// their counts summed, each page's lists cut to the window; a page named
+// twice is checked once.
+func lintPages(tx *store.Tx, titles []string, w window, out *LintOut) error {
+	if len(titles) > MaxLintPages {
+		return errs.E(errs.Invalid, "%s is given %d times; the limit is %d pages", errs.Param("page"), len(titles), MaxLintPages)
+	}
+	if len(titles) == 1 {
+		return lintPage(tx, titles[0], w, out)
+	}
+	seen := map[string]bool{}
+	for _, title := range titles {
+		one := &LintOut{}
+		one.emptyLists()
+		if err := lintPage(tx, title, w, one); err != nil {
+			return err
+		}
+		if seen[one.Page.Path] {
+			continue
+		}
+		seen[one.Page.Path] = true
+		if out.Page == nil {
+			out.Page = one.Page
+		}
+		out.Pages = append(out.Pages, *one.Page)
+		out.add(one)
+	}
+	return nil
+}
+
+// add sums another report's counts into o and appends its lists.
+func (o *LintOut) add(x *LintOut) {
+	c, d := &o.Counts, x.Counts
+	c.BrokenLinks += d.BrokenLinks
+	c.BrokenFileLinks += d.BrokenFileLinks
+	c.AmbiguousLinks += d.AmbiguousLinks
+	c.Orphans += d.Orphans
+	c.NoOutlinks += d.NoOutlinks
+	c.MissingSources += d.MissingSources
+	c.DuplicateTitles += d.DuplicateTitles
+	c.FrontmatterErrors += d.FrontmatterErrors
+	c.OverCap += d.OverCap
+	o.BrokenLinks = append(o.BrokenLinks, x.BrokenLinks...)
+	o.BrokenFileLinks = append(o.BrokenFileLinks, x.BrokenFileLinks...)
+	o.AmbiguousLinks = append(o.AmbiguousLinks, x.AmbiguousLinks...)
+	o.Orphans = append(o.Orphans, x.Orphans...)
+	o.NoOutlinks = append(o.NoOutlinks, x.NoOutlinks...)
+	o.MissingSources = append(o.MissingSources, x.MissingSources...)
+	o.DuplicateTitles = append(o.DuplicateTitles, x.DuplicateTitles...)
+	o.FrontmatterErrors = append(o.FrontmatterErrors, x.FrontmatterErrors...)
+	o.OverCap = append(o.OverCap, x.OverCap...)
 }
 
 // lintPage reports the findings on or from one page.

@@ -64,11 +64,11 @@ func TestLint_AmbiguousLinks(t *testing.T) {
 			}
 		})
 	}
-	scoped := mustCall[LintOut](t, e, opLint, obj{"page": "wiki/ru/attention.md"})
+	scoped := mustCall[LintOut](t, e, opLint, obj{"page": []string{"wiki/ru/attention.md"}})
 	if scoped.Counts.AmbiguousLinks != 0 {
 		t.Errorf("a link its folder decides is reported: %+v", scoped.AmbiguousLinks)
 	}
-	scoped = mustCall[LintOut](t, e, opLint, obj{"page": "wiki/ru/sub/more.md", "full": true})
+	scoped = mustCall[LintOut](t, e, opLint, obj{"page": []string{"wiki/ru/sub/more.md"}, "full": true})
 	if scoped.Counts.AmbiguousLinks != 1 || scoped.AmbiguousLinks[0].Links != 1 || scoped.AmbiguousLinks[0].PagesTotal != 1 {
 		t.Errorf("--page ru/sub/more: %+v", scoped.AmbiguousLinks)
 	}

@@ -21,9 +21,9 @@ func TestLint_JSONListsOnlyFound(t *testing.T) {
 		params obj
 		lists  []string
 	}{
-		{obj{"page": "Beta"}, []string{"no_outlinks"}},
-		{obj{"page": "Alpha"}, []string{"orphans"}},
-		{obj{"page": "Alpha", "category": "broken_links"}, nil},
+		{obj{"page": []string{"Beta"}}, []string{"no_outlinks"}},
+		{obj{"page": []string{"Alpha"}}, []string{"orphans"}},
+		{obj{"page": []string{"Alpha"}, "category": "broken_links"}, nil},
 		{obj{}, []string{"orphans", "no_outlinks"}},
 	} {
 		out := mustCall[LintOut](t, e, opLint, tc.params)

@@ -140,7 +140,7 @@ func TestLint_PageScope(t *testing.T) {
 	if all.Counts.BrokenLinks != 3 || all.Counts.MissingSources != 3 || all.Counts.DuplicateTitles != 1 || all.Counts.FrontmatterErrors != 1 {
 		t.Fatalf("vault counts %+v", all.Counts)
 	}
-	p := mustCall[LintOut](t, e, opLint, obj{"full": true, "page": "P"})
+	p := mustCall[LintOut](t, e, opLint, obj{"full": true, "page": []string{"P"}})
 	if p.Page == nil || p.Page.Path != "wiki/p.md" {
 		t.Fatalf("page %+v", p.Page)
 	}
@@ -160,18 +160,18 @@ func TestLint_PageScope(t *testing.T) {
 	if p.Counts.Orphans != 0 || p.Counts.NoOutlinks != 0 || p.Counts.DuplicateTitles != 0 || p.Counts.FrontmatterErrors != 0 || p.Findings != 3 {
 		t.Errorf("P counts %+v, findings %d", p.Counts, p.Findings)
 	}
-	r := mustCall[LintOut](t, e, opLint, obj{"full": true, "page": "wiki/r.md"})
+	r := mustCall[LintOut](t, e, opLint, obj{"full": true, "page": []string{"wiki/r.md"}})
 	if r.Counts != (LintCounts{Orphans: 1, NoOutlinks: 1, MissingSources: 1, DuplicateTitles: 1}) {
 		t.Errorf("R counts %+v", r.Counts)
 	}
 	if len(r.DuplicateTitles) != 1 || len(r.DuplicateTitles[0].Pages) != 2 {
 		t.Errorf("R duplicate %+v", r.DuplicateTitles)
 	}
-	b := mustCall[LintOut](t, e, opLint, obj{"full": true, "page": "broken"})
+	b := mustCall[LintOut](t, e, opLint, obj{"full": true, "page": []string{"broken"}})
 	if len(b.FrontmatterErrors) != 1 || b.FrontmatterErrors[0].Path != "wiki/broken.md" || b.FrontmatterErrors[0].Error == "" || b.FrontmatterErrors[0].Line != 2 {
 		t.Fatalf("frontmatter errors %+v", b.FrontmatterErrors)
 	}
-	if _, err := call[LintOut](t, e, opLint, obj{"page": "No such page"}); errs.CodeOf(err) != errs.NotFound {
+	if _, err := call[LintOut](t, e, opLint, obj{"page": []string{"No such page"}}); errs.CodeOf(err) != errs.NotFound {
 		t.Errorf("unknown page: %v", err)
 	}
 
@@ -215,7 +215,7 @@ func TestLint_PagingCategoriesAndFiling(t *testing.T) {
 	if n := mustCall[ListReviewsOut](t, e, opListReviews, obj{"status": "all"}).Total; n != 2 {
 		t.Errorf("queue holds %d items, want 2", n)
 	}
-	f = mustCall[LintOut](t, e, opLint, obj{"to_review": true, "page": "Q"})
+	f = mustCall[LintOut](t, e, opLint, obj{"to_review": true, "page": []string{"Q"}})
 	if f.Filed.Added+f.Filed.Refreshed != f.Findings || f.Filed.NotListed != 0 {
 		t.Errorf("page filing %+v of %d findings", f.Filed, f.Findings)
 	}
@@ -236,7 +236,7 @@ func TestLint_FailOnFindings(t *testing.T) {
 		t.Error("a lint without the flag fails")
 	}
 	// a page without findings passes
-	clean := mustCall[LintOut](t, e, opLint, obj{"fail_on_findings": true, "page": "wiki/dup/r.md", "category": "broken_links"})
+	clean := mustCall[LintOut](t, e, opLint, obj{"fail_on_findings": true, "page": []string{"wiki/dup/r.md"}, "category": "broken_links"})
 	if clean.Failed || clean.Findings != 0 {
 		t.Errorf("clean scope: %+v", clean)
 	}
@@ -281,7 +281,7 @@ func TestLint_MissingSourcesAgreeWithSourceList(t *testing.T) {
 	if !slices.Contains(got, "raw/sources/gone-link.md") {
 		t.Errorf("a link into raw/sources/ is a citation: %v", got)
 	}
-	c := mustCall[LintOut](t, e, opLint, obj{"full": true, "page": "wiki/case.md"})
+	c := mustCall[LintOut](t, e, opLint, obj{"full": true, "page": []string{"wiki/case.md"}})
 	if c.Counts.MissingSources != 0 {
 		t.Errorf("case-only mismatch reported missing: %+v", c.MissingSources)
 	}
@@ -357,5 +357,37 @@ func TestGraph_BacklinksAndOrphansPaged(t *testing.T) {
 	o1 := mustCall[PagesOut](t, e, opOrphans, obj{"limit": 1, "offset": 7})
 	if o.Total != 8 || len(o.Pages) != 8 || o1.Total != 8 || len(o1.Pages) != 1 || o1.Pages[0] != o.Pages[7] {
 		t.Errorf("orphans %+v, paged %+v", o, o1)
+	}
+}
+
+// TestLint_SeveralPages: page given several times checks each page (a
+// page named twice once): the counts are the sum of each page's, the
+// lists hold each page's findings, pages names them all.
+func TestLint_SeveralPages(t *testing.T) {
+	e := newTestEnv(t, testvault.New(t))
+	mustCall[WritePageOut](t, e, opWritePage, obj{"title": "Alpha", "content": "[[Nowhere]] [[Beta]]\n"})
+	mustCall[WritePageOut](t, e, opWritePage, obj{"title": "Beta", "content": "[[Elsewhere]] [[Gamma]]\n"})
+	mustCall[WritePageOut](t, e, opWritePage, obj{"title": "Gamma", "content": "Nothing.\n"})
+	one := func(title string) *LintOut { return mustCall[LintOut](t, e, opLint, obj{"page": []string{title}}) }
+	a, b := one("Alpha"), one("wiki/concepts/beta.md")
+	both := mustCall[LintOut](t, e, opLint, obj{"page": []string{"Alpha", "Beta", "wiki/concepts/alpha.md"}})
+	if len(both.Pages) != 2 || both.Pages[0].Title != "Alpha" || both.Pages[1].Title != "Beta" || both.Page == nil || both.Page.Title != "Alpha" {
+		t.Fatalf("pages %+v (page %+v)", both.Pages, both.Page)
+	}
+	if both.Findings != a.Findings+b.Findings || both.Counts.BrokenLinks != 2 || both.Counts.Orphans != a.Counts.Orphans+b.Counts.Orphans {
+		t.Errorf("findings %d (%+v), one by one %d + %d", both.Findings, both.Counts, a.Findings, b.Findings)
+	}
+	if len(both.BrokenLinks) != 2 || both.BrokenLinks[0].Target != "Nowhere" || both.BrokenLinks[1].Target != "Elsewhere" {
+		t.Errorf("broken links %+v", both.BrokenLinks)
+	}
+	if one := mustCall[LintOut](t, e, opLint, obj{"page": []string{"Gamma"}}); one.Pages != nil || one.Page == nil {
+		t.Errorf("one page: pages %+v, page %+v", one.Pages, one.Page)
+	}
+	many := make([]string, MaxLintPages+1)
+	for i := range many {
+		many[i] = "Alpha"
+	}
+	if _, err := call[LintOut](t, e, opLint, obj{"page": many}); errs.CodeOf(err) != errs.Invalid {
+		t.Errorf("%d pages: %v", len(many), err)
 	}
 }

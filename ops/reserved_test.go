@@ -53,7 +53,7 @@ func TestIndexMD_HandWrittenKept(t *testing.T) {
 	if l.Counts.ReservedFiles != 1 || len(l.ReservedFiles) != 1 || l.ReservedFiles[0] != st.ReservedFiles[0] {
 		t.Errorf("lint: %d %+v", l.Counts.ReservedFiles, l.ReservedFiles)
 	}
-	if l, err := lint(ctx, e, &LintIn{Limit: 10, Page: "After Migration"}); err != nil || l.Counts.ReservedFiles != 0 {
+	if l, err := lint(ctx, e, &LintIn{Limit: 10, Page: []string{"After Migration"}}); err != nil || l.Counts.ReservedFiles != 0 {
 		t.Errorf("lint --page reports the vault's index.md: %v %+v", err, l)
 	}
 	// the fix: rename it, and synapse maintains index.md from the next write

@@ -113,7 +113,7 @@ func TestWild_PageScope(t *testing.T) {
 			t.Fatal(err)
 		}
 		parsed := markdown.Parse(pg.Path, data)
-		l := mustCall[LintOut](t, e, opLint, obj{"full": true, "page": pg.Path, "limit": 1000})
+		l := mustCall[LintOut](t, e, opLint, obj{"full": true, "page": []string{pg.Path}, "limit": 1000})
 		if l.Page == nil || l.Page.Path != pg.Path {
 			t.Fatalf("%s: page %+v", pg.Path, l.Page)
 		}

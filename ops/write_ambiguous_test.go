@@ -30,7 +30,7 @@ func TestWrite_Ambiguous(t *testing.T) {
 		t.Fatalf("ambiguous %+v (total %d), want %+v", w.Ambiguous, w.AmbiguousTotal, want)
 	}
 	// the same as lint --page says
-	l := mustCall[LintOut](t, e, opLint, obj{"page": "wiki/ru/sub/notes.md"})
+	l := mustCall[LintOut](t, e, opLint, obj{"page": []string{"wiki/ru/sub/notes.md"}})
 	if l.Counts.AmbiguousLinks != len(w.Ambiguous) {
 		t.Errorf("lint --page counts %d ambiguous links, the write %d", l.Counts.AmbiguousLinks, len(w.Ambiguous))
 	}

@@ -192,7 +192,10 @@ func Lint(o *Output, l *ops.LintOut) error {
 		lintSections[c.Name](o, l)
 	}
 	scope := ""
-	if l.Page != nil {
+	switch {
+	case len(l.Pages) > 1:
+		scope = fmt.Sprintf(" on or from %d pages", len(l.Pages))
+	case l.Page != nil:
 		scope = fmt.Sprintf(" on or from %q (%s)", l.Page.Title, l.Page.Path)
 	}
 	o.Note("%d %s%s%s", l.Findings, lintPlural(l.Findings, "finding", "findings"), scope, lintFound(l))
