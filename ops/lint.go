@@ -34,12 +34,12 @@ const (
 // LintIn is the input of lint.
 type LintIn struct {
 	Page           []string `json:"page,omitempty" flag:"page" desc:"Only findings on or from this page (resolved like a [[link]]): its broken, ambiguous and file links, missing sources and frontmatter error, whether it is an orphan or links nowhere, and the pages sharing its title. Repeat it to check several pages at once (up to 100; each page's findings listed within --limit)"`
-	Category       string `json:"category,omitempty" enum:"broken_links,broken_file_links,ambiguous_links,orphans,no_outlinks,missing_sources,duplicate_titles,frontmatter_errors,reserved_files,refused_files,over_cap" desc:"Only this category, in full (up to 20 findings unless --limit, each with up to 20 linking pages): broken_links, broken_file_links, ambiguous_links, orphans, no_outlinks, missing_sources, duplicate_titles, frontmatter_errors, reserved_files, refused_files or over_cap"`
-	Full           bool   `json:"full,omitempty" desc:"Every category in full: up to 50 findings each (unless --limit), each with up to 20 pages that link to it; without it the report is a summary: 10 findings per category and the number of linking pages"`
-	Limit          int    `json:"limit,omitempty" min:"0" max:"1000" desc:"Findings listed per category (1..1000; default 10, 20 with --category, 50 with --full; larger values are clamped); the counts always cover every finding"`
-	Offset         int    `json:"offset,omitempty" min:"0" desc:"Findings skipped in each category before the listed ones"`
-	ToReview       bool   `json:"to_review,omitempty" desc:"File the listed findings in the review queue (idempotent, origin lint; bounded by --page, --category, --limit and --offset) and auto-resolve missing-page items whose page now exists. This makes lint a write: refused on a read-only server"`
-	FailOnFindings bool   `json:"fail_on_findings,omitempty" desc:"Treat any finding as a failure, for scripts and CI: the CLI exits 6 after printing the report, and the result carries failed: true"`
+	Category       string   `json:"category,omitempty" enum:"broken_links,broken_file_links,ambiguous_links,orphans,no_outlinks,missing_sources,duplicate_titles,frontmatter_errors,reserved_files,refused_files,over_cap" desc:"Only this category, in full (up to 20 findings unless --limit, each with up to 20 linking pages): broken_links, broken_file_links, ambiguous_links, orphans, no_outlinks, missing_sources, duplicate_titles, frontmatter_errors, reserved_files, refused_files or over_cap"`
+	Full           bool     `json:"full,omitempty" desc:"Every category in full: up to 50 findings each (unless --limit), each with up to 20 pages that link to it; without it the report is a summary: 10 findings per category and the number of linking pages"`
+	Limit          int      `json:"limit,omitempty" min:"0" max:"1000" desc:"Findings listed per category (1..1000; default 10, 20 with --category, 50 with --full; larger values are clamped); the counts always cover every finding"`
+	Offset         int      `json:"offset,omitempty" min:"0" desc:"Findings skipped in each category before the listed ones"`
+	ToReview       bool     `json:"to_review,omitempty" desc:"File the listed findings in the review queue (idempotent, origin lint; bounded by --page, --category, --limit and --offset) and auto-resolve missing-page items whose page now exists. This makes lint a write: refused on a read-only server"`
+	FailOnFindings bool     `json:"fail_on_findings,omitempty" desc:"Treat any finding as a failure, for scripts and CI: the CLI exits 6 after printing the report, and the result carries failed: true"`
 }
 
 // LintBrokenLink is a link target that matches no page (nor file).
@@ -158,8 +158,8 @@ type LintOut struct {
 	Counts   LintCounts `json:"counts"`
 	Page     *PageRef   `json:"page,omitempty"` // the page of --page (the first, with several)
 	// Pages are the pages of --page when it is given more than once.
-	Pages []PageRef `json:"pages,omitempty" desc:"The pages checked, when page is given more than once"`
-	Category string     `json:"category,omitempty"`
+	Pages    []PageRef `json:"pages,omitempty" desc:"The pages checked, when page is given more than once"`
+	Category string    `json:"category,omitempty"`
 	// Full is set when each finding lists its linking pages (--full or
 	// --category); otherwise the report is a summary that gives their
 	// number only.
