@@ -558,6 +558,11 @@ func lintPages(tx *store.Tx, titles []string, w window, out *LintOut) error {
 			continue
 		}
 		seen[one.Page.Path] = true
+		for i, b := range one.BrokenLinks {
+			if len(b.Pages) == 0 { // say whose link it is
+				one.BrokenLinks[i].Pages = []BacklinkItem{{PageRef: *one.Page, Count: b.Links}}
+			}
+		}
 		if out.Page == nil {
 			out.Page = one.Page
 		}

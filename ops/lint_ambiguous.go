@@ -146,6 +146,9 @@ type AmbiguousLink struct {
 	// MaxAmbiguousOthers, OthersTotal counting them all.
 	Others      []string `json:"others" desc:"Other pages the target matches, by path (the first 5)"`
 	OthersTotal int      `json:"others_total" desc:"How many other pages the target matches"`
+	// Added is set when the page did not link to the target before the
+	// write (an edit's own links, told from those the page had).
+	Added bool `json:"added,omitempty" desc:"The write added this link (the page did not link to the target before)"`
 }
 
 // pageAmbiguous returns the ambiguous links of one page, in the order

@@ -129,7 +129,12 @@ func (o *LintOut) emptyLists() {
 // compact leaves out the pages linking to each listed finding (their
 // number stays): what the default report lists per category is the
 // finding, its size and where to look next (--category X for the pages).
+// A report on several pages (page given more than once) keeps them: there
+// they say which of the pages each finding is on.
 func (o *LintOut) compact() {
+	if len(o.Pages) > 1 {
+		return
+	}
 	for i := range o.BrokenLinks {
 		o.BrokenLinks[i].Pages = nil
 	}

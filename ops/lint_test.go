@@ -377,7 +377,8 @@ func TestLint_SeveralPages(t *testing.T) {
 	if both.Findings != a.Findings+b.Findings || both.Counts.BrokenLinks != 2 || both.Counts.Orphans != a.Counts.Orphans+b.Counts.Orphans {
 		t.Errorf("findings %d (%+v), one by one %d + %d", both.Findings, both.Counts, a.Findings, b.Findings)
 	}
-	if len(both.BrokenLinks) != 2 || both.BrokenLinks[0].Target != "Nowhere" || both.BrokenLinks[1].Target != "Elsewhere" {
+	if len(both.BrokenLinks) != 2 || both.BrokenLinks[0].Target != "Nowhere" || both.BrokenLinks[1].Target != "Elsewhere" ||
+		len(both.BrokenLinks[1].Pages) != 1 || both.BrokenLinks[1].Pages[0].Title != "Beta" {
 		t.Errorf("broken links %+v", both.BrokenLinks)
 	}
 	if one := mustCall[LintOut](t, e, opLint, obj{"page": []string{"Gamma"}}); one.Pages != nil || one.Page == nil {

@@ -529,13 +529,18 @@ type ReviewTypeCount struct {
 // reviewTypeCounts counts the items f matches by type, most first (then
 // by name).
 func reviewTypeCounts(tx *store.Tx, f store.ReviewFilter) ([]ReviewTypeCount, error) {
-	recs, _, err := tx.ListReviews(f)
-	if err != nil {
-		return nil, err
-	}
-	n := map[string]int{}
-	for _, r := range recs {
-		n[r.Type]++
+	var n map[string]int
+	if f.Match == nil {
+		n = tx.ReviewTypeCounts(f.Class) // the stored counts: no item read
+	} else {
+		recs, _, err := tx.ListReviews(f)
+		if err != nil {
+			return nil, err
+		}
+		n = map[string]int{}
+		for _, r := range recs {
+			n[r.Type]++
+		}
 	}
 	out := make([]ReviewTypeCount, 0, len(n))
 	for t, c := range n {

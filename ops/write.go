@@ -8,6 +8,7 @@ import (
 
 	"github.com/synapse-wiki/synapse/errs"
 	"github.com/synapse-wiki/synapse/index"
+	"github.com/synapse-wiki/synapse/markdown"
 )
 
 // write_page is the one validated write path (docs/operations.md#the-write-path): the CLI, MCP,
@@ -84,6 +85,9 @@ type WritePageOut struct {
 	SHA256   string   `json:"sha256"`
 	Created  bool     `json:"created"`  // true when the page is new
 	Dangling []string `json:"dangling"` // link targets in the content that match no page
+	// DanglingAdded are those of Dangling that the page did not link to
+	// before the write: an edit's own, told from those the page had.
+	DanglingAdded []string `json:"dangling_added,omitempty" desc:"The dangling targets this write added (the page did not link to them before); the others in dangling the page had already"`
 	// Filed are the dangling targets this write added (the previous
 	// version did not link to them) and filed as new missing-page review
 	// items; the others were in the queue already (pending or decided).
@@ -107,6 +111,9 @@ type WritePageOut struct {
 	// AliasShared are the aliases the write added that other pages have
 	// as a name too.
 	AliasShared []SharedAlias `json:"alias_shared,omitempty" desc:"Aliases this write added that other pages have as a name too: a [[link]] by such a name may reach another page (a title or file name wins over an alias); choose another alias, or link this page by path"`
+	// Frontmatter is, in a dry run, the page's frontmatter as it would be
+	// written (the merge of the call's keys into the page's).
+	Frontmatter *markdown.Frontmatter `json:"frontmatter,omitempty" desc:"With dry_run: the page's frontmatter as the write would leave it"`
 	// DryRun is true when nothing was written: the answer is what the
 	// write would do (its sha256, path, links and the items it would file).
 	DryRun bool `json:"dry_run,omitempty" desc:"Nothing was written: the answer says what the write would do (path, sha256, links; filed lists the items it would file)"`

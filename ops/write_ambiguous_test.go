@@ -23,8 +23,8 @@ func TestWrite_Ambiguous(t *testing.T) {
 	w := mustCall[WritePageOut](t, e, opWritePage, obj{"title": "Notes", "path": "wiki/ru/sub/notes.md",
 		"content": "[[kan]], [[transformer]], [[kan|again]], [[ru/transformer]], [[deep/er/kan]].\n"})
 	want := []AmbiguousLink{
-		{Target: "kan", Chosen: "wiki/a/kan.md", ChosenBy: "shortest path", Others: []string{"wiki/deep/er/kan.md"}, OthersTotal: 1},
-		{Target: "transformer", Chosen: "wiki/en/transformer.md", ChosenBy: "name order", Others: []string{"wiki/ru/transformer.md"}, OthersTotal: 1},
+		{Target: "kan", Chosen: "wiki/a/kan.md", ChosenBy: "shortest path", Others: []string{"wiki/deep/er/kan.md"}, OthersTotal: 1, Added: true},
+		{Target: "transformer", Chosen: "wiki/en/transformer.md", ChosenBy: "name order", Others: []string{"wiki/ru/transformer.md"}, OthersTotal: 1, Added: true},
 	}
 	if !reflect.DeepEqual(w.Ambiguous, want) || w.AmbiguousTotal != 0 {
 		t.Fatalf("ambiguous %+v (total %d), want %+v", w.Ambiguous, w.AmbiguousTotal, want)
@@ -46,8 +46,18 @@ func TestWrite_Ambiguous(t *testing.T) {
 	}
 	// an append adds an ambiguous link: the result lists the page's
 	w = mustCall[WritePageOut](t, e, opWritePage, obj{"title": "Plain", "append": true, "section": "More", "content": "[[transformer]]\n"})
-	if len(w.Ambiguous) != 1 || w.Ambiguous[0].Target != "transformer" || w.Ambiguous[0].Chosen != "wiki/en/transformer.md" {
+	if len(w.Ambiguous) != 1 || w.Ambiguous[0].Target != "transformer" || w.Ambiguous[0].Chosen != "wiki/en/transformer.md" || !w.Ambiguous[0].Added {
 		t.Errorf("append: %+v", w.Ambiguous)
+	}
+	// a second append: the page's links are still listed, but as the
+	// page's own (not added), apart from what this write adds
+	w = mustCall[WritePageOut](t, e, opWritePage, obj{"title": "Plain", "append": true, "content": "[[Nowhere]]\n"})
+	if len(w.Ambiguous) != 1 || w.Ambiguous[0].Added || !reflect.DeepEqual(w.DanglingAdded, []string{"Nowhere"}) {
+		t.Errorf("second append: ambiguous %+v, dangling_added %v", w.Ambiguous, w.DanglingAdded)
+	}
+	w = mustCall[WritePageOut](t, e, opWritePage, obj{"title": "Plain", "append": true, "content": "More.\n"})
+	if !reflect.DeepEqual(w.Dangling, []string{"Nowhere"}) || w.DanglingAdded != nil {
+		t.Errorf("third append: dangling %v, dangling_added %v", w.Dangling, w.DanglingAdded)
 	}
 }
 
@@ -142,6 +152,16 @@ func TestWrite_DryRun(t *testing.T) {
 	d = mustCall[WritePageOut](t, e, opWritePage, obj{"title": "wiki/ru/sub/notes.md", "dry_run": true, "content": "[[Nowhere]] [[Elsewhere]]\n"})
 	if d.Created || d.ID != w.ID || !reflect.DeepEqual(d.Filed, []string{"Elsewhere"}) || d.Ambiguous != nil {
 		t.Errorf("edit dry run: %+v", d)
+	}
+	// the page a pending item asks for: the dry run names the item it
+	// would close, and gives the frontmatter as it would be
+	q := mustCall[ListReviewsOut](t, e, opListReviews, obj{})
+	d = mustCall[WritePageOut](t, e, opWritePage, obj{"title": "Nowhere", "dry_run": true, "content": "Here.\n", "aliases": []string{"Nix"}})
+	if len(q.Items) != 1 || !reflect.DeepEqual(d.AutoResolved, []string{q.Items[0].ID}) {
+		t.Errorf("would close %v; pending %+v", d.AutoResolved, q.Items)
+	}
+	if d.Frontmatter == nil || !reflect.DeepEqual(d.Frontmatter.List("aliases", false), []string{"Nix"}) || d.Frontmatter.String("type") != "concept" {
+		t.Errorf("frontmatter %+v", d.Frontmatter)
 	}
 }
 

@@ -172,7 +172,7 @@ func (w *pageWrite) record(tx *store.Tx, rc *recording) error {
 		out.NewType, out.Types = true, vaultTypes(tx, rec.Type, rec.Type)
 	}
 	out.ID, out.Title, out.Type = rec.ID, rec.Title, rec.Type
-	linkResults(tx, rec, out)
+	linkResults(tx, rec, out, t.linked)
 	out.AliasShared = sharedAliases(tx, t.rec, rec)
 	if t.rec == nil && !out.Unchanged && w.hist.rev == 0 && len(w.hist.notes) == 0 {
 		// a new page: its id is known now
@@ -260,7 +260,7 @@ func (w *pageWrite) afterCommit(ctx context.Context, rc *recording) error {
 		if err != nil {
 			return err
 		}
-		linkResults(tx, rec, out)
+		linkResults(tx, rec, out, rc.t.linked)
 		return w.fileMissing(tx, rc.hook, rc.t, rec, out)
 	})
 }
@@ -372,11 +372,20 @@ func linkTargets(rec *store.PageRec) (dangling []string, files []FileTarget) {
 // linkResults fills what a write's result says of the page's links:
 // those matching no page, those reaching a file, and those matching
 // several pages (the total only when it is more than the list holds).
-func linkResults(tx *store.Tx, rec *store.PageRec, out *WritePageOut) {
+func linkResults(tx *store.Tx, rec *store.PageRec, out *WritePageOut, linked map[string]bool) {
 	out.Dangling, out.LinksToFiles = linkTargets(rec)
 	out.Ambiguous, out.AmbiguousTotal = pageAmbiguous(tx, rec)
 	if out.AmbiguousTotal <= len(out.Ambiguous) {
 		out.AmbiguousTotal = 0
+	}
+	out.DanglingAdded = nil
+	for _, d := range out.Dangling {
+		if !linked[index.LinkKey(d)] {
+			out.DanglingAdded = append(out.DanglingAdded, d)
+		}
+	}
+	for i := range out.Ambiguous {
+		out.Ambiguous[i].Added = !linked[index.LinkKey(out.Ambiguous[i].Target)]
 	}
 }
 

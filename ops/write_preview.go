@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/synapse-wiki/synapse/index"
+	"github.com/synapse-wiki/synapse/markdown"
 	"github.com/synapse-wiki/synapse/store"
 	"github.com/synapse-wiki/synapse/vault"
 )
@@ -26,7 +27,9 @@ func (w *pageWrite) preview(t *target, r *rendered) (*WritePageOut, error) {
 		if out.Title == "" {
 			out.Title = store.Stem(p)
 		}
-		linkResults(tx, rec, out)
+		linkResults(tx, rec, out, t.linked)
+		out.Frontmatter = markdown.Parse(p, r.data).Frontmatter
+		out.AutoResolved = wouldResolve(tx, rec)
 		out.AliasShared = sharedAliases(tx, t.rec, rec)
 		var err error
 		out.Filed, out.NotFiled, err = wouldFile(tx, t, rec)
@@ -51,6 +54,21 @@ func (w *pageWrite) newPagePath(tx *store.Tx, t *target, typ, title string) stri
 			return p
 		}
 	}
+}
+
+// wouldResolve returns the pending missing-page items a write of rec
+// would close because the page answers their target by one of its names
+// (onPageWritten), at most MaxUnlinkedPerWrite.
+func wouldResolve(tx *store.Tx, rec *store.PageRec) []string {
+	var ids []string
+	for _, name := range pageNames(rec) {
+		r, err := tx.ReviewByKey(ReviewKey(TypeMissingPage, name))
+		if err != nil || r == nil || r.Terminal() || len(ids) == MaxUnlinkedPerWrite {
+			continue
+		}
+		ids = append(ids, r.ID)
+	}
+	return ids
 }
 
 // wouldFile returns the dangling targets a write of rec would file as

@@ -544,6 +544,24 @@ func (tx *Tx) EachReview(fn func(r *ReviewRec) bool) error {
 }
 
 // ReviewCount returns the number of items in the queue.
+// ReviewTypeCounts counts the items of a class by type from the stored
+// counts, without reading an item.
+func (tx *Tx) ReviewTypeCounts(class string) map[string]int {
+	out := map[string]int{}
+	if !tx.reviewBucketsExist() {
+		return out
+	}
+	if class == "" {
+		class = ReviewClassAll
+	}
+	for t := range tx.reviewCounts() {
+		if n := tx.reviewTotal(t, class); n > 0 {
+			out[t] = n
+		}
+	}
+	return out
+}
+
 func (tx *Tx) ReviewCount() int {
 	if !tx.reviewBucketsExist() {
 		return 0

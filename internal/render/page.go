@@ -265,7 +265,11 @@ func PageWrite(o *Output, p *ops.WritePageOut) error {
 		pairs = append(pairs, [2]string{"dangling", strings.Join(p.Dangling, ", ")})
 	}
 	if len(p.AutoResolved) > 0 {
-		pairs = append(pairs, [2]string{"resolved", strings.Join(p.AutoResolved, ", ") + " (review items this page answers)"})
+		key := "resolved"
+		if p.DryRun {
+			key = "would close"
+		}
+		pairs = append(pairs, [2]string{key, strings.Join(p.AutoResolved, ", ") + " (review items this page answers)"})
 	}
 	o.kv(pairs)
 	if p.NewType && len(p.Types) > 0 { // (the first page of an empty vault is new in every way)
