@@ -115,17 +115,11 @@ func recent(ctx context.Context, e *Env, in *RecentIn) (*RecentOut, error) {
 	if !since.IsZero() {
 		out.Since = since.UTC().Format(time.RFC3339)
 	}
-	acts, more, err := e.History.Recent(since, limit)
+	acts, more, err := recentActs(e, since, limit)
 	if err != nil {
-		return nil, errs.Wrap(errs.Internal, err, "read the page history's activity: %v", err)
+		return nil, err
 	}
 	for _, a := range acts {
-		if a.Op == history.OpEdit && a.Origin == history.OriginFile && a.Rev == 1 {
-			// the version synapse first saw of a page it had never
-			// written, recorded as its first write replaced it: no
-			// change anyone made then (page history lists it)
-			continue
-		}
 		action := pageActions[a.Op]
 		if action == "" {
 			action = a.Op
@@ -155,6 +149,17 @@ func recent(ctx context.Context, e *Env, in *RecentIn) (*RecentOut, error) {
 	}
 	out.Items = append(append(out.Items, recentDecisions(recs, since, limit)...), recentFiled(recs, since, limit)...)
 	sort.SliceStable(out.Items, func(i, j int) bool { return out.Items[i].Time.After(out.Items[j].Time) })
+	if more && len(acts) > 0 {
+		// the history holds older page activity than was read: nothing
+		// older than what was read may be listed, or a gap would open
+		// (a decision shown, the page writes before it not)
+		oldest := acts[len(acts)-1].Time
+		n := len(out.Items)
+		for n > 0 && out.Items[n-1].Time.Before(oldest) {
+			n--
+		}
+		out.Items = out.Items[:n]
+	}
 	if len(out.Items) > limit {
 		out.Items, more = out.Items[:limit], true
 	}
@@ -169,6 +174,29 @@ func recent(ctx context.Context, e *Env, in *RecentIn) (*RecentOut, error) {
 	}
 	out.More = more
 	return out, nil
+}
+
+// recentActs reads the page history's activity at or after since, newest
+// first: at least limit entries worth listing when the history has them,
+// and whether it holds older ones. The first version synapse saw of a
+// page it had never written (recorded as its first write replaced it) is
+// no change anyone made then and is passed over; page history lists it.
+func recentActs(e *Env, since time.Time, limit int) ([]history.Activity, bool, error) {
+	for n := limit; ; n *= 2 {
+		acts, more, err := e.History.Recent(since, n)
+		if err != nil {
+			return nil, false, errs.Wrap(errs.Internal, err, "read the page history's activity: %v", err)
+		}
+		kept := acts[:0]
+		for _, a := range acts {
+			if !(a.Op == history.OpEdit && a.Origin == history.OriginFile && a.Rev == 1) {
+				kept = append(kept, a)
+			}
+		}
+		if len(kept) >= limit || !more || n >= 16*limit {
+			return kept, more, nil
+		}
+	}
 }
 
 // recentDecisions lists the items of recs decided at or after since,

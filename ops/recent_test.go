@@ -210,3 +210,28 @@ func TestRecent_Filed(t *testing.T) {
 		t.Fatalf("one filed item: %+v", f)
 	}
 }
+
+// TestRecent_NoGapPastFirstVersions: an edit of a page synapse never
+// wrote records the version it replaced as well (passed over by recent);
+// a limit still gives that many entries, newest first, with no older
+// entry (a review filed before) shown in place of newer page writes.
+func TestRecent_NoGapPastFirstVersions(t *testing.T) {
+	v := testvault.New(t)
+	for i := range 5 {
+		testvault.Write(t, v, fmt.Sprintf("wiki/hand-%d.md", i), fmt.Sprintf("# Hand %d\n", i))
+	}
+	e := newTestEnv(t, v)
+	add(t, e, "suggestion", "Earlier proposal")
+	write(t, e, &WritePageIn{Title: "Created", Content: "New.\n"})
+	for i := range 5 {
+		write(t, e, &WritePageIn{Title: fmt.Sprintf("hand-%d", i), Append: true, Content: "More.\n"})
+	}
+	got := recentT(t, e, &RecentIn{Limit: 6})
+	want := "page:updated:hand-4 page:updated:hand-3 page:updated:hand-2 page:updated:hand-1 page:updated:hand-0 page:created:Created"
+	if a := actions(got); a != want || !got.More {
+		t.Errorf("recent --limit 6: %s (more %v), want %s", a, got.More, want)
+	}
+	if a := actions(recentT(t, e, &RecentIn{Limit: 7})); !strings.HasSuffix(a, "page:created:Created review:filed:Earlier proposal") {
+		t.Errorf("recent --limit 7: %s", a)
+	}
+}

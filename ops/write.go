@@ -87,7 +87,7 @@ type WritePageOut struct {
 	Dangling []string `json:"dangling"` // link targets in the content that match no page
 	// DanglingAdded are those of Dangling that the page did not link to
 	// before the write: an edit's own, told from those the page had.
-	DanglingAdded []string `json:"dangling_added,omitempty" desc:"The dangling targets this write added (the page did not link to them before); the others in dangling the page had already"`
+	DanglingAdded []string `json:"dangling_added" desc:"The dangling targets this write added (the page did not link to them before); the others in dangling the page had already"`
 	// Filed are the dangling targets this write added (the previous
 	// version did not link to them) and filed as new missing-page review
 	// items; the others were in the queue already (pending or decided).

@@ -56,7 +56,7 @@ func TestWrite_Ambiguous(t *testing.T) {
 		t.Errorf("second append: ambiguous %+v, dangling_added %v", w.Ambiguous, w.DanglingAdded)
 	}
 	w = mustCall[WritePageOut](t, e, opWritePage, obj{"title": "Plain", "append": true, "content": "More.\n"})
-	if !reflect.DeepEqual(w.Dangling, []string{"Nowhere"}) || w.DanglingAdded != nil {
+	if !reflect.DeepEqual(w.Dangling, []string{"Nowhere"}) || len(w.DanglingAdded) != 0 || w.DanglingAdded == nil {
 		t.Errorf("third append: dangling %v, dangling_added %v", w.Dangling, w.DanglingAdded)
 	}
 }

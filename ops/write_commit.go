@@ -22,7 +22,7 @@ import (
 func (w *pageWrite) commit(ctx context.Context, t *target, r *rendered) (res *WritePageOut, rerr error) {
 	e := w.e
 	defer w.historyClose()
-	out := &WritePageOut{SHA256: r.sha256, Created: t.rec == nil, Dangling: []string{}, Unchanged: r.unchanged}
+	out := &WritePageOut{SHA256: r.sha256, Created: t.rec == nil, Dangling: []string{}, DanglingAdded: []string{}, Unchanged: r.unchanged}
 	var p string // the page's vault path
 	var err error
 	written := false // the page's file is in place
@@ -378,7 +378,7 @@ func linkResults(tx *store.Tx, rec *store.PageRec, out *WritePageOut, linked map
 	if out.AmbiguousTotal <= len(out.Ambiguous) {
 		out.AmbiguousTotal = 0
 	}
-	out.DanglingAdded = nil
+	out.DanglingAdded = []string{}
 	for _, d := range out.Dangling {
 		if !linked[index.LinkKey(d)] {
 			out.DanglingAdded = append(out.DanglingAdded, d)

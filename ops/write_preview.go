@@ -14,7 +14,7 @@ import (
 // or filed. The links are resolved as the page's would be once written;
 // filed lists the dangling targets the write would add to the queue.
 func (w *pageWrite) preview(t *target, r *rendered) (*WritePageOut, error) {
-	out := &WritePageOut{DryRun: true, SHA256: r.sha256, Created: t.rec == nil, Unchanged: r.unchanged, Dangling: []string{}}
+	out := &WritePageOut{DryRun: true, SHA256: r.sha256, Created: t.rec == nil, Unchanged: r.unchanged, Dangling: []string{}, DanglingAdded: []string{}}
 	err := w.e.Store.View(func(tx *store.Tx) error {
 		p, doc := t.path, uint32(0)
 		if t.rec != nil {
