@@ -9,13 +9,13 @@ import (
 // that reaches the page itself (by its own file name, title or alias).
 const SelfDoc = ^uint32(0)
 
-// PreviewPage returns the record a page holding data at path would have,
-// its links resolved against the index as it stands: what a write of
-// those bytes would report, with nothing written. doc is the page's
+// PreviewPage returns the record a page at path parsed as parsed
+// (markdown.Parse of its bytes) would have, its links resolved against
+// the index as it stands: what a write of those bytes would report, with
+// nothing written. doc is the page's
 // number when it is indexed already (0 for a new page); a link to the
 // page's own names reaches it either way.
-func PreviewPage(tx *store.Tx, path string, data []byte, doc uint32) *store.PageRec {
-	parsed := markdown.Parse(path, data)
+func PreviewPage(tx *store.Tx, path string, parsed *markdown.Page, doc uint32) *store.PageRec {
 	rec := pageFields(path, parsed)
 	rec.Doc = doc
 	if rec.Reserved {

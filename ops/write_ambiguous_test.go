@@ -206,3 +206,21 @@ func TestWrite_AliasShared(t *testing.T) {
 		t.Errorf("aliases the page had reported again: %+v", w.AliasShared)
 	}
 }
+
+// TestWrite_DryRunPastTheFilingCap: past MaxFiledPerWrite dangling
+// targets, a dry run names the items the write then files, and counts
+// the same not_filed, also when one of the first targets is queued.
+func TestWrite_DryRunPastTheFilingCap(t *testing.T) {
+	e := twinVault(t)
+	add(t, e, TypeMissingPage, "Gone 0")
+	var b strings.Builder
+	for i := range MaxFiledPerWrite + 2 {
+		fmt.Fprintf(&b, "[[Gone %d]] ", i)
+	}
+	call := obj{"title": "Many", "content": b.String() + "\n"}
+	d := mustCall[WritePageOut](t, e, opWritePage, obj{"title": "Many", "content": b.String() + "\n", "dry_run": true})
+	w := mustCall[WritePageOut](t, e, opWritePage, call)
+	if !reflect.DeepEqual(d.Filed, w.Filed) || d.NotFiled != w.NotFiled || len(w.Filed) != MaxFiledPerWrite-1 || w.NotFiled != 2 {
+		t.Errorf("dry run filed %d (not_filed %d), the write %d (not_filed %d)", len(d.Filed), d.NotFiled, len(w.Filed), w.NotFiled)
+	}
+}

@@ -273,24 +273,16 @@ func (w *pageWrite) afterCommit(ctx context.Context, rc *recording) error {
 const MaxFiledPerWrite = 50
 
 // fileMissing hands the review queue the dangling targets this write adds
-// (those the previous version of the page did not link to: an edit does
-// not file again what it did not touch), at most MaxFiledPerWrite of them,
+// (out.DanglingAdded, which linkResults filled from rec: an edit does not
+// file again what it did not touch), at most MaxFiledPerWrite of them,
 // and lets it auto-resolve items the page answers.
 func (w *pageWrite) fileMissing(tx *store.Tx, hook pageWrittenFunc, t *target, rec *store.PageRec, out *WritePageOut) error {
 	if hook == nil {
 		return nil
 	}
-	added := []string{}
-	seen := map[string]bool{}
-	for _, l := range rec.Links {
-		if l.To != 0 || l.File != "" || seen[l.Key] || t.linked[l.Key] {
-			continue
-		}
-		seen[l.Key] = true
-		added = append(added, strings.TrimSuffix(l.Target, ".md"))
-	}
-	out.NotFiled = max(0, len(added)-MaxFiledPerWrite)
-	touched, err := hook(tx, rec, added[:min(len(added), MaxFiledPerWrite)], w.c.logNote, w.now)
+	added, more := capFiled(out.DanglingAdded)
+	out.NotFiled = more
+	touched, err := hook(tx, rec, added, w.c.logNote, w.now)
 	if err == nil {
 		var unlinked []ReviewItem
 		unlinked, err = resolveUnlinked(tx, unlinkedTargets(t, rec), rec, w.now)
@@ -378,15 +370,32 @@ func linkResults(tx *store.Tx, rec *store.PageRec, out *WritePageOut, linked map
 	if out.AmbiguousTotal <= len(out.Ambiguous) {
 		out.AmbiguousTotal = 0
 	}
-	out.DanglingAdded = []string{}
-	for _, d := range out.Dangling {
-		if !linked[index.LinkKey(d)] {
-			out.DanglingAdded = append(out.DanglingAdded, d)
-		}
-	}
+	out.DanglingAdded = addedDangling(rec, linked)
 	for i := range out.Ambiguous {
 		out.Ambiguous[i].Added = !linked[index.LinkKey(out.Ambiguous[i].Target)]
 	}
+}
+
+// addedDangling returns the targets of rec's links that reach nothing
+// and that the page as last indexed (linked: its link keys) did not link
+// to, once each, in the order of the page.
+func addedDangling(rec *store.PageRec, linked map[string]bool) []string {
+	added := []string{}
+	seen := map[string]bool{}
+	for _, l := range rec.Links {
+		if l.To != 0 || l.File != "" || seen[l.Key] || linked[l.Key] {
+			continue
+		}
+		seen[l.Key] = true
+		added = append(added, strings.TrimSuffix(l.Target, ".md"))
+	}
+	return added
+}
+
+// capFiled returns the first MaxFiledPerWrite of the dangling targets a
+// write added, the ones it files, and how many more there are.
+func capFiled(added []string) ([]string, int) {
+	return added[:min(len(added), MaxFiledPerWrite)], max(0, len(added)-MaxFiledPerWrite)
 }
 
 // MaxUnlinkedPerWrite caps the missing-page items one write closes because

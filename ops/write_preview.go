@@ -1,8 +1,6 @@
 package ops
 
 import (
-	"strings"
-
 	"github.com/synapse-wiki/synapse/index"
 	"github.com/synapse-wiki/synapse/markdown"
 	"github.com/synapse-wiki/synapse/store"
@@ -22,17 +20,18 @@ func (w *pageWrite) preview(t *target, r *rendered) (*WritePageOut, error) {
 		} else {
 			p = w.newPagePath(tx, t, r.m.typ, r.m.title)
 		}
-		rec := index.PreviewPage(tx, p, r.data, doc)
+		parsed := markdown.Parse(p, r.data)
+		rec := index.PreviewPage(tx, p, parsed, doc)
 		out.Path, out.Title, out.Type = p, rec.Title, rec.Type
 		if out.Title == "" {
 			out.Title = store.Stem(p)
 		}
 		linkResults(tx, rec, out, t.linked)
-		out.Frontmatter = markdown.Parse(p, r.data).Frontmatter
+		out.Frontmatter = parsed.Frontmatter
 		out.AutoResolved = wouldResolve(tx, rec)
 		out.AliasShared = sharedAliases(tx, t.rec, rec)
 		var err error
-		out.Filed, out.NotFiled, err = wouldFile(tx, t, rec)
+		out.Filed, out.NotFiled, err = wouldFile(tx, out.DanglingAdded)
 		return err
 	})
 	if err != nil {
@@ -71,31 +70,21 @@ func wouldResolve(tx *store.Tx, rec *store.PageRec) []string {
 	return ids
 }
 
-// wouldFile returns the dangling targets a write of rec would file as
-// missing-page items: those the previous version did not link to and
-// that have no item yet (pending or decided), at most MaxFiledPerWrite,
-// and how many more there are.
-func wouldFile(tx *store.Tx, t *target, rec *store.PageRec) ([]string, int, error) {
+// wouldFile returns the dangling targets a write would file as
+// missing-page items, as fileMissing hands them on: of the targets it
+// adds (added), the first MaxFiledPerWrite, less those that have an item
+// already (pending or decided); and how many it adds past the cap.
+func wouldFile(tx *store.Tx, added []string) ([]string, int, error) {
+	added, more := capFiled(added)
 	var filed []string
-	seen, more := map[string]bool{}, 0
-	for _, l := range rec.Links {
-		if l.To != 0 || l.File != "" || seen[l.Key] || t.linked[l.Key] {
-			continue
-		}
-		seen[l.Key] = true
-		name := strings.TrimSuffix(l.Target, ".md")
+	for _, name := range added {
 		it, err := tx.ReviewByKey(ReviewKey(TypeMissingPage, name))
 		if err != nil {
 			return nil, 0, err
 		}
-		if it != nil {
-			continue
+		if it == nil {
+			filed = append(filed, name)
 		}
-		if len(filed) == MaxFiledPerWrite {
-			more++
-			continue
-		}
-		filed = append(filed, name)
 	}
 	return filed, more, nil
 }
