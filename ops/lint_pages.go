@@ -1,6 +1,8 @@
 package ops
 
 import (
+	"reflect"
+
 	"github.com/synapse-wiki/synapse/errs"
 	"github.com/synapse-wiki/synapse/store"
 )
@@ -43,25 +45,15 @@ func lintPages(tx *store.Tx, titles []string, w window, out *LintOut) error {
 	return nil
 }
 
-// add sums another report's counts into o and appends its lists.
+// add sums another report's counts into o and appends its lists, for
+// every category of the table (lint_categories.go).
 func (o *LintOut) add(x *LintOut) {
-	c, d := &o.Counts, x.Counts
-	c.BrokenLinks += d.BrokenLinks
-	c.BrokenFileLinks += d.BrokenFileLinks
-	c.AmbiguousLinks += d.AmbiguousLinks
-	c.Orphans += d.Orphans
-	c.NoOutlinks += d.NoOutlinks
-	c.MissingSources += d.MissingSources
-	c.DuplicateTitles += d.DuplicateTitles
-	c.FrontmatterErrors += d.FrontmatterErrors
-	c.OverCap += d.OverCap
-	o.BrokenLinks = append(o.BrokenLinks, x.BrokenLinks...)
-	o.BrokenFileLinks = append(o.BrokenFileLinks, x.BrokenFileLinks...)
-	o.AmbiguousLinks = append(o.AmbiguousLinks, x.AmbiguousLinks...)
-	o.Orphans = append(o.Orphans, x.Orphans...)
-	o.NoOutlinks = append(o.NoOutlinks, x.NoOutlinks...)
-	o.MissingSources = append(o.MissingSources, x.MissingSources...)
-	o.DuplicateTitles = append(o.DuplicateTitles, x.DuplicateTitles...)
-	o.FrontmatterErrors = append(o.FrontmatterErrors, x.FrontmatterErrors...)
-	o.OverCap = append(o.OverCap, x.OverCap...)
+	counts := reflect.ValueOf(&o.Counts).Elem()
+	for _, c := range lintCategories {
+		if f, ok := fieldByJSON(counts, c.Name); ok {
+			f.SetInt(f.Int() + int64(x.Counts.of(c.Name)))
+		}
+		l := o.listOf(c.Name)
+		l.Set(reflect.AppendSlice(l, x.listOf(c.Name)))
+	}
 }
