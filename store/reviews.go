@@ -474,15 +474,17 @@ func (tx *Tx) reviewTotal(typ, class string) int {
 			continue
 		}
 		for s, n := range byStatus {
-			switch {
-			case class == ReviewClassAll,
-				class == ReviewClassResolved && s != ReviewPending,
-				class == s:
+			if inClass(s, class) {
 				total += n
 			}
 		}
 	}
 	return total
+}
+
+// inClass reports whether items of status belong to class.
+func inClass(status, class string) bool {
+	return class == ReviewClassAll || class == ReviewClassResolved && status != ReviewPending || class == status
 }
 
 // reviewCounts returns the number of items by type, then status.
@@ -543,7 +545,6 @@ func (tx *Tx) EachReview(fn func(r *ReviewRec) bool) error {
 	return tx.walkReviews("", ReviewClassAll, 0, fn)
 }
 
-// ReviewCount returns the number of items in the queue.
 // ReviewTypeCounts counts the items of a class by type from the stored
 // counts, without reading an item.
 func (tx *Tx) ReviewTypeCounts(class string) map[string]int {
@@ -554,14 +555,17 @@ func (tx *Tx) ReviewTypeCounts(class string) map[string]int {
 	if class == "" {
 		class = ReviewClassAll
 	}
-	for t := range tx.reviewCounts() {
-		if n := tx.reviewTotal(t, class); n > 0 {
-			out[t] = n
+	for t, byStatus := range tx.reviewCounts() {
+		for s, n := range byStatus {
+			if n > 0 && inClass(s, class) {
+				out[t] += n
+			}
 		}
 	}
 	return out
 }
 
+// ReviewCount returns the number of items in the queue.
 func (tx *Tx) ReviewCount() int {
 	if !tx.reviewBucketsExist() {
 		return 0
