@@ -505,8 +505,7 @@ func (m *movePlan) retitle(data []byte) ([]byte, error) {
 		}
 	}
 	if addAlias {
-		fm.Delete("alias")
-		setList(fm, "aliases", aliases)
+		setAliases(fm, aliases)
 	}
 	text, err := fm.YAML()
 	if err != nil {
@@ -538,7 +537,7 @@ func (m *movePlan) keptAliases(fm *markdown.Frontmatter) ([]string, bool) {
 		m.notes = append(m.notes, fmt.Sprintf("the title stays %q, so no alias was added", m.toTitle))
 		return nil, false
 	}
-	cur := dedupeStrings(append(fm.List("aliases", true), fm.List("alias", true)...), normalizeAlias)
+	cur := currentAliases(fm)
 	for _, a := range cur {
 		if sameTitle(a, m.fromTi) {
 			return nil, false

@@ -519,7 +519,7 @@ func (w *pageWrite) applyAliases(m *merged, key string) error {
 	if err != nil {
 		return err
 	}
-	cur := dedupeStrings(append(m.fm.List("aliases", true), m.fm.List("alias", true)...), normalizeAlias)
+	cur := currentAliases(m.fm)
 	if !anyFrontmatterPart(parts) {
 		items = append(append([]string(nil), cur...), items...) // a field adds, as for tags and sources
 	}
@@ -538,8 +538,7 @@ func (w *pageWrite) applyAliases(m *merged, key string) error {
 	if len(want) > MaxAliases {
 		return errs.E(errs.Invalid, "%d aliases; the limit is %d", len(want), MaxAliases)
 	}
-	m.fm.Delete("alias")
-	setList(m.fm, "aliases", want)
+	setAliases(m.fm, want)
 	return nil
 }
 
@@ -717,6 +716,19 @@ func setList(fm *markdown.Frontmatter, key string, want []string) {
 		return
 	}
 	_ = fm.Set(key, want)
+}
+
+// currentAliases are the page's aliases: the aliases list and a singular
+// alias key, deduplicated.
+func currentAliases(fm *markdown.Frontmatter) []string {
+	return dedupeStrings(append(fm.List("aliases", true), fm.List("alias", true)...), normalizeAlias)
+}
+
+// setAliases makes want the page's aliases, under the aliases key (a
+// singular alias key is folded into it).
+func setAliases(fm *markdown.Frontmatter, want []string) {
+	fm.Delete("alias")
+	setList(fm, "aliases", want)
 }
 
 func currentTags(fm *markdown.Frontmatter) []string {
