@@ -2,6 +2,7 @@ package ops
 
 import (
 	"github.com/synapse-wiki/synapse/store"
+	"github.com/synapse-wiki/synapse/vault"
 )
 
 // SharedAlias is an alias a write added that other pages answer to as
@@ -42,10 +43,7 @@ func sharedAliases(tx *store.Tx, old, rec *store.PageRec) []SharedAlias {
 			by string
 		}{{store.NameFile, "file name"}, {store.NameTitle, "title"}, {store.NameAlias, "alias"}} {
 			for _, c := range tx.LookupName(kind.k, f) {
-				if c.Doc == rec.Doc || seen[c.Doc] || len(s.Pages) == MaxAmbiguousOthers {
-					continue
-				}
-				if p, err := tx.PageFields(c.Doc); err != nil || p == nil || p.Reserved {
+				if c.Doc == rec.Doc || seen[c.Doc] || len(s.Pages) == MaxAmbiguousOthers || vault.IsReserved(c.Path) {
 					continue
 				}
 				seen[c.Doc] = true
